@@ -1,0 +1,226 @@
+import { RequestError } from './errors.js';
+
+/** The two fields of a delivery (spec 2.6), exactly as received. */
+export interface Envelope {
+  readonly data: string;
+  readonly signature: string;
+}
+
+/** Header bags payhook reads: Node's `IncomingHttpHeaders`, a plain record, or a Fetch `Headers`. */
+export type HeaderBag = Readonly<Record<string, string | readonly string[] | undefined>> | Headers;
+
+/** A body still to be read: a Node readable, a web `ReadableStream`, or any async iterable of bytes. */
+export type BodyStream =
+  | NodeJS.ReadableStream
+  | ReadableStream<Uint8Array>
+  | AsyncIterable<Uint8Array | string>;
+
+export type MediaType = 'form' | 'json';
+
+/** Reads one header, whatever the bag's shape (Node keys are lower-case; `Headers` is case-insensitive). */
+export function getHeader(headers: HeaderBag, name: string): string | undefined {
+  if (typeof (headers as Headers).get === 'function') return (headers as Headers).get(name) ?? undefined;
+  const value = (headers as Record<string, string | readonly string[] | undefined>)[name];
+  return typeof value === 'string' ? value : value?.[0];
+}
+
+/** `form` or `json` from a Content-Type header, or a 415 error. */
+export function mediaTypeOf(contentType: string | undefined): MediaType {
+  const type = contentType === undefined ? undefined : contentType.split(';', 1)[0]!.trim().toLowerCase();
+  if (type === 'application/x-www-form-urlencoded') return 'form';
+  if (type === 'application/json' || (type?.startsWith('application/') && type.endsWith('+json')))
+    return 'json';
+  throw new RequestError(
+    'media_type.unsupported',
+    `Content-Type ${JSON.stringify(type ?? '')} is not accepted: the service posts application/x-www-form-urlencoded (application/json is also read).`,
+  );
+}
+
+function fieldMissing(name: string): RequestError {
+  return new RequestError(
+    'payload.field_missing',
+    `the delivery has no ${name} field: expected data and signature.`,
+  );
+}
+
+function fieldRepeated(name: string): RequestError {
+  return new RequestError('payload.field_repeated', `the field ${name} appears more than once.`);
+}
+
+function decodeFormValue(value: string): string {
+  if (!value.includes('%') && !value.includes('+')) return value;
+  try {
+    return decodeURIComponent(value.replace(/\+/g, ' '));
+  } catch (cause) {
+    throw new RequestError('payload.malformed', 'the form body has a malformed percent-escape.', { cause });
+  }
+}
+
+/** Picks `data` and `signature` out of a urlencoded body without a general parser; other fields are ignored. */
+export function parseForm(text: string): Envelope {
+  let data: string | undefined;
+  let signature: string | undefined;
+  let start = 0;
+  while (start <= text.length) {
+    let end = text.indexOf('&', start);
+    if (end === -1) end = text.length;
+    const eq = text.indexOf('=', start);
+    if (eq !== -1 && eq < end) {
+      const name = text.slice(start, eq);
+      if (name === 'data') {
+        if (data !== undefined) throw fieldRepeated('data');
+        data = decodeFormValue(text.slice(eq + 1, end));
+      } else if (name === 'signature') {
+        if (signature !== undefined) throw fieldRepeated('signature');
+        signature = decodeFormValue(text.slice(eq + 1, end));
+      }
+    }
+    start = end + 1;
+  }
+  if (data === undefined) throw fieldMissing('data');
+  if (signature === undefined) throw fieldMissing('signature');
+  return { data, signature };
+}
+
+/** Picks `data` and `signature` from an object a body parser (form or JSON) already built. */
+export function envelopeFromObject(body: object): Envelope {
+  const { data, signature } = body as { data?: unknown; signature?: unknown };
+  return { data: fieldOf('data', data), signature: fieldOf('signature', signature) };
+}
+
+function fieldOf(name: string, value: unknown): string {
+  if (typeof value === 'string') return value;
+  if (value === undefined || value === null) throw fieldMissing(name);
+  if (Array.isArray(value)) throw fieldRepeated(name);
+  throw new RequestError('payload.malformed', `the field ${name} is not a string.`);
+}
+
+/** Reads a raw body (bytes or text) of the given media type into an envelope. */
+export function parseRawBody(body: Uint8Array | string, type: MediaType): Envelope {
+  const text =
+    typeof body === 'string' ? body : Buffer.from(body.buffer, body.byteOffset, body.length).toString();
+  if (type === 'form') return parseForm(text);
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (cause) {
+    throw new RequestError('payload.malformed', 'the JSON envelope is not valid JSON.', { cause });
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw new RequestError(
+      'payload.malformed',
+      'the JSON envelope is not an object with data and signature.',
+    );
+  }
+  return envelopeFromObject(value);
+}
+
+export function tooLarge(limit: number): RequestError {
+  return new RequestError(
+    'payload.too_large',
+    `the body is larger than the ${limit}-byte limit (maxBodyBytes).`,
+  );
+}
+
+function isNodeReadable(stream: BodyStream): stream is NodeJS.ReadableStream {
+  return (
+    typeof (stream as NodeJS.ReadableStream).on === 'function' &&
+    typeof (stream as NodeJS.ReadableStream).pause === 'function'
+  );
+}
+
+/** True when a stream was read to its end by someone else (a body parser), so nothing is left to read. */
+export function isConsumed(stream: BodyStream): boolean {
+  const s = stream as {
+    readableEnded?: boolean;
+    destroyed?: boolean;
+    readable?: boolean;
+    locked?: boolean;
+    bodyUsed?: boolean;
+  };
+  if (isNodeReadable(stream)) return s.readableEnded === true || s.destroyed === true || s.readable === false;
+  return s.locked === true;
+}
+
+/**
+ * Reads a body stream to a Buffer, refusing past `limit` bytes (413) or when the sender stalls for longer than
+ * `timeoutMs` in all (408). A Node stream is paused, not destroyed, on refusal, so the answer can still be sent
+ * (with `Connection: close`, which frees the socket).
+ */
+export function readStream(stream: BodyStream, limit: number, timeoutMs: number): Promise<Buffer> {
+  if (isNodeReadable(stream)) return readNodeStream(stream, limit, timeoutMs);
+  return readIterable(stream, limit, timeoutMs);
+}
+
+function timeoutError(timeoutMs: number): RequestError {
+  return new RequestError(
+    'payload.timeout',
+    `the body did not arrive within ${timeoutMs} ms (readTimeoutMs).`,
+  );
+}
+
+function readNodeStream(stream: NodeJS.ReadableStream, limit: number, timeoutMs: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const finish = (error: unknown, value?: Buffer) => {
+      clearTimeout(timer);
+      stream.removeListener('data', onData);
+      stream.removeListener('end', onEnd);
+      stream.removeListener('error', onError);
+      stream.removeListener('close', onClose);
+      if (error) {
+        stream.pause();
+        reject(error);
+      } else resolve(value!);
+    };
+    const onData = (chunk: Buffer | string) => {
+      const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+      size += bytes.length;
+      if (size > limit) finish(tooLarge(limit));
+      else chunks.push(bytes);
+    };
+    const onEnd = () => finish(undefined, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+    const onError = (cause: unknown) =>
+      finish(new RequestError('payload.malformed', 'the request body could not be read.', { cause }));
+    const onClose = () =>
+      finish(new RequestError('payload.malformed', 'the request was closed before its body ended.'));
+    const timer = setTimeout(() => finish(timeoutError(timeoutMs)), timeoutMs);
+    stream.on('data', onData);
+    stream.on('end', onEnd);
+    stream.on('error', onError);
+    stream.on('close', onClose);
+    stream.resume();
+  });
+}
+
+async function readIterable(
+  stream: ReadableStream<Uint8Array> | AsyncIterable<Uint8Array | string>,
+  limit: number,
+  timeoutMs: number,
+): Promise<Buffer> {
+  const iterator = (stream as AsyncIterable<Uint8Array | string>)[Symbol.asyncIterator]();
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(timeoutError(timeoutMs)), timeoutMs);
+  });
+  try {
+    for (;;) {
+      const step = await Promise.race([iterator.next(), deadline]);
+      if (step.done) break;
+      const bytes = typeof step.value === 'string' ? Buffer.from(step.value) : Buffer.from(step.value);
+      size += bytes.length;
+      if (size > limit) throw tooLarge(limit);
+      chunks.push(bytes);
+    }
+    return Buffer.concat(chunks, size);
+  } catch (error) {
+    void iterator.return?.()?.catch(() => undefined);
+    if (error instanceof RequestError) throw error;
+    throw new RequestError('payload.malformed', 'the request body could not be read.', { cause: error });
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -1,0 +1,28 @@
+import { decodeBase64Url } from './base64url.js';
+import { PayloadError } from './errors.js';
+
+/**
+ * Decodes the `data` field (base64url JSON; standard base64 and missing padding tolerated) into the plain object
+ * the service sent. `JSON.parse` defines `__proto__` and `constructor` as own data properties, so they stay
+ * inert data; nothing here merges them into another object.
+ *
+ * @throws {PayloadError} `data.encoding_invalid`, `data.json_invalid` or `data.not_object`.
+ * @example
+ * const raw = decodeData(form.data); // { payment_id: '…', status: 'success', … }
+ */
+export function decodeData(data: string): Record<string, unknown> {
+  const bytes = decodeBase64Url(data);
+  if (bytes === undefined || bytes.length === 0) {
+    throw new PayloadError('data.encoding_invalid', 'data is not base64url (or base64) text.');
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(bytes.toString('utf8'));
+  } catch (cause) {
+    throw new PayloadError('data.json_invalid', 'data decodes to text that is not JSON.', { cause });
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw new PayloadError('data.not_object', 'data decodes to JSON that is not an object.');
+  }
+  return value as Record<string, unknown>;
+}

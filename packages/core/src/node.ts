@@ -1,0 +1,40 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { WebhookHandler, WebhookRequest, WebhookResult } from './handler.js';
+
+/**
+ * Describes a Node.js request for the handler. `body` is whatever a framework already made of the body (raw
+ * bytes, text, or a parsed object); without it, or when it is empty, the request stream itself is read.
+ *
+ * @example
+ * const result = await webhook(toWebhookRequest(req, req.body), req);
+ */
+export function toWebhookRequest(request: IncomingMessage, body?: unknown): WebhookRequest {
+  return {
+    method: request.method,
+    headers: request.headers,
+    body,
+    stream: request,
+    remoteAddress: request.socket?.remoteAddress,
+  };
+}
+
+/** Writes a handler result to a Node.js response (node:http, Express, Fastify's `reply.raw`). */
+export function sendNodeResponse(response: ServerResponse, result: WebhookResult): void {
+  response.writeHead(result.status, result.headers);
+  response.end(result.body);
+}
+
+/**
+ * A `node:http` request listener over the handler: `http.createServer(createNodeListener(webhook))`. The
+ * context passed to the application's handlers is the `IncomingMessage`.
+ *
+ * @example
+ * const webhook = createWebhookHandler<IncomingMessage>({ secret, handle: (n) => console.log(n.status) });
+ * http.createServer(createNodeListener(webhook)).listen(3000);
+ */
+export function createNodeListener(
+  handler: WebhookHandler<IncomingMessage>,
+): (request: IncomingMessage, response: ServerResponse) => Promise<void> {
+  return async (request, response) =>
+    sendNodeResponse(response, await handler(toWebhookRequest(request), request));
+}

@@ -1,0 +1,113 @@
+import { PayloadError } from './errors.js';
+import { type Notification, PRIMARY_METHODS, SECONDARY_METHODS } from './notification.js';
+
+const REQUIRED = [
+  'payment_id',
+  'order_id',
+  'pos_id',
+  'mode',
+  'method',
+  'amount',
+  'currency',
+  'status',
+  'created_at',
+];
+const REQUIRED_SECONDARY = [...REQUIRED, 'operation_id'];
+const STRING_FIELDS = [
+  'payment_id',
+  'order_id',
+  'pos_id',
+  'operation_id',
+  'transaction_id',
+  'mode',
+  'method',
+  'status',
+  'status_code',
+  'currency',
+];
+const NUMBER_FIELDS = ['amount', 'processed_amount'];
+const OBJECT_FIELDS = ['fee', 'fixed_fee', 'percent_fee', 'recurring'];
+const DECIMAL = /^\s*[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?\s*$/i;
+
+function toNumber(value: unknown): unknown {
+  return typeof value === 'string' && DECIMAL.test(value) ? Number(value) : value;
+}
+
+function toObject(value: unknown): unknown {
+  if (typeof value !== 'string' || !value.startsWith('{')) return value;
+  try {
+    return JSON.parse(value);
+  } catch {
+    return value;
+  }
+}
+
+function isMissing(value: unknown): boolean {
+  return value === undefined || value === null || value === '';
+}
+
+/**
+ * Turns a decoded notification object into a typed `Notification`, tolerant of how the service and its plugins
+ * spell values: numbers and booleans sent as strings are coerced, `status_code` becomes a string, `limit_info`
+ * and the commission objects may be JSON strings. Unknown fields are kept; `raw` keeps the object as sent.
+ * Secondary operations (capture, void, refund) are recognised by `method`, recurring charges by `recurring`.
+ *
+ * @throws {PayloadError} `notification.invalid`, naming every missing required field (spec 6.1 and 6.2).
+ * @example
+ * const notification = parseNotification(decodeData(form.data));
+ * if (notification.kind === 'secondary') console.log(notification.operation_id);
+ */
+export function parseNotification(raw: Readonly<Record<string, unknown>>): Notification {
+  const n: Record<string, unknown> = { ...raw };
+  for (const field of STRING_FIELDS) {
+    const value = n[field];
+    if (typeof value === 'number' || typeof value === 'bigint') n[field] = String(value);
+  }
+  for (const field of NUMBER_FIELDS) {
+    if (typeof n[field] === 'string') n[field] = toNumber(n[field]);
+  }
+  for (const field of OBJECT_FIELDS) {
+    if (n[field] === undefined) continue;
+    const value = toObject(n[field]);
+    if (value !== null && typeof value === 'object' && 'amount' in value) {
+      n[field] = { ...value, amount: toNumber((value as { amount: unknown }).amount) };
+    } else {
+      n[field] = value;
+    }
+  }
+  if (n.limit_info !== undefined) {
+    const value = toObject(n.limit_info);
+    n.limit_info = typeof value === 'string' ? { description: value } : value;
+  }
+  const action = n.user_action_required;
+  if (action === 'true' || action === '1' || action === 1) n.user_action_required = true;
+  else if (action === 'false' || action === '0' || action === 0) n.user_action_required = false;
+
+  const method = n.method;
+  const kind =
+    typeof method === 'string' && SECONDARY_METHODS.has(method)
+      ? 'secondary'
+      : typeof method === 'string' && PRIMARY_METHODS.has(method)
+        ? 'primary'
+        : 'other';
+  const invalid: string[] = [];
+  for (const field of kind === 'secondary' ? REQUIRED_SECONDARY : REQUIRED) {
+    if (isMissing(n[field])) invalid.push(field);
+  }
+  if (!invalid.includes('amount') && (typeof n.amount !== 'number' || !Number.isFinite(n.amount))) {
+    invalid.push('amount');
+  }
+  for (const field of ['payment_id', 'order_id', 'pos_id', 'method', 'status']) {
+    if (!isMissing(n[field]) && typeof n[field] !== 'string' && !invalid.includes(field)) invalid.push(field);
+  }
+  if (invalid.length > 0) {
+    throw new PayloadError(
+      'notification.invalid',
+      `notification is missing or has malformed required fields: ${invalid.join(', ')}.`,
+      { fields: invalid },
+    );
+  }
+  n.kind = kind;
+  Object.defineProperty(n, 'raw', { value: raw, enumerable: false });
+  return n as unknown as Notification;
+}

@@ -1,0 +1,160 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { decodeBase64Url, encodeBase64Url } from './base64url.js';
+import { decodeData } from './decode.js';
+
+/** The digest of the spec's formula. `sha1` only for projects whose service account signs with SHA-1. */
+export type SignatureAlgorithm = 'sha256' | 'sha1';
+
+/** A secret, optionally named so a match can be reported by name (rotation). */
+export type Secret = string | { readonly id: string; readonly secret: string };
+
+/** One secret, or several accepted at once while rotating (the first is the current one). */
+export type SecretList = Secret | readonly Secret[];
+
+/**
+ * Picks the secrets of a project by its `pos_id` (test and live projects have separate secrets). The `pos_id`
+ * comes from data whose signature is not yet checked: use it only to choose, never to trust.
+ */
+export type SecretResolver = (
+  posId: string | undefined,
+) => SecretList | undefined | Promise<SecretList | undefined>;
+
+/** What `verifySignature` and the handler accept as `secret`. */
+export type Secrets = SecretList | SecretResolver;
+
+export interface SignatureOptions {
+  /**
+   * The digest. Never a fallback: a project that signs with SHA-1 must say so.
+   * @default 'sha256'
+   */
+  algorithm?: SignatureAlgorithm;
+}
+
+/** Which secret matched (`index` in the list, and its `id` when named), or why nothing did. */
+export type VerifyResult =
+  | { readonly valid: true; readonly index: number; readonly id: string | undefined }
+  | { readonly valid: false; readonly reason: 'malformed' | 'mismatch' | 'no_secret' };
+
+const DIGEST_BYTES: Record<SignatureAlgorithm, number> = { sha256: 32, sha1: 20 };
+const MALFORMED: VerifyResult = { valid: false, reason: 'malformed' };
+const MISMATCH: VerifyResult = { valid: false, reason: 'mismatch' };
+const NO_SECRET: VerifyResult = { valid: false, reason: 'no_secret' };
+
+function digest(algorithm: SignatureAlgorithm, secret: string, data: string): Buffer {
+  return createHash(algorithm).update(secret).update(data).update(secret).digest();
+}
+
+/**
+ * Signs `data` (the base64url string exactly as it will be sent) with the spec's formula:
+ * `base64url(sha256(secret + data + secret))`, padding kept, 44 characters (28 with `sha1`).
+ *
+ * @example
+ * const data = encodeBase64Url(JSON.stringify(notification));
+ * const body = new URLSearchParams({ data, signature: sign(data, process.env.WEBHOOK_SECRET!) });
+ */
+export function sign(data: string, secret: string, options?: SignatureOptions): string {
+  return encodeBase64Url(digest(options?.algorithm ?? 'sha256', secret, data));
+}
+
+/**
+ * Decodes a received signature (base64url or base64, padded or not, `+` turned into a space by form decoding)
+ * into the raw digest, or `undefined` when its length cannot be that digest's. Checked before any hashing.
+ */
+export function decodeSignature(
+  signature: string,
+  algorithm: SignatureAlgorithm = 'sha256',
+): Buffer | undefined {
+  const bytes = DIGEST_BYTES[algorithm];
+  const unpadded = Math.ceil((bytes * 4) / 3);
+  const padded = Math.ceil(bytes / 3) * 4;
+  if (signature.length !== unpadded && signature.length !== padded) return undefined;
+  const decoded = decodeBase64Url(signature);
+  return decoded?.length === bytes ? decoded : undefined;
+}
+
+/** The list form of any `SecretList`. */
+export function toSecretArray(secrets: SecretList): readonly Secret[] {
+  return typeof secrets === 'string' || !Array.isArray(secrets) ? [secrets as Secret] : secrets;
+}
+
+function secretValue(secret: Secret): string {
+  return typeof secret === 'string' ? secret : secret.secret;
+}
+
+/**
+ * Compares `expected` (a decoded signature) with the digest of `data` under each secret, in constant time per
+ * secret. Returns the index of the first match, or -1.
+ */
+export function matchSecret(
+  data: string,
+  expected: Buffer,
+  secrets: readonly Secret[],
+  algorithm: SignatureAlgorithm = 'sha256',
+): number {
+  for (let i = 0; i < secrets.length; i++) {
+    if (timingSafeEqual(digest(algorithm, secretValue(secrets[i]!), data), expected)) return i;
+  }
+  // A sender that did not escape `+` in standard-base64 data had it turned into a space by form decoding.
+  if (data.includes(' ')) return matchSecret(data.replace(/ /g, '+'), expected, secrets, algorithm);
+  return -1;
+}
+
+function resultFor(secrets: readonly Secret[], index: number): VerifyResult {
+  if (index < 0) return MISMATCH;
+  const secret = secrets[index]!;
+  return { valid: true, index, id: typeof secret === 'string' ? undefined : secret.id };
+}
+
+/**
+ * Checks the `signature` field of a delivery against its `data` field, hashing `data` exactly as received.
+ * Takes one secret, several (rotation: the result says which matched), or a resolver by `pos_id` (then the
+ * result is a promise). A wrong-size signature fails before any hashing.
+ *
+ * @example
+ * const result = verifySignature(form.data, form.signature, [process.env.SECRET_NEW!, process.env.SECRET_OLD!]);
+ * if (!result.valid) return reply(401);
+ * if (result.index > 0) log.info('delivery still signed with the old secret');
+ */
+export function verifySignature(
+  data: string,
+  signature: string,
+  secrets: SecretList,
+  options?: SignatureOptions,
+): VerifyResult;
+export function verifySignature(
+  data: string,
+  signature: string,
+  secrets: SecretResolver,
+  options?: SignatureOptions,
+): Promise<VerifyResult>;
+export function verifySignature(
+  data: string,
+  signature: string,
+  secrets: Secrets,
+  options?: SignatureOptions,
+): VerifyResult | Promise<VerifyResult> {
+  const algorithm = options?.algorithm ?? 'sha256';
+  const expected = decodeSignature(signature, algorithm);
+  if (typeof secrets === 'function') {
+    if (!expected) return Promise.resolve(MALFORMED);
+    return resolveSecrets(secrets, data).then((list) =>
+      list.length === 0 ? NO_SECRET : resultFor(list, matchSecret(data, expected, list, algorithm)),
+    );
+  }
+  if (!expected) return MALFORMED;
+  const list = toSecretArray(secrets);
+  return resultFor(list, matchSecret(data, expected, list, algorithm));
+}
+
+/** Reads `pos_id` from unverified data (to choose secrets only) and asks the resolver. */
+export async function resolveSecrets(resolver: SecretResolver, data: string): Promise<readonly Secret[]> {
+  let posId: string | undefined;
+  try {
+    const value = decodeData(data).pos_id;
+    posId = typeof value === 'string' ? value : undefined;
+  } catch {
+    posId = undefined;
+  }
+  const found = await resolver(posId);
+  return found === undefined ? [] : toSecretArray(found);
+}
