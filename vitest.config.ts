@@ -1,6 +1,16 @@
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
+const src = (path: string) => fileURLToPath(new URL(`./packages/${path}`, import.meta.url));
+
+// Unit tests run against the sources; tests that start child processes (examples, CLI) use the built dist.
 export default defineConfig({
+  resolve: {
+    alias: [
+      { find: /^@payhook\/core\/(redis|postgres|memory)$/, replacement: src('core/src/stores/$1.ts') },
+      { find: /^@payhook\/(core|express|koa|testing)$/, replacement: src('$1/src/index.ts') },
+    ],
+  },
   test: {
     include: ['packages/*/src/**/*.test.ts', 'packages/*/test/**/*.test.ts', 'test/**/*.test.ts'],
     testTimeout: 30_000,
