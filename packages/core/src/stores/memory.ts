@@ -25,22 +25,24 @@ const IN_FLIGHT: ClaimResult = { status: 'in_flight' };
  */
 export class MemoryStore implements DedupeStore {
   readonly name = 'memory';
-  readonly #maxEntries: number;
   readonly #now: () => number;
   readonly #epoch: number;
-  /** digest → expiry (seconds since #epoch), in insertion order, which is expiry order for a fixed TTL. */
+  /** digest → expiry (seconds since #epoch). An entry lives until its ring slot is reused, even once expired. */
   readonly #done = new Map<string, number>();
+  /** Insertion order of #done as a ring: the slot about to be reused holds the oldest key. */
+  readonly #ring: (string | undefined)[];
+  #head = 0;
   /** digest → token and expiry (ms) of in-flight leases; few at a time. */
   readonly #leases = new Map<string, { token: string; expires: number }>();
   #sequence = 0;
 
   constructor(options?: MemoryStoreOptions) {
-    this.#maxEntries = Math.max(1, options?.maxEntries ?? 100_000);
+    this.#ring = new Array(Math.max(1, options?.maxEntries ?? 100_000));
     this.#now = options?.now ?? Date.now;
     this.#epoch = this.#now();
   }
 
-  /** How many keys are remembered as done. */
+  /** How many keys are remembered (expired ones included until their slot is reused). */
   get size(): number {
     return this.#done.size;
   }
@@ -54,11 +56,7 @@ export class MemoryStore implements DedupeStore {
       this.#leases.delete(id);
     }
     const expiry = this.#done.get(id);
-    if (expiry !== undefined) {
-      if (expiry > this.#seconds(now)) return DUPLICATE;
-      this.#done.delete(id);
-    }
-    this.#pruneOldest(now);
+    if (expiry !== undefined && expiry > this.#seconds(now)) return DUPLICATE;
     const token = String(++this.#sequence);
     this.#leases.set(id, { token, expires: now + leaseMs });
     return { status: 'claimed', token };
@@ -67,9 +65,14 @@ export class MemoryStore implements DedupeStore {
   commit(key: string, token: string, ttlMs: number): void {
     const id = compact(key);
     if (this.#leases.get(id)?.token === token) this.#leases.delete(id);
-    this.#done.delete(id);
-    if (this.#done.size >= this.#maxEntries) this.#evictFirst();
-    this.#done.set(id, this.#seconds(this.#now()) + Math.ceil(ttlMs / 1000));
+    const expiry = this.#seconds(this.#now()) + Math.ceil(ttlMs / 1000);
+    if (!this.#done.has(id)) {
+      const oldest = this.#ring[this.#head];
+      if (oldest !== undefined) this.#done.delete(oldest);
+      this.#ring[this.#head] = id;
+      this.#head = (this.#head + 1) % this.#ring.length;
+    }
+    this.#done.set(id, expiry);
   }
 
   release(key: string, token: string): void {
@@ -79,23 +82,6 @@ export class MemoryStore implements DedupeStore {
 
   #seconds(now: number): number {
     return Math.floor((now - this.#epoch) / 1000);
-  }
-
-  #evictFirst(): void {
-    for (const first of this.#done.keys()) {
-      this.#done.delete(first);
-      return;
-    }
-  }
-
-  /** Drops a few expired entries from the front on every claim: amortised cleanup, no timer. */
-  #pruneOldest(now: number): void {
-    const seconds = this.#seconds(now);
-    let budget = 4;
-    for (const [id, expiry] of this.#done) {
-      if (expiry > seconds || budget-- === 0) return;
-      this.#done.delete(id);
-    }
   }
 }
 

@@ -1,0 +1,160 @@
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { encodeBase64Url } from './base64url.js';
+import { decodeSignature, sign, verifySignature } from './signature.js';
+
+// An independent base64url: by hand from the alphabet, not through Buffer's 'base64'.
+const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+function handBase64Url(bytes: Uint8Array): string {
+  let out = '';
+  for (let i = 0; i < bytes.length; i += 3) {
+    const n = (bytes[i]! << 16) | ((bytes[i + 1] ?? 0) << 8) | (bytes[i + 2] ?? 0);
+    out += ALPHABET[(n >> 18) & 63]! + ALPHABET[(n >> 12) & 63]!;
+    out += i + 1 < bytes.length ? ALPHABET[(n >> 6) & 63]! : '=';
+    out += i + 2 < bytes.length ? ALPHABET[n & 63]! : '=';
+  }
+  return out;
+}
+
+function openssl(input: string, algorithm: string): string | undefined {
+  try {
+    return execFileSync('openssl', ['dgst', `-${algorithm}`, '-binary'], { input })
+      .toString('base64')
+      .replace(/\+/g, '-')
+      .replace(/\//g, '_');
+  } catch {
+    return undefined;
+  }
+}
+
+const data = encodeBase64Url(JSON.stringify({ payment_id: 'p-1', status: 'success', amount: 10.5 }));
+
+describe('sign', () => {
+  it('is base64url(sha256(secret + data + secret)) with padding kept: 44 characters', () => {
+    const expected = handBase64Url(createHash('sha256').update(`s3cret${data}s3cret`).digest());
+    expect(sign(data, 's3cret')).toBe(expected);
+    expect(expected).toHaveLength(44);
+    expect(expected.endsWith('=')).toBe(true);
+  });
+
+  it('agrees with openssl', (context) => {
+    const fromOpenssl = openssl(`s3cret${data}s3cret`, 'sha256');
+    if (fromOpenssl === undefined) return context.skip('openssl is not installed');
+    expect(sign(data, 's3cret')).toBe(fromOpenssl);
+  });
+
+  it('matches the service docs SHA-1 example when sha1 is chosen', () => {
+    expect(encodeBase64Url('{"name":"Joe","age":20}')).toBe('eyJuYW1lIjoiSm9lIiwiYWdlIjoyMH0=');
+    expect(sign('eyJuYW1lIjoiSm9lIiwiYWdlIjoyMH0=', 'changeme', { algorithm: 'sha1' })).toBe(
+      'Bcj3hb-h00HrEMIoJ5nPW5ZHlVQ=',
+    );
+  });
+
+  it('hashes a non-ASCII secret as UTF-8', () => {
+    const expected = handBase64Url(
+      createHash('sha256')
+        .update(Buffer.from(`ключ${data}ключ`, 'utf8'))
+        .digest(),
+    );
+    expect(sign(data, 'ключ')).toBe(expected);
+  });
+});
+
+describe('verifySignature', () => {
+  const signature = sign(data, 'current');
+
+  it('accepts the exact signature and says which secret matched', () => {
+    expect(verifySignature(data, signature, 'current')).toEqual({ valid: true, index: 0, id: undefined });
+  });
+
+  it('accepts the signature in standard base64, without padding, or with + turned into a space', () => {
+    const standard = signature.replace(/-/g, '+').replace(/_/g, '/');
+    for (const variant of [standard, signature.replace(/=+$/, ''), standard.replace(/\+/g, ' ')]) {
+      expect(verifySignature(data, variant, 'current').valid).toBe(true);
+    }
+  });
+
+  it('hashes data byte for byte: re-encoded data (unpadded) does not verify', () => {
+    const unpadded = data.replace(/=+$/, '');
+    expect(unpadded).not.toBe(data);
+    expect(verifySignature(unpadded, signature, 'current')).toEqual({ valid: false, reason: 'mismatch' });
+  });
+
+  it('refuses a signature over data that was changed after signing', () => {
+    const tampered = encodeBase64Url(JSON.stringify({ payment_id: 'p-1', status: 'success', amount: 99 }));
+    expect(verifySignature(tampered, signature, 'current')).toEqual({ valid: false, reason: 'mismatch' });
+  });
+
+  it('reports a wrong-size or non-base64 signature as malformed', () => {
+    for (const bad of ['', 'abc', `${signature}A`, signature.slice(0, 40), '!'.repeat(44)]) {
+      expect(verifySignature(data, bad, 'current')).toEqual({ valid: false, reason: 'malformed' });
+    }
+  });
+
+  it('never falls back to sha1: a SHA-1 signature fails under the default', () => {
+    const sha1 = sign(data, 'current', { algorithm: 'sha1' });
+    expect(sha1).toHaveLength(28);
+    expect(verifySignature(data, sha1, 'current')).toEqual({ valid: false, reason: 'malformed' });
+    expect(verifySignature(data, sha1, 'current', { algorithm: 'sha1' }).valid).toBe(true);
+  });
+
+  it('rotates: tries each secret and names the one that matched', () => {
+    const old = sign(data, 'old');
+    expect(verifySignature(data, old, ['new', 'old'])).toEqual({ valid: true, index: 1, id: undefined });
+    expect(
+      verifySignature(data, old, [
+        { id: '2026-q4', secret: 'new' },
+        { id: '2026-q3', secret: 'old' },
+      ]),
+    ).toEqual({ valid: true, index: 1, id: '2026-q3' });
+    expect(verifySignature(data, old, ['new']).valid).toBe(false);
+  });
+
+  it('resolves secrets by the pos_id in the data', async () => {
+    const test = encodeBase64Url(JSON.stringify({ pos_id: 'pos-test' }));
+    const live = encodeBase64Url(JSON.stringify({ pos_id: 'pos-live' }));
+    const resolver = (posId: string | undefined) =>
+      posId === 'pos-test' ? 'test-secret' : posId === 'pos-live' ? ['live-new', 'live-old'] : undefined;
+    await expect(verifySignature(test, sign(test, 'test-secret'), resolver)).resolves.toMatchObject({
+      valid: true,
+    });
+    await expect(verifySignature(live, sign(live, 'live-old'), resolver)).resolves.toMatchObject({
+      index: 1,
+    });
+    await expect(verifySignature(live, sign(live, 'test-secret'), resolver)).resolves.toMatchObject({
+      valid: false,
+      reason: 'mismatch',
+    });
+    const unknown = encodeBase64Url(JSON.stringify({ pos_id: 'pos-x' }));
+    await expect(verifySignature(unknown, sign(unknown, 'x'), resolver)).resolves.toEqual({
+      valid: false,
+      reason: 'no_secret',
+    });
+  });
+
+  it('verifies any data under any secret it was signed with, and no other (property)', () => {
+    fc.assert(
+      fc.property(
+        fc.string({ minLength: 1 }),
+        fc.string({ minLength: 1 }),
+        fc.string(),
+        (secret, other, text) => {
+          const encoded = encodeBase64Url(text);
+          const good = sign(encoded, secret);
+          expect(verifySignature(encoded, good, secret).valid).toBe(true);
+          if (other !== secret) expect(verifySignature(encoded, good, other).valid).toBe(false);
+        },
+      ),
+    );
+  });
+});
+
+describe('decodeSignature', () => {
+  it('checks the length before decoding', () => {
+    expect(decodeSignature('A'.repeat(43))).toHaveLength(32);
+    expect(decodeSignature('A'.repeat(42))).toBeUndefined();
+    expect(decodeSignature('A'.repeat(27), 'sha1')).toHaveLength(20);
+  });
+});

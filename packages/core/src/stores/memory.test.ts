@@ -1,0 +1,91 @@
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { describe, expect, it } from 'vitest';
+import { MemoryStore } from './memory.js';
+
+function fakeClock(start = 1_700_000_000_000) {
+  let now = start;
+  return {
+    now: () => now,
+    advance: (ms: number) => {
+      now += ms;
+    },
+  };
+}
+
+describe('MemoryStore', () => {
+  it('claims a key once; a second claim is in flight until committed, then duplicate', () => {
+    const store = new MemoryStore();
+    const first = store.claim('k', 60_000);
+    expect(first.status).toBe('claimed');
+    expect(store.claim('k', 60_000)).toEqual({ status: 'in_flight' });
+    if (first.status === 'claimed') store.commit('k', first.token, 60_000);
+    expect(store.claim('k', 60_000)).toEqual({ status: 'duplicate' });
+    expect(store.size).toBe(1);
+  });
+
+  it('lets the key be claimed again after a release', () => {
+    const store = new MemoryStore();
+    const first = store.claim('k', 60_000);
+    if (first.status === 'claimed') store.release('k', first.token);
+    expect(store.claim('k', 60_000).status).toBe('claimed');
+  });
+
+  it('releases only the caller own lease', () => {
+    const clock = fakeClock();
+    const store = new MemoryStore({ now: clock.now });
+    const late = store.claim('k', 1_000);
+    clock.advance(1_001);
+    const current = store.claim('k', 1_000);
+    expect(current.status).toBe('claimed');
+    if (late.status === 'claimed') store.release('k', late.token);
+    expect(store.claim('k', 1_000)).toEqual({ status: 'in_flight' });
+  });
+
+  it('lets an expired lease (a crashed handler) be claimed again', () => {
+    const clock = fakeClock();
+    const store = new MemoryStore({ now: clock.now });
+    store.claim('k', 1_000);
+    clock.advance(999);
+    expect(store.claim('k', 1_000).status).toBe('in_flight');
+    clock.advance(2);
+    expect(store.claim('k', 1_000).status).toBe('claimed');
+  });
+
+  it('forgets a done key after its TTL', () => {
+    const clock = fakeClock();
+    const store = new MemoryStore({ now: clock.now });
+    const claim = store.claim('k', 1_000);
+    if (claim.status === 'claimed') store.commit('k', claim.token, 10_000);
+    clock.advance(9_000);
+    expect(store.claim('k', 1_000).status).toBe('duplicate');
+    clock.advance(2_000);
+    expect(store.claim('k', 1_000).status).toBe('claimed');
+  });
+
+  it('stays bounded under a flood of 1M unique ids', { timeout: 120_000 }, () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const store = new MemoryStore({ maxEntries: 10_000 });
+    const fill = (from: number, to: number) => {
+      for (let i = from; i < to; i++) {
+        const key = `payment-${i}:purchase:success:1000`;
+        const claim = store.claim(key, 60_000);
+        if (claim.status !== 'claimed') throw new Error(`unexpected ${claim.status} for ${key}`);
+        store.commit(key, claim.token, 3_600_000);
+      }
+    };
+    fill(0, 100_000);
+    gc();
+    const before = process.memoryUsage().heapUsed;
+    fill(100_000, 1_000_000);
+    gc();
+    const after = process.memoryUsage().heapUsed;
+    expect(store.size).toBe(10_000);
+    // The newest keys are remembered, the oldest forgotten.
+    expect(store.claim('payment-999999:purchase:success:1000', 1).status).toBe('duplicate');
+    expect(store.claim('payment-0:purchase:success:1000', 1).status).toBe('claimed');
+    // 900k more ids after the bound was reached: the heap does not grow with them.
+    expect(after - before).toBeLessThan(8 * 1024 * 1024);
+  });
+});
