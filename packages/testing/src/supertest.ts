@@ -1,0 +1,133 @@
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { ERROR_STATUS, type WebhookErrorCode, type WebhookOutcome } from '@payhook/core';
+import request from 'supertest';
+import { type SignedWebhook, type SignWebhookOptions, signWebhook } from './sign.js';
+
+/** A `node:http` request listener; an Express app is one. */
+export type RequestListener = (request: IncomingMessage, response: ServerResponse) => unknown;
+
+/**
+ * What `postWebhook` can post to: an Express app or any request listener, a Koa app (its `callback()` is used),
+ * a `node:http` server (started on an ephemeral port if it is not listening), or the base URL of a live server.
+ */
+export type WebhookTarget = RequestListener | { callback(): RequestListener } | Server | string;
+
+export interface PostWebhookOptions extends SignWebhookOptions {
+  /** The project secret the receiver is configured with. */
+  secret: string;
+  /**
+   * The path the webhook route is mounted on.
+   * @default '/webhook'
+   */
+  path?: string;
+  /** Extra request headers (e.g. `x-forwarded-for` for `allowedSenders`). */
+  headers?: Readonly<Record<string, string>>;
+}
+
+/** The receiver's answer, with assertions that throw a plain `Error` describing what came back. */
+export interface WebhookResponse {
+  readonly status: number;
+  readonly headers: Readonly<Record<string, string | string[] | undefined>>;
+  readonly text: string;
+  /** The JSON body, or `undefined` when the body is not JSON. */
+  readonly body: unknown;
+  /** `outcome` of a payhook answer (`handled`, `duplicate`, `stale`, `ignored`), when present. */
+  readonly outcome: WebhookOutcome | undefined;
+  /** `error.code` of a payhook refusal, when present. */
+  readonly errorCode: string | undefined;
+  /** What was sent. */
+  readonly signed: SignedWebhook;
+  /** Asserts 200 with outcome `handled`. */
+  expectHandled(): WebhookResponse;
+  /** Asserts 200 with outcome `duplicate`. */
+  expectDuplicate(): WebhookResponse;
+  /** Asserts 200 with the given outcome (`stale`, `ignored`, …). */
+  expectOutcome(outcome: Exclude<WebhookOutcome, 'refused'>): WebhookResponse;
+  /** Asserts the status core maps `code` to (401 for `signature.invalid`, …) and that `error.code` is `code`. */
+  expectRefused(code: WebhookErrorCode): WebhookResponse;
+}
+
+function isSigned(value: object): value is SignedWebhook {
+  return 'data' in value && 'signature' in value && 'body' in value && 'headers' in value;
+}
+
+function toSupertestTarget(target: WebhookTarget): RequestListener | Server | string {
+  if (typeof target === 'string' || typeof target === 'function') return target;
+  if ('callback' in target && typeof target.callback === 'function') return target.callback();
+  return target as Server;
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+function answer(status: number, text: string): string {
+  const shown = text.length > 500 ? `${text.slice(0, 500)}…` : text;
+  return `${status} ${shown === '' ? '(empty body)' : shown}`;
+}
+
+/**
+ * Signs a notification and POSTs it with supertest, in-process. Returns the answer with `expectHandled()`,
+ * `expectDuplicate()` and `expectRefused(code)`, which throw plain `Error`s (no test-runner globals: vitest,
+ * jest and node:test alike). A `SignedWebhook` from `signWebhook` is posted as it is.
+ *
+ * @example
+ * const purchase = fakePurchase();
+ * (await postWebhook(app, purchase, { secret: 'test-secret' })).expectHandled();
+ * (await postWebhook(app, purchase, { secret: 'test-secret' })).expectDuplicate();
+ * (await postWebhook(app, purchase, { secret: 'test-secret', variant: 'tampered' })).expectRefused('signature.invalid');
+ */
+export async function postWebhook(
+  target: WebhookTarget,
+  notification: object,
+  options: PostWebhookOptions,
+): Promise<WebhookResponse> {
+  const signed = isSigned(notification) ? notification : signWebhook(notification, options.secret, options);
+  const path = options.path ?? '/webhook';
+  const res = await request(toSupertestTarget(target))
+    .post(path)
+    .set({ ...signed.headers, ...options.headers })
+    .send(signed.body);
+  const text = res.text ?? '';
+  const body = parseJson(text);
+  const json = (body ?? {}) as { outcome?: WebhookOutcome; error?: { code?: string } };
+  const outcome = typeof json.outcome === 'string' ? json.outcome : undefined;
+  const errorCode = typeof json.error?.code === 'string' ? json.error.code : undefined;
+  const where = `POST ${path} (${signed.variant})`;
+
+  const response: WebhookResponse = {
+    status: res.status,
+    headers: res.headers as Record<string, string | string[] | undefined>,
+    text,
+    body,
+    outcome,
+    errorCode,
+    signed,
+    expectHandled: () => response.expectOutcome('handled'),
+    expectDuplicate: () => response.expectOutcome('duplicate'),
+    expectOutcome(expected) {
+      if (res.status !== 200 || outcome !== expected) {
+        throw new Error(
+          `[@payhook/testing] ${where}: expected 200 with outcome "${expected}", got ${answer(res.status, text)}`,
+        );
+      }
+      return response;
+    },
+    expectRefused(code) {
+      const status = ERROR_STATUS[code];
+      if (status === undefined)
+        throw new TypeError(`[@payhook/testing] unknown error code ${JSON.stringify(code)}.`);
+      if (res.status !== status || errorCode !== code) {
+        throw new Error(
+          `[@payhook/testing] ${where}: expected ${status} with error code "${code}", got ${answer(res.status, text)}`,
+        );
+      }
+      return response;
+    },
+  };
+  return response;
+}
