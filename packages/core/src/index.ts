@@ -1,5 +1,7 @@
 export { decodeBase64Url, encodeBase64Url } from './base64url.js';
 export type { BodyStream, Envelope, HeaderBag } from './body.js';
+export type { CardFields } from './card.js';
+export { luhnCheck, validateCard } from './card.js';
 export { decodeData } from './decode.js';
 export type { ClaimResult, DedupeStore, KeyFunction, TransactionalStore } from './dedupe.js';
 export { isTransactionalStore, notificationKey } from './dedupe.js';
@@ -13,6 +15,7 @@ export {
   StoreError,
   WebhookError,
 } from './errors.js';
+export { isValidAmount } from './formats.js';
 export type {
   Delivery,
   ErrorHook,
@@ -24,6 +27,8 @@ export type {
   WebhookResult,
 } from './handler.js';
 export { createWebhookHandler, refusal } from './handler.js';
+export type { MiddlewareOptions, WebhookMiddleware } from './middleware.js';
+export { createMiddleware } from './middleware.js';
 export { currencyExponent, toMinorUnits } from './money.js';
 export { createNodeListener, sendNodeResponse, toWebhookRequest } from './node.js';
 export type {
@@ -55,6 +60,28 @@ export type {
 export { isRecurring } from './notification.js';
 export type { OrderingOptions } from './ordering.js';
 export { parseNotification } from './parse.js';
+export { fromParserError } from './parser-error.js';
+export type {
+  BrowserFingerprint,
+  HostedRedirect,
+  InitRecurring,
+  IntervalUnit,
+  OperationMethod,
+  OperationRecord,
+  Order3dsBypass,
+  PaymentMethod,
+  PaymentMode,
+  PaymentRecord,
+  PaymentRequest,
+  PaymentResponse,
+  Product,
+  RecurringPaymentRecord,
+  ResendRecurringWebhookRequest,
+  ResendWebhookRequest,
+  ResolvedInitRecurring,
+  SplitItem,
+  SplitPurchaseRequest,
+} from './requests.js';
 export type { SenderOptions } from './sender.js';
 export { SERVICE_SENDER_ADDRESSES } from './sender.js';
 export type {
@@ -70,3 +97,7 @@ export { sign, verifySignature } from './signature.js';
 export type { MemoryStoreOptions } from './stores/memory.js';
 export { MemoryStore } from './stores/memory.js';
 export { parseTimestamp } from './time.js';
+export { validatePaymentRequest } from './validate.js';
+export { resolveInitRecurring, validateInitRecurring } from './validate-recurring.js';
+export { validateSplitPurchaseRequest } from './validate-split.js';
+export type { SplitSumRule, ValidationOptions, ValidationResult, Violation } from './violations.js';

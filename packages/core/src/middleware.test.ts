@@ -1,0 +1,74 @@
+import { describe, expect, it } from 'vitest';
+import { encodeBase64Url } from './base64url.js';
+import type { WebhookHandler } from './handler.js';
+import { createMiddleware } from './middleware.js';
+import type { Notification } from './notification.js';
+import { sign } from './signature.js';
+
+const SECRET = 'middleware-secret';
+
+function delivery(fields: Record<string, unknown>): { headers: Record<string, string>; body: string } {
+  const data = encodeBase64Url(
+    JSON.stringify({
+      payment_id: 'p-1',
+      order_id: 'o-1',
+      pos_id: 'pos-1',
+      mode: 'direct',
+      amount: 10,
+      currency: 'UAH',
+      created_at: '2025-01-01T00:00:00',
+      ...fields,
+    }),
+  );
+  return {
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ data, signature: sign(data, SECRET) }).toString(),
+  };
+}
+
+describe('createMiddleware', () => {
+  it('hands translate the core handler and forwardErrors (false by default), and returns its middleware', () => {
+    const seen: [WebhookHandler<string>, boolean][] = [];
+    const translate = (webhook: WebhookHandler<string>, forward: boolean) => {
+      seen.push([webhook, forward]);
+      return () => 'middleware result';
+    };
+    const plain = createMiddleware<string, () => string>({ secret: SECRET }, translate);
+    const forwarding = createMiddleware<string, () => string>(
+      { secret: SECRET, forwardErrors: true },
+      translate,
+    );
+    expect(plain()).toBe('middleware result');
+    expect(seen.map(([webhook, forward]) => [typeof webhook, forward])).toEqual([
+      ['function', false],
+      ['function', true],
+    ]);
+    expect(plain.webhook).toBe(seen[0]![0]);
+    expect(forwarding.webhook).toBe(seen[1]![0]);
+  });
+
+  it('routes .on and .onAny to the core handler with the context, and chains on the middleware', async () => {
+    const calls: [string, string, string][] = [];
+    const middleware = createMiddleware<string, () => void>(
+      { secret: SECRET, logger: false },
+      () => () => {},
+    );
+    const chained = middleware
+      .on('refund', (refund, context) => {
+        calls.push(['refund', refund.operation_id, context]);
+      })
+      .onAny((notification: Notification, context) => {
+        calls.push(['any', notification.method, context]);
+      });
+    expect(chained).toBe(middleware);
+    const result = await middleware.webhook(
+      delivery({ method: 'refund', status: 'success', operation_id: 'op-7' }),
+      'the context',
+    );
+    expect([result.status, result.body]).toEqual([200, '{"ok":true,"outcome":"handled"}']);
+    expect(calls).toEqual([
+      ['refund', 'op-7', 'the context'],
+      ['any', 'refund', 'the context'],
+    ]);
+  });
+});
