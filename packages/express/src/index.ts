@@ -1,1 +1,76 @@
-export {};
+import {
+  createMiddleware,
+  fromParserError,
+  type MiddlewareOptions,
+  refusal,
+  sendNodeResponse,
+  toWebhookRequest,
+  type WebhookMiddleware,
+} from '@payhook/core';
+import type { ErrorRequestHandler, Request, RequestHandler } from 'express';
+
+export type {
+  Delivery,
+  Notification,
+  NotificationEvent,
+  NotificationFor,
+  NotificationHandler,
+  PurchaseNotification,
+  RecurringNotification,
+  RefundNotification,
+  WebhookErrorCode,
+  WebhookHandler,
+  WebhookResult,
+} from '@payhook/core';
+export {
+  HandlerError,
+  MemoryStore,
+  PayloadError,
+  RequestError,
+  SignatureError,
+  StoreError,
+  WebhookError,
+} from '@payhook/core';
+
+/** Core's handler options (see @payhook/core), plus `forwardErrors`. Handlers receive Express's `req`. */
+export type ExpressWebhookOptions = MiddlewareOptions<Request>;
+
+/** An Express middleware that is also the webhook's router: `.on(event, handler)`, `.onAny(handler)`. */
+export type ExpressWebhookMiddleware = WebhookMiddleware<RequestHandler, Request>;
+
+/**
+ * Express 4 and 5 middleware that receives the payment service's webhooks. Every decision is core's: it reads the
+ * body whatever parser ran first (raw, text, urlencoded, json, or none), verifies, drops duplicates, runs the
+ * handlers with `(notification, req, delivery)`, and answers with core's status and JSON reason, or, with
+ * `forwardErrors`, passes refusals to `next(err)` (`err.status`, `err.expose` as Express's final handler reads).
+ *
+ * @example
+ * app.use('/webhooks', webhookMiddleware({ secret: process.env.WEBHOOK_SECRET! })
+ *   .on('purchase.success', async (payment, req) => fulfil(payment.order_id))
+ *   .on('refund', async (refund) => recordRefund(refund.operation_id, refund.amount)));
+ */
+export function webhookMiddleware(options: ExpressWebhookOptions): ExpressWebhookMiddleware {
+  return createMiddleware<Request, RequestHandler>(options, (webhook, forwardErrors) => (req, res, next) => {
+    webhook(toWebhookRequest(req, req.body), req).then((result) => {
+      if (forwardErrors && result.error) next(result.error);
+      else sendNodeResponse(res, result);
+    }, next);
+  });
+}
+
+/**
+ * An Express error handler that answers a body parser's refusal of a webhook (too large, not JSON, unsupported
+ * charset) the way payhook answers the same body: core's status, code and JSON reason. Mount it on the webhook
+ * path after the middleware; other errors go on to `next(err)`.
+ *
+ * @example
+ * app.use(express.json({ limit: '100kb' }));
+ * app.use('/webhooks', webhookMiddleware({ secret }), parserErrorHandler());
+ */
+export function parserErrorHandler(): ErrorRequestHandler {
+  return (error, _req, res, next) => {
+    const refused = fromParserError(error);
+    if (refused) sendNodeResponse(res, refusal(refused));
+    else next(error);
+  };
+}

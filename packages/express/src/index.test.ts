@@ -1,0 +1,35 @@
+import type { Express, RequestHandler } from 'express';
+import express5 from 'express';
+import express4 from 'express4';
+import { describe } from 'vitest';
+import { itAnswersEveryStatus } from '../test/conformance.ts';
+import { parserErrorHandler, webhookMiddleware } from './index.ts';
+
+type Parser = (e: typeof express5) => RequestHandler[];
+
+const everything = () => true;
+const parsers: [string, Parser][] = [
+  ['no body parser', () => []],
+  ['express.json()', (e) => [e.json()]],
+  ['express.urlencoded({ extended: true })', (e) => [e.urlencoded({ extended: true })]],
+  ['express.urlencoded({ extended: false })', (e) => [e.urlencoded({ extended: false })]],
+  ['express.json() and express.urlencoded()', (e) => [e.json(), e.urlencoded({ extended: false })]],
+  ['express.raw() for every type', (e) => [e.raw({ type: everything })]],
+  ['express.text() for every type', (e) => [e.text({ type: everything })]],
+  ['express.raw() and express.text() for their default types', (e) => [e.raw(), e.text()]],
+];
+const versions: [string, typeof express5][] = [
+  ['Express 5', express5],
+  ['Express 4', express4],
+];
+
+describe.each(versions)('%s', (_, express) => {
+  describe.each(parsers)('with %s before the middleware', (_, parsersFor) => {
+    itAnswersEveryStatus((options) => {
+      const app: Express = express();
+      for (const parser of parsersFor(express)) app.use(parser);
+      app.use('/webhooks', webhookMiddleware(options), parserErrorHandler());
+      return app;
+    });
+  });
+});

@@ -1,0 +1,176 @@
+import type { RequestListener } from 'node:http';
+import type { DedupeStore, MiddlewareOptions, Notification } from '@payhook/core';
+import { encodeBase64Url, sign } from '@payhook/core';
+import request from 'supertest';
+import { expect, it } from 'vitest';
+import { envelope, FORM, purchase, signedForm } from '../../../examples/shared/src/deliveries.ts';
+
+/** Builds an app (Express app, or a Koa app's callback) with the webhook middleware mounted at `/webhooks`. */
+export type BuildApp = (options: MiddlewareOptions<unknown>) => RequestListener;
+
+export const SECRET = 'conformance-secret';
+export const MAX_BODY_BYTES = 4096;
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+function reason(code: string): { ok: false; error: { code: string; message: string } } {
+  return {
+    ok: false,
+    error: { code, message: expect.stringContaining('[@payhook/core]') as unknown as string },
+  };
+}
+
+function failingStore(): DedupeStore {
+  const fail = () => Promise.reject(new Error('connection refused'));
+  return { name: 'failing', claim: fail, commit: fail, release: fail };
+}
+
+function signedData(data: string): string {
+  return new URLSearchParams({ data, signature: sign(data, SECRET) }).toString();
+}
+
+/**
+ * Every status core answers, through one adapter and body parser: the same requests must give the same status,
+ * code, headers and body whatever the framework did to the request first.
+ */
+export function itAnswersEveryStatus(build: BuildApp): void {
+  const handled: Notification[] = [];
+  const app = (options: Partial<MiddlewareOptions<unknown>> = {}) => {
+    handled.length = 0;
+    return build({
+      secret: SECRET,
+      maxBodyBytes: MAX_BODY_BYTES,
+      logger: false,
+      handle: (notification) => {
+        handled.push(notification);
+      },
+      ...options,
+    });
+  };
+
+  it('answers 200 handled to a signed form delivery, then 200 duplicate to its redelivery', async () => {
+    const server = app();
+    const body = signedForm(purchase(), SECRET);
+    const first = await request(server).post('/webhooks').type(FORM).send(body);
+    expect(first.status).toBe(200);
+    expect(first.headers['content-type']).toBe(JSON_TYPE);
+    expect(first.text).toBe('{"ok":true,"outcome":"handled"}');
+    const again = await request(server).post('/webhooks').type(FORM).send(body);
+    expect(again.status).toBe(200);
+    expect(again.text).toBe('{"ok":true,"outcome":"duplicate"}');
+    expect(handled.map((n) => [n.order_id, n.method, n.status])).toEqual([
+      ['order-1001', 'purchase', 'success'],
+    ]);
+  });
+
+  it('answers 200 handled to the same delivery sent as JSON', async () => {
+    const res = await request(app())
+      .post('/webhooks')
+      .set('content-type', 'application/json')
+      .send(JSON.stringify(envelope(purchase(), SECRET)));
+    expect([res.status, res.text]).toEqual([200, '{"ok":true,"outcome":"handled"}']);
+    expect(handled).toHaveLength(1);
+  });
+
+  it.each([
+    ['payload.field_missing', FORM, `data=${encodeBase64Url('{}')}`],
+    ['payload.field_repeated', FORM, `${signedForm(purchase(), SECRET)}&signature=x`],
+    ['payload.malformed', 'application/json', '{"data": "abc", "signature":'],
+    ['data.encoding_invalid', FORM, signedData('not*base64url!')],
+    ['data.json_invalid', FORM, signedData(encodeBase64Url('not json'))],
+    ['notification.invalid', FORM, signedForm({ method: 'purchase', status: 'success' }, SECRET)],
+  ])('answers 400 %s', async (code, type, body) => {
+    const res = await request(app()).post('/webhooks').set('content-type', type).send(body);
+    expect(res.status).toBe(400);
+    expect(res.headers['content-type']).toBe(JSON_TYPE);
+    expect(res.body).toMatchObject(reason(code));
+    expect(handled).toEqual([]);
+  });
+
+  it('answers 401 signature.invalid when the data was changed after signing', async () => {
+    const { signature } = envelope(purchase(), SECRET);
+    const { data } = envelope(purchase({ amount: 1 }), SECRET);
+    const res = await request(app())
+      .post('/webhooks')
+      .type(FORM)
+      .send(new URLSearchParams({ data, signature }).toString());
+    expect(res.status).toBe(401);
+    expect(res.body).toMatchObject(reason('signature.invalid'));
+    expect(handled).toEqual([]);
+  });
+
+  it('answers 403 sender.forbidden when the peer is not in allowedSenders', async () => {
+    const res = await request(app({ allowedSenders: ['35.187.74.148'] }))
+      .post('/webhooks')
+      .type(FORM)
+      .send(signedForm(purchase(), SECRET));
+    expect(res.status).toBe(403);
+    expect(res.body).toMatchObject(reason('sender.forbidden'));
+  });
+
+  it('answers 405 with Allow: POST to a GET', async () => {
+    const res = await request(app()).get('/webhooks');
+    expect(res.status).toBe(405);
+    expect(res.headers.allow).toBe('POST');
+    expect(res.body).toMatchObject(reason('request.method_not_allowed'));
+  });
+
+  it('answers 409 notification.in_flight while another copy holds the claim', async () => {
+    const busy: DedupeStore = {
+      name: 'busy',
+      claim: () => ({ status: 'in_flight' }),
+      commit: () => undefined,
+      release: () => undefined,
+    };
+    const res = await request(app({ store: busy, inFlightWaitMs: 0 }))
+      .post('/webhooks')
+      .type(FORM)
+      .send(signedForm(purchase(), SECRET));
+    expect(res.status).toBe(409);
+    expect(res.headers['retry-after']).toBe('1');
+    expect(res.body).toMatchObject(reason('notification.in_flight'));
+    expect(handled).toEqual([]);
+  });
+
+  it('answers 413 payload.too_large with Connection: close above maxBodyBytes', async () => {
+    const body = signedForm(purchase({ description: 'x'.repeat(MAX_BODY_BYTES) }), SECRET);
+    const res = await request(app()).post('/webhooks').type(FORM).send(body);
+    expect(res.status).toBe(413);
+    expect(res.headers.connection).toBe('close');
+    expect(res.body).toMatchObject(reason('payload.too_large'));
+  });
+
+  it('answers 415 media_type.unsupported to text/plain', async () => {
+    const res = await request(app()).post('/webhooks').set('content-type', 'text/plain').send('hello');
+    expect(res.status).toBe(415);
+    expect(res.body).toMatchObject(reason('media_type.unsupported'));
+  });
+
+  it('answers 500 handler.failed when the handler throws, then 200 handled to the redelivery', async () => {
+    let calls = 0;
+    const server = app({
+      handle: () => {
+        calls++;
+        if (calls === 1) throw new Error('database down');
+      },
+    });
+    const body = signedForm(purchase(), SECRET);
+    const failed = await request(server).post('/webhooks').type(FORM).send(body);
+    expect(failed.status).toBe(500);
+    expect(failed.body).toMatchObject(reason('handler.failed'));
+    const redelivered = await request(server).post('/webhooks').type(FORM).send(body);
+    expect([redelivered.status, redelivered.text]).toEqual([200, '{"ok":true,"outcome":"handled"}']);
+    expect(calls).toBe(2);
+  });
+
+  it('answers 503 store.unavailable with Retry-After when the store fails, without running the handler', async () => {
+    const res = await request(app({ store: failingStore() }))
+      .post('/webhooks')
+      .type(FORM)
+      .send(signedForm(purchase(), SECRET));
+    expect(res.status).toBe(503);
+    expect(res.headers['retry-after']).toBe('1');
+    expect(res.body).toMatchObject(reason('store.unavailable'));
+    expect(handled).toEqual([]);
+  });
+}
