@@ -1,0 +1,141 @@
+import { isAbsent, type ValidationResult, Violations } from './violations.js';
+
+/** Card fields as a direct payment carries them (spec 4.1); `cc_cvv` is the samples' spelling of `card_cvv`. */
+export interface CardFields {
+  cc_number?: unknown;
+  exp_month?: unknown;
+  exp_year?: unknown;
+  card_cvv?: unknown;
+  cc_cvv?: unknown;
+}
+
+/**
+ * The Luhn (mod 10) check the spec asks the merchant's page to run on a card number. Only ASCII digits are
+ * accepted: any other character, and the empty string, fail.
+ *
+ * @example
+ * luhnCheck('4111111111111111'); // true
+ * luhnCheck('4111111111111112'); // false
+ */
+export function luhnCheck(digits: string): boolean {
+  if (!/^\d+$/.test(digits)) return false;
+  let sum = 0;
+  let double = false;
+  for (let i = digits.length - 1; i >= 0; i--) {
+    let digit = digits.charCodeAt(i) - 48;
+    if (double) {
+      digit *= 2;
+      if (digit > 9) digit -= 9;
+    }
+    sum += digit;
+    double = !double;
+  }
+  return sum % 10 === 0;
+}
+
+/** An integer sent as a JSON number or as a digit string (form inputs), or `undefined`. */
+function readInteger(value: unknown): { value: number; digits: number } | undefined {
+  if (typeof value === 'number') {
+    return Number.isSafeInteger(value) && value >= 0 ? { value, digits: String(value).length } : undefined;
+  }
+  if (typeof value === 'string' && /^\d{1,4}$/.test(value)) {
+    return { value: Number(value), digits: value.length };
+  }
+  return undefined;
+}
+
+function checkNumber(card: CardFields, v: Violations): void {
+  const number = card.cc_number;
+  if (isAbsent(number) || number === '') {
+    v.add('cc_number', 'required', 'cc_number is required.');
+    return;
+  }
+  if (typeof number !== 'string') {
+    v.add('cc_number', 'type', 'cc_number must be a string of digits.');
+    return;
+  }
+  if (!/^\d+$/.test(number)) {
+    v.add('cc_number', 'card.format', 'cc_number must hold digits only: strip spaces and dashes.');
+    return;
+  }
+  if (number.length < 12 || number.length > 19) {
+    v.add('cc_number', 'card.length', 'cc_number must have 12 to 19 digits.');
+  }
+  if (!luhnCheck(number)) v.add('cc_number', 'card.luhn', 'cc_number fails the Luhn check.');
+}
+
+function readMonth(card: CardFields, v: Violations): number | undefined {
+  if (isAbsent(card.exp_month) || card.exp_month === '') {
+    v.add('exp_month', 'required', 'exp_month is required.');
+    return undefined;
+  }
+  const month = readInteger(card.exp_month);
+  if (month === undefined || month.value < 1 || month.value > 12 || month.digits > 2) {
+    v.add('exp_month', 'card.expiry_month', 'exp_month must be a month number from 1 to 12.');
+    return undefined;
+  }
+  return month.value;
+}
+
+function readYear(card: CardFields, v: Violations): number | undefined {
+  if (isAbsent(card.exp_year) || card.exp_year === '') {
+    v.add('exp_year', 'required', 'exp_year is required.');
+    return undefined;
+  }
+  const year = readInteger(card.exp_year);
+  // A number loses a leading zero (`05`), so 0-99 reads as two digits; a string must have exactly 2 or 4.
+  const twoDigits =
+    year !== undefined && (typeof card.exp_year === 'number' ? year.value < 100 : year.digits === 2);
+  const fourDigits = year !== undefined && year.value >= 1000 && year.digits === 4;
+  if (year === undefined || !(twoDigits || fourDigits)) {
+    v.add('exp_year', 'card.expiry_year', 'exp_year must be a year of 2 or 4 digits.');
+    return undefined;
+  }
+  return twoDigits ? 2000 + year.value : year.value;
+}
+
+function checkCvv(card: CardFields, v: Violations): void {
+  const present = (['card_cvv', 'cc_cvv'] as const).filter((key) => !isAbsent(card[key]));
+  if (present.length === 0) {
+    v.add('card_cvv', 'required', 'card_cvv (or cc_cvv) is required.');
+    return;
+  }
+  let wellFormed = true;
+  for (const key of present) {
+    const cvv = card[key];
+    if (typeof cvv !== 'string' || !/^\d{3,4}$/.test(cvv)) {
+      wellFormed = false;
+      v.add(key, 'cvv.format', `${key} must be a string of 3 or 4 digits, nothing else.`);
+    }
+  }
+  if (present.length === 2 && wellFormed && card.card_cvv !== card.cc_cvv) {
+    v.add('cc_cvv', 'cvv.conflict', 'card_cvv and cc_cvv differ: send one of them.');
+  }
+}
+
+/**
+ * Checks card data as the spec requires of a merchant's own page (part 1): the number has 12 to 19 digits, no
+ * other characters, and passes Luhn; `exp_month` is 1-12 and `exp_year` 2 or 4 digits (`28` is 2028), both as a
+ * number or a digit string; the card has not expired (it is valid through its expiry month, UTC); the CVV is a
+ * string of 3 or 4 digits, under `card_cvv` or the samples' `cc_cvv`. Every violation is reported.
+ *
+ * @example
+ * const { valid, violations } = validateCard(
+ *   { cc_number: '4111111111111111', exp_month: 12, exp_year: 2030, card_cvv: '123' },
+ *   { now: new Date() },
+ * );
+ */
+export function validateCard(card: CardFields, options: { now?: Date } = {}): ValidationResult {
+  const v = new Violations();
+  checkNumber(card, v);
+  const month = readMonth(card, v);
+  const year = readYear(card, v);
+  if (month !== undefined && year !== undefined) {
+    const now = options.now ?? new Date();
+    if (year * 12 + month - 1 < now.getUTCFullYear() * 12 + now.getUTCMonth()) {
+      v.add('exp_year', 'card.expired', 'the card expired: exp_month/exp_year is before the current month.');
+    }
+  }
+  checkCvv(card, v);
+  return v.result();
+}

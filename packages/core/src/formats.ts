@@ -1,0 +1,78 @@
+import { isIP } from 'node:net';
+
+const DECIMAL = /^(\d+)(?:\.(\d+))?$/;
+
+/**
+ * Integer cents of a valid amount, or `undefined`. Read from the decimal text (a number's shortest round-trip
+ * form, or the string as given), so `0.1 + 0.2` (`0.30000000000000004`) is refused instead of rounded.
+ */
+export function amountCents(value: unknown): number | undefined {
+  if (typeof value === 'number' && !Number.isFinite(value)) return undefined;
+  if (typeof value !== 'number' && typeof value !== 'string') return undefined;
+  // A number printed with an exponent is below 1e-6 or from 1e21: too many decimals or too large either way.
+  const match = DECIMAL.exec(String(value));
+  if (!match) return undefined;
+  const fraction = (match[2] ?? '').replace(/0+$/, '');
+  if (fraction.length > 2) return undefined;
+  const cents = Number((match[1] ?? '') + fraction.padEnd(2, '0'));
+  return Number.isSafeInteger(cents) && cents > 0 ? cents : undefined;
+}
+
+/**
+ * True for a positive, finite amount with at most 2 decimal digits (spec 4.2 and 8), decided from its decimal
+ * text rather than by float arithmetic. Accepts a number or a plain decimal string (`"10.50"`); trailing zeros
+ * do not count as decimals, exponents and signs are refused.
+ *
+ * @example
+ * isValidAmount(10.5); // true
+ * isValidAmount(0.1 + 0.2); // false: 0.30000000000000004
+ * isValidAmount('19.999'); // false
+ */
+export function isValidAmount(value: unknown): boolean {
+  return amountCents(value) !== undefined;
+}
+
+const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
+
+/** A real calendar date written `YYYY-MM-DD` (no `2026-02-30`). */
+export function isIsoDate(text: string): boolean {
+  const match = DATE.exec(text);
+  if (!match) return false;
+  const year = Number(match[1]);
+  const month = Number(match[2]);
+  const day = Number(match[3]);
+  if (year < 1 || month < 1 || month > 12 || day < 1) return false;
+  const leap = (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
+  const days = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1] ?? 0;
+  return day <= days;
+}
+
+/** `HH:MM:SS`, 24-hour. */
+export function isIsoTime(text: string): boolean {
+  return /^([01]\d|2[0-3]):[0-5]\d:[0-5]\d$/.test(text);
+}
+
+/** Any UUID version, either case. */
+export function isUuid(text: string): boolean {
+  return /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(text);
+}
+
+/** An absolute `http:` or `https:` URL with a host. */
+export function isHttpUrl(text: string): boolean {
+  try {
+    const url = new URL(text);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '';
+  } catch {
+    return false;
+  }
+}
+
+/** A plausible address: one `@`, no spaces, a dot in the domain. */
+export function isEmail(text: string): boolean {
+  return /^[^\s@]+@[^\s@.]+(\.[^\s@.]+)+$/.test(text);
+}
+
+/** An IPv4 or IPv6 address. */
+export function isIpAddress(text: string): boolean {
+  return isIP(text) !== 0;
+}
