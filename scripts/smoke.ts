@@ -1,0 +1,236 @@
+/**
+ * `pnpm smoke`: what a merchant meets after `npm install`. Packs every package with pnpm, installs the tarballs
+ * with npm into a fresh project in a temp dir, then on Node 20 (this machine), 22 and 24 (the npm registry's
+ * `node` package): `import`s (ESM) and `require`s (CJS) each package and runs a signed delivery through core,
+ * Express and Koa; typechecks a TypeScript consumer under `moduleResolution` `node16` (ESM and CJS files) and
+ * `bundler`; and runs `pnpm publish -r --dry-run`. Needs the packages built. `--nodes 20` limits the versions.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { listPackages, packPackages, pnpmCommand, ROOT } from './check-packages.ts';
+
+const SECRET = 'smoke-secret';
+
+const RUNTIME_CHECK = (load: string) => `${load}
+const assert = (ok, what) => { if (!ok) { console.error('FAIL ' + what); process.exit(1); } };
+for (const [name, mod] of Object.entries(packages)) assert(mod && typeof mod === 'object', name + ' loads');
+const { core, express: adapter, koa: koaAdapter } = packages;
+for (const fn of ['createWebhookHandler', 'sign', 'encodeBase64Url', 'toWebhookRequest', 'sendNodeResponse', 'createNodeListener'])
+  assert(typeof core[fn] === 'function', '@payhook/core exports ' + fn);
+assert(typeof adapter.webhookMiddleware === 'function', '@payhook/express exports webhookMiddleware');
+assert(typeof koaAdapter.webhookMiddleware === 'function', '@payhook/koa exports webhookMiddleware');
+assert(adapter.WebhookError === core.WebhookError, '@payhook/express re-exports core WebhookError');
+
+const notification = { payment_id: 'p-1', order_id: 'o-1', pos_id: 'pos-1', mode: 'direct', method: 'purchase',
+  amount: 10, currency: 'XTS', status: 'success', status_code: '1000', created_at: '2026-01-01T00:00:00' };
+const data = core.encodeBase64Url(JSON.stringify(notification));
+const body = new URLSearchParams({ data, signature: core.sign(data, ${JSON.stringify(SECRET)}) }).toString();
+const tampered = new URLSearchParams({ data: data.slice(0, -4) + 'AAA=', signature: core.sign(data, ${JSON.stringify(SECRET)}) }).toString();
+const headers = { 'content-type': 'application/x-www-form-urlencoded' };
+
+async function post(port, payload) {
+  const response = await fetch('http://127.0.0.1:' + port + '/webhook', { method: 'POST', headers, body: payload });
+  return response.status + ' ' + (await response.text());
+}
+async function serve(server, label, seen) {
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = server.address().port;
+  try {
+    assert((await post(port, body)) === '200 {"ok":true,"outcome":"handled"}', label + ' handles a signed delivery');
+    assert((await post(port, body)) === '200 {"ok":true,"outcome":"duplicate"}', label + ' drops the duplicate');
+    const refused = await post(port, tampered);
+    assert(refused.startsWith('401 ') && refused.includes('"code":"signature.invalid"'), label + ' refuses a tampered one: ' + refused);
+    assert(seen.length === 1 && seen[0] === 'o-1', label + ' ran the handler once');
+  } finally {
+    server.closeAllConnections?.();
+    await new Promise((resolve) => server.close(resolve));
+  }
+}
+
+const handled = [];
+const webhook = core.createWebhookHandler({ secret: ${JSON.stringify(SECRET)}, logger: false, handle: (n) => handled.push(n.order_id) });
+await serve(http.createServer(core.createNodeListener(webhook)), 'node:http', handled);
+
+const expressSeen = [];
+const app = expressLib();
+app.post('/webhook', adapter.webhookMiddleware({ secret: ${JSON.stringify(SECRET)}, logger: false }).on('purchase.success', (p) => { expressSeen.push(p.order_id); }));
+await serve(http.createServer(app), 'express', expressSeen);
+
+const koaSeen = [];
+const koaApp = new KoaLib();
+koaApp.use(koaAdapter.webhookMiddleware({ secret: ${JSON.stringify(SECRET)}, logger: false }).on('purchase', (p) => { koaSeen.push(p.order_id); }));
+await serve(http.createServer(koaApp.callback()), 'koa', koaSeen);
+console.log('ok ' + process.version + ' ' + MODE);
+`;
+
+const ESM = RUNTIME_CHECK(`const MODE = 'esm';
+import http from 'node:http';
+import expressLib from 'express';
+import KoaLib from 'koa';
+import * as corePkg from '@payhook/core';
+import * as expressPkg from '@payhook/express';
+import * as koaPkg from '@payhook/koa';
+import * as testingPkg from '@payhook/testing';
+const packages = { core: corePkg, express: expressPkg, koa: koaPkg, testing: testingPkg };`);
+
+const CJS = `(async () => {${RUNTIME_CHECK(`const MODE = 'cjs';
+const http = require('node:http');
+const expressLib = require('express');
+const KoaLib = require('koa');
+const packages = { core: require('@payhook/core'), express: require('@payhook/express'), koa: require('@payhook/koa'), testing: require('@payhook/testing') };`)}})().catch((error) => { console.error(error); process.exit(1); });\n`;
+
+const TYPED = `import type { IncomingMessage } from 'node:http';
+import { createNodeListener, createWebhookHandler, type Notification, type WebhookErrorCode, WebhookError } from '@payhook/core';
+import { webhookMiddleware } from '@payhook/express';
+import { webhookMiddleware as koaWebhook } from '@payhook/koa';
+import * as testing from '@payhook/testing';
+
+const webhook = createWebhookHandler<IncomingMessage>({ secret: ['current', { id: 'old', secret: 'previous' }], maxBodyBytes: 65_536 })
+  .on('purchase.success', (payment, req) => { const order: string = payment.order_id; void order; void req.url; })
+  .on('refund', (refund, _req, delivery) => { const id: string = refund.operation_id; const index: number = delivery.secretIndex; void id; void index; })
+  .onAny((notification: Notification) => void notification.status);
+export const listener = createNodeListener(webhook);
+export const fetchHandler = (request: Request): Promise<Response> => webhook.fetch(request);
+export const code = (error: unknown): WebhookErrorCode | undefined => (error instanceof WebhookError ? error.code : undefined);
+export const expressMiddleware = webhookMiddleware({ secret: 's' }).on('purchase', (payment, req) => void [payment.amount, req.body]);
+export const koaMiddleware = koaWebhook({ secret: 's' }).on('refund.success', (refund) => void refund.amount);
+export const testingExports: string[] = Object.keys(testing);
+`;
+
+function tsconfig(moduleKind: string, resolution: string, include: string[]): string {
+  return JSON.stringify({
+    compilerOptions: {
+      module: moduleKind,
+      moduleResolution: resolution,
+      target: 'ES2022',
+      lib: ['ES2023', 'DOM'],
+      strict: true,
+      noEmit: true,
+      // @types/koa fails its own check against the current content-disposition; merchants skip lib checks too.
+      skipLibCheck: true,
+      types: ['node'],
+    },
+    include,
+  });
+}
+
+function sh(command: string, args: string[], cwd: string, env?: NodeJS.ProcessEnv): string {
+  const result = spawnSync(command, args, { cwd, encoding: 'utf8', env: env ?? process.env });
+  if (result.status !== 0) {
+    throw new Error(
+      `${command} ${args.join(' ')} failed (${result.status}):\n${result.stdout}\n${result.stderr}`,
+    );
+  }
+  return result.stdout;
+}
+
+/** The path of a `node` binary of the given major version (this process's own for its version). */
+function nodeBinary(major: string, cwd: string): string {
+  if (process.versions.node.split('.')[0] === major) return process.execPath;
+  return sh('npx', ['-y', '-p', `node@${major}`, 'sh', '-c', 'command -v node'], cwd).trim();
+}
+
+function main(): void {
+  const { values } = parseArgs({
+    options: { nodes: { type: 'string', default: '20,22,24' }, keep: { type: 'boolean' } },
+  });
+  const majors = values.nodes.split(',').map((v) => v.trim());
+  const started = Date.now();
+  const work = mkdtempSync(join(tmpdir(), 'payhook-smoke-'));
+  const lap = (what: string) =>
+    console.log(`smoke: ${what} (${((Date.now() - started) / 1000).toFixed(1)} s)`);
+  try {
+    const tarballs = packPackages(join(work, 'tarballs'));
+    lap(`packed ${tarballs.size} packages`);
+
+    const app = join(work, 'consumer');
+    mkdirSync(join(app, 'src'), { recursive: true });
+    const dependencies: Record<string, string> = {};
+    for (const [name, tarball] of tarballs) dependencies[name] = `file:${tarball}`;
+    writeFileSync(
+      join(app, 'package.json'),
+      JSON.stringify(
+        { name: 'payhook-smoke-consumer', private: true, type: 'module', dependencies },
+        null,
+        2,
+      ),
+    );
+    writeFileSync(join(app, '.npmrc'), 'fund=false\naudit=false\nupdate-notifier=false\n');
+    // Dependencies a merchant brings: the frameworks (peers of the adapters) and TypeScript with Node types.
+    sh(
+      'npm',
+      [
+        'install',
+        '--prefer-offline',
+        '--no-audit',
+        '--no-fund',
+        ...[...tarballs.values()],
+        'express@^5',
+        'koa@^3',
+        'typescript@~5.9',
+        '@types/node@^20',
+        '@types/express@^5',
+        '@types/koa@^3',
+      ],
+      app,
+    );
+    lap('installed the tarballs with npm into a fresh project');
+
+    writeFileSync(join(app, 'src', 'esm.mjs'), ESM);
+    writeFileSync(join(app, 'src', 'cjs.cjs'), CJS);
+    writeFileSync(join(app, 'src', 'consumer.ts'), TYPED);
+    writeFileSync(
+      join(app, 'src', 'consumer.cts'),
+      TYPED.replace(
+        /^import \* as testing from '@payhook\/testing';$/m,
+        "import testing = require('@payhook/testing');",
+      ),
+    );
+    writeFileSync(
+      join(app, 'tsconfig.node16.json'),
+      tsconfig('node16', 'node16', ['src/consumer.ts', 'src/consumer.cts']),
+    );
+    writeFileSync(join(app, 'tsconfig.bundler.json'), tsconfig('esnext', 'bundler', ['src/consumer.ts']));
+    const tsc = join(app, 'node_modules', 'typescript', 'bin', 'tsc');
+    for (const config of ['tsconfig.node16.json', 'tsconfig.bundler.json']) {
+      sh(process.execPath, [tsc, '-p', config], app);
+      lap(`typechecked the consumer with ${config}`);
+    }
+
+    for (const major of majors) {
+      const node = nodeBinary(major, app);
+      for (const file of ['src/esm.mjs', 'src/cjs.cjs']) {
+        const out = sh(node, [file], app).trim();
+        const expected = new RegExp(`^ok v${major}\\.\\S+ ${file.includes('esm') ? 'esm' : 'cjs'}$`);
+        if (!expected.test(out)) throw new Error(`${file} on Node ${major} printed ${JSON.stringify(out)}`);
+        lap(`Node ${out.split(' ')[1]}: ${file} ran a delivery through core, Express and Koa`);
+      }
+    }
+
+    const [pnpm, prefix] = pnpmCommand();
+    const publish = sh(pnpm, [...prefix, 'publish', '-r', '--dry-run', '--no-git-checks'], ROOT);
+    for (const pkg of listPackages()) {
+      if (
+        !publish.includes(`${pkg.name}@${pkg.version}`) &&
+        !publish.includes(`${pkg.name}-${pkg.version}`)
+      ) {
+        throw new Error(`pnpm publish -r --dry-run did not list ${pkg.name}@${pkg.version}:\n${publish}`);
+      }
+    }
+    lap(`pnpm publish -r --dry-run would publish ${listPackages().length} packages`);
+    console.log(`smoke: passed on Node ${majors.join(', ')}`);
+  } finally {
+    if (values.keep) console.log(`smoke: kept ${work}`);
+    else rmSync(work, { recursive: true, force: true });
+  }
+}
+
+try {
+  main();
+} catch (error) {
+  console.error(`smoke: FAILED\n${error instanceof Error ? error.message : String(error)}`);
+  process.exit(1);
+}
