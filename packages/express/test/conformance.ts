@@ -174,3 +174,49 @@ export function itAnswersEveryStatus(build: BuildApp): void {
     expect(handled).toEqual([]);
   });
 }
+
+/** One request a test sends to `/webhooks`, by name, and the answer as `[status, code or outcome]`. */
+export interface Probe {
+  readonly name: string;
+  readonly type: string;
+  readonly body: string;
+}
+
+/** The refusal code, or the outcome of a success, of one answer. */
+export type Answer = [status: number, codeOrOutcome: string];
+
+/**
+ * Deliveries of growing size and a malformed one, around a body parser's smaller limit: `small` fits any
+ * parser; `medium` is over `parserLimit` but under `MAX_BODY_BYTES`; `large` is over both.
+ */
+export function probesAround(parserLimit: number): Probe[] {
+  const sized = (bytes: number) => signedForm(purchase({ description: 'x'.repeat(bytes) }), SECRET);
+  return [
+    { name: 'small', type: FORM, body: signedForm(purchase(), SECRET) },
+    { name: 'medium', type: FORM, body: sized(parserLimit + 200) },
+    { name: 'large', type: FORM, body: sized(MAX_BODY_BYTES + 200) },
+    { name: 'malformed JSON', type: 'application/json', body: '{"data":' },
+    { name: 'text', type: 'text/plain', body: 'hello' },
+  ];
+}
+
+/** Posts each probe to `/webhooks` of a fresh app and collects the answers by probe name. */
+export async function answersTo(
+  build: () => RequestListener,
+  probes: Probe[],
+): Promise<Record<string, Answer>> {
+  const answers: Record<string, Answer> = {};
+  for (const probe of probes) {
+    const res = await request(build()).post('/webhooks').set('content-type', probe.type).send(probe.body);
+    const body = res.body as { outcome?: string; error?: { code: string } };
+    answers[probe.name] = [res.status, body.error?.code ?? body.outcome ?? res.text.slice(0, 40)];
+  }
+  return answers;
+}
+
+/** The options every extra test uses: the conformance secret and limit, no logging, and a handler. */
+export function testOptions<C>(
+  handle: (notification: Notification, context: C) => void,
+): MiddlewareOptions<C> {
+  return { secret: SECRET, maxBodyBytes: MAX_BODY_BYTES, logger: false, handle };
+}

@@ -1,0 +1,90 @@
+import express5 from 'express';
+import express4 from 'express4';
+import { describe, expect, it } from 'vitest';
+import { parserErrorHandler, webhookMiddleware } from '../src/index.ts';
+import { answersTo, MAX_BODY_BYTES, probesAround, testOptions } from './conformance.ts';
+
+const PARSER_LIMIT = 1024;
+const probes = probesAround(PARSER_LIMIT);
+const options = () => testOptions(() => {});
+
+describe.each([
+  ['Express 5', express5],
+  ['Express 4', express4],
+])(
+  '%s: a body parser with a smaller limit, or for another type, placed before the middleware',
+  (_, express) => {
+    const without = () => {
+      const app = express();
+      app.use('/webhooks', webhookMiddleware(options()));
+      return app;
+    };
+
+    it('without any parser, core answers every probe', async () => {
+      expect(MAX_BODY_BYTES).toBeGreaterThan(PARSER_LIMIT + 200);
+      expect(await answersTo(without, probes)).toEqual({
+        small: [200, 'handled'],
+        medium: [200, 'handled'],
+        large: [413, 'payload.too_large'],
+        'malformed JSON': [400, 'payload.malformed'],
+        text: [415, 'media_type.unsupported'],
+      });
+    });
+
+    it('a parser for another type (express.json with a tiny limit) gives the same answers to form deliveries', async () => {
+      const app = () => {
+        const app = express();
+        app.use(express.json({ limit: 10 }));
+        app.use('/webhooks', webhookMiddleware(options()), parserErrorHandler());
+        return app;
+      };
+      const forms = probes.filter((p) => p.type.startsWith('application/x-www'));
+      expect(await answersTo(app, forms)).toEqual(await answersTo(without, forms));
+    });
+
+    it("with parserErrorHandler, a smaller-limit parser's refusal of a medium delivery is core's 413 payload.too_large, and everything else is the same", async () => {
+      const app = () => {
+        const app = express();
+        app.use(
+          express.urlencoded({ extended: false, limit: PARSER_LIMIT }),
+          express.json({ limit: PARSER_LIMIT }),
+        );
+        app.use('/webhooks', webhookMiddleware(options()), parserErrorHandler());
+        return app;
+      };
+      expect(await answersTo(app, probes)).toEqual({
+        ...(await answersTo(without, probes)),
+        medium: [413, 'payload.too_large'],
+      });
+    });
+
+    it("without parserErrorHandler, the parser's refusals are Express's own (same status, HTML body)", async () => {
+      const app = () => {
+        const app = express();
+        app.use(
+          express.urlencoded({ extended: false, limit: PARSER_LIMIT }),
+          express.json({ limit: PARSER_LIMIT }),
+        );
+        app.use('/webhooks', webhookMiddleware(options()));
+        return app;
+      };
+      const answers = await answersTo(app, probes);
+      expect(answers.medium?.[0]).toBe(413);
+      expect(answers['malformed JSON']?.[0]).toBe(400);
+      expect(answers.medium?.[1]).toMatch(/^<!DOCTYPE html>/);
+    });
+
+    it('mounting the middleware before the parser gives exactly the answers of no parser at all', async () => {
+      const app = () => {
+        const app = express();
+        app.use('/webhooks', webhookMiddleware(options()));
+        app.use(
+          express.urlencoded({ extended: false, limit: PARSER_LIMIT }),
+          express.json({ limit: PARSER_LIMIT }),
+        );
+        return app;
+      };
+      expect(await answersTo(app, probes)).toEqual(await answersTo(without, probes));
+    });
+  },
+);

@@ -1,0 +1,61 @@
+import type { ParameterizedContext } from 'koa';
+import request from 'supertest';
+import { describe, expect, it } from 'vitest';
+import { envelope, FORM, purchase, signedForm } from '../../../examples/shared/src/deliveries.ts';
+import { SECRET, testOptions } from '../../express/test/conformance.ts';
+import { SignatureError, WebhookError, webhookMiddleware } from '../src/index.ts';
+import { VERSIONS } from './parsers.ts';
+
+const { signature } = envelope(purchase(), SECRET);
+const tampered = new URLSearchParams({
+  data: envelope(purchase({ amount: 1 }), SECRET).data,
+  signature,
+}).toString();
+
+describe.each(VERSIONS)('%s: forwardErrors', (_, Koa) => {
+  const app = (catcher?: (error: unknown, ctx: ParameterizedContext) => void) => {
+    const app = new Koa();
+    if (catcher) {
+      app.use(async (ctx, next) => {
+        try {
+          await next();
+        } catch (error) {
+          catcher(error, ctx);
+        }
+      });
+    }
+    app.use(webhookMiddleware({ ...testOptions(() => {}), forwardErrors: true }));
+    return app.callback();
+  };
+
+  it("throws core's WebhookError, with status and expose, into Koa's error flow", async () => {
+    const seen: unknown[] = [];
+    const res = await request(
+      app((error, ctx) => {
+        seen.push(error);
+        ctx.status = (error as WebhookError).status;
+        ctx.body = { forwarded: (error as WebhookError).code };
+      }),
+    )
+      .post('/webhooks')
+      .type(FORM)
+      .send(tampered);
+    expect([res.status, res.body]).toEqual([401, { forwarded: 'signature.invalid' }]);
+    expect(seen).toHaveLength(1);
+    expect(seen[0]).toBeInstanceOf(SignatureError);
+    expect(seen[0]).toBeInstanceOf(WebhookError);
+    expect(seen[0]).toMatchObject({ status: 401, expose: true, code: 'signature.invalid' });
+  });
+
+  it("lets Koa's default error handler answer the status and, as expose is true, the message", async () => {
+    const res = await request(app()).post('/webhooks').type(FORM).send(tampered);
+    expect(res.status).toBe(401);
+    expect(res.headers['content-type']).toBe('text/plain; charset=utf-8');
+    expect(res.text).toMatch(/^\[@payhook\/core\] the signature does not match/);
+  });
+
+  it('still answers successes itself', async () => {
+    const res = await request(app()).post('/webhooks').type(FORM).send(signedForm(purchase(), SECRET));
+    expect([res.status, res.text]).toEqual([200, '{"ok":true,"outcome":"handled"}']);
+  });
+});
