@@ -1,7 +1,11 @@
 import { defineConfig } from 'tsup';
 
 export default defineConfig({
-  entry: ['src/index.ts'],
+  entry: {
+    index: 'src/index.ts',
+    'stores/redis': 'src/stores/redis.ts',
+    'stores/postgres': 'src/stores/postgres.ts',
+  },
   format: ['esm', 'cjs'],
   dts: true,
   clean: true,

@@ -1,0 +1,11 @@
+-- The payhook inbox: one row per notification key, a lease while a copy is handled, then done until expiry.
+-- The primary key keeps a claim O(log n); the expiry index keeps prune() bounded. Safe to run again:
+--   psql --single-transaction -f payhook_inbox.sql   (or migrate(pool) from @payhook/core/postgres)
+CREATE TABLE IF NOT EXISTS "payhook_inbox" (
+  key        text        PRIMARY KEY,
+  done       boolean     NOT NULL DEFAULT false,
+  token      text,
+  expires_at timestamptz NOT NULL,
+  created_at timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX IF NOT EXISTS "payhook_inbox_expires_at_idx" ON "payhook_inbox" (expires_at);

@@ -1,0 +1,259 @@
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { createClient } from 'redis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { formRequest, purchaseKey, STORE_SECRET, signedPurchase } from '../../test/deliveries.js';
+import { freePort, REDIS_URL, reachRedis } from '../../test/servers.js';
+import { createWebhookHandler } from '../handler.js';
+import { type RedisClientLike, RedisStore } from './redis.js';
+
+const redisUp = await reachRedis();
+const PREFIX = `payhook-test:redis-unit:${process.pid}:`;
+
+interface Flavour {
+  name: string;
+  /** `offline` set: the server is down; commands are refused at once (false) or queued for a reconnect (true). */
+  connect(
+    url: string,
+    options?: { offline?: boolean },
+  ): Promise<{ client: RedisClientLike; close(): Promise<void> }>;
+}
+
+const FLAVOURS: Flavour[] = [
+  {
+    name: 'ioredis',
+    async connect(url, options) {
+      const client = new Redis(url, {
+        lazyConnect: true,
+        enableOfflineQueue: options?.offline ?? true,
+        maxRetriesPerRequest: options?.offline ? null : 1,
+        retryStrategy: () => 50,
+      });
+      client.on('error', () => {});
+      const connecting = client.connect().catch(() => {});
+      if (options?.offline === undefined) await connecting;
+      return { client, close: async () => void client.disconnect() };
+    },
+  },
+  {
+    name: 'node-redis',
+    async connect(url, options) {
+      const client = createClient({
+        url,
+        disableOfflineQueue: options?.offline === false,
+        socket: { reconnectStrategy: () => 50 },
+      });
+      client.on('error', () => {});
+      // node-redis keeps connect() pending while it retries a dead server.
+      const connecting = client.connect().catch(() => {});
+      if (options?.offline === undefined) await connecting;
+      return { client, close: async () => void client.destroy() };
+    },
+  },
+];
+
+describe.skipIf(!redisUp).each(FLAVOURS)('RedisStore with $name', (flavour) => {
+  let admin: Redis;
+  let client: RedisClientLike;
+  let close: () => Promise<void>;
+  let store: RedisStore;
+  const prefix = `${PREFIX}${flavour.name}:`;
+
+  beforeAll(async () => {
+    admin = new Redis(REDIS_URL);
+    ({ client, close } = await flavour.connect(REDIS_URL));
+    store = new RedisStore({ client, prefix });
+  });
+
+  afterAll(async () => {
+    const keys = await admin.keys(`${prefix}*`);
+    if (keys.length > 0) await admin.del(...keys);
+    await close();
+    admin.disconnect();
+  });
+
+  it('claims a new key with a token, then answers in_flight until it is committed, then duplicate', async () => {
+    const key = randomUUID();
+    const claim = await store.claim(key, 60_000);
+    expect(claim.status).toBe('claimed');
+    const token = claim.status === 'claimed' ? claim.token : '';
+    expect(token).toMatch(/^[0-9a-f]{32}$/);
+    expect(await admin.get(prefix + key)).toBe(token);
+    const lease = await admin.pttl(prefix + key);
+    expect(lease).toBeGreaterThan(59_000);
+    expect(lease).toBeLessThanOrEqual(60_000);
+
+    expect(await store.claim(key, 60_000)).toEqual({ status: 'in_flight' });
+    await store.commit(key, token, 3_600_000);
+    expect(await admin.get(prefix + key)).toBe('done');
+    expect(await admin.pttl(prefix + key)).toBeGreaterThan(3_590_000);
+    expect(await store.claim(key, 60_000)).toEqual({ status: 'duplicate' });
+  });
+
+  it('release deletes the caller own lease, so the next copy is claimed', async () => {
+    const key = randomUUID();
+    const first = await store.claim(key, 60_000);
+    if (first.status !== 'claimed') throw new Error('expected a claim');
+    await store.release(key, first.token);
+    expect(await admin.exists(prefix + key)).toBe(0);
+    const second = await store.claim(key, 60_000);
+    expect(second.status).toBe('claimed');
+  });
+
+  it('release with a stale token leaves the lease another process took over after expiry', async () => {
+    const key = randomUUID();
+    const late = await store.claim(key, 60_000);
+    if (late.status !== 'claimed') throw new Error('expected a claim');
+    await admin.del(prefix + key); // the late process's lease expired
+    const current = await store.claim(key, 60_000);
+    if (current.status !== 'claimed') throw new Error('expected a takeover');
+    await store.release(key, late.token);
+    expect(await admin.get(prefix + key)).toBe(current.token);
+  });
+
+  it('release after commit leaves the done marker', async () => {
+    const key = randomUUID();
+    const claim = await store.claim(key, 60_000);
+    if (claim.status !== 'claimed') throw new Error('expected a claim');
+    await store.commit(key, claim.token, 60_000);
+    await store.release(key, claim.token);
+    expect(await admin.get(prefix + key)).toBe('done');
+  });
+
+  it('commit marks done even when the lease already expired (the work succeeded)', async () => {
+    const key = randomUUID();
+    const claim = await store.claim(key, 60_000);
+    if (claim.status !== 'claimed') throw new Error('expected a claim');
+    await admin.del(prefix + key);
+    await store.commit(key, claim.token, 60_000);
+    expect(await store.claim(key, 60_000)).toEqual({ status: 'duplicate' });
+  });
+
+  it('claims an expired done key again (TTL on read, by Redis)', async () => {
+    const key = randomUUID();
+    await admin.set(prefix + key, 'done', 'PX', 1);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect((await store.claim(key, 60_000)).status).toBe('claimed');
+  });
+
+  it('grants exactly one of 64 concurrent claims of one key', async () => {
+    const key = randomUUID();
+    const results = await Promise.all(Array.from({ length: 64 }, () => store.claim(key, 60_000)));
+    expect(results.filter((r) => r.status === 'claimed')).toHaveLength(1);
+    expect(results.filter((r) => r.status === 'in_flight')).toHaveLength(63);
+  });
+
+  it('through the handler: 64 concurrent copies run the application handler once, 63 answer duplicate', async () => {
+    const paymentId = randomUUID();
+    const seen: string[] = [];
+    const webhook = createWebhookHandler({
+      secret: STORE_SECRET,
+      store,
+      logger: false,
+      handle: async (n) => {
+        seen.push(n.payment_id);
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      },
+    });
+    const body = signedPurchase(paymentId);
+    const results = await Promise.all(
+      Array.from({ length: 64 }, () => webhook(formRequest(body), undefined)),
+    );
+    expect(seen).toEqual([paymentId]);
+    expect(results.map((r) => r.status)).toEqual(Array(64).fill(200));
+    expect(results.filter((r) => r.body === '{"ok":true,"outcome":"handled"}')).toHaveLength(1);
+    expect(results.filter((r) => r.body === '{"ok":true,"outcome":"duplicate"}')).toHaveLength(63);
+    expect(await admin.get(prefix + purchaseKey(paymentId))).toBe('done');
+  });
+
+  it('through the handler: a failing handler releases the lease and the redelivery is handled', async () => {
+    const paymentId = randomUUID();
+    let calls = 0;
+    const webhook = createWebhookHandler({
+      secret: STORE_SECRET,
+      store,
+      logger: false,
+      handle: () => {
+        calls++;
+        if (calls === 1) throw new Error('database down');
+      },
+    });
+    const body = signedPurchase(paymentId);
+    const failed = await webhook(formRequest(body), undefined);
+    expect(failed.status).toBe(500);
+    expect(JSON.parse(failed.body).error.code).toBe('handler.failed');
+    expect(await admin.exists(prefix + purchaseKey(paymentId))).toBe(0);
+    const retried = await webhook(formRequest(body), undefined);
+    expect(retried.status).toBe(200);
+    expect(retried.body).toBe('{"ok":true,"outcome":"handled"}');
+    expect(calls).toBe(2);
+  });
+
+  it('uses the default prefix payhook:', async () => {
+    const key = `${PREFIX}default-prefix-${randomUUID()}`;
+    const plain = new RedisStore({ client });
+    expect(plain.prefix).toBe('payhook:');
+    const claim = await plain.claim(key, 5_000);
+    if (claim.status !== 'claimed') throw new Error('expected a claim');
+    expect(await admin.get(`payhook:${key}`)).toBe(claim.token);
+    await plain.release(key, claim.token);
+  });
+});
+
+describe.each(FLAVOURS)('RedisStore with $name when Redis is unreachable', (flavour) => {
+  it('answers 503 store.unavailable naming redis, and runs the handler with failOpen', async () => {
+    const port = await freePort();
+    const { client, close } = await flavour.connect(`redis://127.0.0.1:${port}`, { offline: false });
+    try {
+      const store = new RedisStore({ client, prefix: PREFIX, timeoutMs: 1_000 });
+      let calls = 0;
+      const errors: string[] = [];
+      const options = {
+        secret: STORE_SECRET,
+        store,
+        logger: false as const,
+        handle: () => void calls++,
+        onError: (error: { code: string }) => void errors.push(error.code),
+      };
+      const body = signedPurchase();
+      const closed = await createWebhookHandler(options)(formRequest(body), undefined);
+      expect(closed.status).toBe(503);
+      expect(closed.headers['retry-after']).toBe('1');
+      const error = JSON.parse(closed.body).error;
+      expect(error.code).toBe('store.unavailable');
+      expect(error.message).toBe(
+        "[@payhook/core] the duplicate store (redis) failed; nothing was marked processed, so the service's retry is safe.",
+      );
+      expect(calls).toBe(0);
+
+      const open = await createWebhookHandler({ ...options, failOpen: true })(formRequest(body), undefined);
+      expect(open.status).toBe(200);
+      expect(open.body).toBe('{"ok":true,"outcome":"handled"}');
+      expect(calls).toBe(1);
+      expect(errors).toEqual(['store.unavailable', 'store.unavailable']);
+    } finally {
+      await close();
+    }
+  });
+
+  it('gives up after timeoutMs while the client queues commands for a reconnect', async () => {
+    const port = await freePort();
+    const { client, close } = await flavour.connect(`redis://127.0.0.1:${port}`, { offline: true });
+    try {
+      const store = new RedisStore({ client, prefix: PREFIX, timeoutMs: 200 });
+      await expect(store.claim('k', 1_000)).rejects.toThrow(
+        '[@payhook/core] the Redis command took longer than 200 ms.',
+      );
+    } finally {
+      await close();
+    }
+  });
+});
+
+describe('RedisStore options', () => {
+  it('refuses something that is not a Redis client', () => {
+    expect(() => new RedisStore({ client: {} as RedisClientLike })).toThrow(
+      '[@payhook/core] RedisStore needs a Redis client with set, get and eval: pass an ioredis or node-redis client.',
+    );
+  });
+});

@@ -1,0 +1,246 @@
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createConnection, createServer, type Server, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+
+/** The Redis the tests share: `REDIS_URL`, or the local default. */
+export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+/** The PostgreSQL database the tests share: `DATABASE_URL`, or the local default. */
+export const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+
+const CI = process.env.CI === 'true';
+
+/** Resolves true when a server answers; `probe` must settle by itself within a couple of seconds. */
+async function reach(name: string, url: string, probe: () => Promise<void>, start?: () => void) {
+  try {
+    await probe();
+    return true;
+  } catch (first) {
+    if (start) {
+      try {
+        start();
+        for (let i = 0; i < 20; i++) {
+          try {
+            await probe();
+            return true;
+          } catch {
+            await new Promise((resolve) => setTimeout(resolve, 250));
+          }
+        }
+      } catch {
+        // Not installed or not allowed: fall through to the notice.
+      }
+    }
+    const message = `${name} is unreachable at ${redact(url)} (${(first as Error).message})`;
+    if (CI) throw new Error(`${message}: CI=true requires it; run scripts/ensure-services.sh.`);
+    console.warn(`\n!!! SKIPPING ${name} TESTS: ${message}. Start it or set the URL to run them.\n`);
+    return false;
+  }
+}
+
+function redact(url: string): string {
+  return url.replace(/\/\/[^@/]*@/, '//***@');
+}
+
+/** Sends PING over a raw socket and waits for +PONG. */
+export function pingRedis(url: string, timeoutMs = 2_000): Promise<void> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = createConnection({ host: hostname || '127.0.0.1', port: Number(port || 6379) });
+    const timer = setTimeout(() => {
+      socket.destroy();
+      reject(new Error('no answer'));
+    }, timeoutMs);
+    socket.once('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    socket.once('connect', () => socket.write('PING\r\n'));
+    socket.once('data', (chunk) => {
+      clearTimeout(timer);
+      socket.destroy();
+      if (chunk.toString().startsWith('+PONG')) resolve();
+      else reject(new Error(chunk.toString().trim()));
+    });
+  });
+}
+
+/**
+ * True when Redis answers (starting a local `redis-server` when the URL is the local default and one is
+ * installed). Outside CI a missing server is a loud skip; under `CI=true` it throws.
+ */
+export function reachRedis(): Promise<boolean> {
+  const local = process.env.REDIS_URL === undefined;
+  return reach(
+    'Redis',
+    REDIS_URL,
+    () => pingRedis(REDIS_URL),
+    local
+      ? () =>
+          execFileSync('redis-server', [
+            '--daemonize',
+            'yes',
+            '--bind',
+            '127.0.0.1',
+            '--port',
+            '6379',
+            '--save',
+            '',
+            '--appendonly',
+            'no',
+          ])
+      : undefined,
+  );
+}
+
+/** True when PostgreSQL answers a query; same skip/fail rule as `reachRedis`. */
+export function reachPostgres(): Promise<boolean> {
+  return reach('PostgreSQL', DATABASE_URL, async () => {
+    const client = new pg.Client({ connectionString: DATABASE_URL, connectionTimeoutMillis: 2_000 });
+    client.on('error', () => {});
+    try {
+      await client.connect();
+      await client.query('select 1');
+    } finally {
+      await client.end().catch(() => {});
+    }
+  });
+}
+
+/** A free TCP port on 127.0.0.1, from the kernel. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * A private `redis-server` on a free port with an append-only file, which a test may stop and start again (the
+ * data survives, as on a production Redis with persistence). Never touches the shared server.
+ */
+export class PrivateRedis {
+  readonly port: number;
+  readonly url: string;
+  readonly #dir: string;
+  #process: ChildProcess | undefined;
+
+  private constructor(port: number) {
+    this.port = port;
+    this.url = `redis://127.0.0.1:${port}`;
+    this.#dir = mkdtempSync(join(tmpdir(), 'payhook-redis-'));
+  }
+
+  /** Starts a new private server; resolves once it answers PING. */
+  static async start(): Promise<PrivateRedis> {
+    const redis = new PrivateRedis(await freePort());
+    await redis.start();
+    return redis;
+  }
+
+  async start(): Promise<void> {
+    const child = spawn(
+      'redis-server',
+      [
+        '--port',
+        String(this.port),
+        '--bind',
+        '127.0.0.1',
+        '--save',
+        '',
+        '--appendonly',
+        'yes',
+        '--appendfsync',
+        'always',
+        '--dir',
+        this.#dir,
+      ],
+      { stdio: 'ignore' },
+    );
+    this.#process = child;
+    for (let i = 0; i < 100; i++) {
+      try {
+        await pingRedis(this.url, 500);
+        return;
+      } catch {
+        if (child.exitCode !== null) break;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    }
+    throw new Error(`the private redis-server on port ${this.port} did not start`);
+  }
+
+  /** Stops the server (SIGTERM: Redis flushes its append-only file) and waits for it to exit. */
+  async stop(): Promise<void> {
+    const child = this.#process;
+    this.#process = undefined;
+    if (!child || child.exitCode !== null) return;
+    await new Promise<void>((resolve) => {
+      child.once('exit', () => resolve());
+      child.kill('SIGTERM');
+    });
+  }
+
+  async dispose(): Promise<void> {
+    await this.stop();
+    rmSync(this.#dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * A TCP proxy in front of a server, which a test can cut (every open connection destroyed, new ones refused at
+ * once) and restore: a deterministic outage without stopping the shared server.
+ */
+export class CuttableProxy {
+  readonly #server: Server;
+  readonly #sockets = new Set<Socket>();
+  #cut = false;
+  port = 0;
+
+  private constructor(target: { host: string; port: number }) {
+    this.#server = createServer((client) => {
+      if (this.#cut) {
+        client.destroy();
+        return;
+      }
+      const upstream = createConnection(target);
+      for (const socket of [client, upstream]) {
+        this.#sockets.add(socket);
+        socket.once('close', () => this.#sockets.delete(socket));
+        socket.on('error', () => {
+          client.destroy();
+          upstream.destroy();
+        });
+      }
+      client.pipe(upstream).pipe(client);
+    });
+  }
+
+  /** Listens on an ephemeral port in front of `target`. */
+  static async start(target: { host: string; port: number }): Promise<CuttableProxy> {
+    const proxy = new CuttableProxy(target);
+    await new Promise<void>((resolve) => proxy.#server.listen(0, '127.0.0.1', resolve));
+    proxy.port = (proxy.#server.address() as { port: number }).port;
+    return proxy;
+  }
+
+  cut(): void {
+    this.#cut = true;
+    for (const socket of this.#sockets) socket.destroy();
+  }
+
+  restore(): void {
+    this.#cut = false;
+  }
+
+  close(): Promise<void> {
+    this.cut();
+    return new Promise((resolve) => this.#server.close(() => resolve()));
+  }
+}
