@@ -1,4 +1,34 @@
 export type { CliCommand, CliIO, ExitCode } from './cli/io.js';
+export type { ApiRequest, ApiResponse } from './fake/api.js';
+export { handleApiRequest } from './fake/api.js';
+export type { Duration, IntervalUnit } from './fake/calendar.js';
+export type { Timeline } from './fake/clock.js';
+export { FakeClock } from './fake/clock.js';
+export type { FakeViolation } from './fake/errors.js';
+export { FakeServiceError } from './fake/errors.js';
+export type {
+  DeliveryAttempt,
+  DeliveryFaults,
+  TransportAnswer,
+  WebhookMessage,
+  WebhookTransport,
+} from './fake/outbox.js';
+export { DEFAULT_RETRY_SCHEDULE, fetchTransport } from './fake/outbox.js';
+export type { PaymentOutcome } from './fake/outcomes.js';
+export { TEST_CARDS } from './fake/outcomes.js';
+export type { FakeProject, FakeProjectOptions } from './fake/projects.js';
+export type { FakeRecord } from './fake/records.js';
+export type { SubscriptionPlan, SubscriptionStatus } from './fake/subscriptions.js';
+export type {
+  AuthCheck,
+  CheckoutAction,
+  CreatedPayment,
+  FakeCharge,
+  FakePaymentView,
+  FakeServiceOptions,
+  FakeSubscriptionView,
+} from './fake-service.js';
+export { FakeService } from './fake-service.js';
 export { DECLINED, PENDING_3DS } from './fixtures/codes.js';
 export type { RecurringChargeOptions } from './fixtures/primary.js';
 export {
@@ -28,6 +58,8 @@ export type {
   FakeVoid,
   Wire,
 } from './fixtures/wire.js';
+export type { ApiCall, MockPaymentApiOptions, PaymentApiMock } from './nock.js';
+export { mockPaymentApi } from './nock.js';
 export { burst, outOfOrder, redeliver, redeliverWithNewField } from './scenarios.js';
 export type { SignedWebhook, SignVariant, SignWebhookOptions } from './sign.js';
 export { EXTRA_FIELD, SIGN_VARIANTS, signWebhook } from './sign.js';

@@ -1,0 +1,187 @@
+import type { CheckoutAction, FakeService } from '../fake-service.js';
+import { renderCheckoutPage, renderMessagePage } from '../pages/checkout.js';
+import { credentialsError, FakeServiceError } from './errors.js';
+import type { FakeProject } from './projects.js';
+
+/** One HTTP request to the fake service, as either transport describes it. */
+export interface ApiRequest {
+  method: string;
+  /** Path and query, e.g. `/api/v1/pos/…/orders/o-1/purchase?callback=true`. */
+  url: string;
+  headers: Readonly<Record<string, string | readonly string[] | undefined>>;
+  /** The body as received; '' without one. */
+  body: string;
+}
+
+/** The fake service's answer. */
+export interface ApiResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+const AUTH = /^SVC-HMAC-SHA256 ([^\s:]+):(\S+)$/;
+const CHECKOUT = /^\/api\/v1\/checkout\/([^/]+)\/(form|3ds)$/;
+const RESEND = /^\/api\/v1\/pos\/([^/]+)\/orders\/([^/]+)\/([^/]+)$/;
+const ACTIONS: ReadonlySet<string> = new Set<CheckoutAction>(['pay', 'decline', 'fail_3ds']);
+
+function header(request: ApiRequest, name: string): string | undefined {
+  const value = request.headers[name] ?? request.headers[name.toLowerCase()];
+  return Array.isArray(value) ? value[0] : (value as string | undefined);
+}
+
+function json(status: number, value: unknown, headers: Record<string, string> = {}): ApiResponse {
+  return {
+    status,
+    headers: { 'content-type': 'application/json; charset=utf-8', ...headers },
+    body: JSON.stringify(value),
+  };
+}
+
+function html(status: number, body: string): ApiResponse {
+  return { status, headers: { 'content-type': 'text/html; charset=utf-8' }, body };
+}
+
+function failure(error: unknown): ApiResponse {
+  if (error instanceof FakeServiceError) return json(error.status, error.toBody());
+  throw error;
+}
+
+function authenticate(fake: FakeService, request: ApiRequest, path: string): FakeProject {
+  const match = AUTH.exec(header(request, 'x-api-auth') ?? '');
+  const project = match ? fake.projectByApiKey(match[1]!) : undefined;
+  if (!match || !project || header(request, 'x-api-key') !== project.endpointsKey) throw credentialsError();
+  const check = {
+    project,
+    apiKey: match[1]!,
+    signature: match[2]!,
+    method: request.method,
+    path,
+    body: request.body,
+  };
+  if (fake.verifyAuth && !fake.verifyAuth(check)) throw credentialsError();
+  return project;
+}
+
+function readJson(request: ApiRequest): Record<string, unknown> {
+  const type = (header(request, 'content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+  if (type !== 'application/json') {
+    throw new FakeServiceError('R-415', 415, 'Content-Type must be application/json.');
+  }
+  if (request.body.trim() === '') throw new FakeServiceError('R-400', 400, 'A JSON body is required.');
+  let value: unknown;
+  try {
+    value = JSON.parse(request.body);
+  } catch {
+    throw new FakeServiceError('R-400', 400, 'The body is not valid JSON.');
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new FakeServiceError('R-400', 400, 'The body must be a JSON object.');
+  }
+  return value as Record<string, unknown>;
+}
+
+function createPayment(
+  fake: FakeService,
+  request: ApiRequest,
+  project: FakeProject,
+  split: boolean,
+): ApiResponse {
+  const created = fake.createPayment(readJson(request), { split, posId: project.posId });
+  if (created.mode === 'hosted') return { status: 303, headers: { location: created.location }, body: '' };
+  return json(200, created.record);
+}
+
+function checkoutPage(fake: FakeService, request: ApiRequest, checkoutId: string): ApiResponse {
+  let checkout: ReturnType<FakeService['checkout']>;
+  try {
+    checkout = fake.checkout(checkoutId);
+  } catch {
+    return html(404, renderMessagePage('Not found', 'There is no such checkout.'));
+  }
+  const { record } = checkout;
+  if (request.method === 'GET') {
+    if (!checkout.open) {
+      return html(
+        200,
+        renderMessagePage('Payment complete', `The payment status is ${String(record.status)}.`),
+      );
+    }
+    return html(
+      200,
+      renderCheckoutPage({
+        amount: record.amount,
+        currency: record.currency,
+        description: record.description,
+        orderId: record.order_id,
+        threeDs: checkout.threeDs,
+      }),
+    );
+  }
+  const action = new URLSearchParams(request.body).get('action') ?? '';
+  if (!ACTIONS.has(action)) {
+    return html(400, renderMessagePage('Bad request', 'Choose pay, decline or fail_3ds.'));
+  }
+  try {
+    const done = fake.completeCheckout(checkoutId, action as CheckoutAction);
+    if (done.redirectTo !== undefined)
+      return { status: 303, headers: { location: done.redirectTo }, body: '' };
+    return html(
+      200,
+      renderMessagePage('Payment complete', `The payment status is ${String(done.record.status)}.`),
+    );
+  } catch (error) {
+    if (error instanceof FakeServiceError && error.status === 409) {
+      return html(409, renderMessagePage('Already completed', 'This checkout is already completed.'));
+    }
+    throw error;
+  }
+}
+
+/**
+ * Answers one request against the fake service: the API of spec part 4 (credentials checked on every call) and
+ * the checkout and 3DS pages the customer's browser opens. Both transports (nock and the HTTP server) call it.
+ *
+ * @example
+ * const answer = handleApiRequest(fake, { method: 'POST', url: '/api/v1/payment', headers, body });
+ */
+export function handleApiRequest(fake: FakeService, request: ApiRequest): ApiResponse {
+  const url = new URL(request.url, 'http://fake.invalid');
+  const path = url.pathname.replace(/\/+$/, '');
+  const method = request.method.toUpperCase();
+  try {
+    const checkout = CHECKOUT.exec(path);
+    if (checkout) {
+      if (method !== 'GET' && method !== 'POST')
+        return json(405, { message: 'Method not allowed', args: { code: 'R-405' } }, { allow: 'GET, POST' });
+      return checkoutPage(fake, { ...request, method }, decodeURIComponent(checkout[1]!));
+    }
+    if (!path.startsWith('/api/v1/')) {
+      throw new FakeServiceError('N-404', 404, 'Not found.');
+    }
+    const project = authenticate(fake, request, `${url.pathname}${url.search}`);
+    if (path === '/api/v1/payment' && method === 'POST') return createPayment(fake, request, project, false);
+    if (path === '/api/v1/split/purchase' && method === 'POST')
+      return createPayment(fake, request, project, true);
+    const resend = RESEND.exec(path);
+    if (resend && method === 'GET') {
+      if (decodeURIComponent(resend[1]!) !== project.posId) throw credentialsError();
+      if (url.searchParams.get('callback') !== 'true') {
+        throw new FakeServiceError('R-400', 400, 'callback=true is required.');
+      }
+      const transactionId = url.searchParams.get('transactionId') ?? undefined;
+      return json(
+        200,
+        fake.resend(
+          project.posId,
+          decodeURIComponent(resend[2]!),
+          decodeURIComponent(resend[3]!),
+          transactionId,
+        ),
+      );
+    }
+    throw new FakeServiceError('N-404', 404, 'Not found.');
+  } catch (error) {
+    return failure(error);
+  }
+}

@@ -1,0 +1,226 @@
+import { encodeBase64Url, type SignatureAlgorithm, sign } from '@payhook/core';
+import type { Timeline } from './clock.js';
+
+/** What a webhook transport is asked to deliver: a form POST of `data` and `signature` to `url`. */
+export interface WebhookMessage {
+  url: string;
+  data: string;
+  signature: string;
+}
+
+/** The receiver's answer, or the transport's failure. */
+export interface TransportAnswer {
+  status: number;
+  body: string;
+}
+
+/** Delivers one webhook; rejects on a network failure. */
+export type WebhookTransport = (message: WebhookMessage) => Promise<TransportAnswer>;
+
+/** One delivery attempt, as `fake.deliveries` lists it. */
+export interface DeliveryAttempt {
+  /** The webhook's id: every attempt and copy of one webhook shares it. */
+  readonly webhookId: number;
+  /** 1 for the first attempt, then 2, 3… for retries. */
+  readonly attempt: number;
+  /** True for a copy made by the `duplicate` fault. */
+  readonly duplicate: boolean;
+  readonly url: string;
+  /** The notification as sent (decoded). */
+  readonly notification: Readonly<Record<string, unknown>>;
+  readonly data: string;
+  readonly signature: string;
+  /** The fake clock's time of the attempt. */
+  readonly at: Date;
+  /** The receiver's status, absent when the request failed. */
+  readonly status?: number;
+  readonly body?: string;
+  /** Why the request failed (connection refused…). */
+  readonly error?: string;
+  /** True for a 2xx answer. */
+  readonly ok: boolean;
+}
+
+/** Delivery faults applied to every webhook enqueued while they are set. */
+export interface DeliveryFaults {
+  /**
+   * Extra copies of each webhook, sent right after it.
+   * @default 0
+   */
+  duplicate?: number;
+  /**
+   * How long (fake-clock ms) each webhook waits before its first attempt; it goes out when the clock passes it.
+   * @default 0
+   */
+  delayMs?: number;
+}
+
+interface Pending {
+  webhookId: number;
+  attempt: number;
+  duplicate: boolean;
+  dueAt: number;
+  url: string;
+  notification: Readonly<Record<string, unknown>>;
+  data: string;
+  signature: string;
+}
+
+/**
+ * The default retry schedule after a non-2xx answer or a network failure, in fake-clock ms after the failed
+ * attempt (the service's real schedule is not shown).
+ */
+export const DEFAULT_RETRY_SCHEDULE: readonly number[] = [60_000, 300_000, 1_800_000, 7_200_000];
+
+/**
+ * The default transport: `fetch` POST as `application/x-www-form-urlencoded`, as the service sends (spec part 6).
+ *
+ * @example
+ * const fake = new FakeService({ secret, transport: fetchTransport });
+ */
+export const fetchTransport: WebhookTransport = async (message) => {
+  const response = await fetch(message.url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ data: message.data, signature: message.signature }).toString(),
+    redirect: 'manual',
+  });
+  return { status: response.status, body: await response.text() };
+};
+
+export interface OutboxOptions {
+  now: () => number;
+  transport?: WebhookTransport;
+  retrySchedule?: readonly number[];
+  algorithm?: SignatureAlgorithm;
+}
+
+/**
+ * The webhooks waiting to go out and every attempt made. Deliveries are serial, in the order enqueued, so a
+ * test sees the order the engine chose (or the reordering it asked for).
+ */
+export class Outbox implements Timeline {
+  readonly #now: () => number;
+  readonly #transport: WebhookTransport;
+  readonly #algorithm: SignatureAlgorithm;
+  #retrySchedule: readonly number[];
+  #faults: DeliveryFaults = {};
+  #queue: Pending[] = [];
+  #held: Pending[] = [];
+  #paused = false;
+  #nextId = 1;
+  #draining: Promise<void> = Promise.resolve();
+  readonly attempts: DeliveryAttempt[] = [];
+
+  constructor(options: OutboxOptions) {
+    this.#now = options.now;
+    this.#transport = options.transport ?? fetchTransport;
+    this.#retrySchedule = options.retrySchedule ?? DEFAULT_RETRY_SCHEDULE;
+    this.#algorithm = options.algorithm ?? 'sha256';
+  }
+
+  /** Sets the faults for webhooks enqueued from now on; `{}` clears them. */
+  setFaults(faults: DeliveryFaults): void {
+    this.#faults = { ...faults };
+  }
+
+  /** Sets the retry schedule (fake-clock ms after each failed attempt; its length is the number of retries). */
+  setRetrySchedule(schedule: readonly number[]): void {
+    this.#retrySchedule = [...schedule];
+  }
+
+  /** Holds every webhook until `resume`, to deliver them later, late or out of order. */
+  pause(): void {
+    this.#paused = true;
+  }
+
+  /** Releases held webhooks (`reverse` sends the newest first) and delivers what is due. */
+  resume(options?: { reverse?: boolean }): Promise<void> {
+    this.#paused = false;
+    const held = options?.reverse ? [...this.#held].reverse() : this.#held;
+    this.#held = [];
+    this.#queue.push(...held);
+    return this.#drain();
+  }
+
+  /** Webhooks held by `pause`. */
+  get held(): number {
+    return this.#held.length;
+  }
+
+  /** Signs `notification` with `secret` and queues it for `url`, applying the current faults. */
+  enqueue(url: string, notification: Readonly<Record<string, unknown>>, secret: string): void {
+    const data = encodeBase64Url(JSON.stringify(notification));
+    const signature = sign(data, secret, { algorithm: this.#algorithm });
+    const webhookId = this.#nextId++;
+    const dueAt = this.#now() + (this.#faults.delayMs ?? 0);
+    const copies = 1 + Math.max(0, this.#faults.duplicate ?? 0);
+    for (let i = 0; i < copies; i++) {
+      const item = { webhookId, attempt: 1, duplicate: i > 0, dueAt, url, notification, data, signature };
+      if (this.#paused) this.#held.push(item);
+      else this.#queue.push(item);
+    }
+    void this.#drain();
+  }
+
+  /** Resolves when every due webhook was attempted (held and future ones excepted). */
+  idle(): Promise<void> {
+    return this.#drain();
+  }
+
+  next(): number | undefined {
+    let earliest: number | undefined;
+    for (const item of this.#queue)
+      if (earliest === undefined || item.dueAt < earliest) earliest = item.dueAt;
+    return earliest;
+  }
+
+  run(): Promise<void> {
+    return this.#drain();
+  }
+
+  #drain(): Promise<void> {
+    const run = this.#draining.then(() => this.#deliverDue());
+    this.#draining = run;
+    return run;
+  }
+
+  async #deliverDue(): Promise<void> {
+    for (;;) {
+      const now = this.#now();
+      const index = this.#queue.findIndex((item) => item.dueAt <= now);
+      if (index < 0) return;
+      const [item] = this.#queue.splice(index, 1);
+      await this.#attempt(item!);
+    }
+  }
+
+  async #attempt(item: Pending): Promise<void> {
+    const at = new Date(this.#now());
+    let answer: TransportAnswer | undefined;
+    let error: string | undefined;
+    try {
+      answer = await this.#transport({ url: item.url, data: item.data, signature: item.signature });
+    } catch (cause) {
+      error = cause instanceof Error ? cause.message : String(cause);
+    }
+    const ok = answer !== undefined && answer.status >= 200 && answer.status < 300;
+    this.attempts.push({
+      webhookId: item.webhookId,
+      attempt: item.attempt,
+      duplicate: item.duplicate,
+      url: item.url,
+      notification: item.notification,
+      data: item.data,
+      signature: item.signature,
+      at,
+      ok,
+      ...(answer ? { status: answer.status, body: answer.body } : {}),
+      ...(error !== undefined ? { error } : {}),
+    });
+    const delay = this.#retrySchedule[item.attempt - 1];
+    if (!ok && delay !== undefined) {
+      this.#queue.push({ ...item, attempt: item.attempt + 1, dueAt: at.getTime() + delay });
+    }
+  }
+}

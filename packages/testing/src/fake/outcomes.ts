@@ -1,0 +1,52 @@
+/** How the fake settles a payment: paid, paused for 3-D Secure, or declined with `limit_info`. */
+export type PaymentOutcome = 'success' | '3ds' | 'decline';
+
+/**
+ * Card numbers (all pass the Luhn check) whose outcome is fixed, so a test picks a scenario by card alone.
+ * Any other valid card succeeds.
+ */
+export const TEST_CARDS = {
+  success: '4242424242424242',
+  threeDs: '4000000000003220',
+  decline: '4000000000000002',
+} as const;
+
+/** Status texts of the fake (codes 1000, 1002, 1004, 2122 are the spec's; the failure codes are the toolkit's). */
+export const STATUS = {
+  purchaseSuccess: {
+    status: 'success',
+    status_code: '1000',
+    status_description: 'Transaction is successful',
+  },
+  authSuccess: { status: 'success', status_code: '1002', status_description: 'Authorization is successful' },
+  refundSuccess: { status: 'success', status_code: '1004', status_description: 'Refund successful' },
+  pending3ds: {
+    status: 'pending',
+    status_code: '2122',
+    status_description: '3DS verification is required to finish the transaction',
+  },
+  declined: {
+    status: 'failure',
+    status_code: '2005',
+    status_description: 'Transaction declined: limit exceeded',
+  },
+  failed3ds: { status: 'failure', status_code: '2123', status_description: '3DS verification failed' },
+  created: { status: 'init', status_code: '1100', status_description: 'Waiting for the customer' },
+} as const;
+
+/** Picks the outcome: a per-order choice first, then a per-card choice, then the test cards, then success. */
+export function chooseOutcome(
+  orderId: string,
+  cardNumber: string | undefined,
+  byOrder: ReadonlyMap<string, PaymentOutcome>,
+  byCard: ReadonlyMap<string, PaymentOutcome>,
+): PaymentOutcome {
+  const forOrder = byOrder.get(orderId);
+  if (forOrder) return forOrder;
+  if (cardNumber === undefined) return 'success';
+  const forCard = byCard.get(cardNumber);
+  if (forCard) return forCard;
+  if (cardNumber === TEST_CARDS.threeDs) return '3ds';
+  if (cardNumber === TEST_CARDS.decline) return 'decline';
+  return 'success';
+}

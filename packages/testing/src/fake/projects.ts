@@ -1,0 +1,38 @@
+import type { IdSource } from './ids.js';
+
+/** A POS project's credentials as the fake is configured with them; missing ones are generated. */
+export interface FakeProjectOptions {
+  /** The project's `pos_id` (a UUID). @default generated */
+  posId?: string;
+  /** The API key of `X-API-AUTH`. @default generated */
+  apiKey?: string;
+  /** The endpoints key of `X-API-KEY`. @default generated */
+  endpointsKey?: string;
+  /** The webhook signing secret (SECRET_KEY). */
+  secret: string;
+  /** The merchant's sector, for core's sector rules (`microfinance`, `igaming`). */
+  sector?: string;
+}
+
+/** A project the fake knows, every credential set. */
+export interface FakeProject {
+  readonly posId: string;
+  readonly apiKey: string;
+  readonly endpointsKey: string;
+  readonly secret: string;
+  readonly sector: string | undefined;
+}
+
+/** Fills in the credentials a project was not given. */
+export function createProject(options: FakeProjectOptions, ids: IdSource): FakeProject {
+  if (typeof options.secret !== 'string' || options.secret === '') {
+    throw new TypeError('[@payhook/testing] a fake project needs a non-empty secret.');
+  }
+  return {
+    posId: options.posId ?? ids.uuid(),
+    apiKey: options.apiKey ?? `ak_${ids.hex(12)}`,
+    endpointsKey: options.endpointsKey ?? `ek_${ids.hex(12)}`,
+    secret: options.secret,
+    sector: options.sector,
+  };
+}

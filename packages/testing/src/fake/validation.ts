@@ -1,0 +1,47 @@
+import {
+  type InitRecurring,
+  resolveInitRecurring,
+  validatePaymentRequest,
+  validateSplitPurchaseRequest,
+} from '@payhook/core';
+import { formatTime } from './calendar.js';
+import { FakeServiceError } from './errors.js';
+import type { SubscriptionPlan } from './subscriptions.js';
+
+/**
+ * Runs core's validators (the one source of the rules) over a request body.
+ * @throws {FakeServiceError} `V-400` (400) listing every violation.
+ */
+export function assertValidRequest(
+  body: Readonly<Record<string, unknown>>,
+  options: { split: boolean; sector: string | undefined; now: Date },
+): void {
+  const context = { now: options.now, ...(options.sector !== undefined ? { sector: options.sector } : {}) };
+  const result = options.split
+    ? validateSplitPurchaseRequest(body, context)
+    : validatePaymentRequest(body, context);
+  if (!result.valid) {
+    throw new FakeServiceError(
+      'V-400',
+      400,
+      'The request is invalid: see args.violations.',
+      result.violations,
+    );
+  }
+}
+
+/** The schedule of a validated `init_recurring`, every default applied (core's plus the payment's own). */
+export function planFor(init: InitRecurring, payment: { amount: number; createdAt: Date }): SubscriptionPlan {
+  const resolved = resolveInitRecurring(init);
+  return {
+    interval_unit: resolved.interval_unit as SubscriptionPlan['interval_unit'],
+    interval_count: resolved.interval_count,
+    retry_attempts: resolved.retry_attempts,
+    retry_interval_hours: resolved.retry_interval_hours,
+    time: resolved.time ?? formatTime(payment.createdAt),
+    amount: resolved.amount ?? payment.amount,
+    ...(resolved.start_date !== undefined ? { start_date: resolved.start_date } : {}),
+    ...(resolved.expiry_date !== undefined ? { expiry_date: resolved.expiry_date } : {}),
+    ...(resolved.notification_url !== undefined ? { notification_url: resolved.notification_url } : {}),
+  };
+}

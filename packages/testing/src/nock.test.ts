@@ -1,0 +1,260 @@
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Notification } from '@payhook/core';
+import { webhookMiddleware } from '@payhook/express';
+import express from 'express';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { TEST_CARDS } from './fake/outcomes.js';
+import { mockPaymentApi, type PaymentApiMock } from './nock.js';
+
+const BASE_URL = 'https://api.payments.test';
+const SECRET = 'merchant-webhook-secret';
+
+interface Merchant {
+  url: string;
+  server: Server;
+  orders: Map<string, string>;
+  handled: Array<{ order_id: string; status: string; method: string }>;
+  stale: Array<{ order_id: string; status: string }>;
+}
+
+/** The merchant's application: creates payments with fetch, receives webhooks with @payhook/express. */
+async function startMerchant(api: () => PaymentApiMock): Promise<Merchant> {
+  const orders = new Map<string, string>();
+  const handled: Merchant['handled'] = [];
+  const stale: Merchant['stale'] = [];
+  const app = express();
+  app.use(
+    '/webhooks',
+    webhookMiddleware({
+      secret: SECRET,
+      ordering: true,
+      logger: false,
+      onStale: (n: Notification) => {
+        stale.push({ order_id: n.order_id, status: n.status });
+      },
+    }).on('purchase', (n) => {
+      handled.push({ order_id: n.order_id, status: n.status, method: n.method });
+      orders.set(n.order_id, n.status);
+    }),
+  );
+  app.post('/orders', express.json(), async (req, res) => {
+    const { orderId, card } = req.body as { orderId: string; card: string };
+    const mock = api();
+    const response = await fetch(`${BASE_URL}/api/v1/payment`, {
+      method: 'POST',
+      headers: mock.headers(),
+      body: JSON.stringify({
+        pos_id: mock.project.posId,
+        mode: 'direct',
+        method: 'purchase',
+        amount: 12.5,
+        currency: 'XTS',
+        description: 'Green tea, 250 g',
+        order_id: orderId,
+        cc_number: card,
+        exp_month: 12,
+        exp_year: 2030,
+        card_cvv: '737',
+        customer_ip: '203.0.113.7',
+        server_url: `${merchant.url}/webhooks`,
+        result_url: `${merchant.url}/thanks`,
+      }),
+    });
+    res
+      .status(response.status)
+      .type('application/json')
+      .send(await response.text());
+  });
+  const server = await new Promise<Server>((resolve) => {
+    const s = app.listen(0, '127.0.0.1', () => resolve(s));
+  });
+  const merchant: Merchant = {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    server,
+    orders,
+    handled,
+    stale,
+  };
+  return merchant;
+}
+
+async function order(merchant: Merchant, orderId: string, card: string): Promise<Response> {
+  return fetch(`${merchant.url}/orders`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ orderId, card }),
+  });
+}
+
+describe('mockPaymentApi with a merchant app on Express and @payhook/express', () => {
+  let api: PaymentApiMock;
+  let merchant: Merchant;
+
+  beforeEach(async () => {
+    api = mockPaymentApi({ baseUrl: BASE_URL, secret: SECRET, now: '2026-03-02T10:00:00Z', seed: 42 });
+    merchant = await startMerchant(() => api);
+  });
+
+  afterEach(async () => {
+    api.restore();
+    await new Promise((resolve) => merchant.server.close(resolve));
+  });
+
+  it('runs 3DS, the pending and success webhooks, a duplicate, a reordering and a re-send', async () => {
+    const created = await order(merchant, 'order-1', TEST_CARDS.threeDs);
+    expect(created.status).toBe(200);
+    const text = await created.text();
+    expect(text).not.toContain(TEST_CARDS.threeDs);
+    expect(text).not.toContain('737');
+    const record = JSON.parse(text) as Record<string, unknown>;
+    const checkoutId = api.fake.paymentByOrder('order-1')!.checkoutId;
+    expect(record).toMatchObject({
+      order_id: 'order-1',
+      pos_id: api.project.posId,
+      mode: 'direct',
+      method: 'purchase',
+      amount: 12.5,
+      currency: 'XTS',
+      status: 'pending',
+      status_code: '2122',
+      user_action_required: true,
+      user_action_url: `${BASE_URL}/api/v1/checkout/${checkoutId}/3ds`,
+      cc_mask: '400000******3220',
+      created_at: '2026-03-02T10:00:00',
+    });
+    expect(record.cc_token).toMatch(/^tok_[0-9a-f]{32}$/);
+    expect(record).not.toHaveProperty('cc_number');
+    expect(record).not.toHaveProperty('card_cvv');
+
+    await api.fake.idle();
+    expect(merchant.handled).toEqual([{ order_id: 'order-1', status: 'pending', method: 'purchase' }]);
+
+    // The customer passes 3DS; the service delivers the success webhook twice.
+    api.fake.setDeliveryFaults({ duplicate: 1 });
+    const threeDsPage = await fetch(record.user_action_url as string);
+    expect(threeDsPage.status).toBe(200);
+    expect(await threeDsPage.text()).toContain('Green tea, 250 g');
+    const passed = await fetch(record.user_action_url as string, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'action=pay',
+      redirect: 'manual',
+    });
+    expect(passed.status).toBe(303);
+    expect(passed.headers.get('location')).toBe(`${merchant.url}/thanks`);
+    await api.fake.idle();
+    api.fake.setDeliveryFaults({});
+    const successAttempts = api.fake.deliveries.filter((d) => d.notification.status === 'success');
+    expect(successAttempts.map((d) => [d.duplicate, d.status, d.body])).toEqual([
+      [false, 200, '{"ok":true,"outcome":"handled"}'],
+      [true, 200, '{"ok":true,"outcome":"duplicate"}'],
+    ]);
+    expect(merchant.orders.get('order-1')).toBe('success');
+
+    // A second order whose webhooks arrive in reverse order: success first, then the stale pending.
+    api.fake.outbox.pause();
+    expect((await order(merchant, 'order-2', TEST_CARDS.threeDs)).status).toBe(200);
+    const second = api.fake.paymentByOrder('order-2')!;
+    api.fake.completeCheckout(second.checkoutId, 'pay');
+    expect(api.fake.outbox.held).toBe(2);
+    await api.fake.outbox.resume({ reverse: true });
+    const reordered = api.fake.deliveries.filter((d) => d.notification.order_id === 'order-2');
+    expect(reordered.map((d) => [d.notification.status, d.body])).toEqual([
+      ['success', '{"ok":true,"outcome":"handled"}'],
+      ['pending', '{"ok":true,"outcome":"stale"}'],
+    ]);
+    expect(merchant.orders.get('order-2')).toBe('success');
+    expect(merchant.stale).toEqual([{ order_id: 'order-2', status: 'pending' }]);
+
+    // The merchant asks for the first order's webhook again: same record, answered as a duplicate.
+    const before = api.fake.deliveries.length;
+    const resent = await fetch(
+      `${BASE_URL}/api/v1/pos/${api.project.posId}/orders/order-1/purchase?callback=true`,
+      { headers: api.headers() },
+    );
+    expect(resent.status).toBe(200);
+    expect(await resent.json()).toMatchObject({
+      order_id: 'order-1',
+      status: 'success',
+      status_code: '1000',
+      transaction_id: record.transaction_id,
+    });
+    await api.fake.idle();
+    expect(api.fake.deliveries.slice(before).map((d) => [d.notification.status, d.body])).toEqual([
+      ['success', '{"ok":true,"outcome":"duplicate"}'],
+    ]);
+    expect(merchant.handled.filter((h) => h.order_id === 'order-1')).toEqual([
+      { order_id: 'order-1', status: 'pending', method: 'purchase' },
+      { order_id: 'order-1', status: 'success', method: 'purchase' },
+    ]);
+    api.done();
+  });
+
+  it('answers 401 with the service body to a wrong endpoints key and to a malformed X-API-AUTH', async () => {
+    const body = JSON.stringify({ pos_id: api.project.posId });
+    const variants: Record<string, string>[] = [
+      { ...api.headers(), 'x-api-key': 'wrong' },
+      { ...api.headers(), 'x-api-auth': `Bearer ${api.project.apiKey}` },
+      { 'content-type': 'application/json' },
+    ];
+    for (const headers of variants) {
+      const response = await fetch(`${BASE_URL}/api/v1/payment`, { method: 'POST', headers, body });
+      expect(response.status).toBe(401);
+      expect(await response.json()).toEqual({
+        message: 'Invalid pos_id field or credentials',
+        args: { code: 'S-404' },
+      });
+    }
+    expect(api.isDone()).toBe(true);
+  });
+
+  it('lets a test verify SIGNATURE through verifyAuth', async () => {
+    api.restore();
+    api = mockPaymentApi({
+      baseUrl: BASE_URL,
+      secret: SECRET,
+      seed: 3,
+      verifyAuth: ({ signature, body }) => signature === `len${body.length}`,
+    });
+    const body = '{}';
+    const refused = await fetch(`${BASE_URL}/api/v1/payment`, {
+      method: 'POST',
+      headers: api.headers(undefined, 'len99'),
+      body,
+    });
+    expect(refused.status).toBe(401);
+    const accepted = await fetch(`${BASE_URL}/api/v1/payment`, {
+      method: 'POST',
+      headers: api.headers(undefined, `len${body.length}`),
+      body,
+    });
+    expect(accepted.status).toBe(400);
+  });
+
+  it('answers 415 without a JSON type, 400 for malformed JSON, and 404 for an unknown route', async () => {
+    const noType = await fetch(`${BASE_URL}/api/v1/payment`, {
+      method: 'POST',
+      headers: { ...api.headers(), 'content-type': 'text/plain' },
+      body: '{}',
+    });
+    expect(noType.status).toBe(415);
+    expect(await noType.json()).toEqual({
+      message: 'Content-Type must be application/json.',
+      args: { code: 'R-415' },
+    });
+    const malformed = await fetch(`${BASE_URL}/api/v1/payment`, {
+      method: 'POST',
+      headers: api.headers(),
+      body: '{"a":',
+    });
+    expect(malformed.status).toBe(400);
+    expect(await malformed.json()).toEqual({
+      message: 'The body is not valid JSON.',
+      args: { code: 'R-400' },
+    });
+    const unknown = await fetch(`${BASE_URL}/api/v1/nothing`, { headers: api.headers() });
+    expect(unknown.status).toBe(404);
+    expect(() => api.done()).toThrow('GET /api/v1/nothing answered 404');
+  });
+});

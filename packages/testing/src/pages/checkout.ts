@@ -1,0 +1,65 @@
+/** Escapes text for HTML content and attribute values. */
+export function escapeHtml(value: unknown): string {
+  return String(value ?? '')
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/"/g, '&quot;')
+    .replace(/'/g, '&#39;');
+}
+
+function page(title: string, content: string): string {
+  return `<!doctype html>
+<html lang="en">
+<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeHtml(title)}</title></head>
+<body>
+<main>
+${content}
+</main>
+</body>
+</html>
+`;
+}
+
+/** What a checkout or 3DS page shows of the payment. */
+export interface CheckoutPageInput {
+  amount: unknown;
+  currency: unknown;
+  description: unknown;
+  orderId: unknown;
+  /** The page is the 3-D Secure step of a direct payment rather than the hosted form. */
+  threeDs: boolean;
+}
+
+/**
+ * The hosted checkout form or 3DS page: the amount, the description, and one button per outcome. Every value
+ * is escaped.
+ *
+ * @example
+ * renderCheckoutPage({ amount: 10, currency: 'XTS', description: 'Tea', orderId: 'o-1', threeDs: false });
+ */
+export function renderCheckoutPage(input: CheckoutPageInput): string {
+  const title = input.threeDs ? '3-D Secure verification' : 'Checkout';
+  return page(
+    title,
+    `<h1>${escapeHtml(title)}</h1>
+<p>Amount: <strong id="amount">${escapeHtml(input.amount)} ${escapeHtml(input.currency)}</strong></p>
+<p>Description: <span id="description">${escapeHtml(input.description)}</span></p>
+<p>Order: <span id="order">${escapeHtml(input.orderId)}</span></p>
+<form method="post">
+<button type="submit" name="action" value="pay" id="pay">Pay</button>
+<button type="submit" name="action" value="decline" id="decline">Decline</button>
+<button type="submit" name="action" value="fail_3ds" id="fail_3ds">Fail 3DS</button>
+</form>`,
+  );
+}
+
+/**
+ * A short page with a heading and one line, for results and errors.
+ *
+ * @example
+ * renderMessagePage('Payment complete', 'The payment status is success.');
+ */
+export function renderMessagePage(title: string, message: string): string {
+  return page(title, `<h1>${escapeHtml(title)}</h1>\n<p id="message">${escapeHtml(message)}</p>`);
+}
