@@ -1,6 +1,11 @@
 import { isAbsent, type ValidationResult, Violations } from './violations.js';
 
-/** Card fields as a direct payment carries them (spec 4.1); `cc_cvv` is the samples' spelling of `card_cvv`. */
+/**
+ * Card fields as a direct payment carries them (spec 4.1); `cc_cvv` is the samples' spelling of `card_cvv`.
+ *
+ * @example
+ * const card: CardFields = { cc_number: form.number, exp_month: form.month, exp_year: form.year, card_cvv: form.cvv };
+ */
 export interface CardFields {
   cc_number?: unknown;
   exp_month?: unknown;

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import type { SplitPurchaseRequest } from './requests.js';
 import { validateSplitPurchaseRequest } from './validate-split.js';
 import type { ValidationOptions } from './violations.js';
 
@@ -43,6 +44,23 @@ describe('validateSplitPurchaseRequest', () => {
   it('accepts a whole hosted and a whole direct split purchase', () => {
     expect(validateSplitPurchaseRequest(hosted, { now })).toEqual({ valid: true, violations: [] });
     expect(validateSplitPurchaseRequest(direct, { now })).toEqual({ valid: true, violations: [] });
+  });
+
+  it('accepts a hosted request written against the SplitPurchaseRequest type with its required fields only', () => {
+    const typed: SplitPurchaseRequest = {
+      pos_id: 'c2b6d5ae-3c8f-4e2b-9a7d-1f0e5b4c3a21',
+      mode: 'hosted',
+      method: 'purchase',
+      amount: 5,
+      currency: 'XTS',
+      description: 'd',
+      order_id: 'o',
+      order_3ds_bypass: 'never',
+      customer_email: 'a@b.co',
+      customer_phone: '1',
+      split: [{ amount: 5, sub_merchant_id: SUB_A }],
+    };
+    expect(codes(typed)).toEqual([]);
   });
 
   it('refuses a body that is not an object', () => {

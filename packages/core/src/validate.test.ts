@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import type { PaymentRequest } from './requests.js';
 import { validatePaymentRequest } from './validate.js';
 import type { ValidationOptions } from './violations.js';
 
@@ -26,6 +27,20 @@ describe('validatePaymentRequest', () => {
   it('accepts a whole direct request with card data, and a hosted one', () => {
     expect(validatePaymentRequest(direct, { now })).toEqual({ valid: true, violations: [] });
     expect(validatePaymentRequest(hosted, { now })).toEqual({ valid: true, violations: [] });
+  });
+
+  it('accepts a request written against the PaymentRequest type with its required fields only', () => {
+    const typed: PaymentRequest = {
+      pos_id: POS,
+      mode: 'direct',
+      method: 'auth',
+      amount: 1,
+      currency: 'XTS',
+      description: 'd',
+      order_id: 'o',
+      cc_token: 'rcr:tok',
+    };
+    expect(codes(typed)).toEqual([]);
   });
 
   it.each([null, [], 'x', 42])('refuses a body that is not an object: %j', (body) => {

@@ -24,7 +24,12 @@ export interface ValidationResult {
   violations: Violation[];
 }
 
-/** How a split's item amounts must relate to the top-level amount (not shown by the spec). */
+/**
+ * How a split's item amounts must relate to the top-level amount (not shown by the spec).
+ *
+ * @example
+ * const rule: SplitSumRule = 'at_most'; // the remainder stays with the main merchant
+ */
 export type SplitSumRule = 'equal' | 'at_most' | 'ignore';
 
 /**
