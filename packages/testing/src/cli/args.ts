@@ -1,0 +1,75 @@
+import { readFile } from 'node:fs/promises';
+import type { CliIO } from './io.js';
+
+/** A bad invocation: the command prints the message and its usage hint, and exits 2. */
+export class UsageError extends Error {
+  override readonly name = 'UsageError';
+}
+
+/** Runs `parseArgs` (strict), turning its errors into `UsageError`s. */
+export function parseOrUsage<T>(parse: () => T): T {
+  try {
+    return parse();
+  } catch (error) {
+    throw new UsageError(error instanceof Error ? error.message : String(error));
+  }
+}
+
+/**
+ * The secrets: every `--secret`, else `PAYHOOK_SECRET` (safer: argv is visible to other users in `ps`).
+ */
+export function secretsFrom(values: string[] | undefined, io: CliIO): string[] {
+  const secrets = values && values.length > 0 ? values : io.env.PAYHOOK_SECRET ? [io.env.PAYHOOK_SECRET] : [];
+  if (secrets.length === 0) throw new UsageError('no secret: pass --secret S or set PAYHOOK_SECRET.');
+  if (secrets.some((s) => s === '')) throw new UsageError('a secret is empty.');
+  return secrets;
+}
+
+export function algorithmFrom(value: string | undefined): 'sha256' | 'sha1' {
+  if (value === undefined || value === 'sha256' || value === 'sha1') return value ?? 'sha256';
+  throw new UsageError(`--algorithm must be sha256 or sha1, not ${JSON.stringify(value)}.`);
+}
+
+export function positiveInteger(name: string, value: string | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1 || n > 10_000) {
+    throw new UsageError(`${name} must be an integer from 1 to 10000, not ${JSON.stringify(value)}.`);
+  }
+  return n;
+}
+
+/** Reads all of standard input as UTF-8; refuses to wait on a terminal. */
+export async function readStdin(io: CliIO, what: string): Promise<string> {
+  if ((io.stdin as { isTTY?: boolean }).isTTY) {
+    throw new UsageError(`standard input is a terminal: pipe ${what} in, or pass --file.`);
+  }
+  const chunks: Buffer[] = [];
+  for await (const chunk of io.stdin) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** The text of `--file PATH`, or standard input for `--file -` or no file. */
+export async function readInput(file: string | undefined, io: CliIO, what: string): Promise<string> {
+  if (file === undefined || file === '-') return readStdin(io, what);
+  try {
+    return await readFile(file, 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new UsageError(`cannot read ${file}${code ? ` (${code})` : ''}.`);
+  }
+}
+
+/** Runs a command body: usage errors print the message and the help hint and exit 2. */
+export async function runCommand(name: string, io: CliIO, body: () => Promise<number>): Promise<number> {
+  try {
+    return await body();
+  } catch (error) {
+    if (error instanceof UsageError) {
+      io.stderr(`payhook ${name}: ${error.message}`);
+      io.stderr(`Run 'payhook ${name} --help' for usage.`);
+      return 2;
+    }
+    throw error;
+  }
+}

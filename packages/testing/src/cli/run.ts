@@ -1,0 +1,49 @@
+import type { CliIO } from './io.js';
+import { sendCommand } from './send.js';
+import { serveCommand } from './serve.js';
+import { signCommand } from './sign.js';
+import { verifyCommand } from './verify.js';
+
+export const HELP = `Usage: payhook <command> [options]
+
+Commands:
+  sign     sign a notification (JSON) and print the form body, data and signature
+  send     post a signed fake notification to a webhook endpoint (purchase.success, refund.success, …)
+  verify   check a captured delivery read from standard input; card tokens are masked
+  serve    run the fake payment service
+
+Run 'payhook <command> --help' for a command's options.
+Secrets may come from PAYHOOK_SECRET instead of --secret (argv is visible to other users in 'ps').`;
+
+const COMMANDS: Record<string, (argv: string[], io: CliIO) => Promise<number>> = {
+  sign: signCommand,
+  send: sendCommand,
+  verify: verifyCommand,
+  serve: serveCommand,
+};
+
+/**
+ * Runs `payhook` with the arguments after the program name and returns the exit code (2 for usage errors).
+ *
+ * @example
+ * process.exitCode = await runCli(process.argv.slice(2), processIO());
+ */
+export async function runCli(argv: string[], io: CliIO): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
+    (name === undefined ? io.stderr : io.stdout)(HELP);
+    return name === undefined ? 2 : 0;
+  }
+  const command = COMMANDS[name];
+  if (!command) {
+    io.stderr(`payhook: unknown command ${JSON.stringify(name)}.`);
+    io.stderr(HELP);
+    return 2;
+  }
+  try {
+    return await command(rest, io);
+  } catch (error) {
+    io.stderr(`payhook ${name}: ${error instanceof Error ? error.message : String(error)}`);
+    return 1;
+  }
+}

@@ -1,0 +1,138 @@
+import { parseArgs } from 'node:util';
+import { signWebhook } from '../sign.js';
+import { algorithmFrom, parseOrUsage, positiveInteger, runCommand, secretsFrom, UsageError } from './args.js';
+import { EVENTS, eventBuilder } from './events.js';
+import type { CliIO } from './io.js';
+import { post } from './post.js';
+import { applyAssignments } from './set.js';
+import { variantFrom } from './sign.js';
+
+export const SEND_HELP = `Usage: payhook send <event> --url URL [--secret S] [options]
+
+Posts a signed fake notification to a webhook endpoint and prints each status and reply.
+Exits 0 when every reply is 2xx, 1 otherwise (a refused 'tampered' delivery exits 1: the receiver did its job).
+
+Events:
+  ${Object.keys(EVENTS).join('\n  ')}
+
+Options:
+  --url URL         the webhook endpoint (http or https)
+  --secret S        the project secret (or set PAYHOOK_SECRET, which keeps it out of 'ps')
+  --set key=value   change a field; dotted paths (fee.amount=3) and JSON values (amount=99.5,
+                    recurring={"id":"r1","status":"active"}); repeatable
+  --repeat N        send the same signed notification N times, one after another (a redelivery)
+  --count N         send N distinct notifications (fresh ids)
+  --seed S          reproducible ids (with --count, the n-th uses S:n)
+  --variant V       exact (default), unpadded, standardBase64, extraFields, json, sha1, tampered, wrongSecret
+  --algorithm A     sha256 (default) or sha1
+  --timeout MS      per request (default 10000)
+  -h, --help        this help
+
+Example:
+  PAYHOOK_SECRET=s3cret payhook send purchase.success --url http://localhost:3000/webhook --repeat 3`;
+
+function urlFrom(value: string | undefined): URL {
+  if (value === undefined) throw new UsageError('--url is required.');
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new UsageError(`--url ${JSON.stringify(value)} is not a URL.`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new UsageError(`--url must be http or https, not ${url.protocol}.`);
+  }
+  return url;
+}
+
+/**
+ * `payhook send`: posts signed fake notifications to a live endpoint, like `stripe trigger` for this service.
+ *
+ * @example
+ * const code = await sendCommand(['refund.success', '--url', 'http://localhost:3000/webhook'], processIO());
+ */
+export async function sendCommand(argv: string[], io: CliIO): Promise<number> {
+  return runCommand('send', io, async () => {
+    const { values, positionals } = parseOrUsage(() =>
+      parseArgs({
+        args: argv,
+        strict: true,
+        allowPositionals: true,
+        options: {
+          url: { type: 'string' },
+          secret: { type: 'string', multiple: true },
+          set: { type: 'string', multiple: true },
+          repeat: { type: 'string' },
+          count: { type: 'string' },
+          seed: { type: 'string' },
+          variant: { type: 'string' },
+          algorithm: { type: 'string' },
+          timeout: { type: 'string' },
+          help: { type: 'boolean', short: 'h' },
+        },
+      }),
+    );
+    if (values.help) {
+      io.stdout(SEND_HELP);
+      return 0;
+    }
+    if (positionals.length !== 1) {
+      throw new UsageError(
+        positionals.length === 0 ? 'name an event, e.g. purchase.success.' : 'name one event.',
+      );
+    }
+    const event = positionals[0]!;
+    const build = eventBuilder(event);
+    if (!build) throw new UsageError(`unknown event ${JSON.stringify(event)}; see the list in --help.`);
+    const url = urlFrom(values.url);
+    const [secret] = secretsFrom(values.secret, io);
+    const algorithm = algorithmFrom(values.algorithm);
+    const variant = variantFrom(values.variant);
+    const repeat = positiveInteger('--repeat', values.repeat, 1);
+    const count = positiveInteger('--count', values.count, 1);
+    const timeout = positiveInteger('--timeout', values.timeout, 10_000);
+    const assignments = values.set ?? [];
+    const notifications = Array.from({ length: count }, (_, i) => {
+      const seed = values.seed === undefined ? undefined : i === 0 ? values.seed : `${values.seed}:${i}`;
+      return applyAssignments(build(seed), assignments);
+    });
+
+    const tally = new Map<string, number>();
+    let failed = 0;
+    let n = 0;
+    for (const notification of notifications) {
+      const signed = signWebhook(notification, secret!, { algorithm, variant });
+      const id = 'operation_id' in notification ? notification.operation_id : notification.payment_id;
+      io.stdout(`POST ${url.href} ${event} ${notification.method} ${String(id)} (${signed.variant})`);
+      for (let r = 0; r < repeat; r++) {
+        n++;
+        let status: number;
+        let reply: string;
+        try {
+          ({ status, text: reply } = await post(url, signed.headers, signed.body, timeout));
+        } catch (error) {
+          failed++;
+          const code = (error as NodeJS.ErrnoException).code;
+          io.stderr(
+            `#${n} no answer: ${error instanceof Error ? error.message : String(error)}${code ? ` (${code})` : ''}`,
+          );
+          tally.set('no answer', (tally.get('no answer') ?? 0) + 1);
+          continue;
+        }
+        if (status < 200 || status > 299) failed++;
+        io.stdout(`#${n} ${status} ${reply.length > 300 ? `${reply.slice(0, 300)}…` : reply}`);
+        let label = String(status);
+        try {
+          const json = JSON.parse(reply) as { outcome?: unknown; error?: { code?: unknown } };
+          if (typeof json.outcome === 'string') label = json.outcome;
+          else if (typeof json.error?.code === 'string') label = `${status} ${json.error.code}`;
+        } catch {
+          // Not a payhook reply: the status is the label.
+        }
+        tally.set(label, (tally.get(label) ?? 0) + 1);
+      }
+    }
+    io.stdout(`sent ${n}: ${[...tally].map(([label, k]) => `${k} ${label}`).join(', ')}`);
+    return failed === 0 ? 0 : 1;
+  });
+}

@@ -1,0 +1,108 @@
+import { randomInt } from 'node:crypto';
+import { parseArgs } from 'node:util';
+import { startFakeServer } from '../server.js';
+import { parseOrUsage, secretsFrom, UsageError } from './args.js';
+import type { CliIO } from './io.js';
+
+const USAGE = `Usage: payhook serve --port P --secret S [--api-key K] [--endpoints-key E] [--pos-id ID] [--sector NAME] [--seed N]
+
+Runs the fake payment service on http://127.0.0.1:P (P = 0 picks a free port): the API, the hosted checkout and
+the 3DS pages, webhooks signed with S. Credentials not given are generated and printed. PAYHOOK_SECRET may
+replace --secret. Stops on SIGINT or SIGTERM.`;
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+function portFrom(value: string | undefined): number {
+  if (value === undefined) throw new UsageError('--port is required (0 picks a free port).');
+  const port = Number(value);
+  if (!Number.isInteger(port) || port < 0 || port > 65_535) {
+    throw new UsageError(`--port must be an integer from 0 to 65535, not ${JSON.stringify(value)}.`);
+  }
+  return port;
+}
+
+/**
+ * `payhook serve` until `signal` aborts: prints the project's credentials, then `listening on <url>`.
+ *
+ * @example
+ * const stop = new AbortController();
+ * const done = runServe(['--port', '0', '--secret', 's3cret'], io, stop.signal);
+ * stop.abort();
+ * await done; // 0
+ */
+export async function runServe(argv: string[], io: CliIO, signal: AbortSignal): Promise<number> {
+  let server: Awaited<ReturnType<typeof startFakeServer>>;
+  try {
+    const { values } = parseOrUsage(() =>
+      parseArgs({
+        args: argv,
+        strict: true,
+        options: {
+          port: { type: 'string' },
+          secret: { type: 'string', multiple: true },
+          'api-key': { type: 'string' },
+          'endpoints-key': { type: 'string' },
+          'pos-id': { type: 'string' },
+          sector: { type: 'string' },
+          seed: { type: 'string' },
+          help: { type: 'boolean', short: 'h' },
+        },
+      }),
+    );
+    if (values.help) {
+      io.stdout(USAGE);
+      return 0;
+    }
+    const port = portFrom(values.port);
+    const [secret] = secretsFrom(values.secret, io);
+    const posId = values['pos-id'];
+    if (posId !== undefined && !UUID.test(posId)) throw new UsageError('--pos-id must be a UUID.');
+    const seed = values.seed === undefined ? randomInt(1, 2 ** 31) : Number(values.seed);
+    if (!Number.isSafeInteger(seed)) throw new UsageError('--seed must be an integer.');
+    server = await startFakeServer({
+      port,
+      seed,
+      realTime: true,
+      secret: secret!,
+      ...(posId !== undefined ? { posId } : {}),
+      ...(values['api-key'] !== undefined ? { apiKey: values['api-key'] } : {}),
+      ...(values['endpoints-key'] !== undefined ? { endpointsKey: values['endpoints-key'] } : {}),
+      ...(values.sector !== undefined ? { sector: values.sector } : {}),
+    });
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    io.stderr(`payhook serve: ${error.message}`);
+    io.stderr(USAGE);
+    return 2;
+  }
+  const { project } = server.fake;
+  io.stdout(`pos_id: ${project.posId}`);
+  io.stdout(`api_key: ${project.apiKey}`);
+  io.stdout(`endpoints_key: ${project.endpointsKey}`);
+  io.stdout(`X-API-AUTH: SVC-HMAC-SHA256 ${project.apiKey}:<SIGNATURE>`);
+  io.stdout(`X-API-KEY: ${project.endpointsKey}`);
+  io.stdout(`listening on ${server.url}`);
+  if (!signal.aborted)
+    await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+  await server.close();
+  return 0;
+}
+
+/**
+ * `payhook serve`: runs the fake payment service until SIGINT or SIGTERM.
+ *
+ * @example
+ * process.exitCode = await serveCommand(['--port', '8910', '--secret', 's3cret'], processIO());
+ */
+export async function serveCommand(argv: string[], io: CliIO): Promise<number> {
+  const stop = new AbortController();
+  const onSignal = () => stop.abort();
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  try {
+    return await runServe(argv, io, stop.signal);
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+}

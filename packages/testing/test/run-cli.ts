@@ -1,0 +1,49 @@
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+export const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
+
+/** Fails with the fix when the CLI was not built (child-process tests run the built dist). */
+export function assertBuilt(): void {
+  if (!existsSync(CLI)) {
+    throw new Error(`${CLI} is missing: run 'npx -y pnpm@10 --filter @payhook/testing run build' first.`);
+  }
+}
+
+export interface CliRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the built CLI as a child process, with `input` on stdin; killed after 20 s so a hang fails the test. */
+export function runCli(
+  args: string[],
+  options: { input?: string; env?: Record<string, string> } = {},
+): Promise<CliRun> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI, ...args], {
+      env: { PATH: process.env.PATH ?? '', ...options.env },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      stdout += chunk;
+    });
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+      stderr += chunk;
+    });
+    const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+    child.on('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+    child.stdin.end(options.input ?? '');
+  });
+}
