@@ -17,9 +17,9 @@ import {
 } from './fake/records.js';
 import {
   type FakeSubscription,
-  firstChargeAt,
   nextEvent,
   type SubscriptionStatus,
+  scheduleAnchor,
 } from './fake/subscriptions.js';
 import { assertValidRequest, planFor } from './fake/validation.js';
 
@@ -266,7 +266,7 @@ export class FakeService {
         paymentId: record.payment_id as string,
         plan,
         status: 'init',
-        anchor: firstChargeAt(plan, now),
+        ...scheduleAnchor(plan, now),
         nextIndex: 0,
         retry: undefined,
         outcomes: [],
@@ -307,7 +307,10 @@ export class FakeService {
     } else {
       this.#settle(state, state.outcome === 'decline' ? 'decline' : 'pay', false);
     }
-    return { mode: 'direct', record: this.#view(state, record) };
+    const view = this.#view(state, record);
+    // The creating response shows the subscription as created (`init`, spec 4.5), whatever its webhook says.
+    if (subscriptionId !== undefined) view.recurring = { id: subscriptionId, status: 'init' };
+    return { mode: 'direct', record: view };
   }
 
   /** The payment behind a checkout (hosted form or 3DS page), for the pages. */
@@ -549,9 +552,9 @@ export class FakeService {
     if (state.subscriptionId === undefined) return;
     const subscription = this.#subscription(state.subscriptionId);
     subscription.status = status;
-    if (status === 'active' && subscription.plan.start_date === undefined) {
+    if (status === 'active') {
       // Without start_date the schedule counts from the payment's success, not from its creation.
-      (subscription as { anchor: number }).anchor = firstChargeAt(subscription.plan, now);
+      Object.assign(subscription, scheduleAnchor(subscription.plan, now));
     }
   }
 

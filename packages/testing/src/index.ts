@@ -61,6 +61,8 @@ export type {
 export type { ApiCall, MockPaymentApiOptions, PaymentApiMock } from './nock.js';
 export { mockPaymentApi } from './nock.js';
 export { burst, outOfOrder, redeliver, redeliverWithNewField } from './scenarios.js';
+export type { FakeServer, FakeServerOptions } from './server.js';
+export { startFakeServer } from './server.js';
 export type { SignedWebhook, SignVariant, SignWebhookOptions } from './sign.js';
 export { EXTRA_FIELD, SIGN_VARIANTS, signWebhook } from './sign.js';
 export type { PostWebhookOptions, RequestListener, WebhookResponse, WebhookTarget } from './supertest.js';

@@ -26,8 +26,10 @@ export interface FakeSubscription {
   readonly paymentId: string;
   readonly plan: SubscriptionPlan;
   status: SubscriptionStatus;
-  /** Time (ms) of scheduled charge 0. */
-  readonly anchor: number;
+  /** Time (ms) the schedule counts from: `start_date`, or the initial payment's day, at `time`. */
+  anchor: number;
+  /** Intervals from the anchor to charge 0: 0 from `start_date`, 1 from the initial payment. */
+  offset: number;
   /** Index of the next scheduled charge. */
   nextIndex: number;
   /** A retry waiting after a failed charge. */
@@ -36,16 +38,24 @@ export interface FakeSubscription {
   readonly outcomes: PaymentOutcome[];
 }
 
-/** Time (ms) of scheduled charge 0: `start_date` at `time`, else one interval after `createdAt`, at `time`. */
-export function firstChargeAt(plan: SubscriptionPlan, createdAt: Date): number {
-  const date = plan.start_date ?? formatDate(addInterval(createdAt, plan.interval_unit, plan.interval_count));
-  return atTime(date, plan.time).getTime();
+/**
+ * Where the schedule counts from: `start_date` at `time` (charge 0 on that day), else the initial payment's day
+ * at `time` (charge 0 one interval later).
+ */
+export function scheduleAnchor(plan: SubscriptionPlan, paidAt: Date): { anchor: number; offset: number } {
+  if (plan.start_date !== undefined)
+    return { anchor: atTime(plan.start_date, plan.time).getTime(), offset: 0 };
+  return { anchor: atTime(formatDate(paidAt), plan.time).getTime(), offset: 1 };
 }
 
 /** Time (ms) of scheduled charge `index`, or `undefined` when it falls after `expiry_date`. */
 export function scheduledChargeAt(subscription: FakeSubscription, index: number): number | undefined {
   const { plan } = subscription;
-  const at = addInterval(new Date(subscription.anchor), plan.interval_unit, plan.interval_count * index);
+  const at = addInterval(
+    new Date(subscription.anchor),
+    plan.interval_unit,
+    plan.interval_count * (index + subscription.offset),
+  );
   if (plan.expiry_date !== undefined && formatDate(at) > plan.expiry_date) return undefined;
   return at.getTime();
 }

@@ -1,0 +1,107 @@
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { handleApiRequest } from './fake/api.js';
+import { FakeService, type FakeServiceOptions } from './fake-service.js';
+
+export interface FakeServerOptions extends Omit<FakeServiceOptions, 'baseUrl'> {
+  /** @default 0 (an ephemeral port) */
+  port?: number;
+  /**
+   * Move the fake clock with the wall clock (once a second), so subscriptions charge in real time. Off in tests,
+   * which move the clock themselves.
+   * @default false
+   */
+  realTime?: boolean;
+}
+
+/** A running fake payment service. */
+export interface FakeServer {
+  readonly fake: FakeService;
+  /** `http://127.0.0.1:<port>`: the service's `{base_url}`. */
+  readonly url: string;
+  readonly port: number;
+  /** Stops listening, drops open connections and the real-time ticker. */
+  close(): Promise<void>;
+}
+
+const MAX_BODY_BYTES = 1024 * 1024;
+
+function readBody(request: IncomingMessage): Promise<string | undefined> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    request.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= MAX_BODY_BYTES) chunks.push(chunk);
+    });
+    request.on('end', () =>
+      resolve(size > MAX_BODY_BYTES ? undefined : Buffer.concat(chunks).toString('utf8')),
+    );
+    request.on('error', reject);
+  });
+}
+
+/**
+ * Runs the fake payment service as a real HTTP server on 127.0.0.1, over the same engine as `mockPaymentApi`:
+ * the API of spec part 4 and the hosted checkout and 3DS pages, with `{base_url}` = `http://127.0.0.1:<port>`.
+ * For end-to-end tests, browsers, and clients in any language.
+ *
+ * @example
+ * const server = await startFakeServer({ secret: 'whsec', seed: 1 });
+ * console.log(server.url, server.fake.project.apiKey);
+ * await server.close();
+ */
+export async function startFakeServer(options: FakeServerOptions = {}): Promise<FakeServer> {
+  let fake: FakeService | undefined;
+  const server: Server = createServer(async (request, response) => {
+    try {
+      const body = await readBody(request);
+      if (body === undefined) {
+        response.writeHead(413, { 'content-type': 'application/json; charset=utf-8', connection: 'close' });
+        response.end(JSON.stringify({ message: 'The body is too large.', args: { code: 'R-413' } }));
+        return;
+      }
+      const answer = handleApiRequest(fake!, {
+        method: request.method ?? 'GET',
+        url: request.url ?? '/',
+        headers: request.headers,
+        body,
+      });
+      response.writeHead(answer.status, answer.headers);
+      response.end(answer.body);
+    } catch {
+      response.writeHead(500, { 'content-type': 'application/json; charset=utf-8' });
+      response.end(JSON.stringify({ message: 'The fake service failed.', args: { code: 'S-500' } }));
+    }
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+  const url = `http://127.0.0.1:${port}`;
+  fake = new FakeService({ ...options, baseUrl: url });
+  const engine = fake;
+  const ticker = options.realTime
+    ? setInterval(() => {
+        void engine.clock
+          .advanceTo(Math.max(Date.now(), engine.clock.now().getTime()))
+          .catch(() => undefined);
+      }, 1000)
+    : undefined;
+  ticker?.unref();
+  return {
+    fake: engine,
+    url,
+    port,
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        if (ticker) clearInterval(ticker);
+        server.close((error) => (error ? reject(error) : resolve()));
+        server.closeAllConnections();
+      }),
+  };
+}
