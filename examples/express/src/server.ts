@@ -1,0 +1,16 @@
+import { webhookMiddleware } from '@payhook/express';
+import express from 'express';
+import { printNotification } from '../../shared/src/output.ts';
+import { serveExample } from '../../shared/src/serve.ts';
+
+await serveExample(({ secret, store }) => {
+  const app = express();
+  app.post(
+    '/webhooks',
+    webhookMiddleware({ secret, store }).onAny((notification, _req, delivery) => {
+      // Your code: fulfil the order, record the refund... It runs once per notification; throw to get it redelivered.
+      printNotification(notification, delivery);
+    }),
+  );
+  return app;
+});

@@ -1,0 +1,92 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import type { NotificationLine } from './output.ts';
+
+/** A running example: its address, the notification lines it printed so far, and how to stop it. */
+export interface RunningExample {
+  readonly url: string;
+  readonly lines: NotificationLine[];
+  /** Everything it wrote to stderr, for a failure message. */
+  readonly stderr: string[];
+  /** Resolves once `count` notification lines were printed in all (stdout may trail the HTTP answer). */
+  waitForLines(count: number): Promise<NotificationLine[]>;
+  /** Sends SIGTERM and resolves with how the process ended. */
+  stop(): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+const LISTENING = /^listening on (http:\/\/\S+)$/;
+
+/**
+ * Starts `examples/<name>` as its `npm start` does (tsx over the built packages), on a free port, and resolves
+ * once it printed `listening on …`; rejects if it exits first or is not listening within `timeoutMs`.
+ *
+ * @example
+ * const example = await startExample('express', 'secret');
+ * await fetch(`${example.url}/webhooks`, { method: 'POST', … });
+ * await example.stop();
+ */
+export async function startExample(
+  name: 'express' | 'koa',
+  secret: string,
+  timeoutMs = 30_000,
+): Promise<RunningExample> {
+  const cwd = fileURLToPath(new URL(`../../${name}/`, import.meta.url));
+  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+    cwd,
+    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', WEBHOOK_SECRET: secret },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const lines: NotificationLine[] = [];
+  const stderr: string[] = [];
+  const waiting: { count: number; resolve: (lines: NotificationLine[]) => void }[] = [];
+  const settle = () => {
+    for (const waiter of waiting.filter((w) => lines.length >= w.count)) {
+      waiting.splice(waiting.indexOf(waiter), 1);
+      waiter.resolve(lines);
+    }
+  };
+  const exited = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
+  createInterface({ input: child.stderr! }).on('line', (line) => stderr.push(line));
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(
+        new Error(
+          `the ${name} example did not print "listening on" within ${timeoutMs} ms: ${stderr.join('\n')}`,
+        ),
+      );
+    }, timeoutMs);
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      const listening = LISTENING.exec(line);
+      if (listening) {
+        clearTimeout(timer);
+        resolve(listening[1]!);
+      } else if (line.startsWith('{')) {
+        lines.push(JSON.parse(line) as NotificationLine);
+        settle();
+      }
+    });
+    exited.then(([code]) => {
+      clearTimeout(timer);
+      reject(new Error(`the ${name} example exited with ${code} before listening: ${stderr.join('\n')}`));
+    });
+  });
+  return {
+    url,
+    lines,
+    stderr,
+    waitForLines(count) {
+      return new Promise((resolve) => {
+        waiting.push({ count, resolve });
+        settle();
+      });
+    },
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      const [code, signal] = await exited;
+      return { code, signal };
+    },
+  };
+}
