@@ -1,12 +1,11 @@
 /**
- * What a `payhook` command reads from and writes to. The real CLI passes the process streams; tests pass
- * in-memory ones, so every command runs in-process or as a child process alike.
+ * What a `payhook` command reads from and writes to. The real CLI passes the process streams; a test may pass
+ * in-memory ones and run a command in-process.
  *
  * @example
- * ```ts
- * import { processIO } from '@payhook/testing/cli-io';
- * const code = await signCommand(['--secret', 's3cret', '--file', 'n.json'], processIO());
- * ```
+ * const lines: string[] = [];
+ * const io: CliIO = { stdout: (l) => lines.push(l), stderr: (l) => lines.push(l), stdin: process.stdin, env: {} };
+ * const code = await serveCommand(['--port', '0'], io);
  */
 export interface CliIO {
   /** Writes one line (a newline is appended) to standard output. */
@@ -26,9 +25,7 @@ export type ExitCode = 0 | 1 | 2 | (number & {});
  * The signature every `payhook` subcommand shares.
  *
  * @example
- * ```ts
- * const serve: CliCommand = async (argv, io) => { io.stdout('listening'); return 0; };
- * ```
+ * const hello: CliCommand = async (argv, io) => { io.stdout(`hello ${argv[0]}`); return 0; };
  */
 export type CliCommand = (argv: string[], io: CliIO) => Promise<number>;
 
@@ -36,9 +33,7 @@ export type CliCommand = (argv: string[], io: CliIO) => Promise<number>;
  * A {@link CliIO} bound to the current process.
  *
  * @example
- * ```ts
- * process.exitCode = await verifyCommand(process.argv.slice(3), processIO());
- * ```
+ * process.exitCode = await runCli(process.argv.slice(2), processIO());
  */
 export function processIO(): CliIO {
   return {
