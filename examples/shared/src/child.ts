@@ -12,7 +12,7 @@ export interface RunningExample {
   readonly stderr: string[];
   /** Resolves once `count` notification lines were printed in all (stdout may trail the HTTP answer). */
   waitForLines(count: number): Promise<NotificationLine[]>;
-  /** Sends SIGTERM and resolves with how the process ended. */
+  /** Sends SIGTERM and resolves with how the process ended, once all it printed was read. */
   stop(): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
@@ -47,7 +47,8 @@ export async function startExample(
       waiter.resolve(lines);
     }
   };
-  const exited = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
+  // 'close' comes after the process exited and its stdout and stderr ended, so every line was read by then.
+  const exited = once(child, 'close') as Promise<[number | null, NodeJS.Signals | null]>;
   createInterface({ input: child.stderr! }).on('line', (line) => stderr.push(line));
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => {
