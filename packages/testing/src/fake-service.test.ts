@@ -90,7 +90,7 @@ describe('FakeService payments and secondary operations', () => {
     const declined = pay(fake, { cc_number: TEST_CARDS.decline });
     expect(declined).toMatchObject({
       status: 'failure',
-      status_code: '2005',
+      status_code: '2000',
       limit_info: { retry_after: '2026-04-02T08:00:00', description: 'Daily card limit exceeded' },
     });
     const first = pay(fake);

@@ -140,7 +140,7 @@ describe('the fake service over HTTP', () => {
     expect(declined.headers.get('location')).toBe(`${merchant.url}/thanks`);
     expect(server.fake.paymentByOrder('http-2')!.record).toMatchObject({
       status: 'failure',
-      status_code: '2005',
+      status_code: '2000',
       limit_info: { retry_after: '2026-05-06T12:00:00', description: 'Daily card limit exceeded' },
     });
     const again = await fetch(location, {

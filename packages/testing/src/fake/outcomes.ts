@@ -11,14 +11,14 @@ export const TEST_CARDS = {
   decline: '4000000000000002',
 } as const;
 
-/** Status texts of the fake (codes 1000, 1002, 1004, 2122 are the spec's; the failure codes are the toolkit's). */
+/** Status texts of the fake: 1000, 1002, 1004, 2122 from the spec and public facts; the failure codes (2000, as the fixtures, and 2123) are the toolkit's. */
 export const STATUS = {
   purchaseSuccess: {
     status: 'success',
     status_code: '1000',
     status_description: 'Transaction is successful',
   },
-  authSuccess: { status: 'success', status_code: '1002', status_description: 'Authorization is successful' },
+  authSuccess: { status: 'success', status_code: '1002', status_description: 'Transaction is successful' },
   refundSuccess: { status: 'success', status_code: '1004', status_description: 'Refund successful' },
   pending3ds: {
     status: 'pending',
@@ -27,7 +27,7 @@ export const STATUS = {
   },
   declined: {
     status: 'failure',
-    status_code: '2005',
+    status_code: '2000',
     status_description: 'Transaction declined: limit exceeded',
   },
   failed3ds: { status: 'failure', status_code: '2123', status_description: '3DS verification failed' },

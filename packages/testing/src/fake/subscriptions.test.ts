@@ -102,7 +102,7 @@ describe('subscriptions on the test clock', () => {
       });
     }
     expect(charges[2]!.record).toMatchObject({
-      status_code: '2005',
+      status_code: '2000',
       limit_info: { retry_after: '2026-05-01T09:00:00', description: 'Daily card limit exceeded' },
     });
     // One webhook per transaction, in time order, each with its own transaction_id.
