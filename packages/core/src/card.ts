@@ -100,7 +100,7 @@ function readYear(card: CardFields, v: Violations): number | undefined {
 }
 
 function checkCvv(card: CardFields, v: Violations): void {
-  const present = (['card_cvv', 'cc_cvv'] as const).filter((key) => !isAbsent(card[key]));
+  const present = (['card_cvv', 'cc_cvv'] as const).filter((key) => !isAbsent(card[key]) && card[key] !== '');
   if (present.length === 0) {
     v.add('card_cvv', 'required', 'card_cvv (or cc_cvv) is required.');
     return;

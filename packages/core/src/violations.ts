@@ -3,6 +3,11 @@
  * `init_recurring.interval_count`, `card_cvv`; `''` for the request itself); `code` is stable, match on it;
  * `message` is for people and never repeats the value (it may be a card number).
  *
+ * Codes: `required`, `required_one_of`, `type`, `enum`, `max_length`, `integer`, `min`, `max`,
+ * `amount.invalid`, `format.uuid|currency|country|date|time|url|email|ip|mcc|token`, `date.order`,
+ * `card.format|length|luhn|expiry_month|expiry_year|expired|conflict`, `cvv.format|conflict`, `not_allowed`,
+ * `split.empty`, `split.sum_mismatch`, `recurring.method`.
+ *
  * @example
  * const byField = Object.fromEntries(result.violations.map((v: Violation) => [v.field, v.message]));
  */
