@@ -9,28 +9,9 @@ import {
 } from '@payhook/core';
 import type { ErrorRequestHandler, Request, RequestHandler } from 'express';
 
-export type {
-  Delivery,
-  Notification,
-  NotificationEvent,
-  NotificationFor,
-  NotificationHandler,
-  PurchaseNotification,
-  RecurringNotification,
-  RefundNotification,
-  WebhookErrorCode,
-  WebhookHandler,
-  WebhookResult,
-} from '@payhook/core';
-export {
-  HandlerError,
-  MemoryStore,
-  PayloadError,
-  RequestError,
-  SignatureError,
-  StoreError,
-  WebhookError,
-} from '@payhook/core';
+// Everything core exports (error classes, types, MemoryStore, sign), so a user imports from one place, as the
+// TanStack adapters re-export their core.
+export * from '@payhook/core';
 
 /** Core's handler options (see @payhook/core), plus `forwardErrors`. Handlers receive Express's `req`. */
 export type ExpressWebhookOptions = MiddlewareOptions<Request>;

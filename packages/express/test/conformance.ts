@@ -1,6 +1,6 @@
 import type { RequestListener } from 'node:http';
 import type { DedupeStore, MiddlewareOptions, Notification } from '@payhook/core';
-import { encodeBase64Url, sign } from '@payhook/core';
+import { encodeBase64Url, SignatureError, sign, WebhookError } from '@payhook/core';
 import request from 'supertest';
 import { expect, it } from 'vitest';
 import { envelope, FORM, purchase, signedForm } from '../../../examples/shared/src/deliveries.ts';
@@ -219,4 +219,27 @@ export function testOptions<C>(
   handle: (notification: Notification, context: C) => void,
 ): MiddlewareOptions<C> {
   return { secret: SECRET, maxBodyBytes: MAX_BODY_BYTES, logger: false, handle };
+}
+
+/** What core answers to `probesAround(limit)` with no body parser in front. */
+export const ANSWERS_WITHOUT_PARSER: Record<string, Answer> = {
+  small: [200, 'handled'],
+  medium: [200, 'handled'],
+  large: [413, 'payload.too_large'],
+  'malformed JSON': [400, 'payload.malformed'],
+  text: [415, 'media_type.unsupported'],
+};
+
+/** A delivery whose data was changed after signing: a 401 `signature.invalid`. */
+export function tamperedForm(): string {
+  const { signature } = envelope(purchase(), SECRET);
+  return new URLSearchParams({ data: envelope(purchase({ amount: 1 }), SECRET).data, signature }).toString();
+}
+
+/** Asserts that the framework's error flow got exactly one error: core's `signature.invalid`, as it is. */
+export function expectForwardedSignatureError(seen: unknown[]): void {
+  expect(seen).toHaveLength(1);
+  expect(seen[0]).toBeInstanceOf(SignatureError);
+  expect(seen[0]).toBeInstanceOf(WebhookError);
+  expect(seen[0]).toMatchObject({ status: 401, expose: true, code: 'signature.invalid' });
 }
