@@ -10,6 +10,10 @@ import { encodeBase64Url, type SignatureAlgorithm, sign } from '@payhook/core';
  * - `sha1`: signed with SHA-1 (28 characters); valid only for a receiver configured with `algorithm: 'sha1'`.
  * - `tampered`: the amount was changed after signing (must be refused: `signature.invalid`).
  * - `wrongSecret`: signed with another secret (must be refused: `signature.invalid`).
+
+ *
+ * @example
+ * const variant: SignVariant = 'standardBase64';
  */
 export type SignVariant =
   | 'exact'
@@ -21,7 +25,12 @@ export type SignVariant =
   | 'tampered'
   | 'wrongSecret';
 
-/** Every variant, for `describe.each` and the CLI's `--variant`. */
+/**
+ * Every variant, for `describe.each` and the CLI's `--variant`.
+ *
+ * @example
+ * describe.each(SIGN_VARIANTS)('%s', (variant) => { … });
+ */
 export const SIGN_VARIANTS: readonly SignVariant[] = [
   'exact',
   'unpadded',
@@ -33,6 +42,12 @@ export const SIGN_VARIANTS: readonly SignVariant[] = [
   'wrongSecret',
 ];
 
+/**
+ * How `signWebhook` signs and shapes the delivery.
+ *
+ * @example
+ * signWebhook(fakePurchase(), secret, { variant: 'unpadded', algorithm: 'sha256' });
+ */
 export interface SignWebhookOptions {
   /** @default 'exact' */
   variant?: SignVariant;
@@ -43,7 +58,13 @@ export interface SignWebhookOptions {
   algorithm?: SignatureAlgorithm;
 }
 
-/** A delivery ready to POST: the two envelope fields, the body, and the headers to send it with. */
+/**
+ * A delivery ready to POST: the two envelope fields, the body, and the headers to send it with.
+ *
+ * @example
+ * const { body, headers } = signWebhook(fakeRefund(), secret);
+ * await fetch(url, { method: 'POST', headers, body });
+ */
 export interface SignedWebhook {
   /** The `data` field exactly as sent. */
   readonly data: string;
@@ -57,7 +78,12 @@ export interface SignedWebhook {
 }
 
 const FORM = 'application/x-www-form-urlencoded';
-/** The unknown field `extraFields` adds; a receiver must ignore it. */
+/**
+ * The unknown field the `extraFields` variant adds to the notification and to the form.
+ *
+ * @example
+ * expect(delivery.raw).toHaveProperty(EXTRA_FIELD);
+ */
 export const EXTRA_FIELD = 'payhook_extra_field';
 
 /** The wire object behind a notification: a parsed one's `raw`, or the plain object a builder made. */

@@ -124,6 +124,17 @@ describe('postWebhook assertions', () => {
     expect(res.signed).toBe(signed);
   });
 
+  it('posts to the URL of a live server', async () => {
+    const app = createTestHandler();
+    const server = createServer(listener(app));
+    servers.push(server);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as { port: number };
+    const purchase = fakePurchase();
+    (await postWebhook(`http://127.0.0.1:${port}`, purchase, { secret, path: '/hooks' })).expectHandled();
+    app.expectHandledOnce(purchase);
+  });
+
   it('refuses a wrong media type with 415', async () => {
     const app = createTestHandler();
     const signed = { ...signWebhook(fakePurchase(), secret), headers: { 'content-type': 'text/plain' } };

@@ -3,15 +3,29 @@ import { ERROR_STATUS, type WebhookErrorCode, type WebhookOutcome } from '@payho
 import request from 'supertest';
 import { type SignedWebhook, type SignWebhookOptions, signWebhook } from './sign.js';
 
-/** A `node:http` request listener; an Express app is one. */
+/**
+ * A `node:http` request listener; an Express app is one.
+ *
+ * @example
+ * const listener: RequestListener = createNodeListener(webhook);
+ */
 export type RequestListener = (request: IncomingMessage, response: ServerResponse) => unknown;
 
 /**
  * What `postWebhook` can post to: an Express app or any request listener, a Koa app (its `callback()` is used),
  * a `node:http` server (started on an ephemeral port if it is not listening), or the base URL of a live server.
+ *
+ * @example
+ * const targets: WebhookTarget[] = [expressApp, koaApp, http.createServer(listener), 'http://127.0.0.1:3000'];
  */
 export type WebhookTarget = RequestListener | { callback(): RequestListener } | Server | string;
 
+/**
+ * Where and how `postWebhook` delivers.
+ *
+ * @example
+ * await postWebhook(app, fakePurchase(), { secret, path: '/webhooks', variant: 'json' });
+ */
 export interface PostWebhookOptions extends SignWebhookOptions {
   /** The project secret the receiver is configured with. */
   secret: string;
@@ -24,7 +38,14 @@ export interface PostWebhookOptions extends SignWebhookOptions {
   headers?: Readonly<Record<string, string>>;
 }
 
-/** The receiver's answer, with assertions that throw a plain `Error` describing what came back. */
+/**
+ * The receiver's answer, with assertions that throw a plain `Error` describing what came back.
+ *
+ * @example
+ * const res = await postWebhook(app, fakePurchase(), { secret });
+ * res.expectHandled();
+ * res.outcome; // 'handled'
+ */
 export interface WebhookResponse {
   readonly status: number;
   readonly headers: Readonly<Record<string, string | string[] | undefined>>;

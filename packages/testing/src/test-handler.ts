@@ -1,6 +1,12 @@
 import { type Delivery, type Notification, notificationKey, parseNotification } from '@payhook/core';
 
-/** One call that reached the application handler. */
+/**
+ * One call that reached the application handler.
+ *
+ * @example
+ * const [call] = recorder.calls;
+ * call?.delivery.secretIndex; // 0
+ */
 export interface RecordedCall {
   readonly notification: Notification;
   readonly delivery: Delivery;
@@ -9,10 +15,22 @@ export interface RecordedCall {
   readonly failed: boolean;
 }
 
-/** What `expectHandledOnce` and `countHandled` match: an operation id, or a notification (same key). */
+/**
+ * What `expectHandledOnce` and `countHandled` match: an operation id, or a notification (same key).
+ *
+ * @example
+ * recorder.countHandled(refund.operation_id); // by id
+ * recorder.countHandled(refund); // by id, method, status and code
+ */
 export type CallMatcher = string | object;
 
-/** An application handler that records its calls and checks them. */
+/**
+ * An application handler that records its calls and checks them.
+ *
+ * @example
+ * const recorder: TestHandler = createTestHandler();
+ * app.use('/webhook', webhookMiddleware({ secret }).onAny(recorder.handle));
+ */
 export interface TestHandler {
   /** Pass as `handle`, or to `onAny` / `on(event, …)`. */
   readonly handle: (notification: Notification, context: unknown, delivery: Delivery) => Promise<void>;

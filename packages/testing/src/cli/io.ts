@@ -18,7 +18,12 @@ export interface CliIO {
   env: Readonly<Record<string, string | undefined>>;
 }
 
-/** A command's exit code: 0 success, 1 a failed check or request, 2 a usage error. */
+/**
+ * A command's exit code: 0 success, 1 a failed check or request, 2 a usage error.
+ *
+ * @example
+ * const code: ExitCode = await runCli(['verify'], processIO());
+ */
 export type ExitCode = 0 | 1 | 2 | (number & {});
 
 /**
