@@ -1,4 +1,4 @@
-import type { InitRecurring, SignatureAlgorithm } from '@payhook/core';
+import type { InitRecurring, OperationRecord, PaymentRecord, SignatureAlgorithm } from '@payhook/core';
 import { addDuration, formatTimestamp } from './fake/calendar.js';
 import { FakeClock } from './fake/clock.js';
 import { credentialsError, FakeServiceError } from './fake/errors.js';
@@ -62,7 +62,7 @@ export interface FakeServiceOptions extends Partial<FakeProjectOptions> {
 
 /** What creating a payment gives: the record (direct) or where to send the customer (hosted). */
 export type CreatedPayment =
-  | { readonly mode: 'direct'; readonly record: FakeRecord }
+  | { readonly mode: 'direct'; readonly record: PaymentRecord }
   | { readonly mode: 'hosted'; readonly location: string; readonly paymentId: string };
 
 /** A customer's choice on the checkout or 3DS page. */
@@ -75,7 +75,7 @@ export interface FakeCharge {
   /** 0 for the scheduled attempt, then 1, 2… for retries. */
   readonly attempt: number;
   readonly at: Date;
-  readonly record: FakeRecord;
+  readonly record: PaymentRecord;
 }
 
 /** A subscription as a test sees it. */
@@ -89,9 +89,9 @@ export interface FakeSubscriptionView {
 
 /** A payment as a test sees it: its current record, operations and charges. */
 export interface FakePaymentView {
-  readonly record: FakeRecord;
+  readonly record: PaymentRecord;
   readonly checkoutId: string;
-  readonly operations: readonly FakeRecord[];
+  readonly operations: readonly OperationRecord[];
   readonly charges: readonly FakeCharge[];
 }
 
@@ -103,7 +103,7 @@ interface PaymentState {
   readonly subscriptionId: string | undefined;
   readonly serverUrl: string | undefined;
   readonly charges: FakeCharge[];
-  readonly operations: FakeRecord[];
+  readonly operations: OperationRecord[];
   capturedMinor: number;
   refundedMinor: number;
   voided: boolean;
@@ -314,7 +314,7 @@ export class FakeService {
   }
 
   /** The payment behind a checkout (hosted form or 3DS page), for the pages. */
-  checkout(checkoutId: string): { record: FakeRecord; open: boolean; threeDs: boolean } {
+  checkout(checkoutId: string): { record: PaymentRecord; open: boolean; threeDs: boolean } {
     const state = this.#state(this.#byCheckout.get(checkoutId));
     const status = state.record.status;
     return {
@@ -329,7 +329,10 @@ export class FakeService {
    * answers where to send the customer (`result_url`, when the request had one).
    * @throws {FakeServiceError} `N-404` (404) unknown checkout, `C-409` (409) a checkout already completed.
    */
-  completeCheckout(checkoutId: string, action: CheckoutAction): { record: FakeRecord; redirectTo?: string } {
+  completeCheckout(
+    checkoutId: string,
+    action: CheckoutAction,
+  ): { record: PaymentRecord; redirectTo?: string } {
     const state = this.#state(this.#byCheckout.get(checkoutId));
     const status = state.record.status;
     if (status !== 'init' && status !== 'pending') {
@@ -347,7 +350,7 @@ export class FakeService {
    * Captures an authorization (`method: auth`), all of it or `amount`; sends the capture webhook (6.2).
    * @throws {FakeServiceError} `N-404` unknown payment, `O-409` not capturable, `O-422` amount out of range.
    */
-  capture(paymentId: string, amount?: number): FakeRecord {
+  capture(paymentId: string, amount?: number): OperationRecord {
     const state = this.#state(paymentId);
     const { record } = state;
     if (record.method !== 'auth' || record.status !== 'success' || state.voided || state.capturedMinor > 0) {
@@ -370,7 +373,7 @@ export class FakeService {
    * Voids an uncaptured authorization or an unrefunded purchase, for its whole amount.
    * @throws {FakeServiceError} `N-404` unknown payment, `O-409` nothing to void.
    */
-  void(paymentId: string): FakeRecord {
+  void(paymentId: string): OperationRecord {
     const state = this.#state(paymentId);
     const { record } = state;
     if (record.status !== 'success' || state.voided || state.capturedMinor > 0 || state.refundedMinor > 0) {
@@ -393,7 +396,7 @@ export class FakeService {
    * Refunds a purchase (or a captured auth), all that is left or `amount`; sends the refund webhook.
    * @throws {FakeServiceError} `N-404` unknown payment, `O-409` not refundable, `O-422` amount out of range.
    */
-  refund(paymentId: string, amount?: number): FakeRecord {
+  refund(paymentId: string, amount?: number): OperationRecord {
     const state = this.#state(paymentId);
     const { record } = state;
     const paid =
@@ -422,7 +425,12 @@ export class FakeService {
    * that operation again and answers its record (the latest charge of a subscription without `transactionId`).
    * @throws {FakeServiceError} `N-404` (404) when there is no such order, operation or transaction.
    */
-  resend(posId: string, orderId: string, operation: string, transactionId?: string): FakeRecord {
+  resend(
+    posId: string,
+    orderId: string,
+    operation: string,
+    transactionId?: string,
+  ): PaymentRecord | OperationRecord {
     const state = this.#state(this.#byOrder.get(ownerKey(posId, orderId)));
     if (operation === 'capture' || operation === 'void' || operation === 'refund') {
       const matching = state.operations.filter(
@@ -496,8 +504,8 @@ export class FakeService {
   }
 
   /** A copy of a record with the subscription's current status. */
-  #view(state: PaymentState, record: FakeRecord): FakeRecord {
-    const view = copy(record);
+  #view(state: PaymentState, record: FakeRecord | PaymentRecord): PaymentRecord {
+    const view = copy(record) as PaymentRecord;
     if (state.subscriptionId !== undefined) {
       view.recurring = { id: state.subscriptionId, status: this.#subscription(state.subscriptionId).status };
     }
@@ -588,17 +596,17 @@ export class FakeService {
     method: 'capture' | 'void' | 'refund',
     minor: number,
     status: (typeof STATUS)[keyof typeof STATUS],
-  ): FakeRecord {
+  ): OperationRecord {
     const { record } = state;
     const currency = record.currency as string;
     const amount = fromMinor(minor, currency);
     const now = formatTimestamp(this.clock.now());
-    const operation: FakeRecord = {
+    const operation: OperationRecord = {
       operation_id: this.#ids.uuid(),
-      payment_id: record.payment_id,
-      order_id: record.order_id,
+      payment_id: record.payment_id as string,
+      order_id: record.order_id as string,
       transaction_id: this.#ids.uuid(),
-      pos_id: record.pos_id,
+      pos_id: record.pos_id as string,
       mode: 'direct',
       method,
       amount,
@@ -618,11 +626,17 @@ export class FakeService {
     this.#send(state, this.#view(state, record), false);
   }
 
-  #send(state: PaymentState, notification: FakeRecord, charge: boolean): void {
+  #send(
+    state: PaymentState,
+    notification: FakeRecord | PaymentRecord | OperationRecord,
+    charge: boolean,
+  ): void {
     const plan =
       state.subscriptionId === undefined ? undefined : this.#subscription(state.subscriptionId).plan;
     const url = (charge ? plan?.notification_url : undefined) ?? state.serverUrl;
-    if (typeof url === 'string') this.outbox.enqueue(url, notification, state.project.secret);
+    if (typeof url === 'string') {
+      this.outbox.enqueue(url, notification as Readonly<Record<string, unknown>>, state.project.secret);
+    }
   }
 
   #nextCharge(): number | undefined {
@@ -691,7 +705,7 @@ export class FakeService {
         };
       }
     }
-    state.charges.push({ index, attempt, at: date, record });
+    state.charges.push({ index, attempt, at: date, record: record as unknown as PaymentRecord });
     this.#send(state, copy(record), true);
   }
 }

@@ -74,6 +74,7 @@ export const DEFAULT_RETRY_SCHEDULE: readonly number[] = [60_000, 300_000, 1_800
 
 /**
  * The default transport: `fetch` POST as `application/x-www-form-urlencoded`, as the service sends (spec part 6).
+ * A receiver that has not answered within 10 s counts as a failed attempt, so a hung server cannot stall the outbox.
  *
  * @example
  * const fake = new FakeService({ secret, transport: fetchTransport });
@@ -84,6 +85,7 @@ export const fetchTransport: WebhookTransport = async (message) => {
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
     body: new URLSearchParams({ data: message.data, signature: message.signature }).toString(),
     redirect: 'manual',
+    signal: AbortSignal.timeout(10_000),
   });
   return { status: response.status, body: await response.text() };
 };

@@ -1,4 +1,4 @@
-import { currencyExponent, toMinorUnits } from '@payhook/core';
+import { type Commission, currencyExponent, toMinorUnits } from '@payhook/core';
 import { formatTimestamp } from './calendar.js';
 import type { IdSource } from './ids.js';
 
@@ -50,7 +50,7 @@ export function fromMinor(minor: number, currency: string): number {
 export function commission(
   amount: number,
   currency: string,
-): Pick<FakeRecord, 'fee' | 'fixed_fee' | 'percent_fee'> {
+): { fee: Commission; fixed_fee: Commission; percent_fee: Commission } {
   const fee = fromMinor(Math.round((toMinor(amount, currency) * 15) / 1000), currency);
   return {
     fee: { amount: fee, currency },
