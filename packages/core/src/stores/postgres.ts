@@ -85,7 +85,7 @@ function tableOf(table = 'payhook_inbox'): Table {
 
 /**
  * The SQL that creates the inbox table and its expiry index; safe to run again. The package ships it for the
- * default table as `@payhook/core/migrations/payhook_inbox.sql`.
+ * default table as `node_modules/@payhook/core/migrations/payhook_inbox.sql` (for psql or a migration tool).
  *
  * @example
  * await pool.query(migrationSql('billing.payhook_inbox'));
