@@ -23,7 +23,12 @@ import {
 } from './fake/subscriptions.js';
 import { assertValidRequest, planFor } from './fake/validation.js';
 
-/** What a test may check of `X-API-AUTH` beyond its shape (how the service computes SIGNATURE is not shown). */
+/**
+ * What a test may check of `X-API-AUTH` beyond its shape (how the service computes SIGNATURE is not shown).
+ *
+ * @example
+ * new FakeService({ secret, verifyAuth: ({ signature, body }: AuthCheck) => signature === mySign(body) });
+ */
 export interface AuthCheck {
   project: FakeProject;
   apiKey: string;
@@ -35,6 +40,12 @@ export interface AuthCheck {
   body: string;
 }
 
+/**
+ * Options of a `FakeService`: the first project's credentials at the top level, more in `projects`.
+ *
+ * @example
+ * new FakeService({ secret: 'whsec', now: '2026-01-31T09:00:00Z', seed: 7, retrySchedule: [] });
+ */
 export interface FakeServiceOptions extends Partial<FakeProjectOptions> {
   /**
    * The service's `{base_url}`: used in `Location`, `user_action_url` and `receipt_url`.
@@ -60,15 +71,31 @@ export interface FakeServiceOptions extends Partial<FakeProjectOptions> {
   verifyAuth?: (check: AuthCheck) => boolean;
 }
 
-/** What creating a payment gives: the record (direct) or where to send the customer (hosted). */
+/**
+ * What creating a payment gives: the record (direct) or where to send the customer (hosted).
+ *
+ * @example
+ * const created = fake.createPayment(body);
+ * if (created.mode === 'hosted') redirect(created.location);
+ */
 export type CreatedPayment =
   | { readonly mode: 'direct'; readonly record: PaymentRecord }
   | { readonly mode: 'hosted'; readonly location: string; readonly paymentId: string };
 
-/** A customer's choice on the checkout or 3DS page. */
+/**
+ * A customer's choice on the checkout or 3DS page.
+ *
+ * @example
+ * fake.completeCheckout(checkoutId, 'fail_3ds');
+ */
 export type CheckoutAction = 'pay' | 'decline' | 'fail_3ds';
 
-/** One charge of a subscription, with its place in the schedule. */
+/**
+ * One charge of a subscription, with its place in the schedule.
+ *
+ * @example
+ * const dates = fake.subscription(id)!.charges.map((c: FakeCharge) => c.record.created_at);
+ */
 export interface FakeCharge {
   /** Index of the scheduled charge (0 = first after the initial payment). */
   readonly index: number;
@@ -78,7 +105,12 @@ export interface FakeCharge {
   readonly record: PaymentRecord;
 }
 
-/** A subscription as a test sees it. */
+/**
+ * A subscription as a test sees it.
+ *
+ * @example
+ * const view: FakeSubscriptionView | undefined = fake.subscription(id);
+ */
 export interface FakeSubscriptionView {
   readonly id: string;
   readonly paymentId: string;
@@ -87,7 +119,12 @@ export interface FakeSubscriptionView {
   readonly charges: readonly FakeCharge[];
 }
 
-/** A payment as a test sees it: its current record, operations and charges. */
+/**
+ * A payment as a test sees it: its current record, operations and charges.
+ *
+ * @example
+ * const { record, checkoutId } = fake.paymentByOrder('order-1')!;
+ */
 export interface FakePaymentView {
   readonly record: PaymentRecord;
   readonly checkoutId: string;

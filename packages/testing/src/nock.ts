@@ -4,7 +4,12 @@ import { handleApiRequest } from './fake/api.js';
 import type { FakeProject } from './fake/projects.js';
 import { FakeService, type FakeServiceOptions } from './fake-service.js';
 
-/** One request the interceptors answered. */
+/**
+ * One request the interceptors answered.
+ *
+ * @example
+ * expect(api.calls.map((c: ApiCall) => c.status)).toEqual([200, 303]);
+ */
 export interface ApiCall {
   readonly method: string;
   /** Path and query. */
@@ -12,6 +17,12 @@ export interface ApiCall {
   readonly status: number;
 }
 
+/**
+ * Options of `mockPaymentApi`: the engine's options plus the intercepted `baseUrl`.
+ *
+ * @example
+ * mockPaymentApi({ baseUrl: 'https://pay.test', secret: 'whsec', seed: 1, allowNetConnect: /^127\.0\.0\.1/ });
+ */
 export interface MockPaymentApiOptions extends FakeServiceOptions {
   /** The `{base_url}` to intercept, e.g. `https://api.payments.example`. */
   baseUrl: string;
@@ -24,7 +35,13 @@ export interface MockPaymentApiOptions extends FakeServiceOptions {
   allowNetConnect?: string | RegExp | ((host: string) => boolean);
 }
 
-/** The installed interceptors, the engine behind them, and nock-style assertions. */
+/**
+ * The installed interceptors, the engine behind them, and nock-style assertions.
+ *
+ * @example
+ * const api: PaymentApiMock = mockPaymentApi({ baseUrl, secret });
+ * afterEach(() => api.restore());
+ */
 export interface PaymentApiMock {
   readonly fake: FakeService;
   /** The first project: its `posId`, `apiKey`, `endpointsKey`, `secret`. */

@@ -3,6 +3,12 @@ import type { AddressInfo } from 'node:net';
 import { handleApiRequest } from './fake/api.js';
 import { FakeService, type FakeServiceOptions } from './fake-service.js';
 
+/**
+ * Options of `startFakeServer`: the engine's options (its `baseUrl` is the server's) plus the port.
+ *
+ * @example
+ * await startFakeServer({ port: 8910, secret: 'whsec', realTime: true });
+ */
 export interface FakeServerOptions extends Omit<FakeServiceOptions, 'baseUrl'> {
   /** @default 0 (an ephemeral port) */
   port?: number;
@@ -14,7 +20,13 @@ export interface FakeServerOptions extends Omit<FakeServiceOptions, 'baseUrl'> {
   realTime?: boolean;
 }
 
-/** A running fake payment service. */
+/**
+ * A running fake payment service.
+ *
+ * @example
+ * const server: FakeServer = await startFakeServer({ secret });
+ * await server.close();
+ */
 export interface FakeServer {
   readonly fake: FakeService;
   /** `http://127.0.0.1:<port>`: the service's `{base_url}`. */

@@ -3,7 +3,12 @@ import { renderCheckoutPage, renderMessagePage } from '../pages/checkout.js';
 import { credentialsError, FakeServiceError } from './errors.js';
 import type { FakeProject } from './projects.js';
 
-/** One HTTP request to the fake service, as either transport describes it. */
+/**
+ * One HTTP request to the fake service, as either transport describes it.
+ *
+ * @example
+ * handleApiRequest(fake, { method: 'GET', url: '/api/v1/checkout/abc/form', headers: {}, body: '' });
+ */
 export interface ApiRequest {
   method: string;
   /** Path and query, e.g. `/api/v1/pos/…/orders/o-1/purchase?callback=true`. */
@@ -13,7 +18,12 @@ export interface ApiRequest {
   body: string;
 }
 
-/** The fake service's answer. */
+/**
+ * The fake service's answer.
+ *
+ * @example
+ * const { status, headers, body } = handleApiRequest(fake, request);
+ */
 export interface ApiResponse {
   status: number;
   headers: Record<string, string>;

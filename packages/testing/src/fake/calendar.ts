@@ -1,4 +1,9 @@
-/** Subscription interval units (spec 4.5). */
+/**
+ * Subscription interval units (spec 4.5).
+ *
+ * @example
+ * const unit: IntervalUnit = fake.subscription(id)!.plan.interval_unit; // 'month'
+ */
 export type IntervalUnit = 'day' | 'week' | 'month' | 'quarter' | 'year';
 
 const DAY_MS = 86_400_000;
@@ -48,7 +53,13 @@ export function addInterval(anchor: Date, unit: IntervalUnit, count: number): Da
   }
 }
 
-/** A span of time for `advanceBy`: milliseconds, or calendar parts (months and years use `addMonths`). */
+/**
+ * A span of time for `advanceBy`: milliseconds, or calendar parts (months and years use `addMonths`).
+ *
+ * @example
+ * await fake.clock.advanceBy({ months: 1, hours: 2 });
+ * await fake.clock.advanceBy(60_000);
+ */
 export type Duration =
   | number
   | {

@@ -1,6 +1,11 @@
 import { addDuration, type Duration } from './calendar.js';
 
-/** Something that happens at a point of the fake clock's time: a subscription charge, a delayed webhook. */
+/**
+ * Something that happens at a point of the fake clock's time: a subscription charge, a delayed webhook.
+ *
+ * @example
+ * fake.clock.register({ next: () => undefined, run: async () => {} });
+ */
 export interface Timeline {
   /** The time (ms) of the earliest pending event, or `undefined` when none is pending. */
   next(): number | undefined;

@@ -1,4 +1,9 @@
-/** One violated rule of a request, as core's validators report it. */
+/**
+ * One violated rule of a request, as core's validators report it.
+ *
+ * @example
+ * const fields = (error as FakeServiceError).violations.map((v: FakeViolation) => v.field);
+ */
 export interface FakeViolation {
   field: string;
   code: string;

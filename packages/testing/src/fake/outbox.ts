@@ -1,23 +1,44 @@
 import { encodeBase64Url, type SignatureAlgorithm, sign } from '@payhook/core';
 import type { Timeline } from './clock.js';
 
-/** What a webhook transport is asked to deliver: a form POST of `data` and `signature` to `url`. */
+/**
+ * What a webhook transport is asked to deliver: a form POST of `data` and `signature` to `url`.
+ *
+ * @example
+ * const transport = async ({ url, data, signature }: WebhookMessage) => ({ status: 200, body: '' });
+ */
 export interface WebhookMessage {
   url: string;
   data: string;
   signature: string;
 }
 
-/** The receiver's answer, or the transport's failure. */
+/**
+ * The receiver's answer, or the transport's failure.
+ *
+ * @example
+ * const answer: TransportAnswer = { status: 204, body: '' };
+ */
 export interface TransportAnswer {
   status: number;
   body: string;
 }
 
-/** Delivers one webhook; rejects on a network failure. */
+/**
+ * Delivers one webhook; rejects on a network failure.
+ *
+ * @example
+ * const recorded: WebhookMessage[] = [];
+ * const transport: WebhookTransport = async (m) => (recorded.push(m), { status: 200, body: '' });
+ */
 export type WebhookTransport = (message: WebhookMessage) => Promise<TransportAnswer>;
 
-/** One delivery attempt, as `fake.deliveries` lists it. */
+/**
+ * One delivery attempt, as `fake.deliveries` lists it.
+ *
+ * @example
+ * expect(fake.deliveries.map((d: DeliveryAttempt) => [d.attempt, d.status])).toEqual([[1, 200]]);
+ */
 export interface DeliveryAttempt {
   /** The webhook's id: every attempt and copy of one webhook shares it. */
   readonly webhookId: number;
@@ -41,7 +62,12 @@ export interface DeliveryAttempt {
   readonly ok: boolean;
 }
 
-/** Delivery faults applied to every webhook enqueued while they are set. */
+/**
+ * Delivery faults applied to every webhook enqueued while they are set.
+ *
+ * @example
+ * fake.setDeliveryFaults({ duplicate: 1, delayMs: 5_000 });
+ */
 export interface DeliveryFaults {
   /**
    * Extra copies of each webhook, sent right after it.
@@ -69,6 +95,9 @@ interface Pending {
 /**
  * The default retry schedule after a non-2xx answer or a network failure, in fake-clock ms after the failed
  * attempt (the service's real schedule is not shown).
+ *
+ * @example
+ * new FakeService({ secret, retrySchedule: DEFAULT_RETRY_SCHEDULE.slice(0, 2) });
  */
 export const DEFAULT_RETRY_SCHEDULE: readonly number[] = [60_000, 300_000, 1_800_000, 7_200_000];
 

@@ -1,9 +1,17 @@
-/** How the fake settles a payment: paid, paused for 3-D Secure, or declined with `limit_info`. */
+/**
+ * How the fake settles a payment: paid, paused for 3-D Secure, or declined with `limit_info`.
+ *
+ * @example
+ * fake.setOutcome({ orderId: 'order-7' }, '3ds');
+ */
 export type PaymentOutcome = 'success' | '3ds' | 'decline';
 
 /**
  * Card numbers (all pass the Luhn check) whose outcome is fixed, so a test picks a scenario by card alone.
  * Any other valid card succeeds.
+ *
+ * @example
+ * const body = { ...payment, cc_number: TEST_CARDS.threeDs }; // answers pending 2122
  */
 export const TEST_CARDS = {
   success: '4242424242424242',

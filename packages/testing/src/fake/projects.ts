@@ -1,6 +1,11 @@
 import type { IdSource } from './ids.js';
 
-/** A POS project's credentials as the fake is configured with them; missing ones are generated. */
+/**
+ * A POS project's credentials as the fake is configured with them; missing ones are generated.
+ *
+ * @example
+ * new FakeService({ projects: [{ secret: 'a' }, { secret: 'b', sector: 'microfinance' }] });
+ */
 export interface FakeProjectOptions {
   /** The project's `pos_id` (a UUID). @default generated */
   posId?: string;
@@ -14,7 +19,12 @@ export interface FakeProjectOptions {
   sector?: string;
 }
 
-/** A project the fake knows, every credential set. */
+/**
+ * A project the fake knows, every credential set.
+ *
+ * @example
+ * const { posId, apiKey, endpointsKey } = fake.project;
+ */
 export interface FakeProject {
   readonly posId: string;
   readonly apiKey: string;

@@ -2,7 +2,12 @@ import { type Commission, currencyExponent, toMinorUnits } from '@payhook/core';
 import { formatTimestamp } from './calendar.js';
 import type { IdSource } from './ids.js';
 
-/** A JSON object as the API answers it and as webhooks carry it. */
+/**
+ * A JSON object as the API answers it and as webhooks carry it.
+ *
+ * @example
+ * const record: FakeRecord = { payment_id: 'p-1', status: 'success' };
+ */
 export type FakeRecord = Record<string, unknown>;
 
 /** Request fields echoed in the payment record (2.1). Card data is never echoed: only `cc_mask`. */

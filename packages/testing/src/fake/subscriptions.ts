@@ -1,7 +1,12 @@
 import { addInterval, atTime, formatDate, type IntervalUnit } from './calendar.js';
 import type { PaymentOutcome } from './outcomes.js';
 
-/** A subscription's schedule, every default of spec 4.5 applied. */
+/**
+ * A subscription's schedule, every default of spec 4.5 applied.
+ *
+ * @example
+ * fake.subscription(id)!.plan.retry_interval_hours; // 24 unless given
+ */
 export interface SubscriptionPlan {
   interval_unit: IntervalUnit;
   interval_count: number;
@@ -17,7 +22,12 @@ export interface SubscriptionPlan {
   amount: number;
 }
 
-/** The recurring config's status (2.5). */
+/**
+ * The recurring config's status (2.5).
+ *
+ * @example
+ * if (fake.subscription(id)!.status === 'canceled') return;
+ */
 export type SubscriptionStatus = 'init' | 'active' | 'canceled';
 
 /** A subscription as the fake keeps it. */
