@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { createNodeListener, createWebhookHandler } from '@payhook/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestHandler, fakePurchase, signWebhook } from '../src/index.js';
-import { assertBuilt, runCli } from './run-cli.js';
+import { assertBuilt, CLI, runCli, runShell } from './run-cli.js';
 
 const secret = 'cli-secret';
 const env = { PAYHOOK_SECRET: secret };
@@ -36,6 +36,20 @@ describe('payhook sign | payhook verify', () => {
       `${purchase.cc_token!.slice(0, 4)}…${purchase.cc_token!.slice(-4)} (64 chars)`,
     );
     expect(verified.stdout).not.toContain(purchase.cc_token);
+  });
+
+  it('round-trips through a real shell pipe', async () => {
+    const node = JSON.stringify(process.execPath);
+    const cli = JSON.stringify(CLI);
+    const result = await runShell(
+      `${node} ${cli} sign --file ${JSON.stringify(file)} --format body | ${node} ${cli} verify`,
+      env,
+    );
+    expect(result.code).toBe(0);
+    expect(result.stdout.split('\n').slice(0, 2)).toEqual([
+      'signature: valid (sha256, secret #0)',
+      'notification: purchase success 1000 (primary)',
+    ]);
   });
 
   it('prints body, data and signature by default, reading the notification from stdin', async () => {

@@ -22,8 +22,21 @@ export function runCli(
   args: string[],
   options: { input?: string; env?: Record<string, string> } = {},
 ): Promise<CliRun> {
+  return run(process.execPath, [CLI, ...args], options);
+}
+
+/** Runs a `sh -c` command line (for real pipes between CLI processes), bounded like `runCli`. */
+export function runShell(command: string, env: Record<string, string>): Promise<CliRun> {
+  return run('sh', ['-c', command], { env });
+}
+
+function run(
+  file: string,
+  args: string[],
+  options: { input?: string; env?: Record<string, string> },
+): Promise<CliRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], {
+    const child = spawn(file, args, {
       env: { PATH: process.env.PATH ?? '', ...options.env },
       stdio: ['pipe', 'pipe', 'pipe'],
     });
