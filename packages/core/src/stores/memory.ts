@@ -35,6 +35,9 @@ export class MemoryStore implements DedupeStore {
   /** digest → token and expiry (ms) of in-flight leases; few at a time. */
   readonly #leases = new Map<string, { token: string; expires: number }>();
   #sequence = 0;
+  /** The last key compacted: the handler commits the key it just claimed, so one digest serves both calls. */
+  #lastKey = '';
+  #lastId = '';
 
   constructor(options?: MemoryStoreOptions) {
     this.#ring = new Array(Math.max(1, options?.maxEntries ?? 100_000));
@@ -48,7 +51,7 @@ export class MemoryStore implements DedupeStore {
   }
 
   claim(key: string, leaseMs: number): ClaimResult {
-    const id = compact(key);
+    const id = this.#compact(key);
     const now = this.#now();
     const lease = this.#leases.get(id);
     if (lease !== undefined) {
@@ -63,7 +66,7 @@ export class MemoryStore implements DedupeStore {
   }
 
   commit(key: string, token: string, ttlMs: number): void {
-    const id = compact(key);
+    const id = this.#compact(key);
     if (this.#leases.get(id)?.token === token) this.#leases.delete(id);
     const expiry = this.#seconds(this.#now()) + Math.ceil(ttlMs / 1000);
     if (!this.#done.has(id)) {
@@ -76,8 +79,16 @@ export class MemoryStore implements DedupeStore {
   }
 
   release(key: string, token: string): void {
-    const id = compact(key);
+    const id = this.#compact(key);
     if (this.#leases.get(id)?.token === token) this.#leases.delete(id);
+  }
+
+  #compact(key: string): string {
+    if (key !== this.#lastKey) {
+      this.#lastId = compact(key);
+      this.#lastKey = key;
+    }
+    return this.#lastId;
   }
 
   #seconds(now: number): number {
