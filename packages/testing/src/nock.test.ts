@@ -1,4 +1,5 @@
 import type { Server } from 'node:http';
+import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Notification } from '@payhook/core';
 import { webhookMiddleware } from '@payhook/express';
@@ -188,6 +189,69 @@ describe('mockPaymentApi with a merchant app on Express and @payhook/express', (
       { order_id: 'order-1', status: 'pending', method: 'purchase' },
       { order_id: 'order-1', status: 'success', method: 'purchase' },
     ]);
+    api.done();
+  });
+
+  it('runs a hosted subscription through the API: checkout, a charge a month later, 4.4 re-send over node:https', async () => {
+    const response = await fetch(`${BASE_URL}/api/v1/payment`, {
+      method: 'POST',
+      headers: api.headers(),
+      redirect: 'manual',
+      body: JSON.stringify({
+        pos_id: api.project.posId,
+        mode: 'hosted',
+        method: 'purchase',
+        amount: 7,
+        currency: 'XTS',
+        description: 'Monthly box',
+        order_id: 'hosted-sub',
+        server_url: `${merchant.url}/webhooks`,
+        init_recurring: { interval_unit: 'month', interval_count: 1 },
+      }),
+    });
+    expect(response.status).toBe(303);
+    const form = await fetch(response.headers.get('location')!, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'action=pay',
+    });
+    expect(form.status).toBe(200);
+    await api.fake.clock.advanceBy({ months: 1 });
+    const payment = api.fake.paymentByOrder('hosted-sub')!;
+    const recurringId = payment.record.recurring!.id;
+    expect(payment.charges.map((c) => [c.record.created_at, c.record.status])).toEqual([
+      ['2026-04-02T10:00:00', 'success'],
+    ]);
+    const transactionId = payment.record.transaction_id!;
+    const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      // nock patches the module object: a named ESM import of `request` would bypass it.
+      const req = https.request(
+        `${BASE_URL}/api/v1/pos/${api.project.posId}/orders/hosted-sub/purchase?callback=true&transactionId=${transactionId}`,
+        { headers: api.headers() },
+        (res) => {
+          let body = '';
+          res.setEncoding('utf8').on('data', (chunk: string) => {
+            body += chunk;
+          });
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+        },
+      );
+      req.on('error', reject);
+      req.end();
+    });
+    expect(answer.status).toBe(200);
+    expect(JSON.parse(answer.body)).toMatchObject({
+      transaction_id: transactionId,
+      created_at: '2026-03-02T10:00:00',
+      status: 'success',
+      recurring: { id: recurringId, status: 'active' },
+    });
+    await api.fake.idle();
+    expect(merchant.handled.filter((h) => h.order_id === 'hosted-sub').map((h) => h.status)).toEqual([
+      'success',
+      'success',
+    ]);
+    expect(api.fake.deliveries.at(-1)!.body).toBe('{"ok":true,"outcome":"duplicate"}');
     api.done();
   });
 
