@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningExample, startExample } from '../../../examples/shared/src/child.ts';
@@ -20,6 +20,15 @@ describe.each(['express', 'koa'] as const)('examples/%s as a child process', (na
   afterEach(async () => {
     await example?.stop();
     example = undefined;
+  });
+
+  it('shows src/server.ts verbatim in its README quick start', () => {
+    const read = (path: string) =>
+      readFileSync(new URL(`../../../examples/${name}/${path}`, import.meta.url), 'utf8');
+    const snippet = /<!-- quick start: begin -->[\s\S]*?```ts\n([\s\S]*?)```\n<!-- quick start: end -->/.exec(
+      read('README.md'),
+    );
+    expect(snippet?.[1]).toBe(read('src/server.ts'));
   });
 
   it('prints listening, answers a signed webhook, prints it as one JSON line, and exits 0 on SIGTERM', async () => {

@@ -1,12 +1,14 @@
 import express5 from 'express';
 import express4 from 'express4';
 import { describe, expect, it } from 'vitest';
+import { envelope, FORM, purchase } from '../../../examples/shared/src/deliveries.ts';
 import { parserErrorHandler, webhookMiddleware } from '../src/index.ts';
 import {
   ANSWERS_WITHOUT_PARSER,
   answersTo,
   MAX_BODY_BYTES,
   probesAround,
+  SECRET,
   testOptions,
 } from './conformance.ts';
 
@@ -85,6 +87,21 @@ describe.each([
         return app;
       };
       expect(await answersTo(app, probes)).toEqual(await answersTo(without, probes));
+    });
+
+    it('refuses a malformed percent-escape with and without a urlencoded parser (400 alone, 401 behind it)', async () => {
+      const { signature } = envelope(purchase(), SECRET);
+      const probe = [
+        { name: 'escape', type: FORM, body: `data=%ZZ&signature=${encodeURIComponent(signature)}` },
+      ];
+      const behind = () => {
+        const app = express();
+        app.use(express.urlencoded({ extended: false }));
+        app.use('/webhooks', webhookMiddleware(options()), parserErrorHandler());
+        return app;
+      };
+      expect(await answersTo(without, probe)).toEqual({ escape: [400, 'payload.malformed'] });
+      expect(await answersTo(behind, probe)).toEqual({ escape: [401, 'signature.invalid'] });
     });
   },
 );
