@@ -18,8 +18,9 @@ export function decodeData(data: string): Record<string, unknown> {
   let value: unknown;
   try {
     value = JSON.parse(bytes.toString('utf8'));
-  } catch (cause) {
-    throw new PayloadError('data.json_invalid', 'data decodes to text that is not JSON.', { cause });
+  } catch {
+    // No cause: V8's message quotes the text (a piece of the payload), and causes end up in logs.
+    throw new PayloadError('data.json_invalid', 'data decodes to text that is not JSON.');
   }
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     throw new PayloadError('data.not_object', 'data decodes to JSON that is not an object.');

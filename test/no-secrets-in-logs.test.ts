@@ -1,0 +1,187 @@
+import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+// The run happens in a child process on the built packages, so everything it prints is caught: console, direct
+// writes to stdout and stderr, Express's default error handler, Node's own warnings.
+const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
+const CORE = join(ROOT, 'packages', 'core', 'dist', 'index.js');
+const ADAPTER = join(ROOT, 'packages', 'express', 'dist', 'index.js');
+const EXPRESS = createRequire(join(ROOT, 'packages', 'express', 'package.json')).resolve('express');
+
+const SECRET = `live-${randomBytes(18).toString('base64url')}`;
+const OLD_SECRET = `old-${randomBytes(18).toString('base64url')}`;
+const CARD_TOKEN = `tok_${randomBytes(12).toString('hex')}`;
+
+const RUN = `
+import http from 'node:http';
+import { PassThrough } from 'node:stream';
+const core = await import(${JSON.stringify(pathToFileURL(CORE).href)});
+const { webhookMiddleware } = await import(${JSON.stringify(pathToFileURL(ADAPTER).href)});
+const express = (await import(${JSON.stringify(pathToFileURL(EXPRESS).href)})).default;
+const { SECRET, OLD_SECRET, CARD_TOKEN } = process.env;
+
+const notification = (fields = {}) => ({ payment_id: 'pay-' + Math.random(), order_id: 'order-1', pos_id: 'pos-1',
+  mode: 'direct', method: 'purchase', amount: 12.5, currency: 'XTS', status: 'success', status_code: '1000',
+  cc_token: CARD_TOKEN, cc_mask: '444455******1111', created_at: '2026-11-22T10:00:00', ...fields });
+const dataOf = (value) => core.encodeBase64Url(typeof value === 'string' ? value : JSON.stringify(value));
+const form = (data, signature) => new URLSearchParams({ data, signature }).toString();
+const signed = (value, secret = SECRET) => { const data = dataOf(value); return form(data, core.sign(data, secret)); };
+const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
+const codes = [];
+const post = (body, headers = FORM) => ({ method: 'POST', headers, body, remoteAddress: '127.0.0.1' });
+
+const stuck = { name: 'stuck', claim: () => ({ status: 'in_flight' }), commit() {}, release() {} };
+const broken = { name: 'broken', claim: () => { throw new Error('connection refused'); }, commit() {}, release() {} };
+const app = (n) => { if (n.order_id === 'boom') throw new Error('the fulfilment service is unavailable'); };
+const main = core.createWebhookHandler({ secret: [SECRET, { id: 'old', secret: OLD_SECRET }], maxBodyBytes: 4096, readTimeoutMs: 50, handle: app });
+const handlers = {
+  main,
+  sender: core.createWebhookHandler({ secret: SECRET, allowedSenders: ['10.9.8.7'], handle: app }),
+  resolver: core.createWebhookHandler({ secret: () => undefined, handle: app }),
+  stuck: core.createWebhookHandler({ secret: SECRET, store: stuck, inFlightWaitMs: 20, handle: app }),
+  broken: core.createWebhookHandler({ secret: SECRET, store: broken, handle: app }),
+  spaced: core.createWebhookHandler({ secret: SECRET + '\\n', handle: app }),
+};
+const consumed = new PassThrough(); consumed.end(); consumed.resume(); await new Promise((r) => consumed.on('end', r));
+const never = { async *[Symbol.asyncIterator]() { await new Promise(() => {}); } };
+const tamperedData = dataOf(notification({ amount: 0.01 }));
+
+const calls = [
+  ['main', { ...post(signed(notification())), method: 'GET' }],
+  ['sender', post(signed(notification()))],
+  ['main', post(signed(notification()), { 'content-type': 'text/plain' })],
+  ['main', post(signed(notification({ description: 'x'.repeat(5000) })))],
+  ['main', { method: 'POST', headers: FORM, stream: never }],
+  ['main', post('{"data": ' + JSON.stringify(dataOf(notification())), { 'content-type': 'application/json' })],
+  ['main', post(new URLSearchParams({ data: dataOf(notification()) }).toString())],
+  ['main', post(signed(notification()) + '&data=' + dataOf(notification()))],
+  ['main', { method: 'POST', headers: FORM, stream: consumed }],
+  ['main', post(form(tamperedData, core.sign(dataOf(notification()), SECRET)))],
+  ['main', post(signed(notification(), 'not-the-secret'))],
+  ['resolver', post(signed(notification()))],
+  ['main', post(form('%%%not*base64', core.sign('%%%not*base64', SECRET)))],
+  ['main', post(signed('card ' + CARD_TOKEN + ' is not JSON'))],
+  ['main', post(signed('"' + CARD_TOKEN + '"'))],
+  ['main', post(signed({ cc_token: CARD_TOKEN, status: 'success' }))],
+  ['stuck', post(signed(notification()))],
+  ['broken', post(signed(notification()))],
+  ['main', post(signed(notification({ order_id: 'boom' })))],
+  ['main', post(signed(notification(), OLD_SECRET))],
+  ['spaced', post(signed(notification(), SECRET + '\\n'))],
+];
+for (const [name, request] of calls) {
+  const result = await handlers[name](request, undefined);
+  codes.push(result.error ? result.error.code : result.outcome);
+}
+
+// The same refusals through Express: answered by payhook, and forwarded to Express's default error handler,
+// which prints err.stack to stderr outside NODE_ENV=test.
+for (const forwardErrors of [false, true]) {
+  const server = http.createServer(express().post('/hook', webhookMiddleware({ secret: SECRET, forwardErrors, handle: app })));
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  const url = 'http://127.0.0.1:' + server.address().port + '/hook';
+  const bodies = [
+    [FORM, signed(notification(), 'wrong')],
+    [FORM, signed(notification({ order_id: 'boom' }))],
+    [FORM, signed({ cc_token: CARD_TOKEN })],
+    [FORM, signed(CARD_TOKEN + ' is not JSON')],
+    [{ 'content-type': 'application/json' }, '{"data":"' + CARD_TOKEN + '", "signature": nope}'],
+  ];
+  for (const [headers, body] of bodies) {
+    const response = await fetch(url, { method: 'POST', headers, body });
+    codes.push('express:' + response.status);
+  }
+  server.close();
+}
+process.stdout.write('RESULT ' + JSON.stringify(codes) + '\\n');
+`;
+
+let work: string;
+let output = '';
+let codes: string[] = [];
+let exitStatus: number | null = null;
+
+beforeAll(() => {
+  for (const file of [CORE, ADAPTER]) {
+    if (!existsSync(file)) throw new Error(`${file} is missing: build the packages first (pnpm build)`);
+  }
+  work = mkdtempSync(join(tmpdir(), 'payhook-logs-'));
+  const script = join(work, 'run.mjs');
+  writeFileSync(script, RUN);
+  const env: NodeJS.ProcessEnv = { ...process.env, SECRET, OLD_SECRET, CARD_TOKEN };
+  delete env.NODE_ENV;
+  const result = spawnSync(process.execPath, [script], { encoding: 'utf8', env, timeout: 60_000 });
+  exitStatus = result.status;
+  output = `${result.stdout}\n${result.stderr}`;
+  const line = result.stdout.split('\n').find((l) => l.startsWith('RESULT '));
+  codes = line ? (JSON.parse(line.slice('RESULT '.length)) as string[]) : [];
+});
+
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+describe('log output of a run with every refusal', () => {
+  it('ran to the end and refused with every error code core has', async () => {
+    expect(exitStatus).toBe(0);
+    const { ERROR_STATUS } = await import(pathToFileURL(CORE).href);
+    expect(codes).toEqual([
+      'request.method_not_allowed',
+      'sender.forbidden',
+      'media_type.unsupported',
+      'payload.too_large',
+      'payload.timeout',
+      'payload.malformed',
+      'payload.field_missing',
+      'payload.field_repeated',
+      'body.consumed',
+      'signature.invalid',
+      'signature.invalid',
+      'secret.not_found',
+      'data.encoding_invalid',
+      'data.json_invalid',
+      'data.not_object',
+      'notification.invalid',
+      'notification.in_flight',
+      'store.unavailable',
+      'handler.failed',
+      'handled',
+      'handled',
+      'express:401',
+      'express:500',
+      'express:400',
+      'express:400',
+      'express:400',
+      'express:401',
+      'express:500',
+      'express:400',
+      'express:400',
+      'express:400',
+    ]);
+    expect(new Set(codes)).toEqual(
+      new Set([...Object.keys(ERROR_STATUS), 'handled', 'express:401', 'express:500', 'express:400']),
+    );
+  });
+
+  it('captured the diagnostics that are printed (so the check below sees real logs)', () => {
+    expect(output).toContain('(store.unavailable)');
+    expect(output).toContain('(handler.failed)');
+    expect(output).toContain('(body.consumed)');
+    expect(output).toContain('a webhook secret has leading or trailing whitespace');
+    // Express's default handler printed the forwarded refusals' stacks.
+    expect(output).toMatch(/SignatureError: \[@payhook\/core\] the signature does not match/);
+  });
+
+  it('never prints a secret, a card token or a payload', () => {
+    const payloadMarkers = ['"cc_token"', '"payment_id"', '"order_id":"boom"', 'eyJ']; // eyJ: base64 of '{"'
+    // Not even a piece: V8 quotes about ten characters of the text in a JSON.parse error, so any 8 are checked.
+    for (const value of [SECRET, OLD_SECRET, CARD_TOKEN]) {
+      for (let i = 0; i + 8 <= value.length; i++) expect(output).not.toContain(value.slice(i, i + 8));
+    }
+    for (const marker of payloadMarkers) expect(output).not.toContain(marker);
+  });
+});
