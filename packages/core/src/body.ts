@@ -48,12 +48,33 @@ function fieldRepeated(name: string): RequestError {
 }
 
 function decodeFormValue(value: string): string {
-  if (!value.includes('%') && !value.includes('+')) return value;
+  const percent = value.indexOf('%');
+  if (percent === -1 && !value.includes('+')) return value;
+  // Base64 values carry one escape, their padding (`%3D`, at most twice, at the end): no general decoding needed.
+  if (percent !== -1 && isEscapedPadding(value, percent) && !value.includes('+')) {
+    return value.slice(0, percent) + (value.length - percent === 3 ? '=' : '==');
+  }
   try {
     return decodeURIComponent(value.replace(/\+/g, ' '));
   } catch (cause) {
     throw new RequestError('payload.malformed', 'the form body has a malformed percent-escape.', { cause });
   }
+}
+
+function isEscapedPadding(value: string, from: number): boolean {
+  const rest = value.length - from;
+  if (rest !== 3 && rest !== 6) return false;
+  for (let i = from; i < value.length; i += 3) {
+    // '%', '3', then 'D' or 'd'
+    if (
+      value.charCodeAt(i) !== 37 ||
+      value.charCodeAt(i + 1) !== 51 ||
+      (value.charCodeAt(i + 2) | 0x20) !== 100
+    ) {
+      return false;
+    }
+  }
+  return true;
 }
 
 /** Picks `data` and `signature` out of a urlencoded body without a general parser; other fields are ignored. */
