@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { STORE_SECRET } from './deliveries.js';
 
 const SERVER = fileURLToPath(new URL('./store-server.mjs', import.meta.url));
+const EXPRESS_EXAMPLE = fileURLToPath(new URL('../../../examples/express/', import.meta.url));
 const DIST = fileURLToPath(new URL('../dist/stores/postgres.js', import.meta.url));
 
 export interface InstanceEvent {
@@ -14,7 +15,10 @@ export interface InstanceEvent {
   pid: number;
 }
 
-/** One webhook server process (`store-server.mjs` on the built package) and the events it printed. */
+/**
+ * One webhook server process and the events it printed: `store-server.mjs` on the built package (JSON events),
+ * or the Express example (`listening on URL`, then one JSON line per handled notification).
+ */
 export class Instance {
   readonly events: InstanceEvent[] = [];
   readonly child: ChildProcess;
@@ -22,16 +26,22 @@ export class Instance {
   #waiters: Array<{ match: (e: InstanceEvent) => boolean; resolve: (e: InstanceEvent) => void }> = [];
   #stderr = '';
 
-  constructor(env: Record<string, string>) {
-    this.child = spawn(process.execPath, [SERVER], {
-      env: { ...process.env, SECRET: STORE_SECRET, ...env },
+  constructor(env: Record<string, string>, example = false) {
+    this.child = spawn(process.execPath, example ? ['--import', 'tsx', 'src/server.ts'] : [SERVER], {
+      cwd: example ? EXPRESS_EXAMPLE : undefined,
+      env: { ...process.env, SECRET: STORE_SECRET, WEBHOOK_SECRET: STORE_SECRET, PORT: '0', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     this.child.stderr!.on('data', (chunk) => {
       this.#stderr += chunk;
     });
     createInterface({ input: this.child.stdout! }).on('line', (line) => {
-      const event = JSON.parse(line) as InstanceEvent;
+      const listening = /^listening on http:\/\/[^:]+:(\d+)/.exec(line);
+      const parsed = listening
+        ? { event: 'listening', port: Number(listening[1]) }
+        : (JSON.parse(line) as Partial<InstanceEvent>);
+      // The example prints a notification line without an event name: it is a handled one.
+      const event = { event: 'handled', pid: this.child.pid!, ...parsed } as InstanceEvent;
       this.events.push(event);
       const waiting = this.#waiters;
       this.#waiters = [];
@@ -84,15 +94,16 @@ export async function startInstances(
   count: number,
   env: Record<string, string>,
   each: (index: number) => Record<string, string> = () => ({}),
+  example = false,
 ): Promise<Instance[]> {
   if (!existsSync(DIST)) {
     throw new Error('the multi-process store tests run the built package: run the core build first.');
   }
-  const instances = Array.from({ length: count }, (_, i) => new Instance({ ...env, ...each(i) }));
+  const instances = Array.from({ length: count }, (_, i) => new Instance({ ...env, ...each(i) }, example));
   await Promise.all(
     instances.map(async (instance) => {
-      const { port } = await instance.waitFor((e) => e.event === 'listening');
-      instance.url = `http://127.0.0.1:${port}/`;
+      const { port } = await instance.waitFor((e) => e.event === 'listening', 30_000);
+      instance.url = `http://127.0.0.1:${port}/webhooks`;
     }),
   );
   return instances;

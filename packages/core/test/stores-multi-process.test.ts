@@ -26,6 +26,8 @@ interface Scenario {
   each?: (index: number) => Record<string, string>;
   /** Inbox only: the application's own table the handler writes in the transaction. */
   appTable?: string;
+  /** The Express example's env for this store (`createStoreFromEnv`); without it, `store-server.mjs` runs. */
+  example?: Record<string, string>;
 }
 
 const SCENARIOS: Scenario[] = [
@@ -34,11 +36,13 @@ const SCENARIOS: Scenario[] = [
     up: redisUp,
     env: { STORE: 'redis', REDIS_URL, PREFIX: `payhook-test:mp:${RUN}:` },
     each: (i) => ({ CLIENT: i % 2 === 0 ? 'ioredis' : 'node-redis' }),
+    example: { REDIS_URL, PAYHOOK_PREFIX: `payhook-test:mp:${RUN}:`, DATABASE_URL: '' },
   },
   {
     name: 'PostgreSQL store',
     up: postgresUp,
     env: { STORE: 'postgres', DATABASE_URL, TABLE: `payhook_test_mp_${RUN}` },
+    example: { DATABASE_URL, PAYHOOK_TABLE: `payhook_test_mp_${RUN}`, REDIS_URL: '' },
   },
   {
     name: 'PostgreSQL inbox',
@@ -111,47 +115,52 @@ async function redeliver(url: string, body: string, tries = 100) {
 }
 
 describe.each(SCENARIOS)('$name across processes', (scenario) => {
-  describe.skipIf(!scenario.up).each([2, 4])('%i instances', (count) => {
-    let instances: Instance[];
-    beforeAll(async () => {
-      instances = await startInstances(count, { ...scenario.env, HANDLER_MS: '20' }, scenario.each);
-    });
-    afterAll(async () => {
-      await Promise.all((instances ?? []).map((instance) => instance.stop()));
-    });
+  describe.skipIf(!scenario.up).each([2, 4])(
+    `%i instances (${scenario.example ? 'the Express example' : 'store-server.mjs'})`,
+    (count) => {
+      let instances: Instance[];
+      beforeAll(async () => {
+        instances = scenario.example
+          ? await startInstances(count, scenario.example, undefined, true)
+          : await startInstances(count, { ...scenario.env, HANDLER_MS: '20' }, scenario.each);
+      });
+      afterAll(async () => {
+        await Promise.all((instances ?? []).map((instance) => instance.stop()));
+      });
 
-    it('64 concurrent copies of one notification spread across them: the handler runs exactly once', async () => {
-      const paymentId = randomUUID();
-      const body = signedPurchase(paymentId);
-      const answers = await Promise.all(
-        Array.from({ length: 64 }, (_, i) => post(instances[i % count]!.url, body)),
-      );
-      expect(answers.map((a) => a.status)).toEqual(Array(64).fill(200));
-      expect(answers.filter((a) => a.body.outcome === 'handled')).toHaveLength(1);
-      expect(answers.filter((a) => a.body.outcome === 'duplicate')).toHaveLength(63);
-      expect(allHandled(instances).filter((id) => id === paymentId)).toEqual([paymentId]);
-      if (scenario.appTable)
-        expect(await appRows(scenario.appTable, [paymentId])).toEqual(new Map([[paymentId, 1]]));
-    });
+      it('64 concurrent copies of one notification spread across them: the handler runs exactly once', async () => {
+        const paymentId = randomUUID();
+        const body = signedPurchase(paymentId);
+        const answers = await Promise.all(
+          Array.from({ length: 64 }, (_, i) => post(instances[i % count]!.url, body)),
+        );
+        expect(answers.map((a) => a.status)).toEqual(Array(64).fill(200));
+        expect(answers.filter((a) => a.body.outcome === 'handled')).toHaveLength(1);
+        expect(answers.filter((a) => a.body.outcome === 'duplicate')).toHaveLength(63);
+        expect(allHandled(instances).filter((id) => id === paymentId)).toEqual([paymentId]);
+        if (scenario.appTable)
+          expect(await appRows(scenario.appTable, [paymentId])).toEqual(new Map([[paymentId, 1]]));
+      });
 
-    it('1,000 distinct notifications spread across them: each handled exactly once', async () => {
-      const ids: string[] = Array.from({ length: 1_000 }, () => randomUUID());
-      const bodies = ids.map((id) => signedPurchase(id));
-      const answers = await pool(
-        64,
-        bodies.map((body, i) => () => post(instances[i % count]!.url, body)),
-      );
-      expect(answers.filter((a) => a.status !== 200 || a.body.outcome !== 'handled')).toEqual([]);
-      const handled = tally(allHandled(instances).filter((id) => ids.includes(id)));
-      expect(handled.size).toBe(1_000);
-      expect([...handled.values()].every((n) => n === 1)).toBe(true);
-      if (scenario.appTable) {
-        const rows = await appRows(scenario.appTable, ids);
-        expect(rows.size).toBe(1_000);
-        expect([...rows.values()].every((n) => n === 1)).toBe(true);
-      }
-    }, 120_000);
-  });
+      it('1,000 distinct notifications spread across them: each handled exactly once', async () => {
+        const ids: string[] = Array.from({ length: 1_000 }, () => randomUUID());
+        const bodies = ids.map((id) => signedPurchase(id));
+        const answers = await pool(
+          64,
+          bodies.map((body, i) => () => post(instances[i % count]!.url, body)),
+        );
+        expect(answers.filter((a) => a.status !== 200 || a.body.outcome !== 'handled')).toEqual([]);
+        const handled = tally(allHandled(instances).filter((id) => ids.includes(id)));
+        expect(handled.size).toBe(1_000);
+        expect([...handled.values()].every((n) => n === 1)).toBe(true);
+        if (scenario.appTable) {
+          const rows = await appRows(scenario.appTable, ids);
+          expect(rows.size).toBe(1_000);
+          expect([...rows.values()].every((n) => n === 1)).toBe(true);
+        }
+      }, 120_000);
+    },
+  );
 
   it.skipIf(!scenario.up)(
     'an instance killed (SIGKILL) inside the handler: the redelivery to another instance is handled once',
