@@ -6,7 +6,12 @@ import {
 } from './handler.js';
 import type { Notification, NotificationEvent, NotificationFor } from './notification.js';
 
-/** A framework adapter's options: core's handler options, plus where refusals go. */
+/**
+ * A framework adapter's options: core's handler options, plus where refusals go.
+ *
+ * @example
+ * const options: MiddlewareOptions<Request> = { secret: process.env.WEBHOOK_SECRET!, forwardErrors: true };
+ */
 export interface MiddlewareOptions<C> extends WebhookHandlerOptions<C> {
   /**
    * Hand each refusal (a `WebhookError` with `status`, `code` and `expose`) to the framework's error flow, Express
@@ -16,7 +21,12 @@ export interface MiddlewareOptions<C> extends WebhookHandlerOptions<C> {
   forwardErrors?: boolean;
 }
 
-/** A framework middleware `M` that also routes notifications, like the core handler it wraps. */
+/**
+ * A framework middleware `M` that also routes notifications, like the core handler it wraps.
+ *
+ * @example
+ * type ExpressWebhookMiddleware = WebhookMiddleware<RequestHandler, Request>;
+ */
 export type WebhookMiddleware<M, C> = M & {
   /** Adds a handler for a method (`purchase`), `recurring`, or either with a status (`refund.success`). */
   on<E extends NotificationEvent>(

@@ -13,10 +13,20 @@ import type { ErrorRequestHandler, Request, RequestHandler } from 'express';
 // TanStack adapters re-export their core.
 export * from '@payhook/core';
 
-/** Core's handler options (see @payhook/core), plus `forwardErrors`. Handlers receive Express's `req`. */
+/**
+ * Core's handler options (see @payhook/core), plus `forwardErrors`. Handlers receive Express's `req`.
+ *
+ * @example
+ * const options: ExpressWebhookOptions = { secret: process.env.WEBHOOK_SECRET!, store: new MemoryStore() };
+ */
 export type ExpressWebhookOptions = MiddlewareOptions<Request>;
 
-/** An Express middleware that is also the webhook's router: `.on(event, handler)`, `.onAny(handler)`. */
+/**
+ * An Express middleware that is also the webhook's router: `.on(event, handler)`, `.onAny(handler)`.
+ *
+ * @example
+ * const webhooks: ExpressWebhookMiddleware = webhookMiddleware({ secret }).on('refund', recordRefund);
+ */
 export type ExpressWebhookMiddleware = WebhookMiddleware<RequestHandler, Request>;
 
 /**

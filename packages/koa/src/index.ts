@@ -13,7 +13,12 @@ import type { DefaultContext, DefaultState, Middleware, Next, ParameterizedConte
 // TanStack adapters re-export their core.
 export * from '@payhook/core';
 
-/** Core's handler options (see @payhook/core), plus `forwardErrors` and `path`. Handlers receive the Koa `ctx`. */
+/**
+ * Core's handler options (see @payhook/core), plus `forwardErrors` and `path`. Handlers receive the Koa `ctx`.
+ *
+ * @example
+ * const options: KoaWebhookOptions<Context> = { secret: process.env.WEBHOOK_SECRET!, path: '/webhooks' };
+ */
 export interface KoaWebhookOptions<Ctx> extends MiddlewareOptions<Ctx> {
   /**
    * Koa has no mounting of its own: with `path`, only requests to exactly that path are webhooks and all others go
@@ -23,7 +28,12 @@ export interface KoaWebhookOptions<Ctx> extends MiddlewareOptions<Ctx> {
   path?: string;
 }
 
-/** A Koa middleware that is also the webhook's router: `.on(event, handler)`, `.onAny(handler)`. */
+/**
+ * A Koa middleware that is also the webhook's router: `.on(event, handler)`, `.onAny(handler)`.
+ *
+ * @example
+ * const webhooks: KoaWebhookMiddleware<Context> = webhookMiddleware({ secret }).on('refund', recordRefund);
+ */
 export type KoaWebhookMiddleware<Ctx> = WebhookMiddleware<(ctx: Ctx, next: Next) => Promise<void>, Ctx>;
 
 /**
