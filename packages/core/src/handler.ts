@@ -28,6 +28,7 @@ import {
   matchSecret,
   resolveSecrets,
   type Secret,
+  type SecretResolver,
   type Secrets,
   type SignatureAlgorithm,
   toSecretArray,
@@ -253,7 +254,7 @@ export function createWebhookHandler<C = undefined>(options: WebhookHandlerOptio
   const warned = { done: false };
   const resolver = typeof options.secret === 'function' ? options.secret : undefined;
   const staticSecrets =
-    resolver === undefined ? toSecretArray(options.secret as Exclude<Secrets, Function>) : [];
+    resolver === undefined ? toSecretArray(options.secret as Exclude<Secrets, SecretResolver>) : [];
   if (resolver === undefined) {
     if (
       staticSecrets.length === 0 ||
