@@ -1,0 +1,108 @@
+import { readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
+import { describe, expect, it } from 'vitest';
+
+const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
+const DOC = join(ROOT, 'docs', 'recipes.md');
+
+// The two application functions every recipe calls; declared here so the doc reads as the user's own code.
+const PRELUDE = `declare global {
+  function fulfil(orderId: string): Promise<void>;
+  function recordRefund(operationId: string, amount: number): Promise<void>;
+}
+`;
+
+/** The ```ts blocks of a Markdown file, with the line each starts on. */
+function tsBlocks(markdown: string): { line: number; code: string }[] {
+  const blocks: { line: number; code: string }[] = [];
+  const lines = markdown.split('\n');
+  for (let i = 0; i < lines.length; i++) {
+    if (lines[i]!.trim() !== '```ts') continue;
+    const start = i + 1;
+    let end = start;
+    while (end < lines.length && lines[end]!.trim() !== '```') end++;
+    blocks.push({ line: start + 1, code: lines.slice(start, end).join('\n') });
+    i = end;
+  }
+  return blocks;
+}
+
+/** Type-checks each block as its own module with the repository's compiler options (sources via `paths`). */
+function typecheck(blocks: { line: number; code: string }[]): string[] {
+  const config = ts.getParsedCommandLineOfConfigFile(
+    join(ROOT, 'tsconfig.json'),
+    {},
+    {
+      ...ts.sys,
+      onUnRecoverableConfigFileDiagnostic: (diagnostic) => {
+        throw new Error(ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n'));
+      },
+    },
+  );
+  if (!config) throw new Error('tsconfig.json could not be read');
+  const files = new Map<string, string>();
+  blocks.forEach((block, index) =>
+    files.set(join(ROOT, 'docs', `recipes.block-${index + 1}.ts`), block.code),
+  );
+  files.set(join(ROOT, 'docs', 'recipes.prelude.ts'), `${PRELUDE}export {};\n`);
+  const options = { ...config.options, noEmit: true };
+  const host = ts.createCompilerHost(options);
+  const { getSourceFile, fileExists, readFile } = host;
+  host.fileExists = (name) => files.has(name) || fileExists.call(host, name);
+  host.readFile = (name) => files.get(name) ?? readFile.call(host, name);
+  host.getSourceFile = (name, language, ...rest) => {
+    const text = files.get(name);
+    return text === undefined
+      ? getSourceFile.call(host, name, language, ...rest)
+      : ts.createSourceFile(name, text, language, true);
+  };
+  const program = ts.createProgram([...files.keys()], options, host);
+  return ts.getPreEmitDiagnostics(program).map((diagnostic) => {
+    const message = ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n');
+    if (!diagnostic.file || diagnostic.start === undefined) return message;
+    const { line } = diagnostic.file.getLineAndCharacterOfPosition(diagnostic.start);
+    const index = /recipes\.block-(\d+)\.ts$/.exec(diagnostic.file.fileName)?.[1];
+    const where = index
+      ? `docs/recipes.md:${blocks[Number(index) - 1]!.line + line}`
+      : `${diagnostic.file.fileName}:${line + 1}`;
+    return `${where}: ${message}`;
+  });
+}
+
+describe('docs/recipes.md', () => {
+  const markdown = readFileSync(DOC, 'utf8');
+  const blocks = tsBlocks(markdown);
+
+  it('has a recipe for every framework and runtime the issue names', () => {
+    const headings = markdown.split('\n').filter((line) => line.startsWith('## '));
+    expect(headings).toEqual([
+      '## Express',
+      '## Koa',
+      '## node:http',
+      '## Next.js route handler',
+      '## Hono',
+      '## Fastify',
+      '## AWS Lambda',
+      '## Unit tests with @payhook/testing',
+    ]);
+    expect(blocks.length).toBeGreaterThanOrEqual(headings.length);
+  });
+
+  it('type-checks every ts block against the packages', () => {
+    expect(typecheck(blocks)).toEqual([]);
+  }, 120_000);
+
+  it('reports a block that does not type-check, with its line in the doc', () => {
+    const broken = [
+      {
+        line: 10,
+        code: "import { createWebhookHandler } from '@payhook/core';\ncreateWebhookHandler({ secret: 1 });",
+      },
+    ];
+    const errors = typecheck(broken);
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toMatch(/^docs\/recipes\.md:11: Type 'number' is not assignable/);
+  }, 120_000);
+});
