@@ -58,8 +58,6 @@ export type {
   FakeVoid,
   Wire,
 } from './fixtures/wire.js';
-export type { ApiCall, MockPaymentApiOptions, PaymentApiMock } from './nock.js';
-export { mockPaymentApi } from './nock.js';
 export { burst, outOfOrder, redeliver, redeliverWithNewField } from './scenarios.js';
 export type { FakeServer, FakeServerOptions } from './server.js';
 export { startFakeServer } from './server.js';
