@@ -5,7 +5,7 @@ import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 
 const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
-const DOC = join(ROOT, 'docs', 'recipes.md');
+const DOCS = ['docs/recipes.md', 'packages/core/README.md'];
 
 // The two application functions every recipe calls; declared here so the doc reads as the user's own code.
 const PRELUDE = `declare global {
@@ -14,23 +14,29 @@ const PRELUDE = `declare global {
 }
 `;
 
+interface Block {
+  doc: string;
+  line: number;
+  code: string;
+}
+
 /** The ```ts blocks of a Markdown file, with the line each starts on. */
-function tsBlocks(markdown: string): { line: number; code: string }[] {
-  const blocks: { line: number; code: string }[] = [];
+function tsBlocks(doc: string, markdown: string): Block[] {
+  const blocks: Block[] = [];
   const lines = markdown.split('\n');
   for (let i = 0; i < lines.length; i++) {
     if (lines[i]!.trim() !== '```ts') continue;
     const start = i + 1;
     let end = start;
     while (end < lines.length && lines[end]!.trim() !== '```') end++;
-    blocks.push({ line: start + 1, code: lines.slice(start, end).join('\n') });
+    blocks.push({ doc, line: start + 1, code: lines.slice(start, end).join('\n') });
     i = end;
   }
   return blocks;
 }
 
 /** Type-checks each block as its own module with the repository's compiler options (sources via `paths`). */
-function typecheck(blocks: { line: number; code: string }[]): string[] {
+function typecheck(blocks: Block[]): string[] {
   const config = ts.getParsedCommandLineOfConfigFile(
     join(ROOT, 'tsconfig.json'),
     {},
@@ -43,10 +49,8 @@ function typecheck(blocks: { line: number; code: string }[]): string[] {
   );
   if (!config) throw new Error('tsconfig.json could not be read');
   const files = new Map<string, string>();
-  blocks.forEach((block, index) =>
-    files.set(join(ROOT, 'docs', `recipes.block-${index + 1}.ts`), block.code),
-  );
-  files.set(join(ROOT, 'docs', 'recipes.prelude.ts'), `${PRELUDE}export {};\n`);
+  blocks.forEach((block, index) => files.set(join(ROOT, 'docs', `doc-block-${index + 1}.ts`), block.code));
+  files.set(join(ROOT, 'docs', 'doc-prelude.ts'), `${PRELUDE}export {};\n`);
   const options = { ...config.options, noEmit: true };
   const host = ts.createCompilerHost(options);
   const { getSourceFile, fileExists, readFile } = host;
@@ -63,17 +67,16 @@ function typecheck(blocks: { line: number; code: string }[]): string[] {
     const message = ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n');
     if (!diagnostic.file || diagnostic.start === undefined) return message;
     const { line } = diagnostic.file.getLineAndCharacterOfPosition(diagnostic.start);
-    const index = /recipes\.block-(\d+)\.ts$/.exec(diagnostic.file.fileName)?.[1];
-    const where = index
-      ? `docs/recipes.md:${blocks[Number(index) - 1]!.line + line}`
-      : `${diagnostic.file.fileName}:${line + 1}`;
+    const index = /doc-block-(\d+)\.ts$/.exec(diagnostic.file.fileName)?.[1];
+    const block = index === undefined ? undefined : blocks[Number(index) - 1];
+    const where = block ? `${block.doc}:${block.line + line}` : `${diagnostic.file.fileName}:${line + 1}`;
     return `${where}: ${message}`;
   });
 }
 
-describe('docs/recipes.md', () => {
-  const markdown = readFileSync(DOC, 'utf8');
-  const blocks = tsBlocks(markdown);
+describe('code in docs/recipes.md and packages/core/README.md', () => {
+  const markdown = readFileSync(join(ROOT, 'docs', 'recipes.md'), 'utf8');
+  const blocks = DOCS.flatMap((doc) => tsBlocks(doc, readFileSync(join(ROOT, doc), 'utf8')));
 
   it('has a recipe for every framework and runtime the issue names', () => {
     const headings = markdown.split('\n').filter((line) => line.startsWith('## '));
@@ -87,16 +90,19 @@ describe('docs/recipes.md', () => {
       '## AWS Lambda',
       '## Unit tests with @payhook/testing',
     ]);
-    expect(blocks.length).toBeGreaterThanOrEqual(headings.length);
+    expect(blocks.filter((block) => block.doc === 'docs/recipes.md').length).toBeGreaterThanOrEqual(
+      headings.length,
+    );
   });
 
-  it('type-checks every ts block against the packages', () => {
+  it('type-checks every ts block of both against the packages', () => {
     expect(typecheck(blocks)).toEqual([]);
   }, 120_000);
 
   it('reports a block that does not type-check, with its line in the doc', () => {
     const broken = [
       {
+        doc: 'docs/recipes.md',
         line: 10,
         code: "import { createWebhookHandler } from '@payhook/core';\ncreateWebhookHandler({ secret: 1 });",
       },
