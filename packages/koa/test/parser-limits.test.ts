@@ -1,3 +1,4 @@
+import { bodyParser } from '@koa/bodyparser';
 import { describe, expect, it } from 'vitest';
 import {
   ANSWERS_WITHOUT_PARSER,
@@ -7,7 +8,7 @@ import {
   testOptions,
 } from '../../express/test/conformance.ts';
 import { parserErrorHandler, webhookMiddleware } from '../src/index.ts';
-import { PARSERS, VERSIONS } from './parsers.ts';
+import { koa, PARSERS, VERSIONS } from './parsers.ts';
 
 const PARSER_LIMIT = 1024;
 const probes = probesAround(PARSER_LIMIT);
@@ -43,6 +44,16 @@ describe.each(VERSIONS)('%s: a body parser with a smaller limit placed before th
       };
       expect(await answersTo(app, probes)).toEqual(await answersTo(without, probes));
     });
+  });
+
+  it('a parser for another type (@koa/bodyparser for JSON only, tiny limit) gives the same answers to form deliveries', async () => {
+    const app = () => {
+      const app = new Koa().use(parserErrorHandler());
+      app.use(koa(bodyParser({ enableTypes: ['json'], jsonLimit: 10 })));
+      return app.use(webhook()).callback();
+    };
+    const forms = probes.filter((p) => p.type.startsWith('application/x-www'));
+    expect(await answersTo(app, forms)).toEqual(await answersTo(without, forms));
   });
 
   it("without parserErrorHandler, the parser's refusals are Koa's own (same status, text body)", async () => {

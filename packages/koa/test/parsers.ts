@@ -4,7 +4,7 @@ import { koaBody } from 'koa-body';
 import Koa2 from 'koa2';
 
 // The parsers' own types still name @types/koa 2; at runtime they are Koa middleware for both versions.
-const koa = (middleware: unknown) => middleware as Middleware;
+export const koa = (middleware: unknown): Middleware => middleware as Middleware;
 
 /** The body parsers the adapter must work behind, by name, each limited to `limit` bytes when given. */
 export const PARSERS: [string, (limit?: number) => Middleware[]][] = [
