@@ -2,7 +2,7 @@ import type { Express, RequestHandler } from 'express';
 import express5 from 'express';
 import express4 from 'express4';
 import { describe } from 'vitest';
-import { itAnswersEveryStatus } from '../test/conformance.ts';
+import { itAnswersEveryStatus, itAnswersTimeout } from '../test/conformance.ts';
 import { parserErrorHandler, webhookMiddleware } from './index.ts';
 
 type Parser = (e: typeof express5) => RequestHandler[];
@@ -31,5 +31,9 @@ describe.each(versions)('%s', (_, express) => {
       app.use('/webhooks', webhookMiddleware(options), parserErrorHandler());
       return app;
     });
+  });
+
+  describe('with no body parser', () => {
+    itAnswersTimeout((options) => express().use('/webhooks', webhookMiddleware(options)));
   });
 });

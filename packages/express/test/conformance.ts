@@ -1,4 +1,5 @@
-import type { RequestListener } from 'node:http';
+import { createServer, request as httpRequest, type IncomingMessage, type RequestListener } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { DedupeStore, MiddlewareOptions, Notification } from '@payhook/core';
 import { encodeBase64Url, SignatureError, sign, WebhookError } from '@payhook/core';
 import request from 'supertest';
@@ -242,4 +243,32 @@ export function expectForwardedSignatureError(seen: unknown[]): void {
   expect(seen[0]).toBeInstanceOf(SignatureError);
   expect(seen[0]).toBeInstanceOf(WebhookError);
   expect(seen[0]).toMatchObject({ status: 401, expose: true, code: 'signature.invalid' });
+}
+
+/**
+ * A body that stops arriving: 408 `payload.timeout` once `readTimeoutMs` passed. Only where payhook itself reads
+ * the request (no body parser in front: the parsers have no read timeout of their own).
+ */
+export function itAnswersTimeout(build: BuildApp): void {
+  it('answers 408 payload.timeout with Connection: close when the body stalls past readTimeoutMs', async () => {
+    const server = createServer(build({ secret: SECRET, readTimeoutMs: 50, logger: false }));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    const headers = { 'content-type': FORM, 'content-length': '500' };
+    const stalled = httpRequest({ port, host: '127.0.0.1', method: 'POST', path: '/webhooks', headers });
+    try {
+      const response = await new Promise<IncomingMessage>((resolve, reject) => {
+        stalled.on('response', resolve).on('error', reject);
+        stalled.write('data=eyJwYXltZW50X2lkIjo');
+      });
+      const chunks: Buffer[] = [];
+      for await (const chunk of response) chunks.push(chunk as Buffer);
+      expect([response.statusCode, response.headers.connection]).toEqual([408, 'close']);
+      expect(JSON.parse(Buffer.concat(chunks).toString())).toMatchObject(reason('payload.timeout'));
+    } finally {
+      stalled.destroy();
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
 }

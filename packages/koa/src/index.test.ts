@@ -1,5 +1,5 @@
 import { describe } from 'vitest';
-import { itAnswersEveryStatus } from '../../express/test/conformance.ts';
+import { itAnswersEveryStatus, itAnswersTimeout } from '../../express/test/conformance.ts';
 import { PARSERS, VERSIONS } from '../test/parsers.ts';
 import { parserErrorHandler, webhookMiddleware } from './index.ts';
 
@@ -12,5 +12,11 @@ describe.each(VERSIONS)('%s', (_, Koa) => {
       app.use(webhookMiddleware({ ...options, path: '/webhooks' }));
       return app.callback();
     });
+  });
+
+  describe('with no body parser', () => {
+    itAnswersTimeout((options) =>
+      new Koa().use(webhookMiddleware({ ...options, path: '/webhooks' })).callback(),
+    );
   });
 });
