@@ -84,6 +84,32 @@ describe.skipIf(!postgresUp)('PostgreSQL stores', () => {
         `CREATE UNIQUE INDEX ${TABLE}_pkey ON public.${TABLE} USING btree (key)`,
       ]);
     });
+
+    it('plans the claim on the primary key and prune on the expiry index over 50,000 rows', async () => {
+      await pool.query(
+        `INSERT INTO ${TABLE} (key, done, expires_at)
+         SELECT 'plan-' || i, true, now() + (i % 100 - 2) * interval '1 hour' FROM generate_series(1, 50000) AS i`,
+      );
+      await pool.query(`ANALYZE ${TABLE}`);
+      const plan = async (sql: string, values: unknown[]) =>
+        JSON.stringify((await pool.query(`EXPLAIN (FORMAT JSON) ${sql}`, values)).rows[0]['QUERY PLAN']);
+      const claim = await plan(
+        `INSERT INTO ${TABLE} AS i (key, done, token, expires_at) VALUES ($1, false, $2, now())
+         ON CONFLICT (key) DO UPDATE SET token = excluded.token WHERE i.expires_at <= now() RETURNING 1`,
+        ['plan-7', 'token'],
+      );
+      expect(claim).toContain(`"Conflict Arbiter Indexes":["${TABLE}_pkey"]`);
+      const lookup = await plan(`SELECT done FROM ${TABLE} WHERE key = $1 AND expires_at > now()`, [
+        'plan-7',
+      ]);
+      expect(lookup).toContain(`"Index Name":"${TABLE}_pkey"`);
+      const prune = await plan(
+        `SELECT key FROM ${TABLE} WHERE expires_at <= now() ORDER BY expires_at LIMIT $1 FOR UPDATE SKIP LOCKED`,
+        [100],
+      );
+      expect(prune).toContain(`"Index Name":"${TABLE}_expires_at_idx"`);
+      await pool.query(`DELETE FROM ${TABLE} WHERE key LIKE 'plan-%'`);
+    });
   });
 
   describe('PostgresStore', () => {
