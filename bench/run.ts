@@ -1,0 +1,98 @@
+// `pnpm bench [--quick] [--only micro,http,memory,stores]`: payhook against the libraries a merchant would pick
+// instead and against the hand-written floor. Prints one table and writes bench/results.json.
+import { writeFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { ensureBuilt } from './build.js';
+import type { HttpRowResult } from './http.js';
+import type { MemoryRow } from './memory.js';
+import type { MicroRow } from './micro.js';
+import type { SkippedStore, StoreRow } from './stores.js';
+import { formatResults, type Results } from './table.js';
+import { computeRatios } from './targets.js';
+
+const SECTIONS = ['micro', 'http', 'memory', 'stores'] as const;
+type Section = (typeof SECTIONS)[number];
+
+const args = process.argv.slice(2);
+const quick = args.includes('--quick');
+const onlyIndex = args.indexOf('--only');
+const only = new Set<Section>(
+  onlyIndex === -1 ? SECTIONS : ((args[onlyIndex + 1] ?? '').split(',') as Section[]),
+);
+for (const section of only) {
+  if (!SECTIONS.includes(section)) throw new Error(`--only takes ${SECTIONS.join(',')}, not ${section}`);
+}
+
+const log = (line: string) => console.error(line);
+// The rows import the packages' builds, so they are loaded only once the builds are fresh.
+ensureBuilt(log);
+
+// Children (servers, memory) load TypeScript through tsx with this tsconfig: no paths, so every @payhook package
+// resolves through node_modules to its built dist, as a merchant's install does.
+process.env.TSX_TSCONFIG_PATH = fileURLToPath(new URL('./tsconfig.json', import.meta.url));
+const corePath = fileURLToPath(import.meta.resolve('@payhook/core'));
+if (!corePath.includes('/dist/')) {
+  throw new Error(`@payhook/core resolved to ${corePath}, not its build: run through \`pnpm bench\``);
+}
+
+const settings = quick
+  ? {
+      micro: { rounds: 3, timeMs: 80 },
+      http: { rounds: 1, seconds: 1.5, warmupSeconds: 0.5, connections: 50 },
+      memory: [100_000, 1_000_000],
+      stores: { rounds: 1, claimMs: 300, sequential: 100, concurrency: 50 },
+    }
+  : {
+      micro: { rounds: 5, timeMs: 300 },
+      http: { rounds: 3, seconds: 4, warmupSeconds: 1, connections: 50 },
+      memory: [100_000, 1_000_000],
+      stores: { rounds: 3, claimMs: 1_000, sequential: 300, concurrency: 50 },
+    };
+
+const started = performance.now();
+const loadAtStart = loadavg();
+let micro: MicroRow[] = [];
+let http: HttpRowResult[] = [];
+let memory: MemoryRow[] = [];
+let stores: StoreRow[] = [];
+const skipped: SkippedStore[] = [];
+
+if (only.has('micro')) {
+  log(`micro: ${settings.micro.rounds} rounds of ${settings.micro.timeMs} ms CPU per row`);
+  micro = await (await import('./micro.js')).runMicro(settings.micro);
+}
+if (only.has('http')) {
+  log(
+    `http: ${settings.http.rounds} rounds of ${settings.http.seconds} s per row, -c ${settings.http.connections}`,
+  );
+  http = await (await import('./http.js')).runHttp(settings.http, log);
+}
+if (only.has('memory')) {
+  log(`memory: MemoryStore at ${settings.memory.join(', ')} entries`);
+  memory = await (await import('./memory.js')).runMemory(settings.memory);
+}
+if (only.has('stores')) {
+  log('stores: Redis and PostgreSQL on loopback');
+  const result = await (await import('./stores.js')).runStores(settings.stores, log);
+  stores = result.rows;
+  skipped.push(...result.skipped);
+}
+
+const results: Results = {
+  date: new Date().toISOString(),
+  mode: quick ? 'quick' : 'full',
+  node: process.versions.node,
+  cpus: { count: cpus().length, model: cpus()[0]?.model.trim() ?? 'unknown' },
+  loadAverage: { start: loadAtStart, end: loadavg() },
+  durationSeconds: (performance.now() - started) / 1000,
+  settings,
+  micro,
+  http,
+  memory,
+  stores,
+  skipped,
+  ratios: computeRatios(micro, http, memory),
+};
+writeFileSync(new URL('./results.json', import.meta.url), `${JSON.stringify(results, null, 2)}\n`);
+console.log(formatResults(results));

@@ -1,0 +1,126 @@
+import type { HttpRowResult } from './http.js';
+import type { MemoryRow } from './memory.js';
+import type { MicroRow } from './micro.js';
+import type { SkippedStore, StoreRow } from './stores.js';
+import type { Ratio } from './targets.js';
+
+/** Everything one run measured, as written to bench/results.json. */
+export interface Results {
+  date: string;
+  mode: 'full' | 'quick';
+  node: string;
+  cpus: { count: number; model: string };
+  loadAverage: { start: number[]; end: number[] };
+  durationSeconds: number;
+  settings: Record<string, unknown>;
+  micro: MicroRow[];
+  http: HttpRowResult[];
+  memory: MemoryRow[];
+  stores: StoreRow[];
+  skipped: (SkippedStore | { name: string; reason: string })[];
+  ratios: Ratio[];
+}
+
+function fixed(value: number, digits: number): string {
+  return value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+}
+
+function markdown(header: string[], rows: string[][]): string {
+  const line = (cells: string[]) => `| ${cells.join(' | ')} |`;
+  return [line(header), line(header.map(() => '---')), ...rows.map(line)].join('\n');
+}
+
+/** The run as Markdown tables: printed on stdout and pasted into bench/README.md. */
+export function formatResults(results: Results): string {
+  const out: string[] = [];
+  const load = results.loadAverage.start.map((v) => v.toFixed(2)).join(' ');
+  out.push(
+    `${results.date}, ${results.mode} run, Node ${results.node}, ${results.cpus.count} × ${results.cpus.model}, load average at start ${load}, ${Math.round(results.durationSeconds)} s`,
+  );
+  const minimum = results.micro.find((row) => row.name === 'hand-written minimum');
+  if (results.micro.length > 0) {
+    out.push(
+      '',
+      markdown(
+        [
+          'micro row (~1.2 KB notification)',
+          'µs CPU per call, median',
+          'min – max',
+          '× hand-written minimum',
+        ],
+        results.micro.map((row) => [
+          row.name,
+          fixed(row.median, 2),
+          `${fixed(row.min, 2)} – ${fixed(row.max, 2)}`,
+          minimum ? fixed(row.median / minimum.median, 2) : '',
+        ]),
+      ),
+    );
+  }
+  if (results.http.length > 0) {
+    out.push(
+      '',
+      markdown(
+        [
+          'HTTP row (autocannon -c 50, loopback)',
+          'req/s, median',
+          'min – max',
+          'p50 latency ms',
+          'handled / answered',
+        ],
+        results.http.map((row) => [
+          row.name,
+          fixed(row.median, 0),
+          `${fixed(row.min, 0)} – ${fixed(row.max, 0)}`,
+          fixed(row.latencyP50, 0),
+          `${row.handled} / ${row.answered}`,
+        ]),
+      ),
+    );
+  }
+  if (results.memory.length > 0) {
+    out.push(
+      '',
+      markdown(
+        ['memory row', 'heap B/entry at the bound', 'B/entry after 2x the bound', 'growth over a 3rd bound'],
+        results.memory.map((row) => [
+          row.name,
+          fixed(row.bytesAtBound, 1),
+          fixed(row.bytesAfterTwice, 1),
+          `${fixed(row.growthAfterBound, 3)}x`,
+        ]),
+      ),
+    );
+  }
+  if (results.stores.length > 0) {
+    out.push(
+      '',
+      markdown(
+        ['store row (loopback)', 'median', 'min – max', 'unit'],
+        results.stores.map((row) => [
+          row.name,
+          fixed(row.median, 0),
+          `${fixed(row.min, 0)} – ${fixed(row.max, 0)}`,
+          row.unit,
+        ]),
+      ),
+    );
+  }
+  for (const skipped of results.skipped) out.push('', `skipped: ${skipped.name}: ${skipped.reason}`);
+  if (results.ratios.length > 0) {
+    out.push(
+      '',
+      markdown(
+        ['comparison (same run)', 'ratio, median', 'min – max', 'target', ''],
+        results.ratios.map((r) => [
+          r.name,
+          fixed(r.median, 2),
+          `${fixed(r.min, 2)} – ${fixed(r.max, 2)}`,
+          r.target ?? 'context',
+          r.pass === undefined ? '' : r.pass ? 'pass' : 'MISS',
+        ]),
+      ),
+    );
+  }
+  return out.join('\n');
+}

@@ -1,0 +1,159 @@
+import type { HttpRowResult } from './http.js';
+import type { MemoryRow } from './memory.js';
+import type { MicroRow } from './micro.js';
+import { spread } from './stats.js';
+
+/** One comparison from a single run: the median of its per-round ratios, their range, and its target if any. */
+export interface Ratio {
+  name: string;
+  median: number;
+  min: number;
+  max: number;
+  /** `>= 0.95`, `<= 1.5`, or undefined for context figures. */
+  target?: string;
+  pass?: boolean;
+}
+
+type Row = { name: string; rounds: number[] };
+
+function find<T extends Row>(rows: readonly T[], name: string): T | undefined {
+  return rows.find((row) => row.name === name);
+}
+
+/** Per-round ratio a/b (rounds were run side by side, so drift between rounds cancels), then its spread. */
+function ratio(
+  rows: readonly Row[],
+  name: string,
+  a: string,
+  b: string,
+  target?: { op: '<=' | '>='; value: number },
+): Ratio | undefined {
+  const top = find(rows, a);
+  const bottom = find(rows, b);
+  if (!top || !bottom) return undefined;
+  const values = top.rounds.map((value, i) => value / bottom.rounds[i]!);
+  const { median, min, max } = spread(values);
+  if (!target) return { name, median, min, max };
+  const pass = target.op === '<=' ? median <= target.value : median >= target.value;
+  return { name, median, min, max, target: `${target.op} ${target.value}`, pass };
+}
+
+function bound(name: string, value: number, op: '<=' | '>=', limit: number): Ratio {
+  const pass = op === '<=' ? value <= limit : value >= limit;
+  return { name, median: value, min: value, max: value, target: `${op} ${limit}`, pass };
+}
+
+const VDP = 'payhook verifySignature + decodeData + parseNotification';
+const FULL = 'payhook full core handler, MemoryStore';
+const MINIMUM = 'hand-written minimum';
+
+/** The issue's targets (and context ratios without a target), from whatever rows this run measured. */
+export function computeRatios(
+  micro: readonly MicroRow[],
+  http: readonly HttpRowResult[],
+  memory: readonly MemoryRow[],
+): Ratio[] {
+  const ratios: (Ratio | undefined)[] = [
+    ratio(micro, 'verify + decode + parse, time vs the hand-written minimum', VDP, MINIMUM, {
+      op: '<=',
+      value: 1.15,
+    }),
+    ratio(micro, 'full core handler with MemoryStore, time vs the hand-written minimum', FULL, MINIMUM, {
+      op: '<=',
+      value: 1.5,
+    }),
+    ratio(
+      micro,
+      'standardwebhooks verify time / payhook verify + decode + parse',
+      'standardwebhooks verify',
+      VDP,
+      {
+        op: '>=',
+        value: 2.5,
+      },
+    ),
+    ratio(
+      micro,
+      'stripe constructEvent time / payhook verify + decode + parse',
+      'stripe constructEvent',
+      VDP,
+      {
+        op: '>=',
+        value: 1.2,
+      },
+    ),
+    ratio(micro, 'svix verify time / payhook verify + decode + parse', 'svix verify', VDP),
+    ratio(
+      micro,
+      '@octokit/webhooks-methods verify + JSON.parse time / payhook verify + decode + parse',
+      '@octokit/webhooks-methods verify + JSON.parse',
+      VDP,
+    ),
+    ratio(micro, 'JSON.parse share of the hand-written minimum', 'JSON.parse alone', MINIMUM),
+    ratio(micro, 'sha256 share of the hand-written minimum', 'sha256(secret + data + secret) alone', MINIMUM),
+    ratio(
+      http,
+      'node:http + payhook vs node:http + hand-written minimum, req/s',
+      'node:http + payhook',
+      'node:http + hand-written minimum',
+      {
+        op: '>=',
+        value: 0.95,
+      },
+    ),
+    ratio(http, 'Express 5 + payhook vs bare Express 5, req/s', 'Express 5 + payhook', 'Express 5 bare', {
+      op: '>=',
+      value: 0.85,
+    }),
+    ratio(http, 'Koa 3 + payhook vs bare Koa 3, req/s', 'Koa 3 + payhook', 'Koa 3 bare', {
+      op: '>=',
+      value: 0.6,
+    }),
+    ratio(
+      http,
+      'payhook on node:http vs @octokit/webhooks middleware on node:http, req/s',
+      'node:http + payhook',
+      'node:http + @octokit/webhooks middleware',
+      { op: '>=', value: 1.0 },
+    ),
+    ratio(
+      http,
+      'node:http + hand-written minimum vs bare node:http, req/s',
+      'node:http + hand-written minimum',
+      'node:http bare',
+    ),
+    ratio(
+      http,
+      'Express 5 + hand-written minimum vs bare Express 5, req/s',
+      'Express 5 + hand-written minimum',
+      'Express 5 bare',
+    ),
+    ratio(
+      http,
+      'Koa 3 + hand-written minimum vs bare Koa 3, req/s',
+      'Koa 3 + hand-written minimum',
+      'Koa 3 bare',
+    ),
+    ratio(http, 'node:http + payhook vs bare node:http, req/s', 'node:http + payhook', 'node:http bare'),
+  ];
+  const million = memory.find((row) => row.bound === 1_000_000);
+  if (million) {
+    ratios.push(
+      bound(
+        'MemoryStore at 1M entries, heap bytes per entry under churn',
+        million.bytesAfterTwice,
+        '<=',
+        110,
+      ),
+    );
+    ratios.push(
+      bound(
+        'MemoryStore at 1M entries, heap growth over one more bound of keys',
+        million.growthAfterBound,
+        '<=',
+        1.02,
+      ),
+    );
+  }
+  return ratios.filter((r): r is Ratio => r !== undefined);
+}
