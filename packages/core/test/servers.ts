@@ -1,5 +1,5 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -97,16 +97,29 @@ export function reachRedis(): Promise<boolean> {
 
 /** True when PostgreSQL answers a query; same skip/fail rule as `reachRedis`. */
 export function reachPostgres(): Promise<boolean> {
-  return reach('PostgreSQL', DATABASE_URL, async () => {
-    const client = new pg.Client({ connectionString: DATABASE_URL, connectionTimeoutMillis: 2_000 });
-    client.on('error', () => {});
-    try {
-      await client.connect();
-      await client.query('select 1');
-    } finally {
-      await client.end().catch(() => {});
-    }
-  });
+  const local = process.env.DATABASE_URL === undefined;
+  return reach(
+    'PostgreSQL',
+    DATABASE_URL,
+    async () => {
+      const client = new pg.Client({ connectionString: DATABASE_URL, connectionTimeoutMillis: 2_000 });
+      client.on('error', () => {});
+      try {
+        await client.connect();
+        await client.query('select 1');
+      } finally {
+        await client.end().catch(() => {});
+      }
+    },
+    // The Debian cluster, as scripts/ensure-services.sh starts it.
+    local
+      ? () => {
+          const version = readdirSync('/etc/postgresql')[0];
+          if (version === undefined) throw new Error('no PostgreSQL cluster is installed');
+          execFileSync('pg_ctlcluster', ['--skip-systemctl-redirect', version, 'main', 'start']);
+        }
+      : undefined,
+  );
 }
 
 /** A free TCP port on 127.0.0.1, from the kernel. */
