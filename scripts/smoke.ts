@@ -23,6 +23,8 @@ for (const fn of ['createWebhookHandler', 'sign', 'encodeBase64Url', 'toWebhookR
 assert(typeof adapter.webhookMiddleware === 'function', '@payhook/express exports webhookMiddleware');
 assert(typeof koaAdapter.webhookMiddleware === 'function', '@payhook/koa exports webhookMiddleware');
 assert(adapter.WebhookError === core.WebhookError, '@payhook/express re-exports core WebhookError');
+assert(typeof packages.redis.RedisStore === 'function', '@payhook/core/redis exports RedisStore');
+assert(typeof packages.postgres.PostgresStore === 'function' && typeof packages.postgres.migrate === 'function', '@payhook/core/postgres exports PostgresStore and migrate');
 
 const notification = { payment_id: 'p-1', order_id: 'o-1', pos_id: 'pos-1', mode: 'direct', method: 'purchase',
   amount: 10, currency: 'XTS', status: 'success', status_code: '1000', created_at: '2026-01-01T00:00:00' };
@@ -74,20 +76,25 @@ import * as corePkg from '@payhook/core';
 import * as expressPkg from '@payhook/express';
 import * as koaPkg from '@payhook/koa';
 import * as testingPkg from '@payhook/testing';
-const packages = { core: corePkg, express: expressPkg, koa: koaPkg, testing: testingPkg };`);
+import * as redisPkg from '@payhook/core/redis';
+import * as postgresPkg from '@payhook/core/postgres';
+const packages = { core: corePkg, express: expressPkg, koa: koaPkg, testing: testingPkg, redis: redisPkg, postgres: postgresPkg };`);
 
 const CJS = `(async () => {${RUNTIME_CHECK(`const MODE = 'cjs';
 const http = require('node:http');
 const expressLib = require('express');
 const KoaLib = require('koa');
-const packages = { core: require('@payhook/core'), express: require('@payhook/express'), koa: require('@payhook/koa'), testing: require('@payhook/testing') };`)}})().catch((error) => { console.error(error); process.exit(1); });\n`;
+const packages = { core: require('@payhook/core'), express: require('@payhook/express'), koa: require('@payhook/koa'), testing: require('@payhook/testing'), redis: require('@payhook/core/redis'), postgres: require('@payhook/core/postgres') };`)}})().catch((error) => { console.error(error); process.exit(1); });\n`;
 
 const TYPED = `import type { IncomingMessage } from 'node:http';
 import { createNodeListener, createWebhookHandler, type Notification, type WebhookErrorCode, WebhookError } from '@payhook/core';
 import { webhookMiddleware } from '@payhook/express';
 import { webhookMiddleware as koaWebhook } from '@payhook/koa';
 import * as testing from '@payhook/testing';
+import { RedisStore } from '@payhook/core/redis';
+import { PostgresStore } from '@payhook/core/postgres';
 
+export const stores = [RedisStore, PostgresStore] as const;
 const webhook = createWebhookHandler<IncomingMessage>({ secret: ['current', { id: 'old', secret: 'previous' }], maxBodyBytes: 65_536 })
   .on('purchase.success', (payment, req) => { const order: string = payment.order_id; void order; void req.url; })
   .on('refund', (refund, _req, delivery) => { const id: string = refund.operation_id; const index: number = delivery.secretIndex; void id; void index; })
@@ -209,6 +216,10 @@ function main(): void {
         lap(`Node ${out.split(' ')[1]}: ${file} ran a delivery through core, Express and Koa`);
       }
     }
+
+    const help = sh(join(app, 'node_modules', '.bin', 'payhook'), ['--help'], app);
+    if (!help.startsWith('Usage: payhook')) throw new Error(`payhook --help printed ${JSON.stringify(help)}`);
+    lap('the installed payhook CLI answers --help');
 
     const [pnpm, prefix] = pnpmCommand();
     const publish = sh(pnpm, [...prefix, 'publish', '-r', '--dry-run', '--no-git-checks'], ROOT);
