@@ -35,7 +35,15 @@ export async function startExample(
   const cwd = fileURLToPath(new URL(`../../${name}/`, import.meta.url));
   const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
     cwd,
-    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', WEBHOOK_SECRET: secret },
+    // Memory store: a REDIS_URL or DATABASE_URL in the caller's environment must not leak into a test.
+    env: {
+      ...process.env,
+      PORT: '0',
+      HOST: '127.0.0.1',
+      WEBHOOK_SECRET: secret,
+      REDIS_URL: '',
+      DATABASE_URL: '',
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const lines: NotificationLine[] = [];
