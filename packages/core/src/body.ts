@@ -26,6 +26,7 @@ export function getHeader(headers: HeaderBag, name: string): string | undefined 
 
 /** `form` or `json` from a Content-Type header, or a 415 error. */
 export function mediaTypeOf(contentType: string | undefined): MediaType {
+  if (contentType === 'application/x-www-form-urlencoded') return 'form';
   const type = contentType === undefined ? undefined : contentType.split(';', 1)[0]!.trim().toLowerCase();
   if (type === 'application/x-www-form-urlencoded') return 'form';
   if (type === 'application/json' || (type?.startsWith('application/') && type.endsWith('+json')))

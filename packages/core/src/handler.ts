@@ -291,7 +291,8 @@ export function createWebhookHandler<C = undefined>(options: WebhookHandlerOptio
     if (logger && error.status >= 500) logger.error(`${error.message} (${error.code})`);
   }
 
-  async function readEnvelope(request: WebhookRequest): Promise<Envelope> {
+  // Synchronous when the body is already there (raw bytes or a parsed object): no promise per request.
+  function readEnvelope(request: WebhookRequest): Envelope | Promise<Envelope> {
     const type = mediaTypeOf(getHeader(request.headers, 'content-type'));
     const length = getHeader(request.headers, 'content-length');
     if (length !== undefined && Number(length) > maxBodyBytes) throw tooLarge(maxBodyBytes);
@@ -301,7 +302,9 @@ export function createWebhookHandler<C = undefined>(options: WebhookHandlerOptio
       return parseRawBody(body, type);
     }
     if (body !== null && typeof body === 'object') {
-      if (isStream(body)) return parseRawBody(await readStream(body, maxBodyBytes, readTimeoutMs), type);
+      if (isStream(body)) {
+        return readStream(body, maxBodyBytes, readTimeoutMs).then((bytes) => parseRawBody(bytes, type));
+      }
       if (!isEmptyObject(body) || !request.stream || isConsumed(request.stream))
         return envelopeFromObject(body);
     }
@@ -312,12 +315,17 @@ export function createWebhookHandler<C = undefined>(options: WebhookHandlerOptio
           'the request body was already read by another middleware and nothing was kept: mount the webhook before body parsers, or keep the raw body (e.g. express.raw or a verify callback) and pass it as body.',
         );
       }
-      return parseRawBody(await readStream(request.stream, maxBodyBytes, readTimeoutMs), type);
+      return readStream(request.stream, maxBodyBytes, readTimeoutMs).then((bytes) =>
+        parseRawBody(bytes, type),
+      );
     }
     return envelopeFromObject({});
   }
 
-  async function verify(envelope: Envelope): Promise<{ index: number; id: string | undefined }> {
+  type Verified = { index: number; id: string | undefined };
+
+  // Synchronous with static secrets; a promise only when a resolver picks them.
+  function verify(envelope: Envelope): Verified | Promise<Verified> {
     const expected = decodeSignature(envelope.signature, algorithm);
     if (expected === undefined) {
       throw new SignatureError(
@@ -325,9 +333,8 @@ export function createWebhookHandler<C = undefined>(options: WebhookHandlerOptio
         `the signature is not a ${algorithm} digest in base64url: check the algorithm option and that the field was not altered.`,
       );
     }
-    let secrets = staticSecrets;
-    if (resolver) {
-      secrets = await resolveSecrets(resolver, envelope.data);
+    if (!resolver) return match(envelope, expected, staticSecrets);
+    return resolveSecrets(resolver, envelope.data).then((secrets) => {
       if (secrets.length === 0) {
         throw new SignatureError(
           'secret.not_found',
@@ -335,7 +342,11 @@ export function createWebhookHandler<C = undefined>(options: WebhookHandlerOptio
         );
       }
       warnAboutWhitespace(secrets, logger, warned);
-    }
+      return match(envelope, expected, secrets);
+    });
+  }
+
+  function match(envelope: Envelope, expected: Buffer, secrets: readonly Secret[]): Verified {
     const index = matchSecret(envelope.data, expected, secrets, algorithm);
     if (index < 0) {
       throw new SignatureError(
@@ -348,6 +359,7 @@ export function createWebhookHandler<C = undefined>(options: WebhookHandlerOptio
   }
 
   function handlersFor(notification: Notification): NotificationHandler<Notification, C>[] {
+    if (routes.size === 0) return anyHandlers;
     const found: NotificationHandler<Notification, C>[] = [];
     const add = (event: string) => {
       const list = routes.get(event);
@@ -370,7 +382,10 @@ export function createWebhookHandler<C = undefined>(options: WebhookHandlerOptio
     delivery: Delivery,
   ): Promise<void> {
     try {
-      for (const fn of list) await fn(notification, context, delivery);
+      for (const fn of list) {
+        const result = fn(notification, context, delivery);
+        if (isPromiseLike(result)) await result;
+      }
     } catch (cause) {
       throw new HandlerError(
         'handler.failed',
@@ -426,9 +441,10 @@ export function createWebhookHandler<C = undefined>(options: WebhookHandlerOptio
 
     let waited = 0;
     for (let attempt = 0; ; attempt++) {
-      let claim: Awaited<ReturnType<DedupeStore['claim']>>;
+      let claim: ReturnType<DedupeStore['claim']>;
       try {
-        claim = await store.claim(delivery.key, leaseMs);
+        claim = store.claim(delivery.key, leaseMs);
+        if (isPromiseLike(claim)) claim = await claim;
       } catch (error) {
         if (!options.failOpen) throw storeFailure(error);
         report(storeFailure(error), remoteAddress);
@@ -448,7 +464,8 @@ export function createWebhookHandler<C = undefined>(options: WebhookHandlerOptio
           throw error;
         }
         try {
-          await store.commit(delivery.key, claim.token, ttlMs);
+          const committed = store.commit(delivery.key, claim.token, ttlMs);
+          if (isPromiseLike(committed)) await committed;
         } catch (error) {
           // The work is done: answering an error would make the service redeliver it. The lease still guards
           // the key until it expires.
@@ -483,8 +500,10 @@ export function createWebhookHandler<C = undefined>(options: WebhookHandlerOptio
       ) {
         throw new RequestError('sender.forbidden', 'the sender address is not in allowedSenders.');
       }
-      const envelope = await readEnvelope(request);
-      const secret = await verify(envelope);
+      const read = readEnvelope(request);
+      const envelope = isPromiseLike(read) ? await read : read;
+      const verified = verify(envelope);
+      const secret = isPromiseLike(verified) ? await verified : verified;
       const raw = decodeData(envelope.data);
       const notification = parseNotification(raw);
       const delivery: Delivery = {
@@ -526,6 +545,14 @@ export function createWebhookHandler<C = undefined>(options: WebhookHandlerOptio
   };
   Object.defineProperty(handler, 'options', { value: Object.freeze({ maxBodyBytes, readTimeoutMs }) });
   return handler;
+}
+
+function isPromiseLike<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
+  return (
+    value !== null &&
+    (typeof value === 'object' || typeof value === 'function') &&
+    typeof (value as PromiseLike<T>).then === 'function'
+  );
 }
 
 function isStream(value: object): value is BodyStream {
