@@ -46,6 +46,7 @@ export type {
   NotificationFor,
   OtherNotification,
   P2pNotification,
+  PaymentDetails,
   PrimaryMethod,
   PrimaryNotification,
   PurchaseNotification,

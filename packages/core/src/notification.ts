@@ -53,10 +53,11 @@ interface NotificationFields {
   readonly raw: Readonly<Record<string, unknown>>;
 }
 
-/** A primary operation's notification (spec 6.1): purchase, auth, credit, p2p, lookup. */
-export interface PrimaryNotification<M extends PrimaryMethod = PrimaryMethod> extends NotificationFields {
-  readonly kind: 'primary';
-  method: M;
+/**
+ * The optional fields of a payment record (spec 2.1) beyond what every notification carries: shared by primary
+ * notifications and the API's payment responses.
+ */
+export interface PaymentDetails {
   gateway_order_id?: string;
   billing_order_id?: string;
   payway?: string;
@@ -65,6 +66,7 @@ export interface PrimaryNotification<M extends PrimaryMethod = PrimaryMethod> ex
   options_3ds?: string;
   description?: string;
   user_action_required?: boolean;
+  /** Where to send the customer for 3DS when `user_action_required` is true. */
   user_action_url?: string;
   cc_mask?: string;
   cc_token?: string;
@@ -83,6 +85,14 @@ export interface PrimaryNotification<M extends PrimaryMethod = PrimaryMethod> ex
   bank_short_name?: string;
   /** Present on every charge of a subscription: a recurring payment. */
   recurring?: RecurringInfo;
+}
+
+/** A primary operation's notification (spec 6.1): purchase, auth, credit, p2p, lookup. */
+export interface PrimaryNotification<M extends PrimaryMethod = PrimaryMethod>
+  extends NotificationFields,
+    PaymentDetails {
+  readonly kind: 'primary';
+  method: M;
 }
 
 /** A secondary operation's notification (spec 6.2): capture, void, refund. */

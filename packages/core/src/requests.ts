@@ -1,4 +1,4 @@
-import type { Commission, LimitInfo, RecurringInfo, Status } from './notification.js';
+import type { Commission, LimitInfo, PaymentDetails, RecurringInfo, Status } from './notification.js';
 
 /**
  * Integration mode (spec 1): the merchant sends card data (`direct`) or redirects to the checkout (`hosted`).
@@ -220,53 +220,28 @@ export interface SplitPurchaseRequest extends Omit<PaymentRequest, 'method'> {
  * const record = (await response.json()) as PaymentRecord;
  * if (record.user_action_required) redirect(record.user_action_url);
  */
-export interface PaymentRecord {
+export interface PaymentRecord extends PaymentDetails {
   payment_id: string;
   order_id: string;
-  gateway_order_id?: string;
-  billing_order_id?: string;
   transaction_id?: string;
   pos_id: string;
   mode: PaymentMode;
   method: PaymentMethod;
   amount: number;
   currency: string;
-  description?: string;
   status: Status;
   status_code?: string;
   status_description?: string;
-  user_action_required?: boolean;
-  /** Where to send the customer for 3DS when `user_action_required` is true. */
-  user_action_url?: string;
-  eci?: string;
-  mcc?: string;
-  options_3ds?: string;
-  cc_mask?: string;
-  cc_token?: string;
-  cc_token_expiration?: string;
-  customer_id?: string;
-  customer_ip?: string;
-  customer_fname?: string;
-  customer_lname?: string;
-  customer_patronym?: string;
-  customer_email?: string;
-  customer_phone?: string;
-  customer_country?: string;
-  customer_birthday?: string;
-  result_url?: string;
   /** Zone-less `YYYY-MM-DDTHH:MM:SS[.fff]`. */
   created_at?: string;
   processed_at?: string;
   fee?: Commission;
   fixed_fee?: Commission;
   percent_fee?: Commission;
-  payload?: string;
-  bank_short_name?: string;
   receipt_url?: string;
   /** Changeable-amount payments only. */
   processed_amount?: number;
   processed_currency?: string;
-  recurring?: RecurringInfo;
   /** Declared a string by the spec; samples carry an object. */
   limit_info?: LimitInfo | string;
   /** Split responses echo these request fields. */
