@@ -49,7 +49,9 @@ function typecheck(blocks: Block[]): string[] {
   );
   if (!config) throw new Error('tsconfig.json could not be read');
   const files = new Map<string, string>();
-  blocks.forEach((block, index) => files.set(join(ROOT, 'docs', `doc-block-${index + 1}.ts`), block.code));
+  for (const [index, block] of blocks.entries()) {
+    files.set(join(ROOT, 'docs', `doc-block-${index + 1}.ts`), block.code);
+  }
   files.set(join(ROOT, 'docs', 'doc-prelude.ts'), `${PRELUDE}export {};\n`);
   const options = { ...config.options, noEmit: true };
   const host = ts.createCompilerHost(options);
