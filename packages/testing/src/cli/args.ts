@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import { type ParseArgsConfig, parseArgs } from 'node:util';
 import type { CliIO } from './io.js';
 
 /** A bad invocation: the command prints the message and its usage hint, and exits 2. */
@@ -13,6 +14,32 @@ export function parseOrUsage<T>(parse: () => T): T {
   } catch (error) {
     throw new UsageError(error instanceof Error ? error.message : String(error));
   }
+}
+
+type Options = NonNullable<ParseArgsConfig['options']>;
+const HELP = { help: { type: 'boolean', short: 'h' } } as const;
+type Parsed<O extends Options> = ReturnType<
+  typeof parseArgs<{ args: string[]; strict: true; allowPositionals: true; options: O & typeof HELP }>
+>;
+
+/**
+ * Parses a command's arguments strictly (errors become `UsageError`s), with `-h/--help` added. Prints `help`
+ * and returns `undefined` when help was asked for.
+ */
+export function parseCommand<O extends Options>(
+  argv: string[],
+  options: O,
+  io: CliIO,
+  help: string,
+): Parsed<O> | undefined {
+  const parsed = parseOrUsage(() =>
+    parseArgs({ args: argv, strict: true, allowPositionals: true, options: { ...options, ...HELP } }),
+  );
+  if ((parsed.values as { help?: boolean }).help) {
+    io.stdout(help);
+    return undefined;
+  }
+  return parsed;
 }
 
 /**

@@ -1,6 +1,5 @@
-import { parseArgs } from 'node:util';
 import { signWebhook } from '../sign.js';
-import { algorithmFrom, parseOrUsage, positiveInteger, runCommand, secretsFrom, UsageError } from './args.js';
+import { algorithmFrom, parseCommand, positiveInteger, runCommand, secretsFrom, UsageError } from './args.js';
 import { EVENTS, eventBuilder } from './events.js';
 import type { CliIO } from './io.js';
 import { post } from './post.js';
@@ -53,29 +52,24 @@ function urlFrom(value: string | undefined): URL {
  */
 export async function sendCommand(argv: string[], io: CliIO): Promise<number> {
   return runCommand('send', io, async () => {
-    const { values, positionals } = parseOrUsage(() =>
-      parseArgs({
-        args: argv,
-        strict: true,
-        allowPositionals: true,
-        options: {
-          url: { type: 'string' },
-          secret: { type: 'string', multiple: true },
-          set: { type: 'string', multiple: true },
-          repeat: { type: 'string' },
-          count: { type: 'string' },
-          seed: { type: 'string' },
-          variant: { type: 'string' },
-          algorithm: { type: 'string' },
-          timeout: { type: 'string' },
-          help: { type: 'boolean', short: 'h' },
-        },
-      }),
+    const parsed = parseCommand(
+      argv,
+      {
+        url: { type: 'string' },
+        secret: { type: 'string', multiple: true },
+        set: { type: 'string', multiple: true },
+        repeat: { type: 'string' },
+        count: { type: 'string' },
+        seed: { type: 'string' },
+        variant: { type: 'string' },
+        algorithm: { type: 'string' },
+        timeout: { type: 'string' },
+      },
+      io,
+      SEND_HELP,
     );
-    if (values.help) {
-      io.stdout(SEND_HELP);
-      return 0;
-    }
+    if (parsed === undefined) return 0;
+    const { values, positionals } = parsed;
     if (positionals.length !== 1) {
       throw new UsageError(
         positionals.length === 0 ? 'name an event, e.g. purchase.success.' : 'name one event.',

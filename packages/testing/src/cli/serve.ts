@@ -1,7 +1,6 @@
 import { randomInt } from 'node:crypto';
-import { parseArgs } from 'node:util';
 import { startFakeServer } from '../server.js';
-import { parseOrUsage, secretsFrom, UsageError } from './args.js';
+import { parseCommand, secretsFrom, UsageError } from './args.js';
 import type { CliIO } from './io.js';
 
 const USAGE = `Usage: payhook serve --port P --secret S [--api-key K] [--endpoints-key E] [--pos-id ID] [--sector NAME] [--seed N]
@@ -33,26 +32,24 @@ function portFrom(value: string | undefined): number {
 export async function runServe(argv: string[], io: CliIO, signal: AbortSignal): Promise<number> {
   let server: Awaited<ReturnType<typeof startFakeServer>>;
   try {
-    const { values } = parseOrUsage(() =>
-      parseArgs({
-        args: argv,
-        strict: true,
-        options: {
-          port: { type: 'string' },
-          secret: { type: 'string', multiple: true },
-          'api-key': { type: 'string' },
-          'endpoints-key': { type: 'string' },
-          'pos-id': { type: 'string' },
-          sector: { type: 'string' },
-          seed: { type: 'string' },
-          help: { type: 'boolean', short: 'h' },
-        },
-      }),
+    const parsed = parseCommand(
+      argv,
+      {
+        port: { type: 'string' },
+        secret: { type: 'string', multiple: true },
+        'api-key': { type: 'string' },
+        'endpoints-key': { type: 'string' },
+        'pos-id': { type: 'string' },
+        sector: { type: 'string' },
+        seed: { type: 'string' },
+      },
+      io,
+      USAGE,
     );
-    if (values.help) {
-      io.stdout(USAGE);
-      return 0;
-    }
+    if (parsed === undefined) return 0;
+    const { values, positionals } = parsed;
+    if (positionals.length > 0)
+      throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}.`);
     const port = portFrom(values.port);
     const [secret] = secretsFrom(values.secret, io);
     const posId = values['pos-id'];

@@ -1,6 +1,5 @@
-import { parseArgs } from 'node:util';
 import { SIGN_VARIANTS, type SignVariant, signWebhook } from '../sign.js';
-import { algorithmFrom, parseOrUsage, readInput, runCommand, secretsFrom, UsageError } from './args.js';
+import { algorithmFrom, parseCommand, readInput, runCommand, secretsFrom, UsageError } from './args.js';
 import type { CliIO } from './io.js';
 
 export const SIGN_HELP = `Usage: payhook sign [--secret S] [--file notification.json | -] [options]
@@ -37,25 +36,20 @@ export function variantFrom(value: string | undefined): SignVariant | undefined 
  */
 export async function signCommand(argv: string[], io: CliIO): Promise<number> {
   return runCommand('sign', io, async () => {
-    const { values, positionals } = parseOrUsage(() =>
-      parseArgs({
-        args: argv,
-        strict: true,
-        allowPositionals: true,
-        options: {
-          secret: { type: 'string', multiple: true },
-          file: { type: 'string' },
-          algorithm: { type: 'string' },
-          variant: { type: 'string' },
-          format: { type: 'string' },
-          help: { type: 'boolean', short: 'h' },
-        },
-      }),
+    const parsed = parseCommand(
+      argv,
+      {
+        secret: { type: 'string', multiple: true },
+        file: { type: 'string' },
+        algorithm: { type: 'string' },
+        variant: { type: 'string' },
+        format: { type: 'string' },
+      },
+      io,
+      SIGN_HELP,
     );
-    if (values.help) {
-      io.stdout(SIGN_HELP);
-      return 0;
-    }
+    if (parsed === undefined) return 0;
+    const { values, positionals } = parsed;
     if (positionals.length > 1 || (positionals.length === 1 && positionals[0] !== '-')) {
       throw new UsageError(`unexpected argument ${JSON.stringify(positionals.find((p) => p !== '-'))}.`);
     }

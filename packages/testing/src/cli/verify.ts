@@ -1,4 +1,3 @@
-import { parseArgs } from 'node:util';
 import {
   decodeData,
   parseNotification,
@@ -7,7 +6,7 @@ import {
   verifySignature,
   WebhookError,
 } from '@payhook/core';
-import { algorithmFrom, parseOrUsage, readInput, runCommand, secretsFrom, UsageError } from './args.js';
+import { algorithmFrom, parseCommand, readInput, runCommand, secretsFrom, UsageError } from './args.js';
 import type { CliIO } from './io.js';
 import { maskNotification } from './mask.js';
 
@@ -68,23 +67,18 @@ function describeResult(result: VerifyResult, algorithm: SignatureAlgorithm, cou
  */
 export async function verifyCommand(argv: string[], io: CliIO): Promise<number> {
   return runCommand('verify', io, async () => {
-    const { values, positionals } = parseOrUsage(() =>
-      parseArgs({
-        args: argv,
-        strict: true,
-        allowPositionals: true,
-        options: {
-          secret: { type: 'string', multiple: true },
-          algorithm: { type: 'string' },
-          file: { type: 'string' },
-          help: { type: 'boolean', short: 'h' },
-        },
-      }),
+    const parsed = parseCommand(
+      argv,
+      {
+        secret: { type: 'string', multiple: true },
+        algorithm: { type: 'string' },
+        file: { type: 'string' },
+      },
+      io,
+      VERIFY_HELP,
     );
-    if (values.help) {
-      io.stdout(VERIFY_HELP);
-      return 0;
-    }
+    if (parsed === undefined) return 0;
+    const { values, positionals } = parsed;
     if (positionals.length > 0)
       throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}.`);
     const secrets = secretsFrom(values.secret, io);
