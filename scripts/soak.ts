@@ -105,10 +105,14 @@ function random(seed: number): () => number {
   };
 }
 
+// Ids unique to this run, so a store that outlives it could never answer duplicate to a fresh notification.
+const RUN = randomBytes(4).toString('hex');
+const orderId = (n: number): string => `soak-${RUN}-${n}`;
+
 function notification(n: number): Record<string, unknown> {
   return {
-    payment_id: `soak-payment-${n}`,
-    order_id: `soak-${n}`,
+    payment_id: `soak-${RUN}-payment-${n}`,
+    order_id: orderId(n),
     pos_id: 'soak-pos',
     mode: 'direct',
     method: 'purchase',
@@ -174,6 +178,11 @@ class Server {
   }
 }
 
+function withoutStores(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const { REDIS_URL: _redis, DATABASE_URL: _database, ...rest } = env;
+  return rest;
+}
+
 function startServer(secret: string): Server {
   const cwd = join(ROOT, 'examples', 'express');
   const child = spawn(
@@ -188,7 +197,8 @@ function startServer(secret: string): Server {
     ],
     {
       cwd,
-      env: { ...process.env, PORT: '0', HOST: '127.0.0.1', WEBHOOK_SECRET: secret },
+      // The example picks Redis or PostgreSQL when these are set; the soak runs it on its memory store.
+      env: { ...withoutStores(process.env), PORT: '0', HOST: '127.0.0.1', WEBHOOK_SECRET: secret },
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
     },
   );
@@ -293,7 +303,7 @@ async function main(): Promise<number> {
   const counts = new Map<Kind, number>();
   const latencies: number[] = [];
   const sentValid = new Set<string>();
-  const recentValid: string[] = [];
+  const recentValid: number[] = [];
   const agent = new Agent({ keepAlive: true, maxSockets: concurrency });
   let next = 0;
   let slowInFlight = 0;
@@ -329,8 +339,7 @@ async function main(): Promise<number> {
         body = signed(notification(n), secret);
         break;
       case 'duplicate': {
-        const order = recentValid[Math.floor(rand() * recentValid.length)]!;
-        body = signed(notification(Number(order.slice('soak-'.length))), secret);
+        body = signed(notification(recentValid[Math.floor(rand() * recentValid.length)]!), secret);
         break;
       }
       case 'tampered': {
@@ -380,7 +389,7 @@ async function main(): Promise<number> {
         body = signed(`not json ${randomBytes(8).toString('hex')}`, secret);
         break;
       case 'garbage-fields':
-        body = signed({ order_id: `soak-${n}`, status: 'success' }, secret);
+        body = signed({ order_id: orderId(n), status: 'success' }, secret);
         break;
       default:
         throw new Error(`unexpected kind ${kind}`);
@@ -402,8 +411,8 @@ async function main(): Promise<number> {
     }
     record(kind, answer, started);
     if (kind === 'valid' && answer.status === 200) {
-      sentValid.add(`soak-${n}`);
-      recentValid.push(`soak-${n}`);
+      sentValid.add(orderId(n));
+      recentValid.push(n);
       if (recentValid.length > 1000) recentValid.shift();
     }
   }
@@ -436,7 +445,7 @@ async function main(): Promise<number> {
       limitMs: 30_000,
     });
     record('redelivery-after-slow', again, performance.now());
-    if (again.status === 200) sentValid.add(`soak-${n}`);
+    if (again.status === 200) sentValid.add(orderId(n));
   }
 
   let exitCode = 0;
