@@ -3,12 +3,14 @@
  * with npm into a fresh project in a temp dir, then on Node 20 (this machine), 22 and 24 (the npm registry's
  * `node` package): `import`s (ESM) and `require`s (CJS) each package and runs a signed delivery through core,
  * Express and Koa; typechecks a TypeScript consumer under `moduleResolution` `node16` (ESM and CJS files) and
- * `bundler`; and runs `pnpm publish -r --dry-run`. Needs the packages built. `--nodes 20` limits the versions.
+ * `bundler`; runs the installed `payhook` CLI; runs `pnpm publish -r --dry-run`; and, in a throwaway clone of the
+ * committed state, `pnpm version-packages`, checking each pending release's CHANGELOG.md. Needs the packages built.
+ * `--nodes 20` limits the Node versions; `--keep` keeps the temp dir.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { parseArgs } from 'node:util';
 import { listPackages, packPackages, pnpmCommand, ROOT } from './check-packages.ts';
 
@@ -232,6 +234,36 @@ function main(): void {
       }
     }
     lap(`pnpm publish -r --dry-run would publish ${listPackages().length} packages`);
+
+    // `pnpm version-packages` in a throwaway clone (the committed state): each pending release gets its CHANGELOG.md.
+    const clone = join(work, 'clone');
+    sh('git', ['clone', '--quiet', ROOT, clone], work);
+    const statusFile = join(work, 'changeset-status.json');
+    sh(join(ROOT, 'node_modules', '.bin', 'changeset'), ['status', `--output=${statusFile}`], clone);
+    const published = new Set(listPackages().map((pkg) => pkg.name));
+    const status = JSON.parse(readFileSync(statusFile, 'utf8')) as {
+      releases: { name: string; type: string; newVersion: string }[];
+    };
+    const pending = status.releases.filter(
+      (release) => release.type !== 'none' && published.has(release.name),
+    );
+    if (pending.length === 0) {
+      lap('no pending changesets: nothing for version-packages to write');
+    } else {
+      sh(pnpm, [...prefix, 'install', '--offline', '--frozen-lockfile=false', '--ignore-scripts'], clone);
+      sh(pnpm, [...prefix, 'run', 'version-packages'], clone);
+      for (const release of pending) {
+        const pkg = listPackages().find((p) => p.name === release.name)!;
+        const changelog = join(clone, relative(ROOT, pkg.dir), 'CHANGELOG.md');
+        const text = existsSync(changelog) ? readFileSync(changelog, 'utf8') : '';
+        if (!text.startsWith(`# ${release.name}\n\n## ${release.newVersion}\n`)) {
+          throw new Error(
+            `version-packages did not write ${release.name} ${release.newVersion} to ${changelog}`,
+          );
+        }
+      }
+      lap(`pnpm version-packages wrote ${pending.length} CHANGELOG.md files in a throwaway clone`);
+    }
     console.log(`smoke: passed on Node ${majors.join(', ')}`);
   } finally {
     if (values.keep) console.log(`smoke: kept ${work}`);
