@@ -16,10 +16,15 @@ describe('fromParserError', () => {
     ['charset.unsupported', 415, 'media_type.unsupported', 415],
     ['encoding.unsupported', 415, 'media_type.unsupported', 415],
   ])('turns a body-parser %s (%i) into %s (%i)', (type, parserStatus, code, status) => {
-    const cause = parserError('refused', { type, status: parserStatus });
-    const error = fromParserError(cause);
+    const error = fromParserError(
+      parserError('refused', { type, status: parserStatus, body: 'data=secret' }),
+    );
     expect(error).toBeInstanceOf(RequestError);
-    expect([error?.code, error?.status, error?.cause]).toEqual([code, status, cause]);
+    expect([error?.code, error?.status, error?.cause]).toEqual([
+      code,
+      status,
+      { type, status: parserStatus },
+    ]);
     expect(error?.message).toBe(
       `[@payhook/core] a body parser mounted before payhook refused the body (${type}); mount payhook first, or give that parser payhook's limits.`,
     );
@@ -30,7 +35,10 @@ describe('fromParserError', () => {
       status: 400,
       body: '{"a":',
     });
-    expect(fromParserError(cause)?.code).toBe('payload.malformed');
+    const error = fromParserError(cause);
+    expect(error?.code).toBe('payload.malformed');
+    // The parser's error carries the raw body; a logger printing the cause must not print it.
+    expect(JSON.stringify(error?.cause)).not.toContain('{"a":');
   });
 
   it.each([

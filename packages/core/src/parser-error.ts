@@ -37,6 +37,7 @@ export function fromParserError(error: unknown): RequestError | undefined {
   return new RequestError(
     code,
     `a body parser mounted before payhook refused the body (${typeof type === 'string' ? type : 'invalid JSON'}); mount payhook first, or give that parser payhook's limits.`,
-    { cause: error },
+    // Not the parser's error itself: it carries the raw body (`body`), which a logger would print whole.
+    { cause: { type: typeof type === 'string' ? type : 'entity.parse.failed', status } },
   );
 }
