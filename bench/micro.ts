@@ -1,4 +1,4 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { verify as octokitVerify } from '@octokit/webhooks-methods';
 import {
   createWebhookHandler,
@@ -12,6 +12,7 @@ import { Webhook as StandardWebhook } from 'standardwebhooks';
 import Stripe from 'stripe';
 import { Webhook as SvixWebhook } from 'svix';
 import { Bench } from 'tinybench';
+import { handWrittenMinimum } from './minimum.js';
 import { createDeliverySource, formBody, NOTIFICATION_JSON, SECRET, signOctokit } from './payload.js';
 import { rotate, type Spread, spread } from './stats.js';
 
@@ -43,17 +44,6 @@ let sink: unknown;
 export function cpuNow(): number {
   const usage = process.cpuUsage();
   return (usage.user + usage.system) / 1000;
-}
-
-/** The hand-written minimum a merchant could write from spec part 5: hash, compare, decode, parse. */
-export function handWrittenMinimum(data: string, signature: string, secret: string): unknown {
-  const digest = createHash('sha256')
-    .update(secret + data + secret)
-    .digest();
-  const expected = Buffer.from(signature, 'base64url');
-  if (expected.length !== digest.length || !timingSafeEqual(digest, expected))
-    throw new Error('bad signature');
-  return JSON.parse(Buffer.from(data, 'base64url').toString('utf8'));
 }
 
 function fullHandlerTask(): () => Promise<void> {

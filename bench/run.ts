@@ -11,6 +11,8 @@ import type { SkippedStore, StoreRow } from './stores.js';
 import { formatResults, type Results } from './table.js';
 import { computeRatios } from './targets.js';
 
+const started = performance.now();
+
 const SECTIONS = ['micro', 'http', 'memory', 'stores'] as const;
 type Section = (typeof SECTIONS)[number];
 
@@ -24,7 +26,8 @@ for (const section of only) {
   if (!SECTIONS.includes(section)) throw new Error(`--only takes ${SECTIONS.join(',')}, not ${section}`);
 }
 
-const log = (line: string) => console.error(line);
+const log = (line: string) =>
+  console.error(`${((performance.now() - started) / 1000).toFixed(1).padStart(6)} s  ${line}`);
 // The rows import the packages' builds, so they are loaded only once the builds are fresh.
 ensureBuilt(log);
 
@@ -45,12 +48,11 @@ const settings = quick
     }
   : {
       micro: { rounds: 5, timeMs: 300 },
-      http: { rounds: 3, seconds: 4, warmupSeconds: 1, connections: 50 },
+      http: { rounds: 5, seconds: 2.5, warmupSeconds: 1, connections: 50 },
       memory: [100_000, 1_000_000],
       stores: { rounds: 3, claimMs: 1_000, sequential: 300, concurrency: 50 },
     };
 
-const started = performance.now();
 const loadAtStart = loadavg();
 let micro: MicroRow[] = [];
 let http: HttpRowResult[] = [];
@@ -95,4 +97,5 @@ const results: Results = {
   ratios: computeRatios(micro, http, memory),
 };
 writeFileSync(new URL('./results.json', import.meta.url), `${JSON.stringify(results, null, 2)}\n`);
+log('done');
 console.log(formatResults(results));

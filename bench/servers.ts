@@ -1,12 +1,6 @@
 import { createServer, type IncomingMessage, type RequestListener, type Server } from 'node:http';
-import { createNodeMiddleware, Webhooks } from '@octokit/webhooks';
-import { createNodeListener, createWebhookHandler, MemoryStore } from '@payhook/core';
-import { webhookMiddleware as expressWebhook } from '@payhook/express';
-import { webhookMiddleware as koaWebhook } from '@payhook/koa';
-import express from 'express';
-import Koa from 'koa';
-import getRawBody from 'raw-body';
-import { handWrittenMinimum } from './micro.js';
+import { MemoryStore } from '@payhook/core';
+import { handWrittenMinimum } from './minimum.js';
 import { SECRET } from './payload.js';
 
 /** The HTTP rows, each a server a child process runs while the parent sends it load. */
@@ -68,7 +62,13 @@ function nodeRow(counts: ServerCounts, verify: boolean): RequestListener {
   };
 }
 
-function expressRow(counts: ServerCounts, variant: 'bare' | 'minimum' | 'payhook'): RequestListener {
+// Each server process loads only its own row's framework (a child starts in a fraction of the time).
+async function expressRow(
+  counts: ServerCounts,
+  variant: 'bare' | 'minimum' | 'payhook',
+): Promise<RequestListener> {
+  const { default: express } = await import('express');
+  const { webhookMiddleware: expressWebhook } = await import('@payhook/express');
   const app = express();
   if (variant === 'payhook') {
     // Mounted first, as the adapter's README says: payhook reads the stream itself, no body parser runs.
@@ -104,7 +104,13 @@ function expressRow(counts: ServerCounts, variant: 'bare' | 'minimum' | 'payhook
   return app;
 }
 
-function koaRow(counts: ServerCounts, variant: 'bare' | 'minimum' | 'payhook'): RequestListener {
+async function koaRow(
+  counts: ServerCounts,
+  variant: 'bare' | 'minimum' | 'payhook',
+): Promise<RequestListener> {
+  const { default: Koa } = await import('koa');
+  const { default: getRawBody } = await import('raw-body');
+  const { webhookMiddleware: koaWebhook } = await import('@payhook/koa');
   const app = new Koa();
   if (variant === 'payhook') {
     app.use(
@@ -145,7 +151,8 @@ function koaRow(counts: ServerCounts, variant: 'bare' | 'minimum' | 'payhook'): 
   return app.callback();
 }
 
-function octokitRow(counts: ServerCounts): RequestListener {
+async function octokitRow(counts: ServerCounts): Promise<RequestListener> {
+  const { createNodeMiddleware, Webhooks } = await import('@octokit/webhooks');
   const webhooks = new Webhooks({ secret: SECRET });
   webhooks.onAny(() => {
     counts.handled++;
@@ -156,13 +163,14 @@ function octokitRow(counts: ServerCounts): RequestListener {
   return createNodeMiddleware(webhooks, { path: PATH });
 }
 
-function listenerFor(row: HttpRow, counts: ServerCounts): RequestListener {
+async function listenerFor(row: HttpRow, counts: ServerCounts): Promise<RequestListener> {
   switch (row) {
     case 'node:http bare':
       return nodeRow(counts, false);
     case 'node:http + hand-written minimum':
       return nodeRow(counts, true);
-    case 'node:http + payhook':
+    case 'node:http + payhook': {
+      const { createNodeListener, createWebhookHandler } = await import('@payhook/core');
       return createNodeListener(
         createWebhookHandler<IncomingMessage>({
           secret: SECRET,
@@ -175,6 +183,7 @@ function listenerFor(row: HttpRow, counts: ServerCounts): RequestListener {
           },
         }),
       ) as RequestListener;
+    }
     case 'Express 5 bare':
       return expressRow(counts, 'bare');
     case 'Express 5 + hand-written minimum':
@@ -193,8 +202,8 @@ function listenerFor(row: HttpRow, counts: ServerCounts): RequestListener {
 }
 
 /** Starts the row's server on an ephemeral loopback port. */
-export function startServer(row: HttpRow, counts: ServerCounts): Promise<Server> {
-  const server = createServer({ keepAliveTimeout: 60_000 }, listenerFor(row, counts));
+export async function startServer(row: HttpRow, counts: ServerCounts): Promise<Server> {
+  const server = createServer({ keepAliveTimeout: 60_000 }, await listenerFor(row, counts));
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => resolve(server));
