@@ -13,6 +13,10 @@ export default defineConfig({
     ],
   },
   test: {
+    // Under CI a JSON report too, from which .ci/run prints one plain 'N passed, N failed' line.
+    reporters: process.env.CI
+      ? ['default', ['json', { outputFile: 'node_modules/.vitest/results.json' }]]
+      : ['default'],
     include: ['packages/*/src/**/*.test.ts', 'packages/*/test/**/*.test.ts', 'test/**/*.test.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
