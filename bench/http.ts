@@ -24,6 +24,8 @@ export interface HttpRowResult extends Spread {
   /** Requests the server's application handler ran, against 2xx answers: equal when nothing short-circuited. */
   handled: number;
   answered: number;
+  /** The load generator's CPU time over the row's time, highest round: near 1.0 it, not the server, was the limit. */
+  generatorCpu: number;
 }
 
 const CHILD = fileURLToPath(new URL('./server-child.ts', import.meta.url));
@@ -153,17 +155,22 @@ export async function runHttp(options: HttpOptions, log: (line: string) => void)
     }
     const rps = new Map<HttpRow, number[]>(HTTP_ROWS.map((row) => [row, []]));
     const latency = new Map<HttpRow, number>();
+    const generatorCpu = new Map<HttpRow, number>();
     const totals = new Map<HttpRow, { handled: number; answered: number }>(
       HTTP_ROWS.map((row) => [row, { handled: 0, answered: 0 }]),
     );
     for (let round = 0; round < options.rounds; round++) {
       for (const server of rotate(servers, round)) {
         const before = await countsOf(server);
+        const cpu = process.cpuUsage();
         const result = await load(server, options.seconds, options.connections);
+        const used = process.cpuUsage(cpu);
         const after = await countsOf(server);
         checkRound(server.row, result, before, after);
         rps.get(server.row)!.push(result['2xx'] / (result.duration || options.seconds));
         latency.set(server.row, result.latency.p50);
+        const share = (used.user + used.system) / 1e6 / (result.duration || options.seconds);
+        generatorCpu.set(server.row, Math.max(generatorCpu.get(server.row) ?? 0, share));
         const total = totals.get(server.row)!;
         total.handled += after.handled - before.handled;
         total.answered += result['2xx'];
@@ -175,6 +182,7 @@ export async function runHttp(options: HttpOptions, log: (line: string) => void)
       unit: 'req/s',
       ...spread(rps.get(row)!),
       latencyP50: latency.get(row) ?? 0,
+      generatorCpu: generatorCpu.get(row) ?? 0,
       ...totals.get(row)!,
     }));
   } finally {

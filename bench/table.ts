@@ -67,6 +67,7 @@ export function formatResults(results: Results): string {
           'min – max',
           'p50 latency ms',
           'handled / answered',
+          'load generator CPU',
         ],
         results.http.map((row) => [
           row.name,
@@ -74,6 +75,7 @@ export function formatResults(results: Results): string {
           `${fixed(row.min, 0)} – ${fixed(row.max, 0)}`,
           fixed(row.latencyP50, 0),
           `${row.handled} / ${row.answered}`,
+          `${Math.round(row.generatorCpu * 100)}%`,
         ]),
       ),
     );
