@@ -89,6 +89,12 @@ export function computeRatios(
       '@octokit/webhooks-methods verify + JSON.parse',
       VDP,
     ),
+    ratio(
+      micro,
+      'floor of verify + decode + parse: minimum + parseNotification vs the minimum',
+      'hand-written minimum + parseNotification',
+      MINIMUM,
+    ),
     ratio(micro, 'JSON.parse share of the hand-written minimum', 'JSON.parse alone', MINIMUM),
     ratio(micro, 'sha256 share of the hand-written minimum', 'sha256(secret + data + secret) alone', MINIMUM),
     ratio(
