@@ -14,22 +14,23 @@ import { Webhook as SvixWebhook } from 'svix';
 import { Bench } from 'tinybench';
 import { handWrittenMinimum } from './minimum.js';
 import {
-  createDeliverySource,
   createIdSource,
+  encodeData,
   formBody,
-  NOTIFICATION_JSON,
+  notificationJson,
   SECRET,
+  signData,
   signOctokit,
 } from './payload.js';
 import { rotate, type Spread, spread } from './stats.js';
 
 /** Calls per tinybench sample: amortises the clock's own cost (about 1 µs) over many microsecond-scale calls. */
 const BATCH = 64;
-/** Distinct pre-signed bodies for the full-handler row; past the end, a fresh handler and store take over. */
-const POOL = 20_000;
 
 export interface MicroOptions {
   rounds: number;
+  /** Distinct deliveries every row walks through. */
+  pool: number;
   /** Milliseconds each row runs per round. */
   timeMs: number;
 }
@@ -53,40 +54,82 @@ export function cpuNow(): number {
   return (usage.user + usage.system) / 1000;
 }
 
-function fullHandlerTask(): () => Promise<void> {
-  const next = createDeliverySource();
-  const bodies: Buffer[] = [];
-  for (let i = 0; i < POOL; i++) {
-    const { data, signature } = next();
-    bodies.push(Buffer.from(formBody(data, signature)));
-  }
+/** One delivery in every row's native form: the service's fields, the form body, and each peer's signed headers. */
+interface Input {
+  json: string;
+  data: string;
+  signature: string;
+  body: Buffer;
+  standardHeaders: Record<string, string>;
+  svixHeaders: Record<string, string>;
+  stripeHeader: string;
+  octokitSignature: string;
+}
+
+const MESSAGE_ID = 'msg_2Lh9KRb0pzN4LePd3XiA0dMNsNe';
+
+/**
+ * Distinct deliveries (a fresh payment id each), the same pool for every row: each row reads as much cold
+ * memory as the full handler, which needs a new notification per call so its store claims every one.
+ */
+function createInputs(size: number, standard: StandardWebhook, svix: SvixWebhook, stripe: Stripe): Input[] {
+  const nextId = createIdSource();
+  const timestamp = new Date(Math.floor(Date.now() / 1000) * 1000);
+  const seconds = String(timestamp.getTime() / 1000);
+  return Array.from({ length: size }, () => {
+    const id = nextId();
+    const json = notificationJson(id);
+    const data = encodeData(id);
+    const signature = signData(data);
+    return {
+      json,
+      data,
+      signature,
+      body: Buffer.from(formBody(data, signature)),
+      standardHeaders: {
+        'webhook-id': MESSAGE_ID,
+        'webhook-timestamp': seconds,
+        'webhook-signature': standard.sign(MESSAGE_ID, timestamp, json),
+      },
+      svixHeaders: {
+        'svix-id': MESSAGE_ID,
+        'svix-timestamp': seconds,
+        'svix-signature': svix.sign(MESSAGE_ID, timestamp, json),
+      },
+      stripeHeader: stripe.webhooks.generateTestHeaderString({ payload: json, secret: SECRET }),
+      octokitSignature: signOctokit(json),
+    };
+  });
+}
+
+function fullHandlerTask(inputs: readonly Input[]): () => Promise<void> {
   const headers = { 'content-type': 'application/x-www-form-urlencoded' };
-  const fresh = (): WebhookHandler => {
-    // With a handler, every notification is claimed and committed in the store (none is 'ignored').
-    return createWebhookHandler({ secret: SECRET, store: new MemoryStore(), handle: () => undefined });
-  };
+  // With a handler, every notification is claimed and committed in the store (none is 'ignored'); past the
+  // pool's end, a fresh handler and store, since the same notification again would be a duplicate.
+  const fresh = (): WebhookHandler =>
+    createWebhookHandler({ secret: SECRET, store: new MemoryStore(), handle: () => undefined });
   let handler = fresh();
   let index = 0;
   return async () => {
     for (let i = 0; i < BATCH; i++) {
-      if (index === POOL) {
+      if (index === inputs.length) {
         index = 0;
         handler = fresh();
       }
-      const result = await handler({ method: 'POST', headers, body: bodies[index++] }, undefined);
+      const result = await handler({ method: 'POST', headers, body: inputs[index++]!.body }, undefined);
       if (result.outcome !== 'handled') throw new Error(`full handler row answered ${result.outcome}`);
     }
   };
 }
 
-function storeTask(): () => void {
+function storeTask(size: number): () => void {
   const nextId = createIdSource();
   let store = new MemoryStore();
   let count = 0;
   return () => {
     for (let i = 0; i < BATCH; i++) {
       // A fresh store as often as the full-handler row gets one, so both see maps of the same sizes.
-      if (++count % POOL === 0) store = new MemoryStore();
+      if (++count % size === 0) store = new MemoryStore();
       const key = `${nextId()}:purchase:success:1000`;
       const claim = store.claim(key, 60_000);
       if (claim.status !== 'claimed') throw new Error(`MemoryStore answered ${claim.status}`);
@@ -95,80 +138,73 @@ function storeTask(): () => void {
   };
 }
 
-async function createTasks(): Promise<Task[]> {
-  const { data, signature } = createDeliverySource()();
+async function createTasks(pool: number): Promise<Task[]> {
   const base64Secret = Buffer.from(SECRET).toString('base64');
   const standard = new StandardWebhook(base64Secret);
-  const standardHeaders = {
-    'webhook-id': 'msg_2Lh9KRb0pzN4LePd3XiA0dMNsNe',
-    'webhook-timestamp': String(Math.floor(Date.now() / 1000)),
-    'webhook-signature': '',
-  };
-  standardHeaders['webhook-signature'] = standard.sign(
-    standardHeaders['webhook-id'],
-    new Date(Number(standardHeaders['webhook-timestamp']) * 1000),
-    NOTIFICATION_JSON,
-  );
   const svix = new SvixWebhook(`whsec_${base64Secret}`);
-  const svixHeaders = {
-    'svix-id': standardHeaders['webhook-id'],
-    'svix-timestamp': standardHeaders['webhook-timestamp'],
-    'svix-signature': svix.sign(
-      standardHeaders['webhook-id'],
-      new Date(Number(standardHeaders['webhook-timestamp']) * 1000),
-      NOTIFICATION_JSON,
-    ),
-  };
   const stripe = new Stripe('sk_test_bench');
-  const stripeHeader = stripe.webhooks.generateTestHeaderString({
-    payload: NOTIFICATION_JSON,
-    secret: SECRET,
-  });
-  const octokitSignature = signOctokit(NOTIFICATION_JSON);
-  const full = fullHandlerTask();
+  const inputs = createInputs(pool, standard, svix, stripe);
 
-  const sync = (fn: () => unknown) => () => {
-    for (let i = 0; i < BATCH; i++) sink = fn();
+  // Each row walks the pool on its own cursor, one input per call.
+  const each = (fn: (input: Input) => unknown) => {
+    let index = 0;
+    return () => {
+      for (let i = 0; i < BATCH; i++) {
+        sink = fn(inputs[index]!);
+        index = index + 1 === inputs.length ? 0 : index + 1;
+      }
+    };
   };
   const tasks: Task[] = [
     {
       name: 'payhook verifySignature + decodeData + parseNotification',
-      fn: sync(() => {
+      fn: each(({ data, signature }) => {
         if (!verifySignature(data, signature, SECRET).valid) throw new Error('payhook refused the signature');
         return parseNotification(decodeData(data));
       }),
     },
-    { name: 'payhook full core handler, MemoryStore', fn: full },
-    { name: 'hand-written minimum', fn: sync(() => handWrittenMinimum(data, signature, SECRET)) },
+    { name: 'payhook full core handler, MemoryStore', fn: fullHandlerTask(inputs) },
+    {
+      name: 'hand-written minimum',
+      fn: each(({ data, signature }) => handWrittenMinimum(data, signature, SECRET)),
+    },
     {
       // The floor of any verify + decode + parse: the minimum, then the typed notification.
       name: 'hand-written minimum + parseNotification',
-      fn: sync(() =>
+      fn: each(({ data, signature }) =>
         parseNotification(handWrittenMinimum(data, signature, SECRET) as Record<string, unknown>),
       ),
     },
-    { name: 'MemoryStore claim + commit alone', fn: storeTask() },
+    { name: 'MemoryStore claim + commit alone', fn: storeTask(pool) },
     {
       name: 'sha256(secret + data + secret) alone',
-      fn: sync(() => createHash('sha256').update(SECRET).update(data).update(SECRET).digest()),
+      fn: each(({ data }) => createHash('sha256').update(SECRET).update(data).update(SECRET).digest()),
     },
-    { name: 'JSON.parse alone', fn: sync(() => JSON.parse(NOTIFICATION_JSON)) },
-    { name: 'standardwebhooks verify', fn: sync(() => standard.verify(NOTIFICATION_JSON, standardHeaders)) },
-    { name: 'svix verify', fn: sync(() => svix.verify(NOTIFICATION_JSON, svixHeaders)) },
+    { name: 'JSON.parse alone', fn: each(({ json }) => JSON.parse(json)) },
+    {
+      name: 'standardwebhooks verify',
+      fn: each(({ json, standardHeaders }) => standard.verify(json, standardHeaders)),
+    },
+    { name: 'svix verify', fn: each(({ json, svixHeaders }) => svix.verify(json, svixHeaders)) },
     {
       name: 'stripe constructEvent',
-      fn: sync(() => stripe.webhooks.constructEvent(NOTIFICATION_JSON, stripeHeader, SECRET)),
+      fn: each(({ json, stripeHeader }) => stripe.webhooks.constructEvent(json, stripeHeader, SECRET)),
     },
     {
       name: '@octokit/webhooks-methods verify + JSON.parse',
-      fn: async () => {
-        for (let i = 0; i < BATCH; i++) {
-          if (!(await octokitVerify(SECRET, NOTIFICATION_JSON, octokitSignature))) {
-            throw new Error('octokit refused the signature');
+      fn: (() => {
+        let index = 0;
+        return async () => {
+          for (let i = 0; i < BATCH; i++) {
+            const { json, octokitSignature } = inputs[index]!;
+            index = index + 1 === inputs.length ? 0 : index + 1;
+            if (!(await octokitVerify(SECRET, json, octokitSignature))) {
+              throw new Error('octokit refused the signature');
+            }
+            sink = JSON.parse(json);
           }
-          sink = JSON.parse(NOTIFICATION_JSON);
-        }
-      },
+        };
+      })(),
     },
   ];
   // Every row must accept its input before anything is timed.
@@ -178,7 +214,7 @@ async function createTasks(): Promise<Task[]> {
 
 /** Runs the micro rows in rotated order over the rounds; each row's figure is its mean CPU time per call. */
 export async function runMicro(options: MicroOptions): Promise<MicroRow[]> {
-  const tasks = await createTasks();
+  const tasks = await createTasks(options.pool);
   const samples = new Map<string, number[]>(tasks.map((task) => [task.name, []]));
   for (let round = 0; round < options.rounds; round++) {
     const bench = new Bench({

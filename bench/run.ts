@@ -41,13 +41,13 @@ if (!corePath.includes('/dist/')) {
 
 const settings = quick
   ? {
-      micro: { rounds: 3, timeMs: 80 },
+      micro: { rounds: 3, timeMs: 80, pool: 4_000 },
       http: { rounds: 1, seconds: 1.5, warmupSeconds: 0.5, connections: 50 },
       memory: [100_000, 1_000_000],
       stores: { rounds: 1, claimMs: 300, sequential: 100, concurrency: 50 },
     }
   : {
-      micro: { rounds: 5, timeMs: 300 },
+      micro: { rounds: 5, timeMs: 300, pool: 16_000 },
       http: { rounds: 5, seconds: 2.5, warmupSeconds: 1, connections: 50 },
       memory: [100_000, 1_000_000],
       stores: { rounds: 3, claimMs: 1_000, sequential: 300, concurrency: 50 },
