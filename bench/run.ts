@@ -48,7 +48,7 @@ const settings = quick
     }
   : {
       micro: { rounds: 5, timeMs: 300, pool: 16_000 },
-      http: { rounds: 5, seconds: 2.5, warmupSeconds: 1, connections: 50 },
+      http: { rounds: 5, seconds: 2, warmupSeconds: 1, connections: 50 },
       memory: [100_000, 1_000_000],
       stores: { rounds: 3, claimMs: 1_000, sequential: 300, concurrency: 50 },
     };

@@ -1,5 +1,5 @@
 import { createServer, type IncomingMessage, type RequestListener, type Server } from 'node:http';
-import { MemoryStore } from '@payhook/core';
+import { type KeyFunction, MemoryStore, notificationKey } from '@payhook/core';
 import { handWrittenMinimum } from './minimum.js';
 import { SECRET } from './payload.js';
 
@@ -28,6 +28,16 @@ export interface ServerCounts {
 const OK_BODY = '{"ok":true}';
 const JSON_TYPE = { 'content-type': 'application/json; charset=utf-8' };
 const PATH = '/webhooks';
+
+/**
+ * The load generator repeats a few signed deliveries (http.ts), so payhook's rows key each request as new: the
+ * default key plus a counter. The store then claims and commits every request, as it would for a stream of
+ * distinct notifications, and never answers from its duplicate path.
+ */
+function uniqueKey(): KeyFunction {
+  let count = 0;
+  return (notification) => `${notificationKey(notification)}:${++count}`;
+}
 
 /** The minimum a merchant writes by hand: a general form parser, then verify, decode and parse. */
 function verifyForm(text: string): unknown {
@@ -77,6 +87,7 @@ async function expressRow(
       expressWebhook({
         secret: SECRET,
         store: new MemoryStore(),
+        key: uniqueKey(),
         handle: () => {
           counts.handled++;
         },
@@ -118,6 +129,7 @@ async function koaRow(
         secret: SECRET,
         path: PATH,
         store: new MemoryStore(),
+        key: uniqueKey(),
         handle: () => {
           counts.handled++;
         },
@@ -175,6 +187,7 @@ async function listenerFor(row: HttpRow, counts: ServerCounts): Promise<RequestL
         createWebhookHandler<IncomingMessage>({
           secret: SECRET,
           store: new MemoryStore(),
+          key: uniqueKey(),
           handle: () => {
             counts.handled++;
           },
