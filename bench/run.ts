@@ -42,8 +42,8 @@ if (!corePath.includes('/dist/')) {
 const settings = quick
   ? {
       micro: { rounds: 3, timeMs: 80, pool: 4_000 },
-      http: { rounds: 1, seconds: 1.5, warmupSeconds: 0.5, connections: 50 },
-      memory: [100_000, 1_000_000],
+      http: { rounds: 1, seconds: 1, warmupSeconds: 0.25, connections: 50 },
+      memory: [1_000_000],
       stores: { rounds: 1, claimMs: 300, sequential: 100, concurrency: 50 },
     }
   : {
