@@ -2,6 +2,7 @@ import { type ChildProcess, fork } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
+import { nextMessage } from './child.js';
 import { createDeliverySource, createIdSource, formBody, octokitBody, signOctokit } from './payload.js';
 import { HTTP_ROWS, type HttpRow, type ServerCounts } from './servers.js';
 import { rotate, type Spread, spread } from './stats.js';
@@ -43,14 +44,14 @@ async function spawnServer(row: HttpRow): Promise<RunningServer> {
     execArgv: ['--import', 'tsx'],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
-  const [message] = (await once(child, 'message')) as [{ port: number }];
-  return { row, child, port: message.port };
+  const { port } = await nextMessage<{ port: number }>(child, row);
+  return { row, child, port };
 }
 
 async function countsOf(server: RunningServer): Promise<ServerCounts> {
+  const answer = nextMessage<{ counts: ServerCounts }>(server.child, server.row);
   server.child.send('counts');
-  const [message] = (await once(server.child, 'message')) as [{ counts: ServerCounts }];
-  return message.counts;
+  return (await answer).counts;
 }
 
 async function stopServer(server: RunningServer): Promise<void> {

@@ -1,6 +1,6 @@
 import { fork } from 'node:child_process';
-import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
+import { nextMessage } from './child.js';
 import type { MemoryReport } from './memory-child.js';
 
 /** MemoryStore's heap cost at one bound: per entry at the bound and under churn, and whether it stays flat. */
@@ -25,7 +25,7 @@ export async function runMemory(bounds: readonly number[]): Promise<MemoryRow[]>
       execArgv: ['--expose-gc', '--import', 'tsx'],
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
-    const [report] = (await once(child, 'message')) as [MemoryReport];
+    const report = await nextMessage<MemoryReport>(child, `MemoryStore at ${bound}`);
     if (report.size !== bound)
       throw new Error(`MemoryStore held ${report.size} keys, not its bound ${bound}`);
     const [first, second, third] = report.heapAfter;

@@ -54,9 +54,6 @@ export function notificationJson(paymentId: string): string {
   return HEAD + paymentId + TAIL;
 }
 
-/** A sample notification JSON, for the rows that take JSON (peers, JSON.parse alone). */
-export const NOTIFICATION_JSON = notificationJson('8f3f5a0e-1d2c-4b5a-9e8f-7a6b5c4d3e2f');
-
 /** `data` for a payment id: base64url of the notification JSON, padding kept as the service sends it. */
 export function encodeData(paymentId: string): string {
   return HEAD_B64 + toUrl(Buffer.from(paymentId).toString('base64')) + TAIL_B64;
