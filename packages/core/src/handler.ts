@@ -359,7 +359,7 @@ export function createWebhookHandler<C = undefined>(options: WebhookHandlerOptio
   }
 
   function handlersFor(notification: Notification): NotificationHandler<Notification, C>[] {
-    if (routes.size === 0) return anyHandlers;
+    if (routes.size === 0) return anyHandlers.slice();
     const found: NotificationHandler<Notification, C>[] = [];
     const add = (event: string) => {
       const list = routes.get(event);
