@@ -17,7 +17,12 @@ export default defineConfig({
     reporters: process.env.CI
       ? ['default', ['json', { outputFile: 'node_modules/.vitest/results.json' }]]
       : ['default'],
-    include: ['packages/*/src/**/*.test.ts', 'packages/*/test/**/*.test.ts', 'test/**/*.test.ts'],
+    include: [
+      'packages/*/src/**/*.test.ts',
+      'packages/*/test/**/*.test.ts',
+      'test/**/*.test.ts',
+      'bench/**/*.test.ts',
+    ],
     testTimeout: 30_000,
     hookTimeout: 60_000,
   },
