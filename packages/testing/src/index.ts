@@ -1,4 +1,5 @@
 export type { CliCommand, CliIO, ExitCode } from './cli/io.js';
+export { ADMIN_PREFIX, handleAdminRequest } from './fake/admin.js';
 export type { ApiRequest, ApiResponse } from './fake/api.js';
 export { handleApiRequest } from './fake/api.js';
 export type { Duration, IntervalUnit } from './fake/calendar.js';

@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { ADMIN_PREFIX, handleAdminRequest } from './fake/admin.js';
 import { handleApiRequest } from './fake/api.js';
 import { FakeService, type FakeServiceOptions } from './fake-service.js';
 
@@ -56,7 +57,8 @@ function readBody(request: IncomingMessage): Promise<string | undefined> {
 /**
  * Runs the fake payment service as a real HTTP server on 127.0.0.1, over the same engine as `mockPaymentApi`:
  * the API of spec part 4 and the hosted checkout and 3DS pages, with `{base_url}` = `http://127.0.0.1:<port>`.
- * For end-to-end tests, browsers, and clients in any language.
+ * For end-to-end tests, browsers, and clients in any language; the admin routes under `/__payhook/` (see
+ * `handleAdminRequest`) move the test clock, list deliveries, and capture, void, refund or cancel.
  *
  * @example
  * const server = await startFakeServer({ secret: 'whsec', seed: 1 });
@@ -65,6 +67,7 @@ function readBody(request: IncomingMessage): Promise<string | undefined> {
  */
 export async function startFakeServer(options: FakeServerOptions = {}): Promise<FakeServer> {
   let fake: FakeService | undefined;
+  let ahead = 0;
   const server: Server = createServer(async (request, response) => {
     try {
       const body = await readBody(request);
@@ -73,12 +76,18 @@ export async function startFakeServer(options: FakeServerOptions = {}): Promise<
         response.end(JSON.stringify({ message: 'The body is too large.', args: { code: 'R-413' } }));
         return;
       }
-      const answer = handleApiRequest(fake!, {
+      const apiRequest = {
         method: request.method ?? 'GET',
         url: request.url ?? '/',
         headers: request.headers,
         body,
-      });
+      };
+      const admin = apiRequest.url === ADMIN_PREFIX || apiRequest.url.startsWith(`${ADMIN_PREFIX}/`);
+      const answer = admin
+        ? await handleAdminRequest(fake!, apiRequest)
+        : handleApiRequest(fake!, apiRequest);
+      // An admin move of the clock shifts real time too: the ticker keeps the fake clock that far ahead.
+      if (admin) ahead = Math.max(ahead, fake!.clock.now().getTime() - Date.now());
       response.writeHead(answer.status, answer.headers);
       response.end(answer.body);
     } catch {
@@ -100,7 +109,7 @@ export async function startFakeServer(options: FakeServerOptions = {}): Promise<
   const ticker = options.realTime
     ? setInterval(() => {
         void engine.clock
-          .advanceTo(Math.max(Date.now(), engine.clock.now().getTime()))
+          .advanceTo(Math.max(Date.now() + ahead, engine.clock.now().getTime()))
           .catch(() => undefined);
       }, 1000)
     : undefined;

@@ -7,7 +7,15 @@ const USAGE = `Usage: payhook serve --port P --secret S [--api-key K] [--endpoin
 
 Runs the fake payment service on http://127.0.0.1:P (P = 0 picks a free port): the API, the hosted checkout and
 the 3DS pages, webhooks signed with S. Credentials not given are generated and printed. PAYHOOK_SECRET may
-replace --secret. Stops on SIGINT or SIGTERM.`;
+replace --secret. Stops on SIGINT or SIGTERM.
+
+Admin routes (header X-API-KEY: the endpoints key), for end-to-end tests in any language:
+  GET  /__payhook/clock                     the fake clock (it follows the wall clock)
+  POST /__payhook/clock                     {"advanceBy":{"months":1}} or {"advanceTo":"2027-01-01T00:00:00Z"}:
+                                            runs every charge and retry due and waits for their webhooks
+  GET  /__payhook/deliveries                every webhook attempt with the receiver's answer
+  POST /__payhook/payments/<id>/capture|void|refund   {"amount": 10} optional
+  POST /__payhook/subscriptions/<id>/cancel`;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 

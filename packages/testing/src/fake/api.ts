@@ -35,12 +35,12 @@ const CHECKOUT = /^\/api\/v1\/checkout\/([^/]+)\/(form|3ds)$/;
 const RESEND = /^\/api\/v1\/pos\/([^/]+)\/orders\/([^/]+)\/([^/]+)$/;
 const ACTIONS: ReadonlySet<string> = new Set<CheckoutAction>(['pay', 'decline', 'fail_3ds']);
 
-function header(request: ApiRequest, name: string): string | undefined {
+export function header(request: ApiRequest, name: string): string | undefined {
   const value = request.headers[name] ?? request.headers[name.toLowerCase()];
   return Array.isArray(value) ? value[0] : (value as string | undefined);
 }
 
-function json(status: number, value: unknown, headers: Record<string, string> = {}): ApiResponse {
+export function json(status: number, value: unknown, headers: Record<string, string> = {}): ApiResponse {
   return {
     status,
     headers: { 'content-type': 'application/json; charset=utf-8', ...headers },
@@ -52,7 +52,7 @@ function html(status: number, body: string): ApiResponse {
   return { status, headers: { 'content-type': 'text/html; charset=utf-8' }, body };
 }
 
-function failure(error: unknown): ApiResponse {
+export function failure(error: unknown): ApiResponse {
   if (error instanceof FakeServiceError) return json(error.status, error.toBody());
   throw error;
 }
@@ -73,7 +73,7 @@ function authenticate(fake: FakeService, request: ApiRequest, path: string): Fak
   return project;
 }
 
-function readJson(request: ApiRequest): Record<string, unknown> {
+export function readJson(request: ApiRequest): Record<string, unknown> {
   const type = (header(request, 'content-type') ?? '').split(';')[0]!.trim().toLowerCase();
   if (type !== 'application/json') {
     throw new FakeServiceError('R-415', 415, 'Content-Type must be application/json.');
