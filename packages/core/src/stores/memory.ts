@@ -17,7 +17,8 @@ const IN_FLIGHT: ClaimResult = { status: 'in_flight' };
  * Duplicate detection in this process's memory, bounded by entries and TTL. Right for one instance; several
  * instances need a shared store (`@payhook/core/redis`, `@payhook/core/postgres`).
  *
- * Keys are kept as 128-bit hashes and expiries as whole seconds, so an entry costs under 110 bytes.
+ * Keys are kept as 128-bit hashes and expiries as whole seconds: about 70 heap bytes per entry at the bound,
+ * 100 to 140 once old keys give way to new ones (the Map's table grows once, then stays).
  *
  * @example
  * createWebhookHandler({ secret, store: new MemoryStore({ maxEntries: 1_000_000 }) });
