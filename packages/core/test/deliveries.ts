@@ -1,5 +1,8 @@
 import { randomUUID } from 'node:crypto';
+import { expect } from 'vitest';
 import { encodeBase64Url } from '../src/base64url.js';
+import type { DedupeStore } from '../src/dedupe.js';
+import { createWebhookHandler } from '../src/handler.js';
 import { sign } from '../src/signature.js';
 
 /** The secret the store tests sign with. */
@@ -58,4 +61,35 @@ export async function pool<T>(limit: number, tasks: ReadonlyArray<() => Promise<
   });
   await Promise.all(workers);
   return results;
+}
+
+/**
+ * The two concurrency checks every store must pass: of 64 concurrent claims of one key exactly one is granted, and
+ * 64 concurrent copies of one delivery through the handler run the application handler once. Resolves with the
+ * key the handler committed, for the store-specific check that it is marked done.
+ */
+export async function expectOnceUnderConcurrency(store: DedupeStore): Promise<string> {
+  const key = randomUUID();
+  const claims = await Promise.all(Array.from({ length: 64 }, () => store.claim(key, 60_000)));
+  expect(claims.filter((r) => r.status === 'claimed')).toHaveLength(1);
+  expect(claims.filter((r) => r.status === 'in_flight')).toHaveLength(63);
+
+  const paymentId = randomUUID();
+  const seen: string[] = [];
+  const webhook = createWebhookHandler({
+    secret: STORE_SECRET,
+    store,
+    logger: false,
+    handle: async (n) => {
+      seen.push(n.payment_id);
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    },
+  });
+  const body = signedPurchase(paymentId);
+  const results = await Promise.all(Array.from({ length: 64 }, () => webhook(formRequest(body), undefined)));
+  expect(seen).toEqual([paymentId]);
+  expect(results.map((r) => r.status)).toEqual(Array(64).fill(200));
+  expect(results.filter((r) => r.body === '{"ok":true,"outcome":"handled"}')).toHaveLength(1);
+  expect(results.filter((r) => r.body === '{"ok":true,"outcome":"duplicate"}')).toHaveLength(63);
+  return purchaseKey(paymentId);
 }
