@@ -39,6 +39,21 @@ function uniqueKey(): KeyFunction {
   return (notification) => `${notificationKey(notification)}:${++count}`;
 }
 
+/** payhook's options in every payhook row: a fresh MemoryStore, the unique key, and the counts. */
+function payhookOptions(counts: ServerCounts) {
+  return {
+    secret: SECRET,
+    store: new MemoryStore(),
+    key: uniqueKey(),
+    handle: () => {
+      counts.handled++;
+    },
+    onError: () => {
+      counts.refused++;
+    },
+  };
+}
+
 /** The minimum a merchant writes by hand: a general form parser, then verify, decode and parse. */
 function verifyForm(text: string): unknown {
   const form = new URLSearchParams(text);
@@ -85,15 +100,7 @@ async function expressRow(
     app.post(
       PATH,
       expressWebhook({
-        secret: SECRET,
-        store: new MemoryStore(),
-        key: uniqueKey(),
-        handle: () => {
-          counts.handled++;
-        },
-        onError: () => {
-          counts.refused++;
-        },
+        ...payhookOptions(counts),
       }),
     );
     return app;
@@ -126,16 +133,8 @@ async function koaRow(
   if (variant === 'payhook') {
     app.use(
       koaWebhook({
-        secret: SECRET,
+        ...payhookOptions(counts),
         path: PATH,
-        store: new MemoryStore(),
-        key: uniqueKey(),
-        handle: () => {
-          counts.handled++;
-        },
-        onError: () => {
-          counts.refused++;
-        },
       }),
     );
     return app.callback();
@@ -185,15 +184,7 @@ async function listenerFor(row: HttpRow, counts: ServerCounts): Promise<RequestL
       const { createNodeListener, createWebhookHandler } = await import('@payhook/core');
       return createNodeListener(
         createWebhookHandler<IncomingMessage>({
-          secret: SECRET,
-          store: new MemoryStore(),
-          key: uniqueKey(),
-          handle: () => {
-            counts.handled++;
-          },
-          onError: () => {
-            counts.refused++;
-          },
+          ...payhookOptions(counts),
         }),
       ) as RequestListener;
     }
