@@ -17,10 +17,12 @@ const gc = globalThis.gc;
 if (!gc || !process.send || !(bound > 0))
   throw new Error('run by the bench runner: --expose-gc, IPC, a bound');
 
+/** The JavaScript heap plus the memory of ArrayBuffers, where typed arrays keep their contents. */
 function heap(): number {
   gc!();
   gc!();
-  return process.memoryUsage().heapUsed;
+  const usage = process.memoryUsage();
+  return usage.heapUsed + usage.arrayBuffers;
 }
 
 const nextId = createIdSource();

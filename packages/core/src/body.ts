@@ -1,3 +1,4 @@
+import { type Deadline, setDeadline } from './deadlines.js';
 import { RequestError } from './errors.js';
 
 /** The two fields of a delivery (spec 2.6), exactly as received. */
@@ -120,7 +121,11 @@ function fieldOf(name: string, value: unknown): string {
 /** Reads a raw body (bytes or text) of the given media type into an envelope. */
 export function parseRawBody(body: Uint8Array | string, type: MediaType): Envelope {
   const text =
-    typeof body === 'string' ? body : Buffer.from(body.buffer, body.byteOffset, body.length).toString();
+    typeof body === 'string'
+      ? body
+      : Buffer.isBuffer(body)
+        ? body.toString()
+        : Buffer.from(body.buffer, body.byteOffset, body.length).toString();
   if (type === 'form') return parseForm(text);
   let value: unknown;
   try {
@@ -186,29 +191,39 @@ function readNodeStream(stream: NodeJS.ReadableStream, limit: number, timeoutMs:
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
+    let settled = false;
     const finish = (error: unknown, value?: Buffer) => {
-      clearTimeout(timer);
+      settled = true;
+      deadline.cancel();
+      // After 'end' the stream emits nothing more that matters: the listeners go with the request.
+      if (!error) return resolve(value!);
       stream.removeListener('data', onData);
       stream.removeListener('end', onEnd);
       stream.removeListener('error', onError);
       stream.removeListener('close', onClose);
-      if (error) {
-        stream.pause();
-        reject(error);
-      } else resolve(value!);
+      stream.pause();
+      reject(error);
     };
     const onData = (chunk: Buffer | string) => {
+      if (settled) return;
       const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
       size += bytes.length;
       if (size > limit) finish(tooLarge(limit));
       else chunks.push(bytes);
     };
-    const onEnd = () => finish(undefined, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
-    const onError = (cause: unknown) =>
-      finish(new RequestError('payload.malformed', 'the request body could not be read.', { cause }));
-    const onClose = () =>
-      finish(new RequestError('payload.malformed', 'the request was closed before its body ended.'));
-    const timer = setTimeout(() => finish(timeoutError(timeoutMs)), timeoutMs);
+    const onEnd = () => {
+      if (!settled) finish(undefined, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+    };
+    // Errors are built only while they can still be the answer: 'close' always comes once the response is sent.
+    const onError = (cause: unknown) => {
+      if (!settled)
+        finish(new RequestError('payload.malformed', 'the request body could not be read.', { cause }));
+    };
+    const onClose = () => {
+      if (!settled)
+        finish(new RequestError('payload.malformed', 'the request was closed before its body ended.'));
+    };
+    const deadline = setDeadline(timeoutMs, () => finish(timeoutError(timeoutMs)));
     stream.on('data', onData);
     stream.on('end', onEnd);
     stream.on('error', onError);
@@ -225,9 +240,9 @@ async function readIterable(
   const iterator = (stream as AsyncIterable<Uint8Array | string>)[Symbol.asyncIterator]();
   const chunks: Buffer[] = [];
   let size = 0;
-  let timer: NodeJS.Timeout | undefined;
+  let timer: Deadline | undefined;
   const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(timeoutError(timeoutMs)), timeoutMs);
+    timer = setDeadline(timeoutMs, () => reject(timeoutError(timeoutMs)));
   });
   try {
     for (;;) {
@@ -244,6 +259,6 @@ async function readIterable(
     if (error instanceof RequestError) throw error;
     throw new RequestError('payload.malformed', 'the request body could not be read.', { cause: error });
   } finally {
-    clearTimeout(timer);
+    timer?.cancel();
   }
 }

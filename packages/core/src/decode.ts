@@ -1,4 +1,4 @@
-import { decodeBase64Url } from './base64url.js';
+import { decodeBase64UrlText } from './base64url.js';
 import { PayloadError } from './errors.js';
 
 /**
@@ -11,13 +11,23 @@ import { PayloadError } from './errors.js';
  * const raw = decodeData(form.data); // { payment_id: '…', status: 'success', … }
  */
 export function decodeData(data: string): Record<string, unknown> {
-  const bytes = decodeBase64Url(data);
-  if (bytes === undefined || bytes.length === 0) {
+  return parseDataJson(decodeDataText(data));
+}
+
+/** The JSON text inside `data`. @throws {PayloadError} `data.encoding_invalid`. */
+export function decodeDataText(data: string): string {
+  const text = decodeBase64UrlText(data);
+  if (text === undefined || text === '') {
     throw new PayloadError('data.encoding_invalid', 'data is not base64url (or base64) text.');
   }
+  return text;
+}
+
+/** The object a notification's JSON text holds. @throws {PayloadError} `data.json_invalid` or `data.not_object`. */
+export function parseDataJson(text: string): Record<string, unknown> {
   let value: unknown;
   try {
-    value = JSON.parse(bytes.toString('utf8'));
+    value = JSON.parse(text);
   } catch {
     // No cause: V8's message quotes the text (a piece of the payload), and causes end up in logs.
     throw new PayloadError('data.json_invalid', 'data decodes to text that is not JSON.');

@@ -43,6 +43,15 @@ describe('createWebhookHandler: answers', () => {
     expect(seen[0]).toMatchObject({ kind: 'primary', method: 'purchase', amount: 150.25, status: 'success' });
   });
 
+  it('gives the handler raw as sent, the same object on the notification and the delivery', async () => {
+    const sent = purchase({ status_code: 1000, extra_field: 'x' });
+    const raws: unknown[] = [];
+    const { handler } = setup({ handle: (n, _, delivery) => void raws.push(n.raw, delivery.raw) });
+    await handler(post(formBody(sent)), undefined);
+    expect(raws[0]).toEqual(sent);
+    expect(raws[1]).toBe(raws[0]);
+  });
+
   it('answers 200 duplicate for an exact redelivery, without calling the handler', async () => {
     const { handler, seen } = setup();
     const body = formBody(purchase());

@@ -5,13 +5,15 @@ import {
   getHeader,
   type HeaderBag,
   isConsumed,
+  type MediaType,
   mediaTypeOf,
   parseRawBody,
   readStream,
   tooLarge,
 } from './body.js';
-import { decodeData } from './decode.js';
+import { decodeDataText, parseDataJson } from './decode.js';
 import {
+  type ClaimResult,
   type DedupeStore,
   isTransactionalStore,
   type KeyFunction,
@@ -21,11 +23,11 @@ import {
 import { HandlerError, RequestError, SignatureError, StoreError, WebhookError } from './errors.js';
 import type { Notification, NotificationEvent, NotificationFor } from './notification.js';
 import { OrderingGuard, type OrderingOptions } from './ordering.js';
-import { parseNotification } from './parse.js';
+import { parseOwnNotification } from './parse.js';
 import { createSenderCheck, type SenderOptions, senderAddress } from './sender.js';
 import {
-  decodeSignature,
   matchSecret,
+  normalizeSignature,
   resolveSecrets,
   type Secret,
   type SecretResolver,
@@ -76,6 +78,33 @@ export interface Delivery {
   readonly raw: Readonly<Record<string, unknown>>;
   /** With a transactional store: its transaction (for `pg`, the client inside `BEGIN`). */
   readonly transaction?: unknown;
+}
+
+/** The handler's `Delivery`: `raw` comes from the notification, parsed only if the application reads it. */
+class ReceivedDelivery implements Delivery {
+  readonly key: string;
+  readonly secretIndex: number;
+  readonly secretId: string | undefined;
+  declare readonly transaction?: unknown;
+  readonly #notification: Notification;
+
+  constructor(
+    key: string,
+    secretIndex: number,
+    secretId: string | undefined,
+    notification: Notification,
+    transaction?: unknown,
+  ) {
+    this.key = key;
+    this.secretIndex = secretIndex;
+    this.secretId = secretId;
+    this.#notification = notification;
+    if (transaction !== undefined) (this as { transaction?: unknown }).transaction = transaction;
+  }
+
+  get raw(): Readonly<Record<string, unknown>> {
+    return this.#notification.raw;
+  }
 }
 
 /** The application's code for a notification. It runs at most once per notification unless it throws. */
@@ -291,9 +320,8 @@ export function createWebhookHandler<C = undefined>(options: WebhookHandlerOptio
     if (logger && error.status >= 500) logger.error(`${error.message} (${error.code})`);
   }
 
-  // Synchronous when the body is already there (raw bytes or a parsed object): no promise per request.
-  function readEnvelope(request: WebhookRequest): Envelope | Promise<Envelope> {
-    const type = mediaTypeOf(getHeader(request.headers, 'content-type'));
+  // The envelope when the body is already there (raw bytes or a parsed object), else the bytes still to arrive.
+  function readEnvelope(request: WebhookRequest, type: MediaType): Envelope | Promise<Buffer> {
     const length = getHeader(request.headers, 'content-length');
     if (length !== undefined && Number(length) > maxBodyBytes) throw tooLarge(maxBodyBytes);
     const body = request.body;
@@ -302,9 +330,7 @@ export function createWebhookHandler<C = undefined>(options: WebhookHandlerOptio
       return parseRawBody(body, type);
     }
     if (body !== null && typeof body === 'object') {
-      if (isStream(body)) {
-        return readStream(body, maxBodyBytes, readTimeoutMs).then((bytes) => parseRawBody(bytes, type));
-      }
+      if (isStream(body)) return readStream(body, maxBodyBytes, readTimeoutMs);
       if (!isEmptyObject(body) || !request.stream || isConsumed(request.stream))
         return envelopeFromObject(body);
     }
@@ -315,9 +341,7 @@ export function createWebhookHandler<C = undefined>(options: WebhookHandlerOptio
           'the request body was already read by another middleware and nothing was kept: mount the webhook before body parsers, or keep the raw body (e.g. express.raw or a verify callback) and pass it as body.',
         );
       }
-      return readStream(request.stream, maxBodyBytes, readTimeoutMs).then((bytes) =>
-        parseRawBody(bytes, type),
-      );
+      return readStream(request.stream, maxBodyBytes, readTimeoutMs);
     }
     return envelopeFromObject({});
   }
@@ -326,7 +350,7 @@ export function createWebhookHandler<C = undefined>(options: WebhookHandlerOptio
 
   // Synchronous with static secrets; a promise only when a resolver picks them.
   function verify(envelope: Envelope): Verified | Promise<Verified> {
-    const expected = decodeSignature(envelope.signature, algorithm);
+    const expected = normalizeSignature(envelope.signature, algorithm);
     if (expected === undefined) {
       throw new SignatureError(
         'signature.invalid',
@@ -346,7 +370,7 @@ export function createWebhookHandler<C = undefined>(options: WebhookHandlerOptio
     });
   }
 
-  function match(envelope: Envelope, expected: Buffer, secrets: readonly Secret[]): Verified {
+  function match(envelope: Envelope, expected: string, secrets: readonly Secret[]): Verified {
     const index = matchSecret(envelope.data, expected, secrets, algorithm);
     if (index < 0) {
       throw new SignatureError(
@@ -375,23 +399,45 @@ export function createWebhookHandler<C = undefined>(options: WebhookHandlerOptio
     return found;
   }
 
-  async function runHandlers(
+  function handlerFailed(cause: unknown): HandlerError {
+    return new HandlerError(
+      'handler.failed',
+      'the application handler failed; the notification was not marked processed and will be handled when redelivered.',
+      { cause },
+    );
+  }
+
+  // Synchronous while every handler is: a promise only from the first handler that returns one.
+  function runHandlers(
     list: NotificationHandler<Notification, C>[],
+    notification: Notification,
+    context: C,
+    delivery: Delivery,
+  ): void | Promise<void> {
+    for (let i = 0; i < list.length; i++) {
+      let result: unknown;
+      try {
+        result = list[i]!(notification, context, delivery);
+      } catch (cause) {
+        throw handlerFailed(cause);
+      }
+      if (isPromiseLike(result)) return finishHandlers(result, list, i + 1, notification, context, delivery);
+    }
+  }
+
+  async function finishHandlers(
+    pending: PromiseLike<unknown>,
+    list: NotificationHandler<Notification, C>[],
+    from: number,
     notification: Notification,
     context: C,
     delivery: Delivery,
   ): Promise<void> {
     try {
-      for (const fn of list) {
-        const result = fn(notification, context, delivery);
-        if (isPromiseLike(result)) await result;
-      }
+      await pending;
+      for (let i = from; i < list.length; i++) await list[i]!(notification, context, delivery);
     } catch (cause) {
-      throw new HandlerError(
-        'handler.failed',
-        'the application handler failed; the notification was not marked processed and will be handled when redelivered.',
-        { cause },
-      );
+      throw handlerFailed(cause);
     }
   }
 
@@ -403,126 +449,225 @@ export function createWebhookHandler<C = undefined>(options: WebhookHandlerOptio
     );
   }
 
-  async function dispatch(
-    notification: Notification,
-    context: C,
-    delivery: Delivery,
-    remoteAddress: string | undefined,
-  ): Promise<WebhookResult> {
-    const list = handlersFor(notification);
+  /** One notification on its way through the store and the handlers; each step returns a promise only if it must. */
+  interface Job {
+    list: NotificationHandler<Notification, C>[];
+    notification: Notification;
+    context: C;
+    delivery: Delivery;
+    remoteAddress: string | undefined;
+  }
+
+  function done(job: Job): WebhookResult {
+    ordering?.record(job.notification);
+    return success('handled', job.notification);
+  }
+
+  function runAndFinish(job: Job): WebhookResult | Promise<WebhookResult> {
+    return then(runHandlers(job.list, job.notification, job.context, job.delivery), () => done(job));
+  }
+
+  /** The store failed before anything ran: 503, or with `failOpen` the handlers without duplicate detection. */
+  function storeDown(job: Job, error: unknown): WebhookResult | Promise<WebhookResult> {
+    if (!options.failOpen) throw storeFailure(error);
+    report(storeFailure(error), job.remoteAddress);
+    return runAndFinish(job);
+  }
+
+  function dispatch(job: Job): WebhookResult | Promise<WebhookResult> {
+    const { list, notification } = job;
     if (list.length === 0) return success('ignored', notification);
     if (ordering?.isStale(notification)) {
-      if (options.onStale) await runHandlers([options.onStale], notification, context, delivery);
-      return success('stale', notification);
+      if (!options.onStale) return success('stale', notification);
+      return then(runHandlers([options.onStale], notification, job.context, job.delivery), () =>
+        success('stale', notification),
+      );
     }
-    const done = () => {
-      ordering?.record(notification);
-      return success('handled', notification);
-    };
-    if (store === undefined) {
-      await runHandlers(list, notification, context, delivery);
-      return done();
-    }
-    if (isTransactionalStore(store)) {
-      let outcome: Awaited<ReturnType<TransactionalStore['transaction']>>;
-      try {
-        outcome = await store.transaction(delivery.key, (transaction) =>
-          runHandlers(list, notification, context, { ...delivery, transaction }),
-        );
-      } catch (error) {
-        if (error instanceof HandlerError) throw error;
-        if (!options.failOpen) throw storeFailure(error);
-        report(storeFailure(error), remoteAddress);
-        await runHandlers(list, notification, context, delivery);
-        return done();
-      }
-      return outcome.status === 'duplicate' ? success('duplicate', notification) : done();
-    }
+    if (store === undefined) return runAndFinish(job);
+    if (isTransactionalStore(store)) return inTransaction(store, job);
+    return claim(store, job, 0, 0);
+  }
 
-    let waited = 0;
-    for (let attempt = 0; ; attempt++) {
-      let claim: ReturnType<DedupeStore['claim']>;
+  async function inTransaction(store: TransactionalStore, job: Job): Promise<WebhookResult> {
+    let outcome: Awaited<ReturnType<TransactionalStore['transaction']>>;
+    try {
+      outcome = await store.transaction(job.delivery.key, async (transaction) => {
+        const { key, secretIndex, secretId } = job.delivery;
+        const delivery = new ReceivedDelivery(key, secretIndex, secretId, job.notification, transaction);
+        await runHandlers(job.list, job.notification, job.context, delivery);
+      });
+    } catch (error) {
+      if (error instanceof HandlerError) throw error;
+      return storeDown(job, error);
+    }
+    return outcome.status === 'duplicate' ? success('duplicate', job.notification) : done(job);
+  }
+
+  function claim(
+    store: DedupeStore,
+    job: Job,
+    attempt: number,
+    waited: number,
+  ): WebhookResult | Promise<WebhookResult> {
+    let claimed: ReturnType<DedupeStore['claim']>;
+    try {
+      claimed = store.claim(job.delivery.key, leaseMs);
+    } catch (error) {
+      return storeDown(job, error);
+    }
+    if (isPromiseLike(claimed)) {
+      return claimed.then(
+        (result) => afterClaim(store, job, result, attempt, waited),
+        (error) => storeDown(job, error),
+      );
+    }
+    return afterClaim(store, job, claimed, attempt, waited);
+  }
+
+  function afterClaim(
+    store: DedupeStore,
+    job: Job,
+    claimed: ClaimResult,
+    attempt: number,
+    waited: number,
+  ): WebhookResult | Promise<WebhookResult> {
+    if (claimed.status === 'duplicate') return success('duplicate', job.notification);
+    if (claimed.status === 'claimed') {
+      const { token } = claimed;
+      let ran: void | Promise<void>;
       try {
-        claim = store.claim(delivery.key, leaseMs);
-        if (isPromiseLike(claim)) claim = await claim;
+        ran = runHandlers(job.list, job.notification, job.context, job.delivery);
       } catch (error) {
-        if (!options.failOpen) throw storeFailure(error);
-        report(storeFailure(error), remoteAddress);
-        await runHandlers(list, notification, context, delivery);
-        return done();
+        return release(store, job, token, error);
       }
-      if (claim.status === 'duplicate') return success('duplicate', notification);
-      if (claim.status === 'claimed') {
-        try {
-          await runHandlers(list, notification, context, delivery);
-        } catch (error) {
-          try {
-            await store.release(delivery.key, claim.token);
-          } catch (releaseError) {
-            report(storeFailure(releaseError), remoteAddress);
-          }
-          throw error;
-        }
-        try {
-          const committed = store.commit(delivery.key, claim.token, ttlMs);
-          if (isPromiseLike(committed)) await committed;
-        } catch (error) {
-          // The work is done: answering an error would make the service redeliver it. The lease still guards
-          // the key until it expires.
-          report(storeFailure(error), remoteAddress);
-        }
-        return done();
-      }
-      const delay = IN_FLIGHT_DELAYS[Math.min(attempt, IN_FLIGHT_DELAYS.length - 1)]!;
-      if (waited + delay > inFlightWaitMs) {
-        throw new WebhookError(
-          'notification.in_flight',
-          'another copy of this notification is still being handled; retry later.',
+      if (isPromiseLike(ran)) {
+        return ran.then(
+          () => commit(store, job, token),
+          (error) => release(store, job, token, error),
         );
       }
-      await sleep(delay);
-      waited += delay;
+      return commit(store, job, token);
+    }
+    const delay = IN_FLIGHT_DELAYS[Math.min(attempt, IN_FLIGHT_DELAYS.length - 1)]!;
+    if (waited + delay > inFlightWaitMs) {
+      throw new WebhookError(
+        'notification.in_flight',
+        'another copy of this notification is still being handled; retry later.',
+      );
+    }
+    return sleep(delay).then(() => claim(store, job, attempt + 1, waited + delay));
+  }
+
+  /** After a handler failure: drop the lease so the redelivery is handled, then answer the failure. */
+  function release(store: DedupeStore, job: Job, token: string, error: unknown): Promise<never> | never {
+    let released: void | Promise<void>;
+    try {
+      released = store.release(job.delivery.key, token);
+    } catch (releaseError) {
+      report(storeFailure(releaseError), job.remoteAddress);
+      throw error;
+    }
+    if (!isPromiseLike(released)) throw error;
+    return released.then(
+      () => Promise.reject(error),
+      (releaseError) => {
+        report(storeFailure(releaseError), job.remoteAddress);
+        return Promise.reject(error);
+      },
+    );
+  }
+
+  function commit(store: DedupeStore, job: Job, token: string): WebhookResult | Promise<WebhookResult> {
+    // The work is done: a failing commit must not make the service redeliver it. The lease still guards the key
+    // until it expires.
+    const failed = (error: unknown) => {
+      report(storeFailure(error), job.remoteAddress);
+      return done(job);
+    };
+    let committed: void | Promise<void>;
+    try {
+      committed = store.commit(job.delivery.key, token, ttlMs);
+    } catch (error) {
+      return failed(error);
+    }
+    return isPromiseLike(committed) ? committed.then(() => done(job), failed) : done(job);
+  }
+
+  function verified(envelope: Envelope, secret: Verified, request: WebhookRequest, context: C) {
+    const json = decodeDataText(envelope.data);
+    const notification = parseOwnNotification(parseDataJson(json), json);
+    const delivery = new ReceivedDelivery(keyOf(notification), secret.index, secret.id, notification);
+    const list = handlersFor(notification);
+    return dispatch({ list, notification, context, delivery, remoteAddress: request.remoteAddress });
+  }
+
+  function received(envelope: Envelope, request: WebhookRequest, context: C) {
+    return then(verify(envelope), (secret) => verified(envelope, secret, request, context));
+  }
+
+  /** The checks before the body is read; returns the body's media type. */
+  function accept(request: WebhookRequest): MediaType {
+    if (request.method !== undefined && request.method.toUpperCase() !== 'POST') {
+      throw new RequestError(
+        'request.method_not_allowed',
+        `${request.method} is not accepted: webhooks are POSTed.`,
+      );
+    }
+    if (
+      senderAllowed &&
+      !senderAllowed(senderAddress(request.headers, request.remoteAddress, options.trustProxy))
+    ) {
+      throw new RequestError('sender.forbidden', 'the sender address is not in allowedSenders.');
+    }
+    return mediaTypeOf(getHeader(request.headers, 'content-type'));
+  }
+
+  function refuse(error: unknown, remoteAddress: string | undefined): WebhookResult {
+    const known =
+      error instanceof WebhookError
+        ? error
+        : new HandlerError('handler.failed', 'an unexpected error stopped the webhook handler.', {
+            cause: error,
+          });
+    report(known, remoteAddress);
+    return refusal(known);
+  }
+
+  /** The result of `step`, any error it throws or rejects with answered as its refusal. */
+  function settle(
+    step: () => WebhookResult | Promise<WebhookResult>,
+    remoteAddress: string | undefined,
+  ): WebhookResult | Promise<WebhookResult> {
+    try {
+      const result = step();
+      if (!isPromiseLike(result)) return result;
+      return result.then(undefined, (error) => refuse(error, remoteAddress));
+    } catch (error) {
+      return refuse(error, remoteAddress);
     }
   }
 
-  async function handle(request: WebhookRequest, context: C): Promise<WebhookResult> {
+  // Not async: a body already read, a synchronous store and synchronous handlers cost one resolved promise, and a
+  // body read from a stream one more, with nothing chained between the read and the answer.
+  function handle(request: WebhookRequest, context: C): Promise<WebhookResult> {
     const remoteAddress = request.remoteAddress;
+    let type: MediaType;
+    let read: Envelope | Promise<Buffer>;
     try {
-      if (request.method !== undefined && request.method.toUpperCase() !== 'POST') {
-        throw new RequestError(
-          'request.method_not_allowed',
-          `${request.method} is not accepted: webhooks are POSTed.`,
-        );
-      }
-      if (
-        senderAllowed &&
-        !senderAllowed(senderAddress(request.headers, remoteAddress, options.trustProxy))
-      ) {
-        throw new RequestError('sender.forbidden', 'the sender address is not in allowedSenders.');
-      }
-      const read = readEnvelope(request);
-      const envelope = isPromiseLike(read) ? await read : read;
-      const verified = verify(envelope);
-      const secret = isPromiseLike(verified) ? await verified : verified;
-      const raw = decodeData(envelope.data);
-      const notification = parseNotification(raw);
-      const delivery: Delivery = {
-        key: keyOf(notification),
-        secretIndex: secret.index,
-        secretId: secret.id,
-        raw,
-      };
-      return await dispatch(notification, context, delivery, remoteAddress);
+      type = accept(request);
+      read = readEnvelope(request, type);
     } catch (error) {
-      const known =
-        error instanceof WebhookError
-          ? error
-          : new HandlerError('handler.failed', 'an unexpected error stopped the webhook handler.', {
-              cause: error,
-            });
-      report(known, remoteAddress);
-      return refusal(known);
+      return Promise.resolve(refuse(error, remoteAddress));
     }
+    if (read instanceof Promise) {
+      return read.then(
+        (bytes) => settle(() => received(parseRawBody(bytes, type), request, context), remoteAddress),
+        (error) => refuse(error, remoteAddress),
+      );
+    }
+    const envelope = read;
+    const result = settle(() => received(envelope, request, context), remoteAddress);
+    return isPromiseLike(result) ? result : Promise.resolve(result);
   }
 
   const handler = handle as WebhookHandler<C>;
@@ -545,6 +690,11 @@ export function createWebhookHandler<C = undefined>(options: WebhookHandlerOptio
   };
   Object.defineProperty(handler, 'options', { value: Object.freeze({ maxBodyBytes, readTimeoutMs }) });
   return handler;
+}
+
+/** `fn(value)`, after `value` settles when it is a promise: synchronous steps stay synchronous. */
+function then<T, R>(value: T | PromiseLike<T>, fn: (value: T) => R | Promise<R>): R | Promise<R> {
+  return isPromiseLike(value) ? Promise.resolve(value).then(fn) : fn(value);
 }
 
 function isPromiseLike<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {

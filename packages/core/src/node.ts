@@ -20,7 +20,11 @@ export function toWebhookRequest(request: IncomingMessage, body?: unknown): Webh
 
 /** Writes a handler result to a Node.js response (node:http, Express, Fastify's `reply.raw`). */
 export function sendNodeResponse(response: ServerResponse, result: WebhookResult): void {
-  response.writeHead(result.status, result.headers);
+  // With its length known, Node sends the head and the body in one write instead of chunked framing.
+  response.writeHead(result.status, {
+    ...result.headers,
+    'content-length': String(Buffer.byteLength(result.body)),
+  });
   response.end(result.body);
 }
 
@@ -35,6 +39,6 @@ export function sendNodeResponse(response: ServerResponse, result: WebhookResult
 export function createNodeListener(
   handler: WebhookHandler<IncomingMessage>,
 ): (request: IncomingMessage, response: ServerResponse) => Promise<void> {
-  return async (request, response) =>
-    sendNodeResponse(response, await handler(toWebhookRequest(request), request));
+  return (request, response) =>
+    handler(toWebhookRequest(request), request).then((result) => sendNodeResponse(response, result));
 }

@@ -32,6 +32,13 @@ function isMissing(value: unknown): boolean {
   return value === undefined || value === null || value === '';
 }
 
+type Kind = Notification['kind'];
+
+function kindOf(method: unknown): Kind {
+  if (typeof method !== 'string') return 'other';
+  return SECONDARY_METHODS.has(method) ? 'secondary' : PRIMARY_METHODS.has(method) ? 'primary' : 'other';
+}
+
 /**
  * Turns a decoded notification object into a typed `Notification`, tolerant of how the service and its plugins
  * spell values: numbers and booleans sent as strings are coerced, `status_code` becomes a string, `limit_info`
@@ -44,16 +51,47 @@ function isMissing(value: unknown): boolean {
  * if (notification.kind === 'secondary') console.log(notification.operation_id);
  */
 export function parseNotification(raw: Readonly<Record<string, unknown>>): Notification {
-  const method = raw.method;
-  const kind =
-    typeof method === 'string' && SECONDARY_METHODS.has(method)
-      ? 'secondary'
-      : typeof method === 'string' && PRIMARY_METHODS.has(method)
-        ? 'primary'
-        : 'other';
+  const kind = kindOf(raw.method);
   // `kind` first: V8 copies the rest into that shape fast, where adding a key to a spread copy costs 3 µs.
   const n: Record<string, unknown> = { kind, ...raw };
   if (Object.hasOwn(raw, 'kind')) n.kind = kind;
+  typeFields(n, kind);
+  Object.defineProperty(n, 'raw', { value: raw, enumerable: false });
+  return n as unknown as Notification;
+}
+
+/** The JSON text of each notification typed in place, until its `raw` is first read; then that object. */
+const rawSources = new WeakMap<object, string | Readonly<Record<string, unknown>>>();
+
+/** One accessor for every notification typed in place, so they all keep one shape (and fast properties). */
+const LAZY_RAW: PropertyDescriptor = {
+  configurable: true,
+  enumerable: false,
+  get(this: object) {
+    const source = rawSources.get(this);
+    if (typeof source !== 'string') return source;
+    const raw = JSON.parse(source) as Readonly<Record<string, unknown>>;
+    rawSources.set(this, raw);
+    return raw;
+  },
+};
+
+/**
+ * `parseNotification` for an object nobody else holds (the handler's own `JSON.parse` of `json`): typed in place
+ * instead of copied. Its `raw`, the object as sent, is parsed from `json` again when first read, which most
+ * applications never do.
+ */
+export function parseOwnNotification(decoded: Record<string, unknown>, json: string): Notification {
+  const kind = kindOf(decoded.method);
+  decoded.kind = kind;
+  typeFields(decoded, kind);
+  rawSources.set(decoded, json);
+  Object.defineProperty(decoded, 'raw', LAZY_RAW);
+  return decoded as unknown as Notification;
+}
+
+/** Coerces the fields of `n` in place, then checks the required ones. */
+function typeFields(n: Record<string, unknown>, kind: Kind): void {
   // One call per field with a literal name: V8 inlines them into plain property reads (a loop over names is 1 µs).
   coerceString(n, 'payment_id');
   coerceString(n, 'order_id');
@@ -78,11 +116,8 @@ export function parseNotification(raw: Readonly<Record<string, unknown>>): Notif
   const action = n.user_action_required;
   if (action === 'true' || action === '1' || action === 1) n.user_action_required = true;
   else if (action === 'false' || action === '0' || action === 0) n.user_action_required = false;
+  if (isValid(n, kind)) return;
 
-  if (isValid(n, kind)) {
-    Object.defineProperty(n, 'raw', { value: raw, enumerable: false });
-    return n as unknown as Notification;
-  }
   const invalid: string[] = [];
   for (const field of kind === 'secondary' ? REQUIRED_SECONDARY : REQUIRED) {
     if (isMissing(n[field])) invalid.push(field);
@@ -111,12 +146,18 @@ function coerceNumber(n: Record<string, unknown>, field: string): void {
 }
 
 function coerceObject(n: Record<string, unknown>, field: string): void {
-  if (n[field] === undefined) return;
-  const value = toObject(n[field]);
-  if (value !== null && typeof value === 'object' && 'amount' in value) {
-    n[field] = { ...value, amount: toNumber((value as { amount: unknown }).amount) };
-  } else {
-    n[field] = value;
+  const value = n[field];
+  if (value === undefined) return;
+  const object = toObject(value);
+  // Copied only when its amount needs coercing: the nested object is shared with `raw`, which stays as sent.
+  if (
+    object !== null &&
+    typeof object === 'object' &&
+    typeof (object as { amount?: unknown }).amount === 'string'
+  ) {
+    n[field] = { ...object, amount: toNumber((object as { amount: string }).amount) };
+  } else if (object !== value) {
+    n[field] = object;
   }
 }
 
@@ -125,7 +166,7 @@ function isText(value: unknown): boolean {
 }
 
 /** The common case in one pass: every required field present and well-typed (the slow path names the others). */
-function isValid(n: Record<string, unknown>, kind: string): boolean {
+function isValid(n: Record<string, unknown>, kind: Kind): boolean {
   return (
     isText(n.payment_id) &&
     isText(n.order_id) &&

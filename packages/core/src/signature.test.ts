@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { encodeBase64Url } from './base64url.js';
-import { decodeSignature, sign, verifySignature } from './signature.js';
+import { normalizeSignature, sign, verifySignature } from './signature.js';
 
 // An independent base64url: by hand from the alphabet, not through Buffer's 'base64'.
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
@@ -151,10 +151,46 @@ describe('verifySignature', () => {
   });
 });
 
-describe('decodeSignature', () => {
-  it('checks the length before decoding', () => {
-    expect(decodeSignature('A'.repeat(43))).toHaveLength(32);
-    expect(decodeSignature('A'.repeat(42))).toBeUndefined();
-    expect(decodeSignature('A'.repeat(27), 'sha1')).toHaveLength(20);
+describe('normalizeSignature', () => {
+  const signature = sign(data, 'current');
+  const canonical = signature.slice(0, 43);
+
+  it('checks the length and the alphabet before any hashing', () => {
+    expect(normalizeSignature('A'.repeat(43))).toBe('A'.repeat(43));
+    expect(normalizeSignature('A'.repeat(42))).toBeUndefined();
+    expect(normalizeSignature(`${'A'.repeat(43)}A`)).toBeUndefined();
+    expect(normalizeSignature(`${'A'.repeat(42)}*`)).toBeUndefined();
+    expect(normalizeSignature(`${'A'.repeat(42)}é`)).toBeUndefined();
+    expect(normalizeSignature('A'.repeat(27), 'sha1')).toBe('A'.repeat(27));
+  });
+
+  it('gives every accepted spelling of a digest the same canonical text', () => {
+    const standard = signature.replace(/-/g, '+').replace(/_/g, '/');
+    for (const variant of [signature, canonical, standard, standard.replace(/\+/g, ' ')]) {
+      expect(normalizeSignature(variant)).toBe(canonical);
+    }
+  });
+
+  it('clears the spare low bits of the last digit, as a decoder ignores them', () => {
+    // 'A' is 0 and 'D' is 3: the last of 43 digits carries 4 bits, so 'D' decodes to the same bytes as 'A'.
+    const digits = `${'A'.repeat(42)}D`;
+    expect(Buffer.from(digits, 'base64')).toEqual(Buffer.from('A'.repeat(43), 'base64'));
+    expect(normalizeSignature(digits)).toBe('A'.repeat(43));
+  });
+
+  it('agrees with Buffer decoding on any 32 bytes in any spelling (property)', () => {
+    fc.assert(
+      fc.property(
+        fc.uint8Array({ minLength: 32, maxLength: 32 }),
+        fc.boolean(),
+        fc.boolean(),
+        (bytes, url, pad) => {
+          let text = Buffer.from(bytes).toString(url ? 'base64url' : 'base64');
+          if (pad && text.length === 43) text += '=';
+          if (!pad) text = text.replace(/=+$/, '');
+          expect(normalizeSignature(text)).toBe(Buffer.from(bytes).toString('base64url'));
+        },
+      ),
+    );
   });
 });

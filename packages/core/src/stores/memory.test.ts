@@ -1,5 +1,6 @@
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { MemoryStore } from './memory.js';
 
@@ -78,6 +79,7 @@ describe('MemoryStore', () => {
     fill(0, 100_000);
     gc();
     const before = process.memoryUsage().heapUsed;
+    const arrayBuffersBefore = process.memoryUsage().arrayBuffers;
     fill(100_000, 1_000_000);
     gc();
     const after = process.memoryUsage().heapUsed;
@@ -87,5 +89,47 @@ describe('MemoryStore', () => {
     expect(store.claim('payment-0:purchase:success:1000', 1).status).toBe('claimed');
     // 900k more ids after the bound was reached: the heap does not grow with them.
     expect(after - before).toBeLessThan(8 * 1024 * 1024);
+    // Nor does the store's own table, which lives outside the heap.
+    expect(process.memoryUsage().arrayBuffers - arrayBuffersBefore).toBeLessThan(1024);
+  });
+
+  it('answers like a plain ordered map of keys, through growth and eviction (property)', () => {
+    // The model: a Map in insertion order, the oldest key forgotten at the bound, expiries in whole seconds.
+    const op = fc.record({
+      key: fc.integer({ min: 0, max: 3_000 }),
+      outcome: fc.constantFrom('commit', 'release'),
+      ttl: fc.integer({ min: 0, max: 5_000 }),
+      advance: fc.integer({ min: 0, max: 1_500 }),
+    });
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 1_500 }),
+        fc.array(op, { minLength: 1_000, maxLength: 4_000 }),
+        (maxEntries, ops) => {
+          const clock = fakeClock();
+          const store = new MemoryStore({ maxEntries, now: clock.now });
+          const epoch = clock.now();
+          const seconds = () => Math.floor((clock.now() - epoch) / 1000);
+          const model = new Map<string, number>();
+          for (const { key: n, outcome, ttl, advance } of ops) {
+            const key = `payment-${n}:purchase:success:1000`;
+            const expiry = model.get(key);
+            const expected = expiry !== undefined && expiry > seconds() ? 'duplicate' : 'claimed';
+            const claim = store.claim(key, 60_000);
+            expect(claim.status).toBe(expected);
+            if (claim.status === 'claimed' && outcome === 'commit') {
+              store.commit(key, claim.token, ttl);
+              if (!model.has(key) && model.size === maxEntries) model.delete(model.keys().next().value!);
+              model.set(key, seconds() + Math.ceil(ttl / 1000));
+            } else if (claim.status === 'claimed') {
+              store.release(key, claim.token);
+            }
+            expect(store.size).toBe(model.size);
+            clock.advance(advance);
+          }
+        },
+      ),
+      { numRuns: 60 },
+    );
   });
 });
