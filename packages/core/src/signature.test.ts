@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { encodeBase64Url } from './base64url.js';
 import { normalizeSignature, sign, verifySignature } from './signature.js';
 
@@ -192,5 +192,31 @@ describe('normalizeSignature', () => {
         },
       ),
     );
+  });
+});
+
+describe('on Node before 20.12 (no crypto.hash)', () => {
+  it('signs and verifies the same with createHash', async () => {
+    const calls: string[] = [];
+    vi.resetModules();
+    vi.doMock('node:crypto', async () => {
+      const actual = await vi.importActual<typeof import('node:crypto')>('node:crypto');
+      const createHash: typeof actual.createHash = (algorithm, options) => {
+        calls.push(algorithm);
+        return actual.createHash(algorithm, options);
+      };
+      const module = { ...actual, hash: undefined, createHash };
+      return { ...module, default: module };
+    });
+    try {
+      const old = await import('./signature.js');
+      expect(old.sign(data, 's3cret')).toBe(sign(data, 's3cret'));
+      expect(old.verifySignature(data, sign(data, 's3cret'), 's3cret').valid).toBe(true);
+      expect(old.verifySignature(data, sign(data, 'other'), 's3cret').valid).toBe(false);
+      expect(calls).toEqual(['sha256', 'sha256', 'sha256']);
+    } finally {
+      vi.doUnmock('node:crypto');
+      vi.resetModules();
+    }
   });
 });
