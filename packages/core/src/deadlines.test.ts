@@ -1,3 +1,5 @@
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { setDeadline } from './deadlines.js';
 
@@ -53,5 +55,32 @@ describe('setDeadline', () => {
     for (let i = 0; i < 10; i++) setDeadline(500, () => expect.unreachable()).cancel();
     vi.advanceTimersByTime(500);
     expect(vi.getTimerCount()).toBe(0);
+  });
+});
+
+describe('setDeadline and the process', () => {
+  const run = (code: string) =>
+    spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code], {
+      cwd: fileURLToPath(new URL('.', import.meta.url)),
+      encoding: 'utf8',
+      timeout: 20_000,
+    });
+
+  it('keeps the process alive while a deadline is pending, like setTimeout', () => {
+    const result = run(
+      // The first deadline is cancelled, so the timer lets go; the second must make it hold the process again.
+      "const { setDeadline } = await import('./deadlines.ts'); setDeadline(200, () => {}).cancel(); await new Promise((resolve) => setDeadline(200, resolve)); console.log('expired');",
+    );
+    expect(result.stdout).toContain('expired');
+    expect(result.status).toBe(0);
+  });
+
+  it('lets the process exit at once when every deadline was cancelled, like clearTimeout', () => {
+    // The deadline is a minute away and the child is killed after 20 s: exit status 0 means it ended on its own.
+    const result = run(
+      "const { setDeadline } = await import('./deadlines.ts'); setDeadline(60_000, () => console.log('expired')).cancel();",
+    );
+    expect(result.status).toBe(0);
+    expect(result.stdout).not.toContain('expired');
   });
 });

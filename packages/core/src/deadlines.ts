@@ -6,14 +6,18 @@ export interface Deadline {
 class Entry implements Deadline {
   readonly at: number;
   expire: (() => void) | undefined;
+  readonly #queue: DeadlineQueue;
 
-  constructor(at: number, expire: () => void) {
+  constructor(queue: DeadlineQueue, at: number, expire: () => void) {
+    this.#queue = queue;
     this.at = at;
     this.expire = expire;
   }
 
   cancel(): void {
+    if (this.expire === undefined) return;
     this.expire = undefined;
+    this.#queue.settled();
   }
 }
 
@@ -27,6 +31,8 @@ class DeadlineQueue {
   #entries: Entry[] = [];
   #head = 0;
   #timer: NodeJS.Timeout | undefined;
+  /** Deadlines neither cancelled nor expired: while there are any, the timer keeps the process alive. */
+  #pending = 0;
 
   constructor(ms: number) {
     this.#ms = ms;
@@ -34,16 +40,21 @@ class DeadlineQueue {
 
   add(expire: () => void): Deadline {
     this.#skipDone();
-    const entry = new Entry(Date.now() + this.#ms, expire);
+    const entry = new Entry(this, Date.now() + this.#ms, expire);
     this.#entries.push(entry);
+    if (this.#pending++ === 0) this.#timer?.ref?.();
     if (this.#timer === undefined) this.#schedule(this.#ms);
     return entry;
   }
 
+  /** One deadline fewer to wait for; with none left, the timer no longer holds the process (as `clearTimeout`). */
+  settled(): void {
+    if (--this.#pending === 0) this.#timer?.unref?.();
+  }
+
   #schedule(ms: number): void {
-    // Unref'd: the sockets being read keep the process alive, not the deadline of their body.
     this.#timer = setTimeout(this.#fire, Math.max(0, ms));
-    this.#timer.unref?.();
+    if (this.#pending === 0) this.#timer.unref?.();
   }
 
   readonly #fire = (): void => {
@@ -60,6 +71,7 @@ class DeadlineQueue {
       this.#head++;
       const expire = entry.expire!;
       entry.expire = undefined;
+      this.#pending--;
       expire();
     }
   };
