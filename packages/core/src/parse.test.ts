@@ -146,6 +146,23 @@ describe('parseOwnNotification', () => {
     expect(n.raw).toBe(n.raw);
   });
 
+  it('keeps its JSON text out of sight: no key, spread or deep equality sees it', () => {
+    const n = parseOwnNotification(JSON.parse(json), json);
+    expect(Object.keys(n)).not.toContain('raw');
+    expect(Object.getOwnPropertySymbols({ ...n })).toEqual([]);
+    expect({ ...n }).toEqual(parseNotification(JSON.parse(json)));
+    expect(n).toStrictEqual(parseNotification(JSON.parse(json)));
+  });
+
+  it('gives the same raw every time, even once the notification is frozen', () => {
+    const frozen = Object.freeze(parseOwnNotification(JSON.parse(json), json));
+    expect(frozen.raw).toEqual(sent);
+    expect(frozen.raw).toBe(frozen.raw);
+    const read = parseOwnNotification(JSON.parse(json), json);
+    const raw = read.raw;
+    expect(Object.freeze(read).raw).toBe(raw);
+  });
+
   it('refuses what parseNotification refuses', () => {
     const bad = JSON.stringify({ ...sent, order_id: '' });
     expect(() => parseOwnNotification(JSON.parse(bad), bad)).toThrow(/order_id/);

@@ -60,18 +60,27 @@ export function parseNotification(raw: Readonly<Record<string, unknown>>): Notif
   return n as unknown as Notification;
 }
 
-/** The JSON text of each notification typed in place, until its `raw` is first read; then that object. */
-const rawSources = new WeakMap<object, string | Readonly<Record<string, unknown>>>();
+/**
+ * Where a notification typed in place keeps its JSON text until `raw` is first read, then that object: a
+ * non-enumerable symbol, so no spread, `JSON.stringify` or deep equality sees it.
+ */
+const SOURCE = Symbol('payhook.raw');
+
+/** `raw` of notifications frozen before their `raw` was read: their SOURCE can no longer take the object. */
+const frozenRaws = new WeakMap<object, Readonly<Record<string, unknown>>>();
 
 /** One accessor for every notification typed in place, so they all keep one shape (and fast properties). */
 const LAZY_RAW: PropertyDescriptor = {
   configurable: true,
   enumerable: false,
-  get(this: object) {
-    const source = rawSources.get(this);
+  get(this: { [SOURCE]: string | Readonly<Record<string, unknown>> }) {
+    const source = this[SOURCE];
     if (typeof source !== 'string') return source;
-    const raw = JSON.parse(source) as Readonly<Record<string, unknown>>;
-    rawSources.set(this, raw);
+    let raw = frozenRaws.get(this);
+    if (raw === undefined) {
+      raw = JSON.parse(source) as Readonly<Record<string, unknown>>;
+      if (!Reflect.set(this, SOURCE, raw)) frozenRaws.set(this, raw);
+    }
     return raw;
   },
 };
@@ -85,7 +94,7 @@ export function parseOwnNotification(decoded: Record<string, unknown>, json: str
   const kind = kindOf(decoded.method);
   decoded.kind = kind;
   typeFields(decoded, kind);
-  rawSources.set(decoded, json);
+  Object.defineProperty(decoded, SOURCE, { value: json, writable: true });
   Object.defineProperty(decoded, 'raw', LAZY_RAW);
   return decoded as unknown as Notification;
 }

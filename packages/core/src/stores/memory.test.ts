@@ -2,7 +2,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { MemoryStore } from './memory.js';
+import { keyHash, MemoryStore } from './memory.js';
 
 function fakeClock(start = 1_700_000_000_000) {
   let now = start;
@@ -131,5 +131,37 @@ describe('MemoryStore', () => {
       ),
       { numRuns: 60 },
     );
+  });
+
+  it('keeps the leases of two keys apart when their hashes share a lease bucket', () => {
+    // Leases are bucketed by 30 bits of the first hash word: find two keys whose whole first word is the same
+    // (about 80,000 keys in), so only the other three words tell them apart.
+    const seen = new Map<number, string>();
+    let pair: [string, string] | undefined;
+    for (let i = 0; !pair; i++) {
+      const key = `payment-${i}:purchase:success:1000`;
+      const bucket = keyHash(key)[0];
+      const other = seen.get(bucket);
+      if (other === undefined) seen.set(bucket, key);
+      else pair = [other, key];
+    }
+    for (const [a, b] of [pair, [pair[1], pair[0]]] as const) {
+      const store = new MemoryStore();
+      const first = store.claim(a, 60_000);
+      const second = store.claim(b, 60_000);
+      expect([first.status, second.status]).toEqual(['claimed', 'claimed']);
+      expect(store.claim(a, 60_000).status).toBe('in_flight');
+      expect(store.claim(b, 60_000).status).toBe('in_flight');
+      // The older lease sits behind the newer one in the bucket: release it first, then commit the newer.
+      if (first.status === 'claimed') store.release(a, first.token);
+      expect(store.claim(b, 60_000).status).toBe('in_flight');
+      const again = store.claim(a, 60_000);
+      expect(again.status).toBe('claimed');
+      if (second.status === 'claimed') store.commit(b, second.token, 60_000);
+      expect(store.claim(b, 60_000).status).toBe('duplicate');
+      expect(store.claim(a, 60_000).status).toBe('in_flight');
+      if (again.status === 'claimed') store.commit(a, again.token, 60_000);
+      expect(store.claim(a, 60_000).status).toBe('duplicate');
+    }
   });
 });

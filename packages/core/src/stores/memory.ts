@@ -13,6 +13,17 @@ export interface MemoryStoreOptions {
 const DUPLICATE: ClaimResult = { status: 'duplicate' };
 const IN_FLIGHT: ClaimResult = { status: 'in_flight' };
 
+/** An in-flight claim: its key's hash, its token, when it expires (ms), and the next lease in its bucket. */
+interface Lease {
+  readonly h1: number;
+  readonly h2: number;
+  readonly h3: number;
+  readonly h4: number;
+  readonly token: string;
+  readonly expires: number;
+  next: Lease | undefined;
+}
+
 /** Int32 words per table slot: the key's 128-bit hash, then its expiry (seconds since the epoch, plus 1; 0 = empty). */
 const SLOT = 5;
 const MIN_SLOTS = 1024;
@@ -41,8 +52,8 @@ export class MemoryStore implements DedupeStore {
   #ring: Int32Array;
   #head = 0;
   #count = 0;
-  /** Key → token and expiry (ms) of in-flight leases; few at a time. */
-  readonly #leases = new Map<string, { token: string; expires: number }>();
+  /** In-flight leases, few at a time, by the low bits of the key's first hash word (a small integer, cheap to hash). */
+  readonly #leases = new Map<number, Lease>();
   #sequence = 0;
   /** The hash of the last key seen: the handler commits the key it just claimed, so one hash serves both calls. */
   #lastKey: string | undefined;
@@ -69,21 +80,30 @@ export class MemoryStore implements DedupeStore {
   claim(key: string, leaseMs: number): ClaimResult {
     this.#hash(key);
     const now = this.#now();
-    const lease = this.#leases.size === 0 ? undefined : this.#leases.get(key);
+    const lease = this.#leases.size === 0 ? undefined : this.#lease();
     if (lease !== undefined) {
       if (lease.expires > now) return IN_FLIGHT;
-      this.#leases.delete(key);
+      this.#dropLease(lease);
     }
     const slot = this.#find();
     if (slot >= 0 && this.#table[slot * SLOT + 4]! - 1 > this.#seconds(now)) return DUPLICATE;
     const token = String(++this.#sequence);
-    this.#leases.set(key, { token, expires: now + leaseMs });
+    const bucket = this.#h1 & 0x3fffffff;
+    this.#leases.set(bucket, {
+      h1: this.#h1,
+      h2: this.#h2,
+      h3: this.#h3,
+      h4: this.#h4,
+      token,
+      expires: now + leaseMs,
+      next: this.#leases.get(bucket),
+    });
     return { status: 'claimed', token };
   }
 
   commit(key: string, token: string, ttlMs: number): void {
     this.#hash(key);
-    if (this.#leases.get(key)?.token === token) this.#leases.delete(key);
+    this.#release(token);
     const expiry = Math.min(MAX_EXPIRY, this.#seconds(this.#now()) + Math.ceil(ttlMs / 1000));
     let slot = this.#find();
     if (slot < 0) slot = this.#insert();
@@ -91,7 +111,38 @@ export class MemoryStore implements DedupeStore {
   }
 
   release(key: string, token: string): void {
-    if (this.#leases.get(key)?.token === token) this.#leases.delete(key);
+    this.#hash(key);
+    this.#release(token);
+  }
+
+  #release(token: string): void {
+    const lease = this.#leases.size === 0 ? undefined : this.#lease();
+    if (lease?.token === token) this.#dropLease(lease);
+  }
+
+  /** The lease of the current hash (leases whose hashes share a bucket are chained). */
+  #lease(): Lease | undefined {
+    let lease = this.#leases.get(this.#h1 & 0x3fffffff);
+    while (
+      lease !== undefined &&
+      (lease.h1 !== this.#h1 || lease.h2 !== this.#h2 || lease.h3 !== this.#h3 || lease.h4 !== this.#h4)
+    ) {
+      lease = lease.next;
+    }
+    return lease;
+  }
+
+  #dropLease(lease: Lease): void {
+    const bucket = lease.h1 & 0x3fffffff;
+    const head = this.#leases.get(bucket)!;
+    if (head === lease) {
+      if (lease.next === undefined) this.#leases.delete(bucket);
+      else this.#leases.set(bucket, lease.next);
+      return;
+    }
+    let previous = head;
+    while (previous.next !== lease) previous = previous.next!;
+    previous.next = lease.next;
   }
 
   #hash(key: string): void {
@@ -209,6 +260,12 @@ function slotsFor(maxEntries: number): number {
   let slots = MIN_SLOTS;
   while (slots < maxEntries * 2) slots *= 2;
   return slots;
+}
+
+/** The four hash words of a key, as the store keeps them (for tests that need colliding keys). */
+export function keyHash(key: string): [number, number, number, number] {
+  hashKey(key);
+  return [hashed[0]!, hashed[1]!, hashed[2]!, hashed[3]!];
 }
 
 /** Where `hashKey` leaves its four words. */
