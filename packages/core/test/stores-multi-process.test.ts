@@ -224,6 +224,45 @@ const STORE_DOWN = (store: string) => ({
   },
 });
 
+/**
+ * 20 notifications handled, then the store goes down: those 20 and 20 new ones are all refused with 503; once it
+ * is back, the first 20 are duplicates and the new 20 handled, each exactly once. Returns the 40 payment ids.
+ */
+async function expectNothingLostAcrossOutage(
+  instances: Instance[],
+  store: string,
+  outage: { begin(): Promise<void> | void; end(): Promise<void> | void },
+): Promise<string[]> {
+  const before = Array.from({ length: 20 }, () => randomUUID());
+  const during = Array.from({ length: 20 }, () => randomUUID());
+  const all = [...before, ...during];
+  const first = await sendAll(
+    instances,
+    before.map((id) => signedPurchase(id)),
+  );
+  expect(first.map((a) => a.body)).toEqual(Array(20).fill(HANDLED));
+
+  await outage.begin();
+  const refused = await sendAll(
+    instances,
+    all.map((id) => signedPurchase(id)),
+  );
+  expect(refused).toEqual(Array(40).fill(STORE_DOWN(store)));
+
+  await outage.end();
+  const answers = await Promise.all(
+    all.map((id, i) => redeliver(instances[i % 2]!.url, signedPurchase(id)).then((r) => r.answer)),
+  );
+  expect(answers).toEqual([
+    ...Array(20).fill({ status: 200, body: DUPLICATE }), // remembered across the outage
+    ...Array(20).fill({ status: 200, body: HANDLED }),
+  ]);
+  const handled = tally(allHandled(instances));
+  expect([...handled.keys()].sort()).toEqual([...all].sort());
+  expect([...handled.values()].every((n) => n === 1)).toBe(true);
+  return all;
+}
+
 describe.skipIf(!redisUp)('Redis outage across processes', () => {
   let server: PrivateRedis;
   let instances: Instance[];
@@ -241,36 +280,11 @@ describe.skipIf(!redisUp)('Redis outage across processes', () => {
   });
 
   it('answers 503 store.unavailable while Redis is stopped; after the restart redeliveries are handled, none lost', async () => {
-    const before = Array.from({ length: 20 }, () => randomUUID());
-    const during = Array.from({ length: 20 }, () => randomUUID());
-    const all = [...before, ...during];
-    expect(
-      (
-        await sendAll(
-          instances,
-          before.map((id) => signedPurchase(id)),
-        )
-      ).map((a) => a.body),
-    ).toEqual(Array(20).fill(HANDLED));
-
-    await server.stop();
-    const refused = await sendAll(
-      instances,
-      all.map((id) => signedPurchase(id)),
-    );
-    expect(refused).toEqual(Array(40).fill(STORE_DOWN('redis')));
-
-    await server.start();
-    const answers = await Promise.all(
-      all.map((id, i) => redeliver(instances[i % 2]!.url, signedPurchase(id)).then((r) => r.answer)),
-    );
-    expect(answers).toEqual([
-      ...Array(20).fill({ status: 200, body: DUPLICATE }), // remembered across the restart (append-only file)
-      ...Array(20).fill({ status: 200, body: HANDLED }),
-    ]);
-    const handled = tally(allHandled(instances));
-    expect([...handled.keys()].sort()).toEqual([...all].sort());
-    expect([...handled.values()].every((n) => n === 1)).toBe(true);
+    // Redis keeps its keys across the restart in its append-only file.
+    await expectNothingLostAcrossOutage(instances, 'redis', {
+      begin: () => server.stop(),
+      end: () => server.start(),
+    });
   });
 });
 
@@ -291,36 +305,10 @@ describe.skipIf(!postgresUp).each(SCENARIOS.filter((s) => s.env.TABLE))(
     });
 
     it('answers 503 store.unavailable while PostgreSQL is unreachable; after it returns nothing is lost', async () => {
-      const before = Array.from({ length: 20 }, () => randomUUID());
-      const during = Array.from({ length: 20 }, () => randomUUID());
-      const all = [...before, ...during];
-      expect(
-        (
-          await sendAll(
-            instances,
-            before.map((id) => signedPurchase(id)),
-          )
-        ).map((a) => a.body),
-      ).toEqual(Array(20).fill(HANDLED));
-
-      proxy.cut();
-      const refused = await sendAll(
-        instances,
-        all.map((id) => signedPurchase(id)),
-      );
-      expect(refused).toEqual(Array(40).fill(STORE_DOWN('postgres')));
-
-      proxy.restore();
-      const answers = await Promise.all(
-        all.map((id, i) => redeliver(instances[i % 2]!.url, signedPurchase(id)).then((r) => r.answer)),
-      );
-      expect(answers).toEqual([
-        ...Array(20).fill({ status: 200, body: DUPLICATE }),
-        ...Array(20).fill({ status: 200, body: HANDLED }),
-      ]);
-      const handled = tally(allHandled(instances));
-      expect([...handled.keys()].sort()).toEqual([...all].sort());
-      expect([...handled.values()].every((n) => n === 1)).toBe(true);
+      const all = await expectNothingLostAcrossOutage(instances, 'postgres', {
+        begin: () => proxy.cut(),
+        end: () => proxy.restore(),
+      });
       if (scenario.appTable) {
         const rows = await appRows(scenario.appTable, all);
         expect(rows.size).toBe(40);
