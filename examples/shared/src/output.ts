@@ -12,7 +12,7 @@ export interface NotificationLine {
   status_code?: string;
   amount: number;
   currency: string;
-  key: string;
+  key: string | null;
 }
 
 /**
@@ -37,7 +37,7 @@ export function summarize(notification: Notification, delivery: Delivery): Notif
     ...(status_code === undefined ? {} : { status_code }),
     amount,
     currency,
-    key: delivery.key,
+    key: delivery.key ?? null,
   };
 }
 

@@ -24,7 +24,11 @@ function decodedLength(text: string): number {
   return (length * 3) >> 2;
 }
 
-function plusForSpace(input: string): string {
+/**
+ * Undoes what form decoding does to an unescaped `+` of standard base64: it arrives as a space. The one place
+ * that tolerance lives, for `data` and `signature` alike.
+ */
+export function plusForSpace(input: string): string {
   return input.includes(' ') ? input.replace(/ /g, '+') : input;
 }
 
@@ -62,9 +66,58 @@ export function decodeBase64UrlText(input: string): string | undefined {
   }
   if (scratch.write(input, 0, length, 'base64') === length) return scratch.toString('utf8', 0, length);
   // The decoder skipped a character: a space (a `+` turned by form decoding) is worth a second try.
-  if (!input.includes(' ')) return undefined;
-  const text = input.replace(/ /g, '+');
+  const text = plusForSpace(input);
+  if (text === input) return undefined;
   return scratch.write(text, 0, length, 'base64') === length
     ? scratch.toString('utf8', 0, length)
     : undefined;
+}
+
+const URL_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+/** Base64 and base64url digits to their 6-bit values (a space is a `+` that form decoding turned); -1 otherwise. */
+const DIGIT = new Int8Array(256).fill(-1);
+/** 1 for a base64url digit, 2 for a digit of the other spellings (`+`, `/`, space), 4 for anything else. */
+const CLASS = new Uint8Array(256).fill(4);
+for (let i = 0; i < 64; i++) {
+  DIGIT[URL_ALPHABET.charCodeAt(i)] = i;
+  CLASS[URL_ALPHABET.charCodeAt(i)] = 1;
+}
+for (const [char, value] of [
+  ['+', 62],
+  [' ', 62],
+  ['/', 63],
+] as const) {
+  DIGIT[char.charCodeAt(0)] = value;
+  CLASS[char.charCodeAt(0)] = 2;
+}
+
+/**
+ * The canonical unpadded base64url spelling of a `bytes`-byte digest received as `text` (base64url or base64,
+ * padded or not, `+` turned into a space, spare bits of the last digit set), or `undefined` when it cannot be one.
+ * Reads only the sender's text, before any hashing.
+ */
+export function canonicalDigest(text: string, bytes: number): string | undefined {
+  const digits = Math.ceil((bytes * 8) / 6);
+  const length = text.length;
+  if (length !== digits && (length !== Math.ceil(bytes / 3) * 4 || !isPadding(text, digits))) {
+    return undefined;
+  }
+  let classes = 0;
+  for (let i = 0; i < digits; i++) {
+    const code = text.charCodeAt(i);
+    classes |= code < 256 ? CLASS[code]! : 4;
+  }
+  if (classes & 4) return undefined;
+  // The last digit carries fewer bits than six; decoders ignore the rest, so a sender may leave them set.
+  const spare = (1 << (digits * 6 - bytes * 8)) - 1;
+  const last = DIGIT[text.charCodeAt(digits - 1)]!;
+  if (classes === 1 && (last & spare) === 0) return length === digits ? text : text.slice(0, digits);
+  let canonical = '';
+  for (let i = 0; i < digits - 1; i++) canonical += URL_ALPHABET[DIGIT[text.charCodeAt(i)]!];
+  return canonical + URL_ALPHABET[last & ~spare];
+}
+
+function isPadding(text: string, from: number): boolean {
+  for (let i = from; i < text.length; i++) if (text.charCodeAt(i) !== 61) return false;
+  return true;
 }

@@ -1,4 +1,3 @@
-import { type Deadline, setDeadline } from './deadlines.js';
 import { RequestError } from './errors.js';
 
 /** The two fields of a delivery (spec 2.6), exactly as received. */
@@ -194,7 +193,7 @@ function readNodeStream(stream: NodeJS.ReadableStream, limit: number, timeoutMs:
     let settled = false;
     const finish = (error: unknown, value?: Buffer) => {
       settled = true;
-      deadline.cancel();
+      clearTimeout(deadline);
       // After 'end' the stream emits nothing more that matters: the listeners go with the request.
       if (!error) return resolve(value!);
       stream.removeListener('data', onData);
@@ -223,7 +222,7 @@ function readNodeStream(stream: NodeJS.ReadableStream, limit: number, timeoutMs:
       if (!settled)
         finish(new RequestError('payload.malformed', 'the request was closed before its body ended.'));
     };
-    const deadline = setDeadline(timeoutMs, () => finish(timeoutError(timeoutMs)));
+    const deadline = setTimeout(() => finish(timeoutError(timeoutMs)), timeoutMs);
     stream.on('data', onData);
     stream.on('end', onEnd);
     stream.on('error', onError);
@@ -240,9 +239,9 @@ async function readIterable(
   const iterator = (stream as AsyncIterable<Uint8Array | string>)[Symbol.asyncIterator]();
   const chunks: Buffer[] = [];
   let size = 0;
-  let timer: Deadline | undefined;
+  let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<never>((_, reject) => {
-    timer = setDeadline(timeoutMs, () => reject(timeoutError(timeoutMs)));
+    timer = setTimeout(() => reject(timeoutError(timeoutMs)), timeoutMs);
   });
   try {
     for (;;) {
@@ -259,6 +258,66 @@ async function readIterable(
     if (error instanceof RequestError) throw error;
     throw new RequestError('payload.malformed', 'the request body could not be read.', { cause: error });
   } finally {
-    timer?.cancel();
+    clearTimeout(timer);
   }
+}
+
+/** The body size and time limits of `readEnvelope`. */
+export interface BodyLimits {
+  readonly maxBodyBytes: number;
+  readonly readTimeoutMs: number;
+}
+
+/** What `readEnvelope` needs of a request (the handler's `WebhookRequest`). */
+export interface BodySource {
+  readonly headers: HeaderBag;
+  readonly body?: unknown;
+  readonly stream?: BodyStream;
+}
+
+/**
+ * The envelope of a request, from the first place that holds its body: raw bytes or text a framework kept, an
+ * object a body parser built, or the stream, read here within the limits.
+ */
+export async function readEnvelope(
+  request: BodySource,
+  type: MediaType,
+  limits: BodyLimits,
+): Promise<Envelope> {
+  const { maxBodyBytes, readTimeoutMs } = limits;
+  const length = getHeader(request.headers, 'content-length');
+  if (length !== undefined && Number(length) > maxBodyBytes) throw tooLarge(maxBodyBytes);
+  const body = request.body;
+  if (typeof body === 'string' || body instanceof Uint8Array) {
+    if (body.length > maxBodyBytes) throw tooLarge(maxBodyBytes);
+    return parseRawBody(body, type);
+  }
+  if (body !== null && typeof body === 'object') {
+    if (isStream(body)) return parseRawBody(await readStream(body, maxBodyBytes, readTimeoutMs), type);
+    if (!isEmptyObject(body) || !request.stream || isConsumed(request.stream))
+      return envelopeFromObject(body);
+  }
+  if (request.stream) {
+    if (isConsumed(request.stream)) {
+      throw new RequestError(
+        'body.consumed',
+        'the request body was already read by another middleware and nothing was kept: mount the webhook before body parsers, or keep the raw body (e.g. express.raw or a verify callback) and pass it as body.',
+      );
+    }
+    return parseRawBody(await readStream(request.stream, maxBodyBytes, readTimeoutMs), type);
+  }
+  return envelopeFromObject({});
+}
+
+function isEmptyObject(value: object): boolean {
+  for (const _ in value) return false;
+  return true;
+}
+
+function isStream(value: object): value is BodyStream {
+  return (
+    typeof (value as NodeJS.ReadableStream).pipe === 'function' ||
+    typeof (value as ReadableStream).getReader === 'function' ||
+    (typeof (value as AsyncIterable<unknown>)[Symbol.asyncIterator] === 'function' && !Array.isArray(value))
+  );
 }

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Notification } from './notification.js';
 
 /** The answer of an atomic claim: this caller may handle it, it was handled, or another caller is handling it. */
@@ -9,8 +10,9 @@ export type ClaimResult =
 /**
  * Where processed notifications are remembered. `claim` must be atomic: of many concurrent claims of one key,
  * exactly one is `claimed`. A claim is a lease that expires after `leaseMs` (a crashed process cannot hold it
- * forever); `commit` marks the key done for `ttlMs`; `release` drops the caller's own lease (by `token`) after a
- * handler failure, so the redelivery is handled.
+ * forever); `renew` extends the caller's own lease while its handler still runs and answers whether the caller
+ * still holds it; `commit` marks the key done for `ttlMs`; `release` drops the caller's own lease (by `token`)
+ * after a handler failure, so the redelivery is handled.
  *
  * @example
  * const handler = createWebhookHandler({ secret, store: new MemoryStore({ maxEntries: 50_000 }) });
@@ -19,6 +21,7 @@ export interface DedupeStore {
   /** Named in errors when the store fails (`store.unavailable`). */
   readonly name: string;
   claim(key: string, leaseMs: number): ClaimResult | Promise<ClaimResult>;
+  renew(key: string, token: string, leaseMs: number): boolean | Promise<boolean>;
   commit(key: string, token: string, ttlMs: number): void | Promise<void>;
   release(key: string, token: string): void | Promise<void>;
 }
@@ -36,8 +39,11 @@ export interface TransactionalStore<Tx = unknown> {
   ): Promise<{ readonly status: 'duplicate' } | { readonly status: 'done'; readonly value: T }>;
 }
 
-/** Computes the duplicate-detection key of a notification. */
-export type KeyFunction = (notification: Notification) => string;
+/**
+ * Computes the duplicate-detection key of a notification; `undefined` handles it without duplicate detection
+ * (nothing in it tells it apart from another notification of the same payment).
+ */
+export type KeyFunction = (notification: Notification) => string | undefined;
 
 /**
  * The default identity of a notification: the operation (operation_id for capture, void and refund;
@@ -45,15 +51,47 @@ export type KeyFunction = (notification: Notification) => string;
  * with a later `processed_at` or a new field is the same key; pending then success, two partial refunds, or two
  * charges of one subscription are different keys.
  *
+ * A recurring charge without `transaction_id` is told apart by its `created_at`, `processed_at` and `amount`
+ * (two charges must never share a key: a lost payment is worse than a charge handled again); without
+ * `processed_at` either, nothing tells two charges apart and the key is `undefined`: the handler handles it
+ * without duplicate detection and warns.
+ *
  * @example
  * notificationKey(n); // 'a3bb189e-…:purchase:success:1000'
  */
-export function notificationKey(notification: Notification): string {
+export function notificationKey(notification: Notification): string | undefined {
   let id: string;
   if (notification.kind === 'secondary') id = notification.operation_id;
   else if (notification.kind === 'other') id = notification.operation_id ?? notification.payment_id;
-  else id = (notification.recurring && notification.transaction_id) || notification.payment_id;
+  else if (notification.recurring === undefined || notification.recurring === null)
+    id = notification.payment_id;
+  else if (notification.transaction_id) id = notification.transaction_id;
+  else if (notification.processed_at === undefined || notification.processed_at === '') return undefined;
+  else {
+    const { payment_id, created_at, processed_at, amount } = notification;
+    id = `${payment_id}@${String(created_at)}/${String(processed_at)}/${amount}`;
+  }
   return `${id}:${notification.method}:${notification.status}:${notification.status_code ?? ''}`;
+}
+
+/** Keys up to this length are stored as they are; longer ones keep a readable start and a hash of the whole. */
+const MAX_KEY_LENGTH = 200;
+
+/**
+ * The key as stores keep it: short keys unchanged (readable in Redis or a table), longer ones (a 3,000-character
+ * id from a signed notification) cut to a readable start plus the SHA-256 of the whole key, so no store meets a
+ * key past its index limit and two long keys never collide.
+ *
+ * @example
+ * boundKey('x'.repeat(3_000)); // 'xxxx…xxxx#sha256:9f86d08…' (164 characters)
+ */
+export function boundKey(key: string): string {
+  if (key.length <= MAX_KEY_LENGTH) return key;
+  let start = key.slice(0, 100);
+  // Never end on half of a surrogate pair: stores would see a replacement character.
+  const last = start.charCodeAt(start.length - 1);
+  if (last >= 0xd800 && last <= 0xdbff) start = start.slice(0, -1);
+  return `${start}#sha256:${createHash('sha256').update(key).digest('base64url')}`;
 }
 
 /** True when the store runs the application's work in its own transaction. */

@@ -21,6 +21,7 @@ export const ERROR_STATUS = {
   'notification.in_flight': 409,
   'store.unavailable': 503,
   'handler.failed': 500,
+  'handler.timeout': 503,
 } as const;
 
 /** A stable, dotted error code: match on it, never on the message. */

@@ -237,6 +237,7 @@ describe('createWebhookHandler: answers', () => {
     const broken: DedupeStore = {
       name: 'broken-redis',
       claim: () => Promise.reject(new Error('ECONNREFUSED')),
+      renew: () => true,
       commit: () => undefined,
       release: () => undefined,
     };
@@ -514,6 +515,7 @@ describe('createWebhookHandler: stores', () => {
     const store: DedupeStore = {
       name: 'flaky',
       claim: (key, lease): ClaimResult => memory.claim(key, lease),
+      renew: (key, token, lease) => memory.renew(key, token, lease),
       commit: () => Promise.reject(new Error('timeout')),
       release: (key, token) => memory.release(key, token),
     };

@@ -1,10 +1,11 @@
+export { refusal } from './answers.js';
 export { decodeBase64Url, encodeBase64Url } from './base64url.js';
 export type { BodyStream, Envelope, HeaderBag } from './body.js';
 export type { CardFields } from './card.js';
 export { luhnCheck, validateCard } from './card.js';
 export { decodeData } from './decode.js';
 export type { ClaimResult, DedupeStore, KeyFunction, TransactionalStore } from './dedupe.js';
-export { isTransactionalStore, notificationKey } from './dedupe.js';
+export { boundKey, isTransactionalStore, notificationKey } from './dedupe.js';
 export type { WebhookErrorCode } from './errors.js';
 export {
   ERROR_STATUS,
@@ -26,7 +27,7 @@ export type {
   WebhookRequest,
   WebhookResult,
 } from './handler.js';
-export { createWebhookHandler, refusal } from './handler.js';
+export { createWebhookHandler } from './handler.js';
 export type { MiddlewareOptions, WebhookMiddleware } from './middleware.js';
 export { createMiddleware } from './middleware.js';
 export { currencyExponent, toMinorUnits } from './money.js';

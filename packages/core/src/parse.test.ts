@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { purchase, refund } from '../test/fixtures.js';
 import { PayloadError } from './errors.js';
 import { isRecurring } from './notification.js';
-import { parseNotification, parseOwnNotification } from './parse.js';
+import { parseNotification } from './parse.js';
 
 function fieldsOf(raw: Record<string, unknown>): readonly string[] {
   try {
@@ -116,55 +116,5 @@ describe('parseNotification', () => {
 
   it('coerces numeric identifiers to strings', () => {
     expect(parseNotification(purchase({ order_id: 1001 })).order_id).toBe('1001');
-  });
-});
-
-describe('parseOwnNotification', () => {
-  const sent = purchase({
-    status_code: 1000,
-    fee: { amount: '2.50', currency: 'UAH' },
-    kind: 'sent-by-service',
-  });
-  const json = JSON.stringify(sent);
-
-  it('types the object in place exactly as parseNotification types a copy', () => {
-    const decoded = JSON.parse(json) as Record<string, unknown>;
-    const n = parseOwnNotification(decoded, json);
-    expect(n).toBe(decoded);
-    expect(n).toEqual(parseNotification(JSON.parse(json)));
-    expect(n.kind).toBe('primary');
-    expect(n.fee).toEqual({ amount: 2.5, currency: 'UAH' });
-  });
-
-  it('gives raw as sent, parsed once on first read, and keeps it out of JSON output', () => {
-    const n = parseOwnNotification(JSON.parse(json), json);
-    expect(Object.keys(n)).not.toContain('raw');
-    expect(JSON.parse(JSON.stringify(n))).not.toHaveProperty('raw');
-    expect(n.raw).toEqual(sent);
-    expect(n.raw.status_code).toBe(1000);
-    expect(n.raw.kind).toBe('sent-by-service');
-    expect(n.raw).toBe(n.raw);
-  });
-
-  it('keeps its JSON text out of sight: no key, spread or deep equality sees it', () => {
-    const n = parseOwnNotification(JSON.parse(json), json);
-    expect(Object.keys(n)).not.toContain('raw');
-    expect(Object.getOwnPropertySymbols({ ...n })).toEqual([]);
-    expect({ ...n }).toEqual(parseNotification(JSON.parse(json)));
-    expect(n).toStrictEqual(parseNotification(JSON.parse(json)));
-  });
-
-  it('gives the same raw every time, even once the notification is frozen', () => {
-    const frozen = Object.freeze(parseOwnNotification(JSON.parse(json), json));
-    expect(frozen.raw).toEqual(sent);
-    expect(frozen.raw).toBe(frozen.raw);
-    const read = parseOwnNotification(JSON.parse(json), json);
-    const raw = read.raw;
-    expect(Object.freeze(read).raw).toBe(raw);
-  });
-
-  it('refuses what parseNotification refuses', () => {
-    const bad = JSON.stringify({ ...sent, order_id: '' });
-    expect(() => parseOwnNotification(JSON.parse(bad), bad)).toThrow(/order_id/);
   });
 });

@@ -60,45 +60,6 @@ export function parseNotification(raw: Readonly<Record<string, unknown>>): Notif
   return n as unknown as Notification;
 }
 
-/**
- * Where a notification typed in place keeps its JSON text until `raw` is first read, then that object: a
- * non-enumerable symbol, so no spread, `JSON.stringify` or deep equality sees it.
- */
-const SOURCE = Symbol('payhook.raw');
-
-/** `raw` of notifications frozen before their `raw` was read: their SOURCE can no longer take the object. */
-const frozenRaws = new WeakMap<object, Readonly<Record<string, unknown>>>();
-
-/** One accessor for every notification typed in place, so they all keep one shape (and fast properties). */
-const LAZY_RAW: PropertyDescriptor = {
-  configurable: true,
-  enumerable: false,
-  get(this: { [SOURCE]: string | Readonly<Record<string, unknown>> }) {
-    const source = this[SOURCE];
-    if (typeof source !== 'string') return source;
-    let raw = frozenRaws.get(this);
-    if (raw === undefined) {
-      raw = JSON.parse(source) as Readonly<Record<string, unknown>>;
-      if (!Reflect.set(this, SOURCE, raw)) frozenRaws.set(this, raw);
-    }
-    return raw;
-  },
-};
-
-/**
- * `parseNotification` for an object nobody else holds (the handler's own `JSON.parse` of `json`): typed in place
- * instead of copied. Its `raw`, the object as sent, is parsed from `json` again when first read, which most
- * applications never do.
- */
-export function parseOwnNotification(decoded: Record<string, unknown>, json: string): Notification {
-  const kind = kindOf(decoded.method);
-  decoded.kind = kind;
-  typeFields(decoded, kind);
-  Object.defineProperty(decoded, SOURCE, { value: json, writable: true });
-  Object.defineProperty(decoded, 'raw', LAZY_RAW);
-  return decoded as unknown as Notification;
-}
-
 /** Coerces the fields of `n` in place, then checks the required ones. */
 function typeFields(n: Record<string, unknown>, kind: Kind): void {
   // One call per field with a literal name: V8 inlines them into plain property reads (a loop over names is 1 µs).

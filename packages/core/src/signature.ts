@@ -1,4 +1,5 @@
 import * as crypto from 'node:crypto';
+import { canonicalDigest, plusForSpace } from './base64url.js';
 import { decodeData } from './decode.js';
 
 /** The digest of the spec's formula. `sha1` only for projects whose service account signs with SHA-1. */
@@ -65,59 +66,15 @@ export function sign(data: string, secret: string, options?: SignatureOptions): 
   return text.length % 4 === 0 ? text : text + '='.repeat(4 - (text.length % 4));
 }
 
-const URL_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
-/** Base64 and base64url digits to their 6-bit values (a space is a `+` that form decoding turned); -1 otherwise. */
-const DIGIT = new Int8Array(256).fill(-1);
-/** 1 for a base64url digit, 2 for a digit of the other spellings (`+`, `/`, space), 4 for anything else. */
-const CLASS = new Uint8Array(256).fill(4);
-for (let i = 0; i < 64; i++) {
-  DIGIT[URL_ALPHABET.charCodeAt(i)] = i;
-  CLASS[URL_ALPHABET.charCodeAt(i)] = 1;
-}
-for (const [char, value] of [
-  ['+', 62],
-  [' ', 62],
-  ['/', 63],
-] as const) {
-  DIGIT[char.charCodeAt(0)] = value;
-  CLASS[char.charCodeAt(0)] = 2;
-}
-
 /**
- * Turns a received signature (base64url or base64, padded or not, `+` turned into a space by form decoding) into
- * the canonical unpadded base64url of its digest, or `undefined` when it cannot be a digest of that size. It
- * reads only the sender's text, before any hashing.
+ * A received signature as the canonical unpadded base64url of its digest (every spelling `canonicalDigest`
+ * tolerates), or `undefined` when it cannot be a digest of that algorithm.
  */
 export function normalizeSignature(
   signature: string,
   algorithm: SignatureAlgorithm = 'sha256',
 ): string | undefined {
-  const bytes = DIGEST_BYTES[algorithm];
-  const digits = Math.ceil((bytes * 8) / 6);
-  const length = signature.length;
-  if (length !== digits && (length !== Math.ceil(bytes / 3) * 4 || !isPadding(signature, digits))) {
-    return undefined;
-  }
-  let classes = 0;
-  for (let i = 0; i < digits; i++) {
-    const code = signature.charCodeAt(i);
-    classes |= code < 256 ? CLASS[code]! : 4;
-  }
-  if (classes & 4) return undefined;
-  // The last digit carries fewer bits than six; decoders ignore the rest, so a sender may leave them set.
-  const spare = (1 << (digits * 6 - bytes * 8)) - 1;
-  const last = DIGIT[signature.charCodeAt(digits - 1)]!;
-  if (classes === 1 && (last & spare) === 0) {
-    return length === digits ? signature : signature.slice(0, digits);
-  }
-  let text = '';
-  for (let i = 0; i < digits - 1; i++) text += URL_ALPHABET[DIGIT[signature.charCodeAt(i)]!];
-  return text + URL_ALPHABET[last & ~spare];
-}
-
-function isPadding(signature: string, from: number): boolean {
-  for (let i = from; i < signature.length; i++) if (signature.charCodeAt(i) !== 61) return false;
-  return true;
+  return canonicalDigest(signature, DIGEST_BYTES[algorithm]);
 }
 
 /**
@@ -153,8 +110,8 @@ export function matchSecret(
     if (equalInConstantTime(digestText(algorithm, secretValue(secrets[i]!), data), expected)) return i;
   }
   // A sender that did not escape `+` in standard-base64 data had it turned into a space by form decoding.
-  if (data.includes(' ')) return matchSecret(data.replace(/ /g, '+'), expected, secrets, algorithm);
-  return -1;
+  const restored = plusForSpace(data);
+  return restored === data ? -1 : matchSecret(restored, expected, secrets, algorithm);
 }
 
 function resultFor(secrets: readonly Secret[], index: number): VerifyResult {
@@ -185,6 +142,12 @@ export function verifySignature(
   secrets: SecretResolver,
   options?: SignatureOptions,
 ): Promise<VerifyResult>;
+export function verifySignature(
+  data: string,
+  signature: string,
+  secrets: Secrets,
+  options?: SignatureOptions,
+): VerifyResult | Promise<VerifyResult>;
 export function verifySignature(
   data: string,
   signature: string,

@@ -23,7 +23,7 @@ function reason(code: string): { ok: false; error: { code: string; message: stri
 
 function failingStore(): DedupeStore {
   const fail = () => Promise.reject(new Error('connection refused'));
-  return { name: 'failing', claim: fail, commit: fail, release: fail };
+  return { name: 'failing', claim: fail, renew: fail, commit: fail, release: fail };
 }
 
 function signedData(data: string): string {
@@ -120,6 +120,7 @@ export function itAnswersEveryStatus(build: BuildApp): void {
     const busy: DedupeStore = {
       name: 'busy',
       claim: () => ({ status: 'in_flight' }),
+      renew: () => true,
       commit: () => undefined,
       release: () => undefined,
     };

@@ -50,7 +50,7 @@ export interface TestHandler {
 
 /** The id core's default key starts with: operation_id, a recurring charge's transaction_id, or payment_id. */
 function operationId(notification: Notification): string {
-  return notificationKey(notification).split(':', 1)[0]!;
+  return (notificationKey(notification) ?? notification.payment_id).split(':', 1)[0]!;
 }
 
 function describe(match: CallMatcher): string {
@@ -60,7 +60,7 @@ function describe(match: CallMatcher): string {
 function keyOf(match: object): string {
   const parsed =
     'kind' in match ? (match as Notification) : parseNotification(match as Record<string, unknown>);
-  return notificationKey(parsed);
+  return notificationKey(parsed) ?? parsed.payment_id;
 }
 
 /**

@@ -20,7 +20,7 @@ interface Lease {
   readonly h3: number;
   readonly h4: number;
   readonly token: string;
-  readonly expires: number;
+  expires: number;
   next: Lease | undefined;
 }
 
@@ -108,6 +108,14 @@ export class MemoryStore implements DedupeStore {
     let slot = this.#find();
     if (slot < 0) slot = this.#insert();
     this.#table[slot * SLOT + 4] = expiry + 1;
+  }
+
+  renew(key: string, token: string, leaseMs: number): boolean {
+    this.#hash(key);
+    const lease = this.#leases.size === 0 ? undefined : this.#lease();
+    if (lease?.token !== token) return false;
+    lease.expires = this.#now() + leaseMs;
+    return true;
   }
 
   release(key: string, token: string): void {

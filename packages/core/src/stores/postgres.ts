@@ -160,6 +160,7 @@ export class PostgresStore implements DedupeStore {
   readonly #claim: string;
   readonly #state: string;
   readonly #commit: string;
+  readonly #renew: string;
   readonly #release: string;
 
   constructor(options: PostgresStoreOptions) {
@@ -178,6 +179,8 @@ export class PostgresStore implements DedupeStore {
     this.#commit = `INSERT INTO ${t.name} AS i (key, done, token, expires_at)
       VALUES ($1, true, NULL, now() + $2 * interval '1 millisecond')
       ON CONFLICT (key) DO UPDATE SET done = true, token = NULL, expires_at = excluded.expires_at`;
+    this.#renew = `UPDATE ${t.name} SET expires_at = now() + $3 * interval '1 millisecond'
+      WHERE key = $1 AND token = $2 AND NOT done`;
     this.#release = `DELETE FROM ${t.name} WHERE key = $1 AND token = $2 AND NOT done`;
   }
 
@@ -196,6 +199,11 @@ export class PostgresStore implements DedupeStore {
 
   async commit(key: string, _token: string, ttlMs: number): Promise<void> {
     await this.#pool.query(this.#commit, [key, Math.ceil(ttlMs)]);
+  }
+
+  async renew(key: string, token: string, leaseMs: number): Promise<boolean> {
+    const renewed = await this.#pool.query(this.#renew, [key, token, Math.ceil(leaseMs)]);
+    return renewed.rowCount === 1;
   }
 
   async release(key: string, token: string): Promise<void> {

@@ -186,7 +186,7 @@ describe.each(FLAVOURS)('RedisStore with $name when Redis is unreachable', (flav
     const port = await freePort();
     const { client, close } = await flavour.connect(`redis://127.0.0.1:${port}`, { offline: false });
     try {
-      const store = new RedisStore({ client, prefix: PREFIX, timeoutMs: 1_000 });
+      const store = new RedisStore({ client, prefix: PREFIX });
       let calls = 0;
       const errors: string[] = [];
       const options = {
@@ -217,14 +217,25 @@ describe.each(FLAVOURS)('RedisStore with $name when Redis is unreachable', (flav
     }
   });
 
-  it('gives up after timeoutMs while the client queues commands for a reconnect', async () => {
+  it('answers 503 after storeTimeoutMs while the client queues commands for a reconnect', async () => {
     const port = await freePort();
     const { client, close } = await flavour.connect(`redis://127.0.0.1:${port}`, { offline: true });
     try {
-      const store = new RedisStore({ client, prefix: PREFIX, timeoutMs: 200 });
-      await expect(store.claim('k', 1_000)).rejects.toThrow(
-        '[@payhook/core] the Redis command took longer than 200 ms.',
-      );
+      const store = new RedisStore({ client, prefix: PREFIX });
+      const handler = createWebhookHandler({
+        secret: STORE_SECRET,
+        store,
+        storeTimeoutMs: 200,
+        logger: false,
+        handle: () => {},
+      });
+      const result = await handler(formRequest(signedPurchase()), undefined);
+      expect(result.status).toBe(503);
+      expect(JSON.parse(result.body).error).toEqual({
+        code: 'store.unavailable',
+        message:
+          "[@payhook/core] the duplicate store (redis) did not answer within 200 ms (storeTimeoutMs); nothing was marked processed, so the service's retry is safe.",
+      });
     } finally {
       await close();
     }

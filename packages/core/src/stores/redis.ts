@@ -23,12 +23,6 @@ export interface RedisStoreOptions {
    * @default 'payhook:'
    */
   prefix?: string;
-  /**
-   * The longest one store command may take before the store reports itself unavailable (the webhook answers 503
-   * and the service retries). Clients queue commands while reconnecting; this bounds that wait.
-   * @default 2_000
-   */
-  timeoutMs?: number;
 }
 
 /** The value of a key whose notification was handled; a lease holds its token (32 hex digits) instead. */
@@ -38,6 +32,9 @@ const IN_FLIGHT: ClaimResult = { status: 'in_flight' };
 // Compare-and-delete: a process whose lease expired and was taken over must not delete the new holder's lease.
 const RELEASE_SCRIPT =
   "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) else return 0 end";
+// Compare-and-extend, for the same reason: only the lease's holder may keep it alive.
+const RENEW_SCRIPT =
+  "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) else return 0 end";
 
 type Call = (...args: unknown[]) => Promise<unknown>;
 
@@ -60,7 +57,6 @@ export class RedisStore implements DedupeStore {
   readonly #set: Call;
   readonly #get: Call;
   readonly #eval: Call;
-  readonly #timeoutMs: number;
 
   constructor(options: RedisStoreOptions) {
     const client = options.client;
@@ -74,7 +70,6 @@ export class RedisStore implements DedupeStore {
       );
     }
     this.prefix = options.prefix ?? 'payhook:';
-    this.#timeoutMs = options.timeoutMs ?? 2_000;
     this.#ioredis = typeof (client as { call?: unknown }).call === 'function';
     this.#set = (client.set as Call).bind(client);
     this.#get = (client.get as Call).bind(client);
@@ -90,8 +85,8 @@ export class RedisStore implements DedupeStore {
       const set = this.#ioredis
         ? this.#set(id, token, 'PX', ms, 'NX')
         : this.#set(id, token, { PX: ms, NX: true });
-      if ((await this.#bounded(set)) === 'OK') return { status: 'claimed', token };
-      const value = await this.#bounded(this.#get(id));
+      if ((await set) === 'OK') return { status: 'claimed', token };
+      const value = await this.#get(id);
       if (value === DONE) return DUPLICATE;
       if (value !== null && value !== undefined) return IN_FLIGHT;
     }
@@ -101,26 +96,22 @@ export class RedisStore implements DedupeStore {
   async commit(key: string, _token: string, ttlMs: number): Promise<void> {
     const id = this.prefix + key;
     const ms = Math.max(1, Math.ceil(ttlMs));
-    await this.#bounded(this.#ioredis ? this.#set(id, DONE, 'PX', ms) : this.#set(id, DONE, { PX: ms }));
+    await (this.#ioredis ? this.#set(id, DONE, 'PX', ms) : this.#set(id, DONE, { PX: ms }));
+  }
+
+  async renew(key: string, token: string, leaseMs: number): Promise<boolean> {
+    const id = this.prefix + key;
+    const ms = String(Math.max(1, Math.ceil(leaseMs)));
+    const renewed = await (this.#ioredis
+      ? this.#eval(RENEW_SCRIPT, 1, id, token, ms)
+      : this.#eval(RENEW_SCRIPT, { keys: [id], arguments: [token, ms] }));
+    return Number(renewed) === 1;
   }
 
   async release(key: string, token: string): Promise<void> {
     const id = this.prefix + key;
-    await this.#bounded(
-      this.#ioredis
-        ? this.#eval(RELEASE_SCRIPT, 1, id, token)
-        : this.#eval(RELEASE_SCRIPT, { keys: [id], arguments: [token] }),
-    );
-  }
-
-  #bounded<T>(operation: Promise<T>): Promise<T> {
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(
-        () => reject(new Error(`[@payhook/core] the Redis command took longer than ${this.#timeoutMs} ms.`)),
-        this.#timeoutMs,
-      );
-    });
-    return Promise.race([operation, timeout]).finally(() => clearTimeout(timer));
+    await (this.#ioredis
+      ? this.#eval(RELEASE_SCRIPT, 1, id, token)
+      : this.#eval(RELEASE_SCRIPT, { keys: [id], arguments: [token] }));
   }
 }

@@ -1,0 +1,59 @@
+import { HandlerError, type WebhookError, WebhookError as WebhookErrorClass } from './errors.js';
+import type { Notification } from './notification.js';
+
+/** How the request ended. `refused` always carries `error`. */
+export type WebhookOutcome = 'handled' | 'duplicate' | 'stale' | 'ignored' | 'refused';
+
+/** What to answer: a status, headers and a short JSON body, plus what happened, for adapters and logs. */
+export interface WebhookResult {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+  outcome: WebhookOutcome;
+  error?: WebhookError;
+  notification?: Notification;
+}
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+/** The 200 answer of a delivery that was handled, or needed no handling (duplicate, stale, ignored). */
+export function accepted(
+  outcome: Exclude<WebhookOutcome, 'refused'>,
+  notification: Notification,
+): WebhookResult {
+  return {
+    status: 200,
+    headers: { 'content-type': JSON_TYPE },
+    body: `{"ok":true,"outcome":"${outcome}"}`,
+    outcome,
+    notification,
+  };
+}
+
+/** The answer for a refusal: status from the error, a short JSON reason, and hints for the client. */
+export function refusal(error: WebhookError): WebhookResult {
+  const headers: Record<string, string> = { 'content-type': JSON_TYPE };
+  if (error.status === 405) headers.allow = 'POST';
+  if (error.status === 408 || error.status === 413) headers.connection = 'close';
+  if (error.status === 409 || error.status === 503) headers['retry-after'] = '1';
+  return {
+    status: error.status,
+    headers,
+    body: JSON.stringify({ ok: false, error: error.toJSON() }),
+    outcome: 'refused',
+    error,
+  };
+}
+
+/** Any error as a `WebhookError`: one payhook threw as it is, anything else as an unexpected failure (500). */
+export function asWebhookError(error: unknown): WebhookError {
+  if (error instanceof WebhookErrorClass) return error;
+  return new HandlerError('handler.failed', 'an unexpected error stopped the webhook handler.', {
+    cause: error,
+  });
+}
+
+/** The result as a Fetch API `Response`. */
+export function toResponse(result: WebhookResult): Response {
+  return new Response(result.body, { status: result.status, headers: result.headers });
+}

@@ -1,0 +1,53 @@
+import type { Delivery } from './delivery.js';
+import type { Notification } from './notification.js';
+
+/** The application's code for a notification. It runs once per notification; throw to have it redelivered. */
+export type NotificationHandler<N, C> = (notification: N, context: C, delivery: Delivery) => unknown;
+
+/**
+ * One registered handler. `id` names it in the store (`purchase.success#0`: the first handler added for that
+ * event; `*#0` for the first `onAny`), so a redelivery after a partial failure knows which ones already ran.
+ */
+export interface Route<C> {
+  readonly id: string;
+  readonly run: NotificationHandler<Notification, C>;
+}
+
+/**
+ * Which handlers a notification reaches, in the order they run: `method.status`, then `method`, then for a
+ * recurring charge `recurring.status` and `recurring`, then every `onAny` (the `handle` option first); within
+ * one event, in the order they were added.
+ */
+export class Routes<C> {
+  readonly #byEvent = new Map<string, Route<C>[]>();
+  readonly #any: Route<C>[] = [];
+
+  add(event: string, run: NotificationHandler<Notification, C>): void {
+    const list = this.#byEvent.get(event) ?? [];
+    list.push({ id: `${event}#${list.length}`, run });
+    this.#byEvent.set(event, list);
+  }
+
+  addAny(run: NotificationHandler<Notification, C>): void {
+    this.#any.push({ id: `*#${this.#any.length}`, run });
+  }
+
+  /** A new list each time: a handler added while a notification is handled waits for the next one. */
+  match(notification: Notification): Route<C>[] {
+    const found: Route<C>[] = [];
+    const add = (event: string) => {
+      const list = this.#byEvent.get(event);
+      if (list) found.push(...list);
+    };
+    if (this.#byEvent.size > 0) {
+      add(`${notification.method}.${notification.status}`);
+      add(notification.method);
+      if (notification.kind === 'primary' && notification.recurring !== undefined) {
+        add(`recurring.${notification.status}`);
+        add('recurring');
+      }
+    }
+    found.push(...this.#any);
+    return found;
+  }
+}

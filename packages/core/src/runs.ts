@@ -1,0 +1,128 @@
+import type { DedupeStore } from './dedupe.js';
+import { HandlerError, StoreError, type WebhookError } from './errors.js';
+
+/** A lease this process holds and must keep alive while its handler runs. */
+export interface HeldLease {
+  readonly key: string;
+  readonly token: string;
+}
+
+/** One notification being handled in this process. */
+export interface Run {
+  /** The leases renewed while it runs: the notification's, and the current handler's step. */
+  readonly leases: Set<HeldLease>;
+  /** Rejects with `handler.timeout` once the run is past its deadline; never resolves. */
+  readonly overdue: Promise<never>;
+}
+
+interface Entry extends Run {
+  readonly deadline: number;
+  renewAt: number;
+  fail: ((error: WebhookError) => void) | undefined;
+}
+
+export interface RunsOptions {
+  /** Where the leases live; `undefined` without duplicate detection (nothing to renew). */
+  store: DedupeStore | undefined;
+  leaseMs: number;
+  handlerTimeoutMs: number;
+  /** Bounds one store call; a renewal that fails is reported, the run goes on. */
+  call<T>(operation: () => T | Promise<T>): Promise<T>;
+  report(error: WebhookError): void;
+}
+
+/**
+ * Every notification in progress in this process, by key: a copy that arrives meanwhile waits for the run
+ * instead of starting it again, even if the store forgot the claim. One timer watches them all: it renews each
+ * run's leases every third of `leaseMs` (so a lease outlives a slow handler, and a crashed process's lease
+ * frees after at most `leaseMs`), and fails a run's `overdue` past `handlerTimeoutMs` (the request answers 503
+ * while the handler goes on; its lease stays renewed until it settles).
+ */
+export class Runs {
+  readonly #options: RunsOptions;
+  readonly #byKey = new Map<string, Promise<unknown>>();
+  readonly #active = new Set<Entry>();
+  readonly #tickMs: number;
+  #timer: NodeJS.Timeout | undefined;
+
+  constructor(options: RunsOptions) {
+    this.#options = options;
+    this.#tickMs = Math.max(5, Math.min(1_000, options.leaseMs / 3, options.handlerTimeoutMs / 4));
+  }
+
+  /** The run of `key` still in progress here, if any. */
+  running(key: string): Promise<unknown> | undefined {
+    return this.#byKey.get(key);
+  }
+
+  /** Starts watching a run; `work(run)` is its whole life (handlers, then commit or release). */
+  track<T>(key: string | undefined, work: (run: Run) => Promise<T>): { done: Promise<T>; run: Run } {
+    const now = Date.now();
+    let fail: Entry['fail'];
+    const overdue = new Promise<never>((_, reject) => {
+      fail = reject;
+    });
+    // Nobody may be listening once the answer went out: an overdue rejection must never be unhandled.
+    overdue.catch(() => {});
+    const entry: Entry = {
+      leases: new Set(),
+      overdue,
+      deadline: now + this.#options.handlerTimeoutMs,
+      renewAt: now + this.#options.leaseMs / 3,
+      fail,
+    };
+    this.#active.add(entry);
+    this.#timer ??= setInterval(this.#tick, this.#tickMs).unref();
+    const done = work(entry).finally(() => {
+      this.#active.delete(entry);
+      if (key !== undefined && this.#byKey.get(key) === done) this.#byKey.delete(key);
+    });
+    if (key !== undefined) this.#byKey.set(key, done);
+    return { done, run: entry };
+  }
+
+  readonly #tick = (): void => {
+    if (this.#active.size === 0) {
+      clearInterval(this.#timer);
+      this.#timer = undefined;
+      return;
+    }
+    const now = Date.now();
+    for (const entry of this.#active) {
+      if (entry.fail !== undefined && now >= entry.deadline) {
+        entry.fail(handlerTimeout(this.#options.handlerTimeoutMs));
+        entry.fail = undefined;
+      }
+      if (now >= entry.renewAt) {
+        entry.renewAt = now + this.#options.leaseMs / 3;
+        for (const lease of entry.leases) void this.#renew(lease);
+      }
+    }
+  };
+
+  /** Renews through the options' bounded call; a store that fails or lost the lease is reported, never thrown. */
+  readonly #renew = async (lease: HeldLease): Promise<void> => {
+    const store = this.#options.store;
+    if (store === undefined) return;
+    try {
+      const held = await this.#options.call(() => store.renew(lease.key, lease.token, this.#options.leaseMs));
+      if (!held) {
+        this.#options.report(
+          new StoreError(
+            'store.unavailable',
+            'a claim expired while its handler was still running (the store was unreachable for longer than leaseMs): another copy may run it too.',
+          ),
+        );
+      }
+    } catch (error) {
+      this.#options.report(error as WebhookError);
+    }
+  };
+}
+
+export function handlerTimeout(ms: number): HandlerError {
+  return new HandlerError(
+    'handler.timeout',
+    `the application handler did not finish within ${ms} ms (handlerTimeoutMs): answered 503 so the service retries; the run goes on and will not be started again while it does.`,
+  );
+}
