@@ -216,10 +216,9 @@ export class ExactlyOnce<C> {
     try {
       return await this.#bounded(claim);
     } catch (error) {
-      Promise.resolve(claim).then(
-        (late) => late.status === 'claimed' && store.release(key, late.token),
-        () => undefined,
-      );
+      Promise.resolve(claim)
+        .then((late) => (late.status === 'claimed' ? store.release(key, late.token) : undefined))
+        .then(undefined, () => undefined);
       throw storeFailure(this.#options, error);
     }
   }
