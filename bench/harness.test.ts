@@ -15,8 +15,9 @@ function micro(name: string, rounds: number[]): MicroRow {
 function http(name: HttpRowResult['name'], rounds: number[]): HttpRowResult {
   return {
     name,
-    unit: 'req/s',
+    unit: 'req/cpu-s',
     ...spread(rounds),
+    rps: spread(rounds.map((r) => r / 2)),
     latencyP50: 5,
     handled: 101,
     answered: 100,
@@ -76,11 +77,11 @@ describe('computeRatios', () => {
 
   it('leaves out comparisons whose rows this run did not measure', () => {
     const names = computeRatios(rows, [], []).map((r) => r.name);
-    expect(names.some((name) => name.includes('req/s'))).toBe(false);
+    expect(names.some((name) => name.includes('CPU-second'))).toBe(false);
     expect(names.some((name) => name.includes('stripe'))).toBe(false);
   });
 
-  it('compares HTTP rows by requests per second, and MemoryStore against its byte and growth bounds', () => {
+  it('compares HTTP rows by requests per server CPU-second, and MemoryStore against its byte and growth bounds', () => {
     const memory: MemoryRow[] = [
       {
         name: 'MemoryStore at 1,000,000 entries',
@@ -96,7 +97,7 @@ describe('computeRatios', () => {
       memory,
     );
     expect(ratios.map((r) => [r.name, r.median, r.pass])).toEqual([
-      ['Express 5 + payhook vs bare Express 5, req/s', 0.8125, false],
+      ['Express 5 + payhook vs bare Express 5, per server CPU-second', 0.8125, false],
       ['MemoryStore at 1M entries, heap bytes per entry under churn', 99, true],
       ['MemoryStore at 1M entries, heap growth over one more bound of keys', 1.001, true],
     ]);

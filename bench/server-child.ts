@@ -11,7 +11,10 @@ const counts: ServerCounts = { handled: 0, refused: 0 };
 const server = await startServer(row, counts);
 process.send({ port: (server.address() as AddressInfo).port });
 process.on('message', (message) => {
-  if (message === 'counts') process.send?.({ counts: { ...counts } });
+  if (message === 'counts') {
+    const cpu = process.cpuUsage();
+    process.send?.({ counts: { ...counts, cpuMicros: cpu.user + cpu.system } });
+  }
   if (message === 'close') {
     server.closeAllConnections();
     server.close(() => process.exit(0));

@@ -23,6 +23,8 @@ export type HttpRow = (typeof HTTP_ROWS)[number];
 export interface ServerCounts {
   handled: number;
   refused: number;
+  /** The server process's CPU time so far (user + system), in microseconds. */
+  cpuMicros?: number;
 }
 
 const OK_BODY = '{"ok":true}';

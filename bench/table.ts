@@ -63,8 +63,9 @@ export function formatResults(results: Results): string {
       markdown(
         [
           'HTTP row (autocannon -c 50, loopback)',
-          'req/s, median',
+          'req per server CPU-s, median',
           'min – max',
+          'req/s, median (context)',
           'p50 latency ms',
           'handled / answered',
           'load generator CPU',
@@ -73,6 +74,7 @@ export function formatResults(results: Results): string {
           row.name,
           fixed(row.median, 0),
           `${fixed(row.min, 0)} – ${fixed(row.max, 0)}`,
+          fixed(row.rps.median, 0),
           fixed(row.latencyP50, 0),
           `${row.handled} / ${row.answered}`,
           `${Math.round(row.generatorCpu * 100)}%`,

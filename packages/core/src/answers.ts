@@ -15,6 +15,12 @@ export interface WebhookResult {
 }
 
 const JSON_TYPE = 'application/json; charset=utf-8';
+const BODIES = {
+  handled: '{"ok":true,"outcome":"handled"}',
+  duplicate: '{"ok":true,"outcome":"duplicate"}',
+  stale: '{"ok":true,"outcome":"stale"}',
+  ignored: '{"ok":true,"outcome":"ignored"}',
+} as const;
 
 /** The 200 answer of a delivery that was handled, or needed no handling (duplicate, stale, ignored). */
 export function accepted(
@@ -24,7 +30,7 @@ export function accepted(
   return {
     status: 200,
     headers: { 'content-type': JSON_TYPE },
-    body: `{"ok":true,"outcome":"${outcome}"}`,
+    body: BODIES[outcome],
     outcome,
     notification,
   };

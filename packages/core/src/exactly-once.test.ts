@@ -256,6 +256,32 @@ describe.each(STORES)('exactly once with $name', (storeCase) => {
   });
 });
 
+describe('failOpen and a store that is only slow', () => {
+  it('answers 503 instead of running the handler without the store: the slow store may be serving another copy', async () => {
+    const memory = new MemoryStore();
+    const slow: DedupeStore = {
+      name: 'slow',
+      claim: async (key, leaseMs) => {
+        await sleep(200);
+        return memory.claim(key, leaseMs);
+      },
+      renew: (key, token, leaseMs) => memory.renew(key, token, leaseMs),
+      commit: (key, token, ttlMs) => memory.commit(key, token, ttlMs),
+      release: (key, token) => memory.release(key, token),
+    };
+    let runs = 0;
+    const webhook = createWebhookHandler({
+      ...base(slow),
+      failOpen: true,
+      storeTimeoutMs: 50,
+      handle: () => void runs++,
+    });
+    const result = await webhook(formRequest(signedPurchase()), undefined);
+    expect(result.status).toBe(503);
+    expect(runs).toBe(0);
+  });
+});
+
 describe.skipIf(!postgresUp)('a frozen PostgreSQL (a lock held on the inbox table)', () => {
   it.each(['store', 'inbox'] as const)(
     'the %s answers 503 after storeTimeoutMs, and once the table is free the redelivery is handled',

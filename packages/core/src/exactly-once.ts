@@ -79,13 +79,13 @@ export class ExactlyOnce<C> {
     try {
       claim = await this.#claimOrWait(store, key);
     } catch (error) {
-      if (!(error instanceof StoreError) || !this.#options.failOpen) throw error;
-      this.#options.report(error);
+      if (!this.#failsOpen(error)) throw error;
+      this.#options.report(error as StoreError);
       return this.#unguarded(job, key);
     }
     if (claim.status !== 'claimed') return 'duplicate';
     const { token } = claim;
-    await this.#watched(key, async (run) => {
+    await this.#runs.track(key, async (run) => {
       const lease = { key, token };
       run.leases.add(lease);
       try {
@@ -150,11 +150,12 @@ export class ExactlyOnce<C> {
     } catch (error) {
       answered = true;
       if (error instanceof HandlerError) throw error;
-      if (!this.#options.failOpen) throw storeFailure(this.#options, error);
-      this.#options.report(storeFailure(this.#options, error));
+      const failure = storeFailure(this.#options, error);
+      if (!this.#failsOpen(failure)) throw failure;
+      this.#options.report(failure);
       return this.#unguarded(job, key);
     }
-    const outcome = this.#watched(key, async () => {
+    const outcome = this.#runs.track(key, async () => {
       try {
         return await transaction;
       } catch (error) {
@@ -164,26 +165,28 @@ export class ExactlyOnce<C> {
     return (await outcome).status === 'duplicate' ? 'duplicate' : 'handled';
   }
 
+  /**
+   * `failOpen` runs the handlers without the store only when it failed outright: a store that is merely slow may
+   * be serving another copy of this notification (a row lock held by its transaction), so a timeout stays 503.
+   */
+  #failsOpen(error: unknown): boolean {
+    return this.#options.failOpen && error instanceof StoreError && !(error.cause instanceof StoreTimeout);
+  }
+
   /** Without duplicate detection (`store: false`, no key, or a failed store with `failOpen`). */
   async #unguarded(job: Job<C>, key: string | undefined): Promise<'handled'> {
     if (key !== undefined) await this.#waitForLocalRun(key);
-    await this.#watched(key, async () => {
+    await this.#runs.track(key, async () => {
       for (const route of job.routes) await runHandler(route, job, job.delivery);
     });
     return 'handled';
-  }
-
-  /** Tracks the run in this process and answers once it settles or is overdue, whichever is first. */
-  async #watched<T>(key: string | undefined, work: (run: Run) => Promise<T>): Promise<T> {
-    const { done, run } = this.#runs.track(key, work);
-    return Promise.race([done, run.overdue]);
   }
 
   /** Claims `key`; a copy in progress is waited for up to `inFlightWaitMs`, then answered 409. */
   async #claimOrWait(store: DedupeStore, key: string): Promise<ClaimResult> {
     const waitUntil = Date.now() + this.#options.inFlightWaitMs;
     for (let attempt = 0; ; attempt++) {
-      await this.#waitForLocalRun(key, waitUntil);
+      if (this.#runs.running(key)) await this.#waitForLocalRun(key, waitUntil);
       const claim = await this.#claim(store, key);
       if (claim.status !== 'in_flight') return claim;
       const delay = IN_FLIGHT_DELAYS[Math.min(attempt, IN_FLIGHT_DELAYS.length - 1)]!;
@@ -276,7 +279,7 @@ function storeFailure(options: ExactlyOnceOptions, cause: unknown): StoreError {
   return new StoreError(
     'store.unavailable',
     `the duplicate store (${options.store?.name ?? 'none'}) ${timedOut ? `did not answer within ${options.storeTimeoutMs} ms (storeTimeoutMs)` : 'failed'}; nothing was marked processed, so the service's retry is safe.`,
-    { cause: timedOut ? undefined : cause },
+    { cause },
   );
 }
 

@@ -11,13 +11,12 @@ export interface HeldLease {
 export interface Run {
   /** The leases renewed while it runs: the notification's, and the current handler's step. */
   readonly leases: Set<HeldLease>;
-  /** Rejects with `handler.timeout` once the run is past its deadline; never resolves. */
-  readonly overdue: Promise<never>;
 }
 
 interface Entry extends Run {
   readonly deadline: number;
   renewAt: number;
+  /** Rejects the answer with `handler.timeout`; cleared once used. */
   fail: ((error: WebhookError) => void) | undefined;
 }
 
@@ -35,7 +34,7 @@ export interface RunsOptions {
  * Every notification in progress in this process, by key: a copy that arrives meanwhile waits for the run
  * instead of starting it again, even if the store forgot the claim. One timer watches them all: it renews each
  * run's leases every third of `leaseMs` (so a lease outlives a slow handler, and a crashed process's lease
- * frees after at most `leaseMs`), and fails a run's `overdue` past `handlerTimeoutMs` (the request answers 503
+ * frees after at most `leaseMs`), and answers a run with `handler.timeout` past `handlerTimeoutMs` (the request answers 503
  * while the handler goes on; its lease stays renewed until it settles).
  */
 export class Runs {
@@ -55,21 +54,17 @@ export class Runs {
     return this.#byKey.get(key);
   }
 
-  /** Starts watching a run; `work(run)` is its whole life (handlers, then commit or release). */
-  track<T>(key: string | undefined, work: (run: Run) => Promise<T>): { done: Promise<T>; run: Run } {
+  /**
+   * Runs and watches `work(run)`, the run's whole life (handlers, then commit or release). Settles as the work
+   * does, or rejects with `handler.timeout` once it is past its deadline while the work goes on.
+   */
+  track<T>(key: string | undefined, work: (run: Run) => Promise<T>): Promise<T> {
     const now = Date.now();
-    let fail: Entry['fail'];
-    const overdue = new Promise<never>((_, reject) => {
-      fail = reject;
-    });
-    // Nobody may be listening once the answer went out: an overdue rejection must never be unhandled.
-    overdue.catch(() => {});
     const entry: Entry = {
       leases: new Set(),
-      overdue,
       deadline: now + this.#options.handlerTimeoutMs,
       renewAt: now + this.#options.leaseMs / 3,
-      fail,
+      fail: undefined,
     };
     this.#active.add(entry);
     this.#timer ??= setInterval(this.#tick, this.#tickMs).unref();
@@ -78,7 +73,10 @@ export class Runs {
       if (key !== undefined && this.#byKey.get(key) === done) this.#byKey.delete(key);
     });
     if (key !== undefined) this.#byKey.set(key, done);
-    return { done, run: entry };
+    return new Promise<T>((resolve, reject) => {
+      entry.fail = reject;
+      done.then(resolve, reject);
+    });
   }
 
   readonly #tick = (): void => {
