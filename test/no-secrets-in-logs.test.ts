@@ -36,8 +36,8 @@ const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
 const codes = [];
 const post = (body, headers = FORM) => ({ method: 'POST', headers, body, remoteAddress: '127.0.0.1' });
 
-const stuck = { name: 'stuck', claim: () => ({ status: 'in_flight' }), commit() {}, release() {} };
-const broken = { name: 'broken', claim: () => { throw new Error('connection refused'); }, commit() {}, release() {} };
+const stuck = { name: 'stuck', claim: () => ({ status: 'in_flight' }), renew: () => true, commit() {}, release() {} };
+const broken = { name: 'broken', claim: () => { throw new Error('connection refused'); }, renew: () => true, commit() {}, release() {} };
 const app = (n) => { if (n.order_id === 'boom') throw new Error('the fulfilment service is unavailable'); };
 const main = core.createWebhookHandler({ secret: [SECRET, { id: 'old', secret: OLD_SECRET }], maxBodyBytes: 4096, readTimeoutMs: 50, handle: app });
 const handlers = {
@@ -47,6 +47,7 @@ const handlers = {
   stuck: core.createWebhookHandler({ secret: SECRET, store: stuck, inFlightWaitMs: 20, handle: app }),
   broken: core.createWebhookHandler({ secret: SECRET, store: broken, handle: app }),
   spaced: core.createWebhookHandler({ secret: SECRET + '\\n', handle: app }),
+  hanging: core.createWebhookHandler({ secret: SECRET, handlerTimeoutMs: 30, handle: () => new Promise(() => {}) }),
 };
 const consumed = new PassThrough(); consumed.end(); consumed.resume(); await new Promise((r) => consumed.on('end', r));
 const never = { async *[Symbol.asyncIterator]() { await new Promise(() => {}); } };
@@ -72,6 +73,7 @@ const calls = [
   ['stuck', post(signed(notification()))],
   ['broken', post(signed(notification()))],
   ['main', post(signed(notification({ order_id: 'boom' })))],
+  ['hanging', post(signed(notification()))],
   ['main', post(signed(notification(), OLD_SECRET))],
   ['spaced', post(signed(notification(), SECRET + '\\n'))],
 ];
@@ -149,6 +151,7 @@ describe('log output of a run with every refusal', () => {
       'notification.in_flight',
       'store.unavailable',
       'handler.failed',
+      'handler.timeout',
       'handled',
       'handled',
       'express:401',
@@ -170,6 +173,9 @@ describe('log output of a run with every refusal', () => {
   it('captured the diagnostics that are printed (so the check below sees real logs)', () => {
     expect(output).toContain('(store.unavailable)');
     expect(output).toContain('(handler.failed)');
+    expect(output).toContain('(handler.timeout)');
+    // What the application threw, with its stack, for the merchant to fix.
+    expect(output).toMatch(/Error: the fulfilment service is unavailable\n\s+at /);
     expect(output).toContain('(body.consumed)');
     expect(output).toContain('a webhook secret has leading or trailing whitespace');
     // Express's default handler printed the forwarded refusals' stacks.

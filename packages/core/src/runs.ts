@@ -43,6 +43,8 @@ export class Runs {
   readonly #active = new Set<Entry>();
   readonly #tickMs: number;
   #timer: NodeJS.Timeout | undefined;
+  /** Runs whose request still waits for its answer: while there are any, the timer holds the process open. */
+  #unanswered = 0;
 
   constructor(options: RunsOptions) {
     this.#options = options;
@@ -68,19 +70,27 @@ export class Runs {
     };
     this.#active.add(entry);
     this.#timer ??= setInterval(this.#tick, this.#tickMs).unref();
+    if (this.#unanswered++ === 0) this.#timer.ref();
     const done = work(entry).finally(() => {
       this.#active.delete(entry);
       if (key !== undefined && this.#byKey.get(key) === done) this.#byKey.delete(key);
     });
     if (key !== undefined) this.#byKey.set(key, done);
-    return new Promise<T>((resolve, reject) => {
+    const answer = new Promise<T>((resolve, reject) => {
       entry.fail = reject;
       done.then(resolve, reject);
     });
+    // Like a pending setTimeout, a request waiting for its answer keeps the process alive; a run that goes on after
+    // its answer (past handlerTimeoutMs) does not.
+    const answered = () => {
+      if (--this.#unanswered === 0) this.#timer?.unref();
+    };
+    answer.then(answered, answered);
+    return answer;
   }
 
   readonly #tick = (): void => {
-    if (this.#active.size === 0) {
+    if (this.#active.size === 0 && this.#unanswered === 0) {
       clearInterval(this.#timer);
       this.#timer = undefined;
       return;
