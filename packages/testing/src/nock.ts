@@ -86,8 +86,13 @@ function isFetchRequest(value: unknown): value is Request {
 }
 
 function plainHeaders(headers: unknown): Record<string, string> {
-  if (headers instanceof Headers) return Object.fromEntries(headers.entries());
   const plain: Record<string, string> = {};
+  if (headers instanceof Headers) {
+    headers.forEach((value, name) => {
+      plain[name] = value;
+    });
+    return plain;
+  }
   for (const [name, value] of Object.entries((headers ?? {}) as Record<string, unknown>)) {
     if (value !== undefined) plain[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : String(value);
   }

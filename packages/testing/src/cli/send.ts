@@ -28,7 +28,7 @@ Options:
   -h, --help        this help
 
 Example:
-  PAYHOOK_SECRET=s3cret payhook send purchase.success --url http://localhost:3000/webhook --repeat 3`;
+  PAYHOOK_SECRET=s3cret payhook send purchase.success --url http://localhost:3000/webhooks --repeat 3`;
 
 function urlFrom(value: string | undefined): URL {
   if (value === undefined) throw new UsageError('--url is required.');
@@ -48,7 +48,7 @@ function urlFrom(value: string | undefined): URL {
  * `payhook send`: posts signed fake notifications to a live endpoint, like `stripe trigger` for this service.
  *
  * @example
- * const code = await sendCommand(['refund.success', '--url', 'http://localhost:3000/webhook'], processIO());
+ * const code = await sendCommand(['refund.success', '--url', 'http://localhost:3000/webhooks'], processIO());
  */
 export async function sendCommand(argv: string[], io: CliIO): Promise<number> {
   return runCommand('send', io, async () => {
