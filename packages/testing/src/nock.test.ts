@@ -343,7 +343,13 @@ describe('mockPaymentApi: failures are loud', () => {
 
   it('done() fails with each webhook server_url never acknowledged and its cause, unless failures are expected', async () => {
     const port = await closedPort();
-    api = mockPaymentApi({ baseUrl: BASE_URL, secret: SECRET, now: '2026-03-02T10:00:00Z', seed: 5, retrySchedule: [] });
+    api = mockPaymentApi({
+      baseUrl: BASE_URL,
+      secret: SECRET,
+      now: '2026-03-02T10:00:00Z',
+      seed: 5,
+      retrySchedule: [],
+    });
     const response = await fetch(`${BASE_URL}/api/v1/payment`, {
       method: 'POST',
       headers: api.headers(),

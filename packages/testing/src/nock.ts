@@ -94,7 +94,8 @@ function plainHeaders(headers: unknown): Record<string, string> {
     return plain;
   }
   for (const [name, value] of Object.entries((headers ?? {}) as Record<string, unknown>)) {
-    if (value !== undefined) plain[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : String(value);
+    if (value !== undefined)
+      plain[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : String(value);
   }
   return plain;
 }

@@ -61,11 +61,11 @@ function listener(app: TestHandler) {
 function fetchHandler(app: TestHandler) {
   const webhook = createWebhookHandler(options(app));
   return async (request: Request): Promise<Response> => {
-    const result = await webhook({
-      method: request.method,
-      headers: Object.fromEntries(request.headers),
-      body: await request.text(),
+    const headers: Record<string, string> = {};
+    request.headers.forEach((value, name) => {
+      headers[name] = value;
     });
+    const result = await webhook({ method: request.method, headers, body: await request.text() }, undefined);
     return new Response(result.body, { status: result.status, headers: result.headers });
   };
 }
@@ -85,15 +85,21 @@ const targets: [string, (app: TestHandler) => WebhookTarget][] = [
   ['a Koa app', koaApp],
   ['a plain request listener', listener],
   ['a Hono app (an object with a fetch method)', honoApp],
-  ['a Fetch handler (request => app.fetch(request))', (app) => {
-    const hono = honoApp(app);
-    return (request: Request) => hono.fetch(request);
-  }],
-  ['a Next.js-style route handler of two parameters, as { fetch }', (app) => {
-    const handle = fetchHandler(app);
-    const POST = (request: Request, _context: { params: Promise<object> }) => handle(request);
-    return { fetch: (request: Request) => POST(request, { params: Promise.resolve({}) }) };
-  }],
+  [
+    'a Fetch handler (request => app.fetch(request))',
+    (app) => {
+      const hono = honoApp(app);
+      return (request: Request) => hono.fetch(request);
+    },
+  ],
+  [
+    'a Next.js-style route handler of two parameters, as { fetch }',
+    (app) => {
+      const handle = fetchHandler(app);
+      const POST = (request: Request, _context: { params: Promise<object> }) => handle(request);
+      return { fetch: (request: Request) => POST(request, { params: Promise.resolve({}) }) };
+    },
+  ],
   [
     'a node:http server',
     (app) => {

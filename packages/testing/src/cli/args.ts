@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import type { CliIO } from './io.js';
+import { didYouMean } from './suggest.js';
 
 /** A bad invocation: the command prints the message and its usage hint, and exits 2. */
 export class UsageError extends Error {
@@ -32,9 +33,18 @@ export function parseCommand<O extends Options>(
   io: CliIO,
   help: string,
 ): Parsed<O> | undefined {
-  const parsed = parseOrUsage(() =>
-    parseArgs({ args: argv, strict: true, allowPositionals: true, options: { ...options, ...HELP } }),
-  );
+  const all = { ...options, ...HELP };
+  let parsed: Parsed<O>;
+  try {
+    parsed = parseArgs({ args: argv, strict: true, allowPositionals: true, options: all }) as Parsed<O>;
+  } catch (error) {
+    const unknown = /^Unknown option '(-{1,2}[^']+)'/.exec(error instanceof Error ? error.message : '');
+    if (unknown) {
+      const names = Object.keys(all).map((name) => `--${name}`);
+      throw new UsageError(`unknown option ${unknown[1]}.${didYouMean(unknown[1]!, names)}`);
+    }
+    throw new UsageError(error instanceof Error ? error.message : String(error));
+  }
   if ((parsed.values as { help?: boolean }).help) {
     io.stdout(help);
     return undefined;

@@ -107,6 +107,104 @@ describe('admin routes of the fake server', () => {
     ]);
   });
 
+  const pay = async (orderId: string, extra: Record<string, unknown> = {}) => {
+    const response = await fetch(`${fake.url}/api/v1/payment`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'x-api-auth': `SVC-HMAC-SHA256 ${fake.fake.project.apiKey}:not-checked`,
+        'x-api-key': fake.fake.project.endpointsKey,
+      },
+      body: JSON.stringify({
+        pos_id: fake.fake.project.posId,
+        mode: 'direct',
+        method: 'purchase',
+        amount: 5,
+        currency: 'XTS',
+        description: 'Admin',
+        order_id: orderId,
+        cc_number: TEST_CARDS.success,
+        exp_month: 12,
+        exp_year: 2030,
+        card_cvv: '123',
+        server_url: merchantUrl,
+        ...extra,
+      }),
+    });
+    return (await response.json()) as { status: string; recurring?: { id: string } };
+  };
+  const attempts = async (prefix: string) =>
+    (
+      (await (await admin('/deliveries')).json()) as Array<{
+        notification: { order_id: string; status: string };
+        duplicate: boolean;
+        body: string;
+      }>
+    )
+      .filter((d) => d.notification.order_id.startsWith(prefix))
+      .map((d) => [d.notification.order_id, d.notification.status, d.duplicate, d.body]);
+
+  it('chooses outcomes and delivery faults over HTTP: a decline, a declined charge, a duplicate, a drop, a reordering', async () => {
+    const chosen = await admin('/outcomes', {
+      method: 'POST',
+      body: { orderId: 'adm-decline', outcome: 'decline' },
+    });
+    expect(await chosen.json()).toEqual({ orderId: 'adm-decline', outcome: 'decline' });
+    expect((await pay('adm-decline')).status).toBe('failure');
+
+    const duplicate = await admin('/faults', { method: 'POST', body: { duplicate: 1 } });
+    expect(await duplicate.json()).toEqual({ duplicate: 1 });
+    await pay('adm-dup');
+    await admin('/faults', { method: 'POST', body: { drop: true } });
+    await pay('adm-drop');
+    await admin('/faults', { method: 'POST', body: {} });
+    const dropped = (await (await admin('/dropped')).json()) as Array<{
+      url: string;
+      notification: { order_id: string };
+    }>;
+    expect(dropped.map((d) => [d.url, d.notification.order_id])).toEqual([[merchantUrl, 'adm-drop']]);
+
+    expect(await (await admin('/outbox/pause', { method: 'POST' })).json()).toEqual({ held: 0 });
+    await pay('adm-r1');
+    await pay('adm-r2');
+    const resumed = await admin('/outbox/resume', { method: 'POST', body: { reverse: true } });
+    expect(await resumed.json()).toEqual({ held: 0 });
+
+    const sub = await pay('adm-sub', {
+      init_recurring: { interval_unit: 'day', interval_count: 1, retry_attempts: 0 },
+    });
+    const queued = await admin(`/subscriptions/${sub.recurring!.id}/outcomes`, {
+      method: 'POST',
+      body: { outcomes: ['decline'] },
+    });
+    expect(await queued.json()).toEqual({ outcomes: ['decline'] });
+    await admin('/clock', { method: 'POST', body: { advanceBy: { days: 2 } } });
+
+    expect(await attempts('adm-')).toEqual([
+      ['adm-decline', 'failure', false, '{"ok":true,"outcome":"handled"}'],
+      ['adm-dup', 'success', false, '{"ok":true,"outcome":"handled"}'],
+      ['adm-dup', 'success', true, '{"ok":true,"outcome":"duplicate"}'],
+      ['adm-r2', 'success', false, '{"ok":true,"outcome":"handled"}'],
+      ['adm-r1', 'success', false, '{"ok":true,"outcome":"handled"}'],
+      ['adm-sub', 'success', false, '{"ok":true,"outcome":"handled"}'],
+      ['adm-sub', 'failure', false, '{"ok":true,"outcome":"handled"}'],
+      ['adm-sub', 'success', false, '{"ok":true,"outcome":"handled"}'],
+    ]);
+  });
+
+  it('refuses an unknown outcome or fault with 400, naming the choices', async () => {
+    const outcome = await admin('/outcomes', { method: 'POST', body: { orderId: 'x', outcome: 'maybe' } });
+    expect([outcome.status, await outcome.json()]).toEqual([
+      400,
+      { message: 'outcome must be one of: success, 3ds, decline.', args: { code: 'R-400' } },
+    ]);
+    const fault = await admin('/faults', { method: 'POST', body: { flood: 1 } });
+    expect([fault.status, await fault.json()]).toEqual([
+      400,
+      { message: 'Unknown fault "flood": duplicate, delayMs, drop.', args: { code: 'R-400' } },
+    ]);
+  });
+
   it('answers a clear 400 or 409 for a bad request', async () => {
     const bad = await admin('/clock', { method: 'POST', body: { advanceTo: 'soon' } });
     expect(bad.status).toBe(400);

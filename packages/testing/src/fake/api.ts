@@ -121,7 +121,10 @@ function checkoutPage(fake: FakeService, request: ApiRequest, checkoutId: string
   }
   const { record } = checkout;
   if (checkout.expired) {
-    return html(410, renderMessagePage('Payment expired', 'This payment expired: its order_timeout has passed.'));
+    return html(
+      410,
+      renderMessagePage('Payment expired', 'This payment expired: its order_timeout has passed.'),
+    );
   }
   if (request.method === 'GET') {
     if (!checkout.open) {

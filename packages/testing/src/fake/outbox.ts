@@ -161,7 +161,10 @@ export class Outbox implements Timeline {
   #draining: Promise<void> = Promise.resolve();
   readonly attempts: DeliveryAttempt[] = [];
   /** Webhooks lost to the `drop` fault: the notification and where it would have gone. */
-  readonly dropped: Array<{ readonly url: string; readonly notification: Readonly<Record<string, unknown>> }> = [];
+  readonly dropped: Array<{
+    readonly url: string;
+    readonly notification: Readonly<Record<string, unknown>>;
+  }> = [];
 
   constructor(options: OutboxOptions) {
     this.#now = options.now;
