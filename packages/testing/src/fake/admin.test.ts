@@ -144,7 +144,7 @@ describe('admin routes of the fake server', () => {
       .filter((d) => d.notification.order_id.startsWith(prefix))
       .map((d) => [d.notification.order_id, d.notification.status, d.duplicate, d.body]);
 
-  it('chooses outcomes and delivery faults over HTTP: a decline, a declined charge, a duplicate, a drop, a reordering', async () => {
+  it('chooses outcomes and delivery faults over HTTP: a decline, a declined charge, a duplicate, a drop, a reordering, a delay', async () => {
     const chosen = await admin('/outcomes', {
       method: 'POST',
       body: { orderId: 'adm-decline', outcome: 'decline' },
@@ -170,6 +170,12 @@ describe('admin routes of the fake server', () => {
     const resumed = await admin('/outbox/resume', { method: 'POST', body: { reverse: true } });
     expect(await resumed.json()).toEqual({ held: 0 });
 
+    await admin('/faults', { method: 'POST', body: { delayMs: 60_000 } });
+    await pay('adm-late');
+    await admin('/faults', { method: 'POST', body: {} });
+    expect(await attempts('adm-late')).toEqual([]);
+    await admin('/clock', { method: 'POST', body: { advanceBy: 60_000 } });
+
     const sub = await pay('adm-sub', {
       init_recurring: { interval_unit: 'day', interval_count: 1, retry_attempts: 0 },
     });
@@ -186,6 +192,7 @@ describe('admin routes of the fake server', () => {
       ['adm-dup', 'success', true, '{"ok":true,"outcome":"duplicate"}'],
       ['adm-r2', 'success', false, '{"ok":true,"outcome":"handled"}'],
       ['adm-r1', 'success', false, '{"ok":true,"outcome":"handled"}'],
+      ['adm-late', 'success', false, '{"ok":true,"outcome":"handled"}'],
       ['adm-sub', 'success', false, '{"ok":true,"outcome":"handled"}'],
       ['adm-sub', 'failure', false, '{"ok":true,"outcome":"handled"}'],
       ['adm-sub', 'success', false, '{"ok":true,"outcome":"handled"}'],
