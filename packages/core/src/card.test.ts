@@ -108,7 +108,11 @@ describe('validateCard', () => {
     ['month 1.5', { ...card, exp_month: 1.5 }, [{ field: 'exp_month', code: 'card.expiry_month' }]],
     ['month "012"', { ...card, exp_month: '012' }, [{ field: 'exp_month', code: 'type' }]],
     ['month "May"', { ...card, exp_month: 'May' }, [{ field: 'exp_month', code: 'type' }]],
-    ['month as a digit string, as amount refuses one', { ...card, exp_month: '05' }, [{ field: 'exp_month', code: 'type' }]],
+    [
+      'month as a digit string, as amount refuses one',
+      { ...card, exp_month: '05' },
+      [{ field: 'exp_month', code: 'type' }],
+    ],
     ['year of 5 digits', { ...card, exp_year: 20300 }, [{ field: 'exp_year', code: 'card.expiry_year' }]],
     ['missing year', { ...card, exp_year: null }, [{ field: 'exp_year', code: 'required' }]],
     ['year of 3 digits', { ...card, exp_year: 203 }, [{ field: 'exp_year', code: 'card.expiry_year' }]],

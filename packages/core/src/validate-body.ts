@@ -164,9 +164,14 @@ export function checkPaymentBody(
     ...rule('customer_birthday'),
     format: [isIsoDate, 'format.date', 'a real date written yyyy-MM-dd'],
   });
-  for (const key of ['customer_referrer', 'server_url', 'result_url', 'validation_url']) {
+  for (const key of ['customer_referrer', 'server_url', 'result_url']) {
     checkString(v, body, key, '', { ...rule(key), format: URL_FORMAT });
   }
+  // Spec 4.1 types validation_url String in direct mode and URL in hosted mode.
+  checkString(v, body, 'validation_url', '', {
+    ...rule('validation_url'),
+    ...(mode === 'direct' ? {} : { format: URL_FORMAT }),
+  });
   checkString(v, body, 'payload', '', { ...rule('payload'), maxLength: 4000 });
   checkMcc(v, body.merchant_mcc);
   checkInteger(v, body.order_timeout, 'order_timeout', { min: 1 });

@@ -174,7 +174,10 @@ describe('validatePaymentRequest', () => {
     ['order_3ds_bypass supported', { order_3ds_bypass: 'supported' }],
     ['order_3ds_bypass always', { order_3ds_bypass: 'always' }],
     ['order_3ds_bypass never', { order_3ds_bypass: 'never' }],
-    ['an order_3ds_bypass value no sample shows (the list is open, 2.3)', { order_3ds_bypass: 'frictionless' }],
+    [
+      'an order_3ds_bypass value no sample shows (the list is open, 2.3)',
+      { order_3ds_bypass: 'frictionless' },
+    ],
     ['an IPv6 customer_ip', { customer_ip: '2001:db8::1' }],
     ['an MCC as a number', { merchant_mcc: 5411 }],
     ['a positive order_timeout', { order_timeout: 900 }],
@@ -192,7 +195,10 @@ describe('validatePaymentRequest: card data by mode', () => {
   });
 
   it('accepts a wallet payment: a direct request whose cryptogram replaces the card (Apple Pay, Google Pay)', () => {
-    const wallet = { ...without(direct, ...Object.keys(card)), cryptogram: { type: 'apple_pay', data: 'eyJ2' } };
+    const wallet = {
+      ...without(direct, ...Object.keys(card)),
+      cryptogram: { type: 'apple_pay', data: 'eyJ2' },
+    };
     expect(codes(wallet)).toEqual([]);
     expect(codes({ ...wallet, cryptogram: {} })).toEqual([
       { field: 'cryptogram', code: 'required' },
@@ -208,6 +214,13 @@ describe('validatePaymentRequest: card data by mode', () => {
       { field: 'amount', code: 'type' },
       { field: 'exp_month', code: 'type' },
       { field: 'exp_year', code: 'type' },
+    ]);
+  });
+
+  it('takes validation_url as any string in direct mode (spec 4.1: String) and as a URL in hosted mode', () => {
+    expect(codes({ ...direct, validation_url: 'preflight-7' })).toEqual([]);
+    expect(codes({ ...hosted, validation_url: 'preflight-7' })).toEqual([
+      { field: 'validation_url', code: 'format.url' },
     ]);
   });
 
