@@ -12,6 +12,16 @@ import { mockPaymentApi, type PaymentApiMock } from './nock.js';
 const BASE_URL = 'https://api.payments.test';
 const SECRET = 'merchant-webhook-secret';
 
+/** `POST /api/v1/payment` with the mock's credentials, for the mock's first project. */
+function createPayment(mock: PaymentApiMock, body: Record<string, unknown>): Promise<Response> {
+  return fetch(`${BASE_URL}/api/v1/payment`, {
+    method: 'POST',
+    headers: mock.headers(),
+    redirect: 'manual',
+    body: JSON.stringify({ pos_id: mock.project.posId, ...body }),
+  });
+}
+
 interface Merchant {
   url: string;
   server: Server;
@@ -43,25 +53,20 @@ async function startMerchant(api: () => PaymentApiMock): Promise<Merchant> {
   app.post('/orders', express.json(), async (req, res) => {
     const { orderId, card } = req.body as { orderId: string; card: string };
     const mock = api();
-    const response = await fetch(`${BASE_URL}/api/v1/payment`, {
-      method: 'POST',
-      headers: mock.headers(),
-      body: JSON.stringify({
-        pos_id: mock.project.posId,
-        mode: 'direct',
-        method: 'purchase',
-        amount: 12.5,
-        currency: 'XTS',
-        description: 'Green tea, 250 g',
-        order_id: orderId,
-        cc_number: card,
-        exp_month: 12,
-        exp_year: 2030,
-        card_cvv: '737',
-        customer_ip: '203.0.113.7',
-        server_url: `${merchant.url}/webhooks`,
-        result_url: `${merchant.url}/thanks`,
-      }),
+    const response = await createPayment(mock, {
+      mode: 'direct',
+      method: 'purchase',
+      amount: 12.5,
+      currency: 'XTS',
+      description: 'Green tea, 250 g',
+      order_id: orderId,
+      cc_number: card,
+      exp_month: 12,
+      exp_year: 2030,
+      card_cvv: '737',
+      customer_ip: '203.0.113.7',
+      server_url: `${merchant.url}/webhooks`,
+      result_url: `${merchant.url}/thanks`,
     });
     res
       .status(response.status)
@@ -194,21 +199,15 @@ describe('mockPaymentApi with a merchant app on Express and @payhook/express', (
   });
 
   it('runs a hosted subscription through the API: checkout, a charge a month later, 4.4 re-send over node:https', async () => {
-    const response = await fetch(`${BASE_URL}/api/v1/payment`, {
-      method: 'POST',
-      headers: api.headers(),
-      redirect: 'manual',
-      body: JSON.stringify({
-        pos_id: api.project.posId,
-        mode: 'hosted',
-        method: 'purchase',
-        amount: 7,
-        currency: 'XTS',
-        description: 'Monthly box',
-        order_id: 'hosted-sub',
-        server_url: `${merchant.url}/webhooks`,
-        init_recurring: { interval_unit: 'month', interval_count: 1 },
-      }),
+    const response = await createPayment(api, {
+      mode: 'hosted',
+      method: 'purchase',
+      amount: 7,
+      currency: 'XTS',
+      description: 'Monthly box',
+      order_id: 'hosted-sub',
+      server_url: `${merchant.url}/webhooks`,
+      init_recurring: { interval_unit: 'month', interval_count: 1 },
     });
     expect(response.status).toBe(303);
     const form = await fetch(response.headers.get('location')!, {
@@ -350,23 +349,18 @@ describe('mockPaymentApi: failures are loud', () => {
       seed: 5,
       retrySchedule: [],
     });
-    const response = await fetch(`${BASE_URL}/api/v1/payment`, {
-      method: 'POST',
-      headers: api.headers(),
-      body: JSON.stringify({
-        pos_id: api.project.posId,
-        mode: 'direct',
-        method: 'purchase',
-        amount: 3,
-        currency: 'XTS',
-        description: 'Tea',
-        order_id: 'order-down',
-        cc_number: TEST_CARDS.success,
-        exp_month: 12,
-        exp_year: 2030,
-        card_cvv: '737',
-        server_url: `http://127.0.0.1:${port}/webhooks`,
-      }),
+    const response = await createPayment(api, {
+      mode: 'direct',
+      method: 'purchase',
+      amount: 3,
+      currency: 'XTS',
+      description: 'Tea',
+      order_id: 'order-down',
+      cc_number: TEST_CARDS.success,
+      exp_month: 12,
+      exp_year: 2030,
+      card_cvv: '737',
+      server_url: `http://127.0.0.1:${port}/webhooks`,
     });
     expect(response.status).toBe(200);
     await api.fake.idle();
@@ -398,20 +392,14 @@ describe('mockPaymentApi: failures are loud', () => {
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/webhooks`;
     try {
       api = mockPaymentApi({ baseUrl: BASE_URL, secret: SECRET, seed: 6, retrySchedule: [60_000] });
-      await fetch(`${BASE_URL}/api/v1/payment`, {
-        method: 'POST',
-        headers: api.headers(),
-        redirect: 'manual',
-        body: JSON.stringify({
-          pos_id: api.project.posId,
-          mode: 'hosted',
-          method: 'purchase',
-          amount: 3,
-          currency: 'XTS',
-          description: 'Tea',
-          order_id: 'order-500',
-          server_url: url,
-        }),
+      await createPayment(api, {
+        mode: 'hosted',
+        method: 'purchase',
+        amount: 3,
+        currency: 'XTS',
+        description: 'Tea',
+        order_id: 'order-500',
+        server_url: url,
       });
       api.fake.completeCheckout(api.fake.paymentByOrder('order-500')!.checkoutId, 'pay');
       await api.fake.idle();

@@ -67,6 +67,21 @@ export function algorithmFrom(value: string | undefined): 'sha256' | 'sha1' {
   throw new UsageError(`--algorithm must be sha256 or sha1, not ${JSON.stringify(value)}.`);
 }
 
+/** An http(s) URL given as `flag`; required. */
+export function httpUrlFrom(flag: string, value: string | undefined): URL {
+  if (value === undefined || value === '') throw new UsageError(`${flag} is required.`);
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new UsageError(`${flag} ${JSON.stringify(value)} is not a URL.`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new UsageError(`${flag} must be http or https, not ${url.protocol}.`);
+  }
+  return url;
+}
+
 export function positiveInteger(name: string, value: string | undefined, fallback: number): number {
   if (value === undefined) return fallback;
   const n = Number(value);

@@ -1,4 +1,4 @@
-import { parseCommand, positiveInteger, runCommand, UsageError } from './args.js';
+import { httpUrlFrom, parseCommand, positiveInteger, runCommand, UsageError } from './args.js';
 import type { CliIO } from './io.js';
 import { httpCall } from './post.js';
 
@@ -31,19 +31,6 @@ function required(name: string, value: string | undefined, variable?: string): s
   return value;
 }
 
-function baseUrlFrom(value: string): URL {
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    throw new UsageError(`--base-url ${JSON.stringify(value)} is not a URL.`);
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new UsageError(`--base-url must be http or https, not ${url.protocol}.`);
-  }
-  return url;
-}
-
 /**
  * `payhook resend`: the re-send request of spec 4.3 (an operation) and 4.4 (a recurring charge by
  * `transactionId`) against a live service or `payhook serve`.
@@ -73,7 +60,7 @@ export async function resendCommand(argv: string[], io: CliIO): Promise<number> 
     const { values, positionals } = parsed;
     if (positionals.length > 0)
       throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}.`);
-    const base = baseUrlFrom(required('base-url', values['base-url']));
+    const base = httpUrlFrom('--base-url', values['base-url']);
     const posId = required('pos-id', values['pos-id']);
     const order = required('order', values.order);
     const operation = values.operation ?? 'purchase';

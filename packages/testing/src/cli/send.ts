@@ -2,6 +2,7 @@ import type { FakePrimary } from '../fixtures/wire.js';
 import { signWebhook } from '../sign.js';
 import {
   algorithmFrom,
+  httpUrlFrom,
   parseCommand,
   positiveInteger,
   readInput,
@@ -61,20 +62,6 @@ async function paymentFrom(value: string, io: Parameters<typeof readInput>[1]): 
   return payment as FakePrimary;
 }
 
-function urlFrom(value: string | undefined): URL {
-  if (value === undefined) throw new UsageError('--url is required.');
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    throw new UsageError(`--url ${JSON.stringify(value)} is not a URL.`);
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new UsageError(`--url must be http or https, not ${url.protocol}.`);
-  }
-  return url;
-}
-
 /**
  * `payhook send`: posts signed fake notifications to a live endpoint, like `stripe trigger` for this service.
  *
@@ -126,7 +113,7 @@ export async function sendCommand(argv: string[], io: CliIO): Promise<number> {
       );
     }
     if (subscription === '') throw new UsageError('--subscription is empty.');
-    const url = urlFrom(values.url);
+    const url = httpUrlFrom('--url', values.url);
     const [secret] = secretsFrom(values.secret, io);
     const algorithm = algorithmFrom(values.algorithm);
     const variant = variantFrom(values.variant);

@@ -40,17 +40,8 @@ describe('admin routes of the fake server', () => {
       ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) }),
     });
 
-  it('refuses a call without the endpoints key', async () => {
-    const response = await admin('/clock', { key: 'wrong' });
-    expect(response.status).toBe(401);
-    expect(await response.json()).toEqual({
-      message: 'Invalid pos_id field or credentials',
-      args: { code: 'S-404' },
-    });
-  });
-
-  it('drives a subscription, a refund and a cancellation over HTTP, as a test in another language would', async () => {
-    const created = await fetch(`${fake.url}/api/v1/payment`, {
+  const pay = async (orderId: string, extra: Record<string, unknown> = {}) => {
+    const response = await fetch(`${fake.url}/api/v1/payment`, {
       method: 'POST',
       headers: {
         'content-type': 'application/json',
@@ -61,21 +52,37 @@ describe('admin routes of the fake server', () => {
         pos_id: fake.fake.project.posId,
         mode: 'direct',
         method: 'purchase',
-        amount: 10,
+        amount: 5,
         currency: 'XTS',
-        description: 'Monthly plan',
-        order_id: 'sub-admin-1',
+        description: 'Admin',
+        order_id: orderId,
         cc_number: TEST_CARDS.success,
         exp_month: 12,
         exp_year: 2030,
         card_cvv: '123',
-        customer_ip: '127.0.0.1',
         server_url: merchantUrl,
-        init_recurring: { interval_unit: 'month', interval_count: 1 },
+        ...extra,
       }),
     });
-    expect(created.status).toBe(200);
-    const record = (await created.json()) as { payment_id: string; recurring: { id: string } };
+    return (await response.json()) as { status: string; payment_id: string; recurring: { id: string } };
+  };
+  it('refuses a call without the endpoints key', async () => {
+    const response = await admin('/clock', { key: 'wrong' });
+    expect(response.status).toBe(401);
+    expect(await response.json()).toEqual({
+      message: 'Invalid pos_id field or credentials',
+      args: { code: 'S-404' },
+    });
+  });
+
+  it('drives a subscription, a refund and a cancellation over HTTP, as a test in another language would', async () => {
+    const record = await pay('sub-admin-1', {
+      amount: 10,
+      description: 'Monthly plan',
+      customer_ip: '127.0.0.1',
+      init_recurring: { interval_unit: 'month', interval_count: 1 },
+    });
+    expect(record.status).toBe('success');
     expect(await (await admin('/clock')).json()).toEqual({ now: '2026-01-31T10:00:00.000Z' });
 
     const moved = await admin('/clock', { method: 'POST', body: { advanceBy: { months: 2 } } });
@@ -107,32 +114,6 @@ describe('admin routes of the fake server', () => {
     ]);
   });
 
-  const pay = async (orderId: string, extra: Record<string, unknown> = {}) => {
-    const response = await fetch(`${fake.url}/api/v1/payment`, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        'x-api-auth': `SVC-HMAC-SHA256 ${fake.fake.project.apiKey}:not-checked`,
-        'x-api-key': fake.fake.project.endpointsKey,
-      },
-      body: JSON.stringify({
-        pos_id: fake.fake.project.posId,
-        mode: 'direct',
-        method: 'purchase',
-        amount: 5,
-        currency: 'XTS',
-        description: 'Admin',
-        order_id: orderId,
-        cc_number: TEST_CARDS.success,
-        exp_month: 12,
-        exp_year: 2030,
-        card_cvv: '123',
-        server_url: merchantUrl,
-        ...extra,
-      }),
-    });
-    return (await response.json()) as { status: string; recurring?: { id: string } };
-  };
   const attempts = async (prefix: string) =>
     (
       (await (await admin('/deliveries')).json()) as Array<{
@@ -179,7 +160,7 @@ describe('admin routes of the fake server', () => {
     const sub = await pay('adm-sub', {
       init_recurring: { interval_unit: 'day', interval_count: 1, retry_attempts: 0 },
     });
-    const queued = await admin(`/subscriptions/${sub.recurring!.id}/outcomes`, {
+    const queued = await admin(`/subscriptions/${sub.recurring.id}/outcomes`, {
       method: 'POST',
       body: { outcomes: ['decline'] },
     });
