@@ -106,12 +106,18 @@ describe('validateCard', () => {
     ['month 0', { ...card, exp_month: 0 }, [{ field: 'exp_month', code: 'card.expiry_month' }]],
     ['month 13', { ...card, exp_month: 13 }, [{ field: 'exp_month', code: 'card.expiry_month' }]],
     ['month 1.5', { ...card, exp_month: 1.5 }, [{ field: 'exp_month', code: 'card.expiry_month' }]],
-    ['month "012"', { ...card, exp_month: '012' }, [{ field: 'exp_month', code: 'card.expiry_month' }]],
-    ['month "May"', { ...card, exp_month: 'May' }, [{ field: 'exp_month', code: 'card.expiry_month' }]],
+    ['month "012"', { ...card, exp_month: '012' }, [{ field: 'exp_month', code: 'type' }]],
+    ['month "May"', { ...card, exp_month: 'May' }, [{ field: 'exp_month', code: 'type' }]],
+    [
+      'month as a digit string, as amount refuses one',
+      { ...card, exp_month: '05' },
+      [{ field: 'exp_month', code: 'type' }],
+    ],
+    ['year of 5 digits', { ...card, exp_year: 20300 }, [{ field: 'exp_year', code: 'card.expiry_year' }]],
     ['missing year', { ...card, exp_year: null }, [{ field: 'exp_year', code: 'required' }]],
     ['year of 3 digits', { ...card, exp_year: 203 }, [{ field: 'exp_year', code: 'card.expiry_year' }]],
-    ['year "5"', { ...card, exp_year: '5' }, [{ field: 'exp_year', code: 'card.expiry_year' }]],
-    ['year "20300"', { ...card, exp_year: '20300' }, [{ field: 'exp_year', code: 'card.expiry_year' }]],
+    ['year "5"', { ...card, exp_year: '5' }, [{ field: 'exp_year', code: 'type' }]],
+    ['year as a digit string', { ...card, exp_year: '2030' }, [{ field: 'exp_year', code: 'type' }]],
     ['two-digit year in the past', { ...card, exp_year: 25 }, [{ field: 'exp_year', code: 'card.expired' }]],
     ['missing CVV', { ...card, card_cvv: undefined }, [{ field: 'card_cvv', code: 'required' }]],
     ['empty CVV', { ...card, card_cvv: '' }, [{ field: 'card_cvv', code: 'required' }]],
@@ -137,8 +143,7 @@ describe('validateCard', () => {
   describe.each<[string, CardFields]>([
     ['a 12-digit number', { ...card, cc_number: withCheckDigit('41111111111') }],
     ['a 19-digit number', { ...card, cc_number: withCheckDigit('4'.repeat(18)) }],
-    ['month and year as digit strings', { ...card, exp_month: '05', exp_year: '2030' }],
-    ['a two-digit year string', { ...card, exp_year: '30' }],
+    ['a one-digit month', { ...card, exp_month: 5 }],
     ['a two-digit year number', { ...card, exp_year: 30 }],
     ['a 4-digit CVV', { ...card, card_cvv: '1234' }],
     ['the samples spelling cc_cvv', { ...card, card_cvv: undefined, cc_cvv: '123' }],
@@ -149,7 +154,7 @@ describe('validateCard', () => {
 
   it('reports every violation at once, never repeating a card value in a message', () => {
     const result = validateCard(
-      { cc_number: '4111111111111112', exp_month: 13, exp_year: '5', card_cvv: '9' },
+      { cc_number: '4111111111111112', exp_month: 13, exp_year: 123, card_cvv: '9' },
       { now },
     );
     expect(result.violations.map(({ field, code }) => ({ field, code }))).toEqual([

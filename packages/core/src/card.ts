@@ -38,15 +38,16 @@ export function luhnCheck(digits: string): boolean {
   return sum % 10 === 0;
 }
 
-/** An integer sent as a JSON number or as a digit string (form inputs), or `undefined`. */
-function readInteger(value: unknown): { value: number; digits: number } | undefined {
-  if (typeof value === 'number') {
-    return Number.isSafeInteger(value) && value >= 0 ? { value, digits: String(value).length } : undefined;
-  }
-  if (typeof value === 'string' && /^\d{1,4}$/.test(value)) {
-    return { value: Number(value), digits: value.length };
-  }
-  return undefined;
+/** A non-negative integer sent as a JSON number, or `undefined`. */
+function readInteger(value: unknown): number | undefined {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 ? value : undefined;
+}
+
+/** Numbers go as JSON numbers, as `amount` does: a string is a `type` violation (one rule for the request). */
+function isNumberSent(v: Violations, value: unknown, field: string): boolean {
+  if (typeof value === 'number') return true;
+  v.add(field, 'type', `${field} must be a JSON number: send 12, not "12".`);
+  return false;
 }
 
 function checkNumber(card: CardFields, v: Violations): void {
@@ -74,12 +75,13 @@ function readMonth(card: CardFields, v: Violations): number | undefined {
     v.add('exp_month', 'required', 'exp_month is required.');
     return undefined;
   }
+  if (!isNumberSent(v, card.exp_month, 'exp_month')) return undefined;
   const month = readInteger(card.exp_month);
-  if (month === undefined || month.value < 1 || month.value > 12 || month.digits > 2) {
+  if (month === undefined || month < 1 || month > 12) {
     v.add('exp_month', 'card.expiry_month', 'exp_month must be a month number from 1 to 12.');
     return undefined;
   }
-  return month.value;
+  return month;
 }
 
 function readYear(card: CardFields, v: Violations): number | undefined {
@@ -87,16 +89,14 @@ function readYear(card: CardFields, v: Violations): number | undefined {
     v.add('exp_year', 'required', 'exp_year is required.');
     return undefined;
   }
+  if (!isNumberSent(v, card.exp_year, 'exp_year')) return undefined;
   const year = readInteger(card.exp_year);
-  // A number loses a leading zero (`05`), so 0-99 reads as two digits; a string must have exactly 2 or 4.
-  const twoDigits =
-    year !== undefined && (typeof card.exp_year === 'number' ? year.value < 100 : year.digits === 2);
-  const fourDigits = year !== undefined && year.value >= 1000 && year.digits === 4;
-  if (year === undefined || !(twoDigits || fourDigits)) {
+  // A number loses a leading zero (`05`), so 0-99 reads as two digits.
+  if (year === undefined || !(year < 100 || (year >= 1000 && year <= 9999))) {
     v.add('exp_year', 'card.expiry_year', 'exp_year must be a year of 2 or 4 digits.');
     return undefined;
   }
-  return twoDigits ? 2000 + year.value : year.value;
+  return year < 100 ? 2000 + year : year;
 }
 
 function checkCvv(card: CardFields, v: Violations): void {
@@ -120,8 +120,8 @@ function checkCvv(card: CardFields, v: Violations): void {
 
 /**
  * Checks card data as the spec requires of a merchant's own page (part 1): the number has 12 to 19 digits, no
- * other characters, and passes Luhn; `exp_month` is 1-12 and `exp_year` 2 or 4 digits (`28` is 2028), both as a
- * number or a digit string; the card has not expired (it is valid through its expiry month, UTC); the CVV is a
+ * other characters, and passes Luhn; `exp_month` is 1-12 and `exp_year` 2 or 4 digits (`28` is 2028), both JSON
+ * numbers (a string is `type`, as for `amount`); the card has not expired (it is valid through its expiry month, UTC); the CVV is a
  * string of 3 or 4 digits, under `card_cvv` or the samples' `cc_cvv`. Every violation is reported.
  *
  * @example

@@ -138,10 +138,10 @@ export interface PaymentRequest {
   order_3ds_bypass?: Order3dsBypass;
   /** Direct mode, digits only. */
   cc_number?: string;
-  /** Direct mode, 1 to 12 (a digit string is accepted too). */
-  exp_month?: number | string;
-  /** Direct mode, 2 or 4 digits (a digit string is accepted too). */
-  exp_year?: number | string;
+  /** Direct mode, 1 to 12, a JSON number. */
+  exp_month?: number;
+  /** Direct mode, 2 or 4 digits, a JSON number. */
+  exp_year?: number;
   /** Direct mode, 3 or 4 digits. */
   card_cvv?: string;
   /** The spelling the spec's samples use for `card_cvv`. */
@@ -177,7 +177,7 @@ export interface PaymentRequest {
   validation_url?: string;
   /** Direct mode, for 3DS 2.0. */
   browser_fingerprint?: BrowserFingerprint;
-  /** Direct mode; fields not shown by the spec. */
+  /** Direct mode: an Apple Pay or Google Pay wallet payment, in place of the card fields; fields not shown by the spec. */
   cryptogram?: Record<string, unknown>;
   /** Hosted mode: payment lifespan in seconds. */
   order_timeout?: number;

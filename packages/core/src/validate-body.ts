@@ -62,9 +62,16 @@ function checkDirectCard(v: Violations, body: Record<string, unknown>, options: 
     }
     return;
   }
+  // A wallet payment (Apple Pay, Google Pay): the cryptogram carries the card data (spec 4.1 lists it as a
+  // direct field). Its members are not shown, so any non-empty object passes.
+  if (!hasCard && isPlainObject(body.cryptogram) && Object.keys(body.cryptogram).length > 0) return;
   if (!hasCard) {
     for (const key of ['cc_number', 'exp_month', 'exp_year', 'card_cvv']) {
-      v.add(key, 'required', `direct mode requires ${key}, or cc_token instead of the card fields.`);
+      v.add(
+        key,
+        'required',
+        `direct mode requires ${key}, or cc_token or a wallet cryptogram instead of the card fields.`,
+      );
     }
     return;
   }
@@ -134,10 +141,8 @@ export function checkPaymentBody(
   });
   checkString(v, body, 'description', '', { ...rule('description'), maxLength: 2048 });
   checkString(v, body, 'order_id', '', { ...rule('order_id'), maxLength: 256 });
-  checkString(v, body, 'order_3ds_bypass', '', {
-    ...rule('order_3ds_bypass'),
-    oneOf: ['supported', 'always', 'never'],
-  });
+  // Any string: the spec leaves the list open (2.3); `supported`, `always` and `never` are the values seen.
+  checkString(v, body, 'order_3ds_bypass', '', rule('order_3ds_bypass'));
   for (const key of [...PLAIN_STRINGS, ...MORE_STRINGS]) checkString(v, body, key, '', rule(key));
   checkString(v, body, 'customer_email', '', {
     ...rule('customer_email'),
@@ -159,9 +164,14 @@ export function checkPaymentBody(
     ...rule('customer_birthday'),
     format: [isIsoDate, 'format.date', 'a real date written yyyy-MM-dd'],
   });
-  for (const key of ['customer_referrer', 'server_url', 'result_url', 'validation_url']) {
+  for (const key of ['customer_referrer', 'server_url', 'result_url']) {
     checkString(v, body, key, '', { ...rule(key), format: URL_FORMAT });
   }
+  // Spec 4.1 types validation_url String in direct mode and URL in hosted mode.
+  checkString(v, body, 'validation_url', '', {
+    ...rule('validation_url'),
+    ...(mode === 'direct' ? {} : { format: URL_FORMAT }),
+  });
   checkString(v, body, 'payload', '', { ...rule('payload'), maxLength: 4000 });
   checkMcc(v, body.merchant_mcc);
   checkInteger(v, body.order_timeout, 'order_timeout', { min: 1 });
@@ -169,6 +179,8 @@ export function checkPaymentBody(
   checkFingerprint(v, body.browser_fingerprint);
   if (!isAbsent(body.cryptogram) && !isPlainObject(body.cryptogram)) {
     v.add('cryptogram', 'type', 'cryptogram must be an object.');
+  } else if (isPlainObject(body.cryptogram) && Object.keys(body.cryptogram).length === 0) {
+    v.add('cryptogram', 'required', 'cryptogram is empty: send the wallet cryptogram parameters.');
   }
   if (mode === 'direct') checkDirectCard(v, body, options);
   if (mode === 'hosted') checkHostedHasNoCard(v, body);

@@ -135,11 +135,7 @@ describe('validatePaymentRequest', () => {
       { validation_url: 'javascript:alert(1)' },
       [{ field: 'validation_url', code: 'format.url' }],
     ],
-    [
-      'order_3ds_bypass unknown',
-      { order_3ds_bypass: 'sometimes' },
-      [{ field: 'order_3ds_bypass', code: 'enum' }],
-    ],
+    ['order_3ds_bypass a number', { order_3ds_bypass: 1 }, [{ field: 'order_3ds_bypass', code: 'type' }]],
     [
       'browser_fingerprint a string',
       { browser_fingerprint: 'x' },
@@ -151,6 +147,7 @@ describe('validatePaymentRequest', () => {
       [{ field: 'browser_fingerprint.browserColorDepth', code: 'type' }],
     ],
     ['cryptogram an array', { cryptogram: [] }, [{ field: 'cryptogram', code: 'type' }]],
+    ['cryptogram empty', { cryptogram: {} }, [{ field: 'cryptogram', code: 'required' }]],
     ['products an object', { products: {} }, [{ field: 'products', code: 'type' }]],
     ['products item a string', { products: [{ name: 'a' }, 'b'] }, [{ field: 'products[1]', code: 'type' }]],
     ['order_timeout zero', { order_timeout: 0 }, [{ field: 'order_timeout', code: 'min' }]],
@@ -177,6 +174,10 @@ describe('validatePaymentRequest', () => {
     ['order_3ds_bypass supported', { order_3ds_bypass: 'supported' }],
     ['order_3ds_bypass always', { order_3ds_bypass: 'always' }],
     ['order_3ds_bypass never', { order_3ds_bypass: 'never' }],
+    [
+      'an order_3ds_bypass value no sample shows (the list is open, 2.3)',
+      { order_3ds_bypass: 'frictionless' },
+    ],
     ['an IPv6 customer_ip', { customer_ip: '2001:db8::1' }],
     ['an MCC as a number', { merchant_mcc: 5411 }],
     ['a positive order_timeout', { order_timeout: 900 }],
@@ -191,6 +192,36 @@ describe('validatePaymentRequest: card data by mode', () => {
     const token = { ...without(direct, ...Object.keys(card)) };
     expect(codes({ ...token, cc_token: 'tok_abc' })).toEqual([]);
     expect(codes({ ...token, cc_token: 'rcr:tok_abc' })).toEqual([]);
+  });
+
+  it('accepts a wallet payment: a direct request whose cryptogram replaces the card (Apple Pay, Google Pay)', () => {
+    const wallet = {
+      ...without(direct, ...Object.keys(card)),
+      cryptogram: { type: 'apple_pay', data: 'eyJ2' },
+    };
+    expect(codes(wallet)).toEqual([]);
+    expect(codes({ ...wallet, cryptogram: {} })).toEqual([
+      { field: 'cryptogram', code: 'required' },
+      { field: 'cc_number', code: 'required' },
+      { field: 'exp_month', code: 'required' },
+      { field: 'exp_year', code: 'required' },
+      { field: 'card_cvv', code: 'required' },
+    ]);
+  });
+
+  it('refuses exp_month and exp_year sent as strings, as amount: one rule for numbers', () => {
+    expect(codes({ ...direct, exp_month: '12', exp_year: '2030', amount: '100.5' })).toEqual([
+      { field: 'amount', code: 'type' },
+      { field: 'exp_month', code: 'type' },
+      { field: 'exp_year', code: 'type' },
+    ]);
+  });
+
+  it('takes validation_url as any string in direct mode (spec 4.1: String) and as a URL in hosted mode', () => {
+    expect(codes({ ...direct, validation_url: 'preflight-7' })).toEqual([]);
+    expect(codes({ ...hosted, validation_url: 'preflight-7' })).toEqual([
+      { field: 'validation_url', code: 'format.url' },
+    ]);
   });
 
   it('accepts the samples spelling cc_cvv', () => {

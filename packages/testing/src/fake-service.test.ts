@@ -1,5 +1,6 @@
 import { decodeData, parseNotification, verifySignature } from '@payhook/core';
 import { describe, expect, it } from 'vitest';
+import { handleApiRequest } from './fake/api.js';
 import { FakeServiceError } from './fake/errors.js';
 import type { WebhookMessage } from './fake/outbox.js';
 import { TEST_CARDS } from './fake/outcomes.js';
@@ -219,5 +220,156 @@ describe('FakeService webhook delivery faults', () => {
     await expect(fake.clock.advanceTo('2026-03-01T00:00:00Z')).rejects.toThrow(
       '[@payhook/testing] the clock cannot go back from 2026-04-01T08:00:00.000Z to 2026-03-01T00:00:00.000Z.',
     );
+  });
+});
+
+function hosted(fake: FakeService, overrides: Record<string, unknown> = {}) {
+  const created = fake.createPayment({
+    pos_id: fake.project.posId,
+    mode: 'hosted',
+    method: 'purchase',
+    amount: 40,
+    currency: 'XTS',
+    description: 'Hosted',
+    order_id: `order-${++orders}`,
+    server_url: 'http://127.0.0.1:9/webhooks',
+    ...overrides,
+  });
+  if (created.mode !== 'hosted') throw new Error('expected hosted');
+  const view = fake.payment(created.paymentId)!;
+  return { ...created, checkoutId: view.checkoutId, orderId: view.record.order_id as string };
+}
+
+const page = (fake: FakeService, method: string, url: string, body = '') =>
+  handleApiRequest(fake, {
+    method,
+    url: url.replace(fake.baseUrl, ''),
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body,
+  });
+
+describe('the fake follows the spec where it shows a value, and is never stricter than the service', () => {
+  it('sends refund webhooks with 1000 (spec 3.1) and answers the refund with 1004; 1004 webhooks on request', async () => {
+    for (const [option, webhookCode] of [
+      [undefined, '1000'],
+      ['1004', '1004'],
+    ] as const) {
+      const { fake, sent } = setup(option === undefined ? {} : { refundWebhookCode: option });
+      const record = pay(fake);
+      const answer = fake.refund(record.payment_id as string, 25);
+      await fake.idle();
+      expect([answer.status_code, answer.status_description]).toEqual(['1004', 'Refund successful']);
+      expect(sent.map((n) => [n.method, n.status, n.status_code])).toEqual([
+        ['purchase', 'success', '1000'],
+        ['refund', 'success', webhookCode],
+      ]);
+      expect(fake.payment(record.payment_id as string)!.operations[0]!.status_code).toBe(webhookCode);
+    }
+  });
+
+  it('applies splitSum to split purchases (equal by default)', () => {
+    const split = (fake: FakeService) => () =>
+      fake.createPayment(
+        {
+          pos_id: fake.project.posId,
+          mode: 'hosted',
+          method: 'purchase',
+          amount: 100,
+          currency: 'XTS',
+          description: 'Split',
+          order_id: `order-${++orders}`,
+          order_3ds_bypass: 'supported',
+          customer_email: 'a@example.com',
+          customer_phone: '+380501234567',
+          split: [{ amount: 70, sub_merchant_id: '0b6c7a4e-3f7d-4a8e-b1c2-9d0e1f2a3b4c' }],
+        },
+        { split: true },
+      );
+    expect(codeOf(split(setup().fake))).toEqual(['V-400', 400]);
+    expect(codeOf(split(setup({ splitSum: 'at_most' }).fake))).toBeUndefined();
+    expect(codeOf(split(setup({ splitSum: 'ignore' }).fake))).toBeUndefined();
+  });
+
+  it('accepts a wallet payment whose cryptogram replaces the card, and any order_3ds_bypass string', async () => {
+    const { fake, sent } = setup();
+    const record = pay(fake, {
+      cc_number: undefined,
+      exp_month: undefined,
+      exp_year: undefined,
+      card_cvv: undefined,
+      cryptogram: { type: 'google_pay', token: 'eyJzaWduYXR1cmUiOiJ4In0' },
+      order_3ds_bypass: 'frictionless',
+    });
+    await fake.idle();
+    expect(record).toMatchObject({ status: 'success', status_code: '1000', options_3ds: 'frictionless' });
+    expect(record).not.toHaveProperty('cryptogram');
+    expect(sent.map((n) => n.status)).toEqual(['success']);
+  });
+
+  it('refuses exp_month and exp_year sent as strings, as it refuses such an amount', () => {
+    const { fake } = setup();
+    try {
+      pay(fake, { exp_month: '12', exp_year: '2030' });
+      expect.unreachable();
+    } catch (error) {
+      expect((error as FakeServiceError).violations.map((v) => [v.field, v.code])).toEqual([
+        ['exp_month', 'type'],
+        ['exp_year', 'type'],
+      ]);
+    }
+  });
+
+  it('echoes a numeric merchant_mcc as its 4 digits, 5999 only when none was sent', () => {
+    const { fake } = setup();
+    expect(pay(fake, { merchant_mcc: 5411 }).mcc).toBe('5411');
+    expect(pay(fake, { merchant_mcc: 742 }).mcc).toBe('0742');
+    expect(pay(fake, { merchant_mcc: '4814' }).mcc).toBe('4814');
+    expect(pay(fake).mcc).toBe('5999');
+  });
+
+  it('serves the receipt_url of a payment and of a refund; an unknown receipt is 404', () => {
+    const { fake } = setup();
+    const record = pay(fake, { order_id: 'order-receipt' });
+    const refund = fake.refund(record.payment_id as string, 10);
+    const paid = page(fake, 'GET', record.receipt_url as string);
+    expect([paid.status, paid.headers['content-type']]).toEqual([200, 'text/html; charset=utf-8']);
+    expect(paid.body).toContain('<tr><th>Order</th><td>order-receipt</td></tr>');
+    expect(paid.body).toContain('<tr><th>Amount</th><td>100 XTS</td></tr>');
+    const refunded = page(fake, 'GET', refund.receipt_url as string);
+    expect(refunded.body).toContain('<tr><th>Operation</th><td>refund</td></tr>');
+    expect(refunded.body).toContain('<tr><th>Amount</th><td>10 XTS</td></tr>');
+    expect(page(fake, 'GET', `${fake.baseUrl}/public/receipt/unknown`).status).toBe(404);
+  });
+
+  it('answers a re-send before the hosted checkout with the record and sends no webhook', async () => {
+    const { fake, sent } = setup();
+    const { orderId } = hosted(fake);
+    expect(fake.resend(fake.project.posId, orderId, 'purchase')).toMatchObject({ status: 'init' });
+    await fake.idle();
+    expect(sent).toEqual([]);
+  });
+
+  it('expires an unpaid hosted payment at order_timeout on the fake clock: a failure webhook, a 410 page', async () => {
+    const { fake, sent } = setup();
+    const { checkoutId, orderId } = hosted(fake, { order_timeout: 900 });
+    const paidInTime = hosted(fake, { order_timeout: 900 });
+    fake.completeCheckout(paidInTime.checkoutId, 'pay');
+    await fake.clock.advanceBy(899_000);
+    expect(page(fake, 'GET', fake.checkoutUrl(checkoutId)).status).toBe(200);
+    await fake.clock.advanceBy(1_000);
+    expect(sent.map((n) => [n.order_id, n.status, n.status_code, n.processed_at])).toEqual([
+      [paidInTime.orderId, 'success', '1000', '2026-04-01T08:00:00'],
+      [orderId, 'failure', '2124', '2026-04-01T08:15:00'],
+    ]);
+    const shown = page(fake, 'GET', fake.checkoutUrl(checkoutId));
+    expect([
+      shown.status,
+      shown.body.includes('This payment expired: its order_timeout has passed.'),
+    ]).toEqual([410, true]);
+    expect(page(fake, 'POST', fake.checkoutUrl(checkoutId), 'action=pay').status).toBe(410);
+    expect(codeOf(() => fake.completeCheckout(checkoutId, 'pay'))).toEqual(['C-410', 410]);
+    expect(hosted(fake).checkoutId).toBeDefined();
+    await fake.clock.advanceBy({ days: 30 });
+    expect(sent).toHaveLength(2);
   });
 });

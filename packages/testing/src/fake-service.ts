@@ -1,4 +1,10 @@
-import type { InitRecurring, OperationRecord, PaymentRecord, SignatureAlgorithm } from '@payhook/core';
+import type {
+  InitRecurring,
+  OperationRecord,
+  PaymentRecord,
+  SignatureAlgorithm,
+  SplitSumRule,
+} from '@payhook/core';
 import { addDuration, formatTimestamp } from './fake/calendar.js';
 import { FakeClock } from './fake/clock.js';
 import { credentialsError, FakeServiceError } from './fake/errors.js';
@@ -69,6 +75,17 @@ export interface FakeServiceOptions extends Partial<FakeProjectOptions> {
   algorithm?: SignatureAlgorithm;
   /** Checks SIGNATURE of `X-API-AUTH`; without it only the header's shape and the keys are checked. */
   verifyAuth?: (check: AuthCheck) => boolean;
+  /**
+   * How split amounts must relate to `amount` on `/split/purchase` (not shown by the spec): core's `splitSum`.
+   * @default 'equal'
+   */
+  splitSum?: SplitSumRule;
+  /**
+   * `status_code` of refund webhooks. Spec 3.1 shows `1000` on refund webhooks and `1004` only on a refund
+   * response; `'1004'` lets a test prove its handler takes both.
+   * @default '1000'
+   */
+  refundWebhookCode?: '1000' | '1004';
 }
 
 /**
@@ -144,6 +161,8 @@ interface PaymentState {
   capturedMinor: number;
   refundedMinor: number;
   voided: boolean;
+  /** Fake-clock ms when an unpaid hosted payment expires (`order_timeout`), if it has one. */
+  readonly expiresAt: number | undefined;
 }
 
 const CARD_FIELDS = ['cc_number', 'exp_month', 'exp_year', 'card_cvv', 'cc_cvv', 'cc_token'];
@@ -173,7 +192,10 @@ export class FakeService {
   /** Webhooks waiting and sent; faults are set here (`setFaults`, `pause`, `resume`). */
   readonly outbox: Outbox;
   readonly verifyAuth: ((check: AuthCheck) => boolean) | undefined;
+  readonly #splitSum: SplitSumRule | undefined;
+  readonly #refundWebhookCode: '1000' | '1004';
   readonly #ids: IdSource;
+  readonly #receipts = new Map<string, FakeRecord | OperationRecord>();
   readonly #projects = new Map<string, FakeProject>();
   readonly #payments = new Map<string, PaymentState>();
   readonly #byOrder = new Map<string, string>();
@@ -188,6 +210,8 @@ export class FakeService {
     this.clock = new FakeClock(options.now ?? Date.now());
     this.#ids = createIdSource(options.seed ?? 1);
     this.verifyAuth = options.verifyAuth;
+    this.#splitSum = options.splitSum;
+    this.#refundWebhookCode = options.refundWebhookCode ?? '1000';
     this.outbox = new Outbox({
       now: () => this.clock.now().getTime(),
       ...(options.transport ? { transport: options.transport } : {}),
@@ -197,6 +221,7 @@ export class FakeService {
     if (options.secret !== undefined) this.addProject(options as FakeProjectOptions);
     for (const project of options.projects ?? []) this.addProject(project);
     this.clock.register({ next: () => this.#nextCharge(), run: (now) => this.#runCharges(now) });
+    this.clock.register({ next: () => this.#nextExpiry(), run: (now) => this.#expire(now) });
     this.clock.register(this.outbox);
   }
 
@@ -277,7 +302,7 @@ export class FakeService {
       throw credentialsError();
     const now = this.clock.now();
     const split = options?.split ?? false;
-    assertValidRequest(body, { split, sector: project.sector, now });
+    assertValidRequest(body, { split, sector: project.sector, now, splitSum: this.#splitSum });
     const request = body as Record<string, unknown> & { order_id: string; amount: number; currency: string };
     const key = ownerKey(project.posId, request.order_id);
     if (this.#byOrder.has(key)) {
@@ -322,6 +347,10 @@ export class FakeService {
       capturedMinor: 0,
       refundedMinor: 0,
       voided: false,
+      expiresAt:
+        request.mode === 'hosted' && typeof request.order_timeout === 'number'
+          ? now.getTime() + request.order_timeout * 1000
+          : undefined,
     };
     this.#payments.set(record.payment_id as string, state);
     this.#byOrder.set(key, record.payment_id as string);
@@ -351,20 +380,28 @@ export class FakeService {
   }
 
   /** The payment behind a checkout (hosted form or 3DS page), for the pages. */
-  checkout(checkoutId: string): { record: PaymentRecord; open: boolean; threeDs: boolean } {
+  checkout(checkoutId: string): { record: PaymentRecord; open: boolean; threeDs: boolean; expired: boolean } {
     const state = this.#state(this.#byCheckout.get(checkoutId));
     const status = state.record.status;
     return {
       record: this.#view(state, state.record),
       open: status === 'init' || status === 'pending',
       threeDs: status === 'pending',
+      expired: state.record.status_code === STATUS.expired.status_code,
     };
+  }
+
+  /** What `receipt_url` shows: the payment, charge or refund it was issued for, or `undefined`. */
+  receipt(token: string): PaymentRecord | OperationRecord | undefined {
+    const record = this.#receipts.get(token);
+    return record === undefined ? undefined : (copy(record) as PaymentRecord | OperationRecord);
   }
 
   /**
    * The customer's choice on the checkout form or the 3DS page: settles the payment, sends its webhook, and
    * answers where to send the customer (`result_url`, when the request had one).
-   * @throws {FakeServiceError} `N-404` (404) unknown checkout, `C-409` (409) a checkout already completed.
+   * @throws {FakeServiceError} `N-404` (404) unknown checkout, `C-409` (409) a checkout already completed,
+   * `C-410` (410) a hosted payment past its `order_timeout`.
    */
   completeCheckout(
     checkoutId: string,
@@ -372,6 +409,9 @@ export class FakeService {
   ): { record: PaymentRecord; redirectTo?: string } {
     const state = this.#state(this.#byCheckout.get(checkoutId));
     const status = state.record.status;
+    if (state.record.status_code === STATUS.expired.status_code) {
+      throw new FakeServiceError('C-410', 410, 'This checkout expired: its order_timeout has passed.');
+    }
     if (status !== 'init' && status !== 'pending') {
       throw new FakeServiceError('C-409', 409, 'This checkout is already completed.');
     }
@@ -430,7 +470,8 @@ export class FakeService {
   }
 
   /**
-   * Refunds a purchase (or a captured auth), all that is left or `amount`; sends the refund webhook.
+   * Refunds a purchase (or a captured auth), all that is left or `amount`; sends the refund webhook
+   * (`refundWebhookCode`, `1000` by default) and answers the refund response, `1004` as spec 3.1 shows it.
    * @throws {FakeServiceError} `N-404` unknown payment, `O-409` not refundable, `O-422` amount out of range.
    */
   refund(paymentId: string, amount?: number): OperationRecord {
@@ -445,7 +486,8 @@ export class FakeService {
     }
     const minor = this.#operationAmount(state, amount, paid - state.refundedMinor);
     state.refundedMinor += minor;
-    return this.#operation(state, 'refund', minor, STATUS.refundSuccess);
+    const webhook = this.#refundWebhookCode === '1004' ? STATUS.refundSuccess : STATUS.purchaseSuccess;
+    return { ...this.#operation(state, 'refund', minor, webhook), ...STATUS.refundSuccess };
   }
 
   /** Cancels a subscription: no charge or retry runs after this (`recurring.status` `canceled`). */
@@ -493,7 +535,8 @@ export class FakeService {
     if (!found)
       throw new FakeServiceError('N-404', 404, 'No transaction with this transactionId on this order.');
     const record = this.#view(state, found.record);
-    this.#send(state, record, found.charge);
+    // Before the customer acts the service has sent nothing (3.1 shows no status for it): nothing to re-send.
+    if (record.status !== STATUS.created.status) this.#send(state, record, found.charge);
     return record;
   }
 
@@ -582,8 +625,8 @@ export class FakeService {
     if (action === 'pay') {
       Object.assign(record, record.method === 'auth' ? STATUS.authSuccess : STATUS.purchaseSuccess, {
         eci: afterThreeDs ? '05' : '07',
-        receipt_url: receiptUrl(this.baseUrl, this.#ids),
       });
+      this.#issueReceipt(record);
       this.#setSubscriptionStatus(state, 'active', now);
     } else {
       Object.assign(record, action === 'decline' ? STATUS.declined : STATUS.failed3ds);
@@ -652,8 +695,8 @@ export class FakeService {
       ...commission(amount, currency),
       created_at: now,
       processed_at: now,
-      ...(method === 'refund' ? { receipt_url: receiptUrl(this.baseUrl, this.#ids) } : {}),
     };
+    if (method === 'refund') this.#issueReceipt(operation);
     state.operations.push(operation);
     this.#send(state, operation, false);
     return copy(operation);
@@ -674,6 +717,43 @@ export class FakeService {
     if (typeof url === 'string') {
       this.outbox.enqueue(url, notification as Readonly<Record<string, unknown>>, state.project.secret);
     }
+  }
+
+  /** Gives `record` a `receipt_url` (spec 2.1's form) that the receipt page answers. */
+  #issueReceipt(record: FakeRecord | OperationRecord): void {
+    const url = receiptUrl(this.baseUrl, this.#ids);
+    this.#receipts.set(url.slice(url.lastIndexOf('/') + 1), record);
+    record.receipt_url = url;
+  }
+
+  #nextExpiry(): number | undefined {
+    let earliest: number | undefined;
+    for (const state of this.#payments.values()) {
+      const { expiresAt } = state;
+      if (expiresAt !== undefined && this.#isOpen(state) && (earliest === undefined || expiresAt < earliest))
+        earliest = expiresAt;
+    }
+    return earliest;
+  }
+
+  #isOpen(state: PaymentState): boolean {
+    return state.record.status === 'init' || state.record.status === 'pending';
+  }
+
+  /** Unpaid hosted payments past `order_timeout` fail with their own code and webhook (docs/assumptions.md). */
+  async #expire(now: number): Promise<void> {
+    for (const state of this.#payments.values()) {
+      if (state.expiresAt === undefined || state.expiresAt > now || !this.#isOpen(state)) continue;
+      const { record } = state;
+      Object.assign(record, STATUS.expired, {
+        processed_at: formatTimestamp(new Date(state.expiresAt)),
+        user_action_required: false,
+      });
+      delete record.user_action_url;
+      this.#setSubscriptionStatus(state, 'canceled', new Date(state.expiresAt));
+      this.#notify(state, record);
+    }
+    await this.outbox.idle();
   }
 
   #nextCharge(): number | undefined {
@@ -731,7 +811,8 @@ export class FakeService {
     delete record.limit_info;
     delete record.receipt_url;
     if (outcome === 'success') {
-      Object.assign(record, STATUS.purchaseSuccess, { receipt_url: receiptUrl(this.baseUrl, this.#ids) });
+      Object.assign(record, STATUS.purchaseSuccess);
+      this.#issueReceipt(record);
     } else {
       Object.assign(record, STATUS.declined, { limit_info: this.#limitInfo(date) });
       if (attempt < plan.retry_attempts) {

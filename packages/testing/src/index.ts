@@ -64,7 +64,13 @@ export type { FakeServer, FakeServerOptions } from './server.js';
 export { startFakeServer } from './server.js';
 export type { SignedWebhook, SignVariant, SignWebhookOptions } from './sign.js';
 export { EXTRA_FIELD, SIGN_VARIANTS, signWebhook } from './sign.js';
-export type { PostWebhookOptions, RequestListener, WebhookResponse, WebhookTarget } from './supertest.js';
+export type {
+  FetchHandler,
+  PostWebhookOptions,
+  RequestListener,
+  WebhookResponse,
+  WebhookTarget,
+} from './supertest.js';
 export { postWebhook } from './supertest.js';
 export type { CallMatcher, RecordedCall, TestHandler } from './test-handler.js';
 export { createTestHandler } from './test-handler.js';

@@ -1,15 +1,26 @@
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Notification } from '@payhook/core';
 import { webhookMiddleware } from '@payhook/express';
 import express from 'express';
+import nockPackage from 'nock/package.json' with { type: 'json' };
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { TEST_CARDS } from './fake/outcomes.js';
 import { mockPaymentApi, type PaymentApiMock } from './nock.js';
 
 const BASE_URL = 'https://api.payments.test';
 const SECRET = 'merchant-webhook-secret';
+
+/** `POST /api/v1/payment` with the mock's credentials, for the mock's first project. */
+function createPayment(mock: PaymentApiMock, body: Record<string, unknown>): Promise<Response> {
+  return fetch(`${BASE_URL}/api/v1/payment`, {
+    method: 'POST',
+    headers: mock.headers(),
+    redirect: 'manual',
+    body: JSON.stringify({ pos_id: mock.project.posId, ...body }),
+  });
+}
 
 interface Merchant {
   url: string;
@@ -42,25 +53,20 @@ async function startMerchant(api: () => PaymentApiMock): Promise<Merchant> {
   app.post('/orders', express.json(), async (req, res) => {
     const { orderId, card } = req.body as { orderId: string; card: string };
     const mock = api();
-    const response = await fetch(`${BASE_URL}/api/v1/payment`, {
-      method: 'POST',
-      headers: mock.headers(),
-      body: JSON.stringify({
-        pos_id: mock.project.posId,
-        mode: 'direct',
-        method: 'purchase',
-        amount: 12.5,
-        currency: 'XTS',
-        description: 'Green tea, 250 g',
-        order_id: orderId,
-        cc_number: card,
-        exp_month: 12,
-        exp_year: 2030,
-        card_cvv: '737',
-        customer_ip: '203.0.113.7',
-        server_url: `${merchant.url}/webhooks`,
-        result_url: `${merchant.url}/thanks`,
-      }),
+    const response = await createPayment(mock, {
+      mode: 'direct',
+      method: 'purchase',
+      amount: 12.5,
+      currency: 'XTS',
+      description: 'Green tea, 250 g',
+      order_id: orderId,
+      cc_number: card,
+      exp_month: 12,
+      exp_year: 2030,
+      card_cvv: '737',
+      customer_ip: '203.0.113.7',
+      server_url: `${merchant.url}/webhooks`,
+      result_url: `${merchant.url}/thanks`,
     });
     res
       .status(response.status)
@@ -193,21 +199,15 @@ describe('mockPaymentApi with a merchant app on Express and @payhook/express', (
   });
 
   it('runs a hosted subscription through the API: checkout, a charge a month later, 4.4 re-send over node:https', async () => {
-    const response = await fetch(`${BASE_URL}/api/v1/payment`, {
-      method: 'POST',
-      headers: api.headers(),
-      redirect: 'manual',
-      body: JSON.stringify({
-        pos_id: api.project.posId,
-        mode: 'hosted',
-        method: 'purchase',
-        amount: 7,
-        currency: 'XTS',
-        description: 'Monthly box',
-        order_id: 'hosted-sub',
-        server_url: `${merchant.url}/webhooks`,
-        init_recurring: { interval_unit: 'month', interval_count: 1 },
-      }),
+    const response = await createPayment(api, {
+      mode: 'hosted',
+      method: 'purchase',
+      amount: 7,
+      currency: 'XTS',
+      description: 'Monthly box',
+      order_id: 'hosted-sub',
+      server_url: `${merchant.url}/webhooks`,
+      init_recurring: { interval_unit: 'month', interval_count: 1 },
     });
     expect(response.status).toBe(303);
     const form = await fetch(response.headers.get('location')!, {
@@ -320,5 +320,95 @@ describe('mockPaymentApi with a merchant app on Express and @payhook/express', (
     const unknown = await fetch(`${BASE_URL}/api/v1/nothing`, { headers: api.headers() });
     expect(unknown.status).toBe(404);
     expect(() => api.done()).toThrow('GET /api/v1/nothing answered 404');
+  });
+});
+
+/** A local port nothing listens on: a server is started, then closed. */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+describe('mockPaymentApi: failures are loud', () => {
+  let api: PaymentApiMock | undefined;
+  afterEach(() => api?.restore());
+
+  it('runs on the nock major this run installed (14 by default, 15 under scripts/nock15.sh)', () => {
+    expect(Number(nockPackage.version.split('.')[0])).toBe(Number(process.env.EXPECT_NOCK_MAJOR ?? 14));
+  });
+
+  it('done() fails with each webhook server_url never acknowledged and its cause, unless failures are expected', async () => {
+    const port = await closedPort();
+    api = mockPaymentApi({
+      baseUrl: BASE_URL,
+      secret: SECRET,
+      now: '2026-03-02T10:00:00Z',
+      seed: 5,
+      retrySchedule: [],
+    });
+    const response = await createPayment(api, {
+      mode: 'direct',
+      method: 'purchase',
+      amount: 3,
+      currency: 'XTS',
+      description: 'Tea',
+      order_id: 'order-down',
+      cc_number: TEST_CARDS.success,
+      exp_month: 12,
+      exp_year: 2030,
+      card_cvv: '737',
+      server_url: `http://127.0.0.1:${port}/webhooks`,
+    });
+    expect(response.status).toBe(200);
+    await api.fake.idle();
+    const expected = `[@payhook/testing] fake payment API: webhook #1 (purchase success, order order-down) to http://127.0.0.1:${port}/webhooks was not delivered after 1 attempt(s): fetch failed (connect ECONNREFUSED 127.0.0.1:${port}).`;
+    expect(() => api!.done()).toThrow(expected);
+    expect(api.isDone()).toBe(false);
+    expect(() => api!.done({ expectFailedDeliveries: true })).not.toThrow();
+    api.restore();
+
+    api = mockPaymentApi({ baseUrl: BASE_URL, fake: api.fake, expectFailedDeliveries: true });
+    await fetch(`${BASE_URL}/api/v1/pos/${api.project.posId}/orders/order-down/purchase?callback=true`, {
+      headers: api.headers(),
+    });
+    await api.fake.idle();
+    expect(api.fake.deliveries.map((d) => d.error)).toEqual([
+      `fetch failed (connect ECONNREFUSED 127.0.0.1:${port})`,
+      `fetch failed (connect ECONNREFUSED 127.0.0.1:${port})`,
+    ]);
+    expect(() => api!.done()).not.toThrow();
+  });
+
+  it('done() names a webhook the receiver answered with an error status', async () => {
+    const receiver = express().post('/webhooks', (_req, res) => {
+      res.status(500).send('boom');
+    });
+    const server = await new Promise<Server>((resolve) => {
+      const s = receiver.listen(0, '127.0.0.1', () => resolve(s));
+    });
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/webhooks`;
+    try {
+      api = mockPaymentApi({ baseUrl: BASE_URL, secret: SECRET, seed: 6, retrySchedule: [60_000] });
+      await createPayment(api, {
+        mode: 'hosted',
+        method: 'purchase',
+        amount: 3,
+        currency: 'XTS',
+        description: 'Tea',
+        order_id: 'order-500',
+        server_url: url,
+      });
+      api.fake.completeCheckout(api.fake.paymentByOrder('order-500')!.checkoutId, 'pay');
+      await api.fake.idle();
+      await api.fake.clock.advanceBy(60_000);
+      expect(() => api!.done()).toThrow(
+        `webhook #1 (purchase success, order order-500) to ${url} was not delivered after 2 attempt(s): answered 500.`,
+      );
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });

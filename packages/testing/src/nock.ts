@@ -1,4 +1,3 @@
-import type { ClientRequest } from 'node:http';
 import nock from 'nock';
 import { handleApiRequest } from './fake/api.js';
 import type { FakeProject } from './fake/projects.js';
@@ -33,6 +32,12 @@ export interface MockPaymentApiOptions extends FakeServiceOptions {
    * @default 127.0.0.1, localhost and [::1], any port
    */
   allowNetConnect?: string | RegExp | ((host: string) => boolean);
+  /**
+   * The test expects webhooks to fail (a receiver that is down or answers 5xx): `done()` then does not list
+   * undelivered webhooks.
+   * @default false
+   */
+  expectFailedDeliveries?: boolean;
 }
 
 /**
@@ -51,10 +56,16 @@ export interface PaymentApiMock {
   readonly calls: readonly ApiCall[];
   /** Headers for an API call of `project` (or the first project): `X-API-AUTH`, `X-API-KEY`, JSON type. */
   headers(project?: FakeProject, signature?: string): Record<string, string>;
-  /** True when at least one call was made and every call was routed and answered below 500. */
-  isDone(): boolean;
-  /** Throws (like nock's `scope.done()`) unless `isDone()`, listing the calls that went wrong. */
-  done(): void;
+  /**
+   * True when at least one call was made, every call was routed and answered below 500, and every webhook sent
+   * so far was acknowledged (unless failed deliveries are expected).
+   */
+  isDone(options?: { expectFailedDeliveries?: boolean }): boolean;
+  /**
+   * Throws (like nock's `scope.done()`) unless `isDone()`, listing the calls that went wrong and each webhook
+   * not delivered with its cause (`fetch failed (connect ECONNREFUSED 127.0.0.1:…)`, `answered 500`).
+   */
+  done(options?: { expectFailedDeliveries?: boolean }): void;
   /** Removes these interceptors and allows the network again. */
   restore(): void;
 }
@@ -62,8 +73,36 @@ export interface PaymentApiMock {
 const LOCAL_HOST = /^(127\.0\.0\.1|localhost|\[::1\])(:\d+)?$/;
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
 
+/** What the reply function needs of an intercepted request, from nock 14 or nock 15. */
+interface Intercepted {
+  path: string;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** nock 15 hands reply functions and events a Fetch `Request`; nock 14 a `ClientRequest` and the path. */
+function isFetchRequest(value: unknown): value is Request {
+  return typeof value === 'object' && value !== null && typeof (value as Request).clone === 'function';
+}
+
+function plainHeaders(headers: unknown): Record<string, string> {
+  const plain: Record<string, string> = {};
+  if (headers instanceof Headers) {
+    headers.forEach((value, name) => {
+      plain[name] = value;
+    });
+    return plain;
+  }
+  for (const [name, value] of Object.entries((headers ?? {}) as Record<string, unknown>)) {
+    if (value !== undefined)
+      plain[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : String(value);
+  }
+  return plain;
+}
+
 /**
- * Installs nock 14 interceptors (both `http` and native `fetch` clients) answering the payment service's API at
+ * Installs nock interceptors (nock 14 on Node 20, nock 15 on Node 22 and later; both `http` and native `fetch`
+ * clients) answering the payment service's API at
  * `baseUrl` from a `FakeService`: payments, split payments, subscriptions, webhook re-sends, and the checkout
  * and 3DS pages. The network stays closed except to the local hosts, where the engine's webhooks go.
  *
@@ -81,49 +120,62 @@ export function mockPaymentApi(options: MockPaymentApiOptions): PaymentApiMock {
   const prefix = new URL(baseUrl).pathname.replace(/\/+$/, '');
   const calls: ApiCall[] = [];
   const unmatched: string[] = [];
-  const raw = new WeakMap<object, { body: string; contentType: string | undefined }>();
+  // The raw body, as the 'request' event gives it (nock 14 would JSON.parse a JSON body before the reply
+  // function, failing on a malformed one; nock 15 hands a Fetch Request whose headers cannot be replaced).
+  const raw = new WeakMap<object, Intercepted>();
 
   const scope = nock(origin).persist();
-  scope.on(
-    'request',
-    (req: ClientRequest & { headers: Record<string, string> }, _i: unknown, body: string) => {
-      // nock would JSON.parse a JSON body before the reply function (and fail on a malformed one): keep it raw.
-      raw.set(req, { body, contentType: req.headers['content-type'] });
-      req.headers = { ...req.headers, 'content-type': 'application/octet-stream' };
-    },
-  );
+  scope.on('request', (req: unknown, _interceptor: unknown, body: string) => {
+    if (isFetchRequest(req)) {
+      const url = new URL(req.url);
+      raw.set(req, { path: `${url.pathname}${url.search}`, headers: plainHeaders(req.headers), body });
+      return;
+    }
+    // nock 14: a ClientRequest-like object whose content type is hidden from nock's JSON parsing.
+    const request = req as { path: string; headers: Record<string, unknown> };
+    raw.set(req as object, { path: request.path, headers: plainHeaders(request.headers), body });
+    request.headers = { ...request.headers, 'content-type': 'application/octet-stream' };
+  });
   const interceptors = METHODS.map((method) => {
     const interceptor = scope.intercept((path) => path.startsWith(prefix), method);
-    interceptor.reply(function (path) {
-      const kept = raw.get(this.req) ?? { body: '', contentType: undefined };
-      const headers: Record<string, string> = { ...this.req.headers };
-      if (kept.contentType === undefined) delete headers['content-type'];
-      else headers['content-type'] = kept.contentType;
+    interceptor.reply(function (this: { req?: object }, first: unknown) {
+      const req = isFetchRequest(first) ? first : this.req;
+      const kept = (req && raw.get(req)) ?? { path: String(first), headers: {}, body: '' };
       const answer = handleApiRequest(fake, {
         method,
-        url: path.slice(prefix.length) || '/',
-        headers,
+        url: kept.path.slice(prefix.length) || '/',
+        headers: kept.headers,
         body: kept.body,
       });
-      calls.push({ method, path, status: answer.status });
+      calls.push({ method, path: kept.path, status: answer.status });
       return [answer.status, answer.body, answer.headers];
-    });
+    } as unknown as (uri: string, body: unknown) => [number, string, Record<string, string>]);
     return interceptor;
   });
-  const onNoMatch = (req: { hostname?: string; host?: string; method?: string; path?: string }) => {
-    const host = req.hostname ?? req.host ?? '';
-    if (origin.includes(host)) unmatched.push(`${req.method ?? '?'} ${req.path ?? ''}`);
+  // nock 14 passes request options, nock 15 a Fetch Request.
+  const onNoMatch = (req: {
+    url?: string;
+    hostname?: string;
+    host?: string;
+    method?: string;
+    path?: string;
+  }) => {
+    const url = typeof req.url === 'string' && /^https?:/.test(req.url) ? new URL(req.url) : undefined;
+    const host = url?.host ?? req.hostname ?? req.host ?? '';
+    const path = url ? `${url.pathname}${url.search}` : (req.path ?? '');
+    if (host !== '' && origin.includes(host)) unmatched.push(`${req.method ?? '?'} ${path}`);
   };
   nock.emitter.on('no match', onNoMatch);
   nock.disableNetConnect();
   nock.enableNetConnect(options.allowNetConnect ?? ((host: string) => LOCAL_HOST.test(host)));
 
-  const problems = (): string[] => [
+  const problems = (expectFailed = options.expectFailedDeliveries ?? false): string[] => [
     ...(calls.length === 0 ? ['no request reached the fake payment API'] : []),
     ...calls
       .filter((c) => c.status >= 500 || c.status === 404)
       .map((c) => `${c.method} ${c.path} answered ${c.status}`),
     ...unmatched.map((u) => `${u} was not intercepted`),
+    ...(expectFailed ? [] : fake.outbox.undelivered()),
   ];
 
   return {
@@ -140,9 +192,9 @@ export function mockPaymentApi(options: MockPaymentApiOptions): PaymentApiMock {
         'x-api-key': project.endpointsKey,
       };
     },
-    isDone: () => problems().length === 0,
-    done() {
-      const list = problems();
+    isDone: (check) => problems(check?.expectFailedDeliveries).length === 0,
+    done(check) {
+      const list = problems(check?.expectFailedDeliveries);
       if (list.length > 0) throw new Error(`[@payhook/testing] fake payment API: ${list.join('; ')}.`);
     },
     restore() {

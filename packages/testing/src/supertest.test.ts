@@ -7,6 +7,7 @@ import {
   type WebhookHandlerOptions,
 } from '@payhook/core';
 import express from 'express';
+import { Hono } from 'hono';
 import Koa from 'koa';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
@@ -32,7 +33,7 @@ function options(app: TestHandler): WebhookHandlerOptions<unknown> {
 function expressApp(app: TestHandler) {
   const webhook = createWebhookHandler(options(app));
   const server = express();
-  server.post('/webhook', async (req, res) =>
+  server.post('/webhooks', async (req, res) =>
     sendNodeResponse(res, await webhook(toWebhookRequest(req), req)),
   );
   return server;
@@ -56,6 +57,24 @@ function listener(app: TestHandler) {
   );
 }
 
+/** A Fetch handler over core: the Request's headers and raw text, the result as a Response. */
+function fetchHandler(app: TestHandler) {
+  const webhook = createWebhookHandler(options(app));
+  return async (request: Request): Promise<Response> => {
+    const headers: Record<string, string> = {};
+    request.headers.forEach((value, name) => {
+      headers[name] = value;
+    });
+    const result = await webhook({ method: request.method, headers, body: await request.text() }, undefined);
+    return new Response(result.body, { status: result.status, headers: result.headers });
+  };
+}
+
+function honoApp(app: TestHandler) {
+  const handle = fetchHandler(app);
+  return new Hono().post('/webhooks', (c) => handle(c.req.raw));
+}
+
 const servers: Server[] = [];
 afterEach(async () => {
   await Promise.all(servers.splice(0).map((s) => new Promise((resolve) => s.close(resolve))));
@@ -65,6 +84,22 @@ const targets: [string, (app: TestHandler) => WebhookTarget][] = [
   ['an Express app', expressApp],
   ['a Koa app', koaApp],
   ['a plain request listener', listener],
+  ['a Hono app (an object with a fetch method)', honoApp],
+  [
+    'a Fetch handler (request => app.fetch(request))',
+    (app) => {
+      const hono = honoApp(app);
+      return (request: Request) => hono.fetch(request);
+    },
+  ],
+  [
+    'a Next.js-style route handler of two parameters, as { fetch }',
+    (app) => {
+      const handle = fetchHandler(app);
+      const POST = (request: Request, _context: { params: Promise<object> }) => handle(request);
+      return { fetch: (request: Request) => POST(request, { params: Promise.resolve({}) }) };
+    },
+  ],
   [
     'a node:http server',
     (app) => {
@@ -102,17 +137,37 @@ describe.each(targets)('postWebhook to %s', (_name, make) => {
   });
 });
 
+describe('postWebhook defaults and targets', () => {
+  it('posts to /webhooks unless told otherwise, the path every doc and example mounts', async () => {
+    const paths: string[] = [];
+    const target = async (request: Request) => {
+      paths.push(new URL(request.url).pathname);
+      return new Response('{"ok":true,"outcome":"handled"}', { status: 200 });
+    };
+    await postWebhook(target, fakePurchase(), { secret });
+    await postWebhook(target, fakePurchase(), { secret, path: '/hooks/pay' });
+    expect(paths).toEqual(['/webhooks', '/hooks/pay']);
+  });
+
+  it('refuses a Fetch handler that does not return a Response, naming what to pass instead', async () => {
+    const target = (() => 'not a response') as unknown as (request: Request) => Response;
+    await expect(postWebhook(target, fakePurchase(), { secret })).rejects.toThrow(
+      '[@payhook/testing] the Fetch handler did not return a Response: pass an (req, res) listener or an app.',
+    );
+  });
+});
+
 describe('postWebhook assertions', () => {
   it('throw plain Errors naming what was expected and what came back', async () => {
     const app = createTestHandler();
     const target = listener(app);
     const refused = await postWebhook(target, fakePurchase(), { secret, variant: 'wrongSecret' });
     expect(() => refused.expectHandled()).toThrowError(
-      /^\[@payhook\/testing\] POST \/webhook \(wrongSecret\): expected 200 with outcome "handled", got 401 \{"ok":false,"error":\{"code":"signature.invalid"/,
+      /^\[@payhook\/testing\] POST \/webhooks \(wrongSecret\): expected 200 with outcome "handled", got 401 \{"ok":false,"error":\{"code":"signature.invalid"/,
     );
     const handled = await postWebhook(target, fakePurchase(), { secret });
     expect(() => handled.expectRefused('signature.invalid')).toThrowError(
-      '[@payhook/testing] POST /webhook (exact): expected 401 with error code "signature.invalid", got 200 {"ok":true,"outcome":"handled"}',
+      '[@payhook/testing] POST /webhooks (exact): expected 401 with error code "signature.invalid", got 200 {"ok":true,"outcome":"handled"}',
     );
     expect(() => handled.expectDuplicate()).toThrowError(/expected 200 with outcome "duplicate"/);
   });

@@ -12,13 +12,30 @@ import { type SignedWebhook, type SignWebhookOptions, signWebhook } from './sign
 export type RequestListener = (request: IncomingMessage, response: ServerResponse) => unknown;
 
 /**
- * What `postWebhook` can post to: an Express app or any request listener, a Koa app (its `callback()` is used),
- * a `node:http` server (started on an ephemeral port if it is not listening), or the base URL of a live server.
+ * A Fetch handler: a function from a `Request` to a `Response` (Hono's `app.fetch`, a Next.js route handler,
+ * Bun, Deno and Workers handlers).
  *
  * @example
- * const targets: WebhookTarget[] = [expressApp, koaApp, http.createServer(listener), 'http://127.0.0.1:3000'];
+ * const handler: FetchHandler = (request) => app.fetch(request);
  */
-export type WebhookTarget = RequestListener | { callback(): RequestListener } | Server | string;
+export type FetchHandler = (request: Request) => Response | Promise<Response>;
+
+/**
+ * What `postWebhook` can post to: an Express app or any `(req, res)` request listener, a Koa app (its
+ * `callback()` is used), a `node:http` server (started on an ephemeral port if it is not listening), a Fetch
+ * handler (a one-argument function) or an object with a `fetch` method (a Hono app, `{ fetch: POST }` for a
+ * Next.js route handler), or the base URL of a live server.
+ *
+ * @example
+ * const targets: WebhookTarget[] = [expressApp, koaApp, honoApp, (req: Request) => POST(req), 'http://127.0.0.1:3000'];
+ */
+export type WebhookTarget =
+  | RequestListener
+  | FetchHandler
+  | { callback(): RequestListener }
+  | { fetch: FetchHandler }
+  | Server
+  | string;
 
 /**
  * Where and how `postWebhook` delivers.
@@ -31,7 +48,7 @@ export interface PostWebhookOptions extends SignWebhookOptions {
   secret: string;
   /**
    * The path the webhook route is mounted on.
-   * @default '/webhook'
+   * @default '/webhooks'
    */
   path?: string;
   /** Extra request headers (e.g. `x-forwarded-for` for `allowedSenders`). */
@@ -72,10 +89,70 @@ function isSigned(value: object): value is SignedWebhook {
   return 'data' in value && 'signature' in value && 'body' in value && 'headers' in value;
 }
 
-function toSupertestTarget(target: WebhookTarget): RequestListener | Server | string {
-  if (typeof target === 'string' || typeof target === 'function') return target;
-  if ('callback' in target && typeof target.callback === 'function') return target.callback();
-  return target as Server;
+interface RawAnswer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  text: string;
+}
+
+/**
+ * The Fetch handler inside `target`, if it is one: an object with a `fetch` method (Hono, `{ fetch: POST }`),
+ * or a function of one parameter. Request listeners take two (`req`, `res`), Express apps three; a Fetch
+ * handler of two parameters (`(request, context)`) goes in an object: `{ fetch: handler }`.
+ */
+function fetchHandlerOf(target: WebhookTarget): FetchHandler | undefined {
+  if (typeof target === 'function') {
+    const express = typeof (target as { handle?: unknown }).handle === 'function';
+    return !express && target.length < 2 ? (target as FetchHandler) : undefined;
+  }
+  if (typeof target === 'object' && 'fetch' in target && typeof target.fetch === 'function') {
+    return (request) => target.fetch(request);
+  }
+  return undefined;
+}
+
+async function postToFetchHandler(
+  handler: FetchHandler,
+  path: string,
+  headers: Record<string, string>,
+  body: string,
+): Promise<RawAnswer> {
+  const response = await handler(
+    new Request(new URL(path, 'http://127.0.0.1'), { method: 'POST', headers, body }),
+  );
+  if (!(response instanceof Response)) {
+    throw new TypeError(
+      '[@payhook/testing] the Fetch handler did not return a Response: pass an (req, res) listener or an app.',
+    );
+  }
+  const answerHeaders: Record<string, string> = {};
+  response.headers.forEach((value, name) => {
+    answerHeaders[name] = value;
+  });
+  return { status: response.status, headers: answerHeaders, text: await response.text() };
+}
+
+async function postWithSupertest(
+  target: WebhookTarget,
+  path: string,
+  headers: Record<string, string>,
+  body: string,
+): Promise<RawAnswer> {
+  const app =
+    typeof target === 'string' || typeof target === 'function'
+      ? target
+      : 'callback' in target && typeof target.callback === 'function'
+        ? target.callback()
+        : (target as Server);
+  const res = await request(app as RequestListener | Server | string)
+    .post(path)
+    .set(headers)
+    .send(body);
+  return {
+    status: res.status,
+    headers: res.headers as Record<string, string | string[] | undefined>,
+    text: res.text ?? '',
+  };
 }
 
 function parseJson(text: string): unknown {
@@ -92,7 +169,8 @@ function answer(status: number, text: string): string {
 }
 
 /**
- * Signs a notification and POSTs it with supertest, in-process. Returns the answer with `expectHandled()`,
+ * Signs a notification and POSTs it in-process: with supertest to a Node app or server, by calling a Fetch
+ * handler with a `Request` otherwise. Returns the answer with `expectHandled()`,
  * `expectDuplicate()` and `expectRefused(code)`, which throw plain `Error`s (no test-runner globals: vitest,
  * jest and node:test alike). A `SignedWebhook` from `signWebhook` is posted as it is.
  *
@@ -108,12 +186,13 @@ export async function postWebhook(
   options: PostWebhookOptions,
 ): Promise<WebhookResponse> {
   const signed = isSigned(notification) ? notification : signWebhook(notification, options.secret, options);
-  const path = options.path ?? '/webhook';
-  const res = await request(toSupertestTarget(target))
-    .post(path)
-    .set({ ...signed.headers, ...options.headers })
-    .send(signed.body);
-  const text = res.text ?? '';
+  const path = options.path ?? '/webhooks';
+  const headers = { ...signed.headers, ...options.headers };
+  const fetchHandler = fetchHandlerOf(target);
+  const res = fetchHandler
+    ? await postToFetchHandler(fetchHandler, path, headers, signed.body)
+    : await postWithSupertest(target, path, headers, signed.body);
+  const { text } = res;
   const body = parseJson(text);
   const json = (body ?? {}) as { outcome?: WebhookOutcome; error?: { code?: string } };
   const outcome = typeof json.outcome === 'string' ? json.outcome : undefined;
@@ -122,7 +201,7 @@ export async function postWebhook(
 
   const response: WebhookResponse = {
     status: res.status,
-    headers: res.headers as Record<string, string | string[] | undefined>,
+    headers: res.headers,
     text,
     body,
     outcome,

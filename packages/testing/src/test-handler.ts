@@ -29,7 +29,7 @@ export type CallMatcher = string | object;
  *
  * @example
  * const recorder: TestHandler = createTestHandler();
- * app.use('/webhook', webhookMiddleware({ secret }).onAny(recorder.handle));
+ * app.use('/webhooks', webhookMiddleware({ secret }).onAny(recorder.handle));
  */
 export interface TestHandler {
   /** Pass as `handle`, or to `onAny` / `on(event, …)`. */

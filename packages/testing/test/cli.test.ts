@@ -193,7 +193,7 @@ describe('bad arguments exit 2 with a message', () => {
     [['send', 'purchase.success', '--url', 'http://x/', '--set', 'novalue'], '--set expects key=value'],
     [['send', 'purchase.success', '--url', 'http://x/', '--set', '__proto__.x=1'], 'is not a usable path'],
     [['send', 'purchase.success', '--url', 'http://x/', '--variant', 'odd'], '--variant must be one of'],
-    [['sign', '--bogus'], "payhook sign: Unknown option '--bogus'"],
+    [['sign', '--bogus'], 'payhook sign: unknown option --bogus.'],
     [['sign', '--file', '/nonexistent/n.json'], 'payhook sign: cannot read /nonexistent/n.json (ENOENT).'],
     [['verify', '--algorithm', 'md5'], 'payhook verify: --algorithm must be sha256 or sha1, not "md5".'],
   ])('payhook %j', async (args, message) => {

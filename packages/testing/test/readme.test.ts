@@ -23,7 +23,7 @@ describe('README: Express', () => {
   function createApp(fulfil: (orderId: string) => Promise<void>) {
     const app = express();
     app.use(
-      '/webhook',
+      '/webhooks',
       expressWebhook({ secret }).on('purchase.success', (payment) => fulfil(payment.order_id)),
     );
     return app;
@@ -49,7 +49,7 @@ describe('README: Koa', () => {
   it('handles one of ten concurrent copies, and a late pending as stale', async () => {
     const recorder = createTestHandler();
     const app = new Koa();
-    app.use(koaWebhook({ secret, path: '/webhook', ordering: true }).onAny(recorder.handle));
+    app.use(koaWebhook({ secret, path: '/webhooks', ordering: true }).onAny(recorder.handle));
 
     const purchase = fakePurchase();
     const answers = await Promise.all(burst(purchase, 10).map((copy) => postWebhook(app, copy, { secret })));

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import type { CliIO } from './io.js';
+import { didYouMean } from './suggest.js';
 
 /** A bad invocation: the command prints the message and its usage hint, and exits 2. */
 export class UsageError extends Error {
@@ -32,9 +33,18 @@ export function parseCommand<O extends Options>(
   io: CliIO,
   help: string,
 ): Parsed<O> | undefined {
-  const parsed = parseOrUsage(() =>
-    parseArgs({ args: argv, strict: true, allowPositionals: true, options: { ...options, ...HELP } }),
-  );
+  const all = { ...options, ...HELP };
+  let parsed: Parsed<O>;
+  try {
+    parsed = parseArgs({ args: argv, strict: true, allowPositionals: true, options: all }) as Parsed<O>;
+  } catch (error) {
+    const unknown = /^Unknown option '(-{1,2}[^']+)'/.exec(error instanceof Error ? error.message : '');
+    if (unknown) {
+      const names = Object.keys(all).map((name) => `--${name}`);
+      throw new UsageError(`unknown option ${unknown[1]}.${didYouMean(unknown[1]!, names)}`);
+    }
+    throw new UsageError(error instanceof Error ? error.message : String(error));
+  }
   if ((parsed.values as { help?: boolean }).help) {
     io.stdout(help);
     return undefined;
@@ -55,6 +65,21 @@ export function secretsFrom(values: string[] | undefined, io: CliIO): string[] {
 export function algorithmFrom(value: string | undefined): 'sha256' | 'sha1' {
   if (value === undefined || value === 'sha256' || value === 'sha1') return value ?? 'sha256';
   throw new UsageError(`--algorithm must be sha256 or sha1, not ${JSON.stringify(value)}.`);
+}
+
+/** An http(s) URL given as `flag`; required. */
+export function httpUrlFrom(flag: string, value: string | undefined): URL {
+  if (value === undefined || value === '') throw new UsageError(`${flag} is required.`);
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new UsageError(`${flag} ${JSON.stringify(value)} is not a URL.`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new UsageError(`${flag} must be http or https, not ${url.protocol}.`);
+  }
+  return url;
 }
 
 export function positiveInteger(name: string, value: string | undefined, fallback: number): number {

@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 /**
  * What a `payhook` command reads from and writes to. The real CLI passes the process streams; a test may pass
  * in-memory ones and run a command in-process.
@@ -51,4 +52,26 @@ export function processIO(): CliIO {
     stdin: process.stdin,
     env: process.env,
   };
+}
+
+/**
+ * An in-memory IO: what a command printed, line by line, and a fixed standard input and environment.
+ *
+ * @example
+ * const { io, out } = memoryIO('', { PAYHOOK_SECRET: 's3cret' });
+ * await runCli(['send', 'purchase', '--url', url], io);
+ */
+export function memoryIO(
+  input = '',
+  env: Readonly<Record<string, string>> = {},
+): { io: CliIO; out: string[]; err: string[] } {
+  const out: string[] = [];
+  const err: string[] = [];
+  const io: CliIO = {
+    stdout: (line) => void out.push(line),
+    stderr: (line) => void err.push(line),
+    stdin: Readable.from(input === '' ? [] : [input]),
+    env,
+  };
+  return { io, out, err };
 }

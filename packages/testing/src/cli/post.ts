@@ -1,29 +1,41 @@
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 
-/** One POST with node:http, so a connection the server drops is an error, never a silently dropped promise. */
+/**
+ * One request with node:http(s), so a connection the server drops is an error, never a silently dropped promise.
+ * `body` undefined sends none (a GET).
+ */
+export function httpCall(
+  method: 'GET' | 'POST',
+  url: URL,
+  headers: Readonly<Record<string, string>>,
+  body: string | undefined,
+  timeoutMs: number,
+): Promise<{ status: number; text: string }> {
+  const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
+  const length: Record<string, string> =
+    body === undefined ? {} : { 'content-length': String(Buffer.byteLength(body)) };
+  return new Promise((resolve, reject) => {
+    const req = send(url, { method, headers: { ...headers, ...length } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () =>
+        resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }),
+      );
+      res.on('error', reject);
+    });
+    req.setTimeout(timeoutMs, () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+/** One POST of `body`. */
 export function post(
   url: URL,
   headers: Readonly<Record<string, string>>,
   body: string,
   timeoutMs: number,
 ): Promise<{ status: number; text: string }> {
-  const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
-  return new Promise((resolve, reject) => {
-    const req = send(
-      url,
-      { method: 'POST', headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) } },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('end', () =>
-          resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }),
-        );
-        res.on('error', reject);
-      },
-    );
-    req.setTimeout(timeoutMs, () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
-    req.on('error', reject);
-    req.end(body);
-  });
+  return httpCall('POST', url, headers, body, timeoutMs);
 }

@@ -1,7 +1,9 @@
 import type { CliIO } from './io.js';
+import { resendCommand } from './resend.js';
 import { sendCommand } from './send.js';
 import { serveCommand } from './serve.js';
 import { signCommand } from './sign.js';
+import { didYouMean } from './suggest.js';
 import { verifyCommand } from './verify.js';
 
 export const HELP = `Usage: payhook <command> [options]
@@ -9,6 +11,7 @@ export const HELP = `Usage: payhook <command> [options]
 Commands:
   sign     sign a notification (JSON) and print the form body, data and signature
   send     post a signed fake notification to a webhook endpoint (purchase.success, refund.success, …)
+  resend   ask the service (or 'payhook serve') to deliver an operation's webhook again (spec 4.3, 4.4)
   verify   check a captured delivery read from standard input; card tokens are masked
   serve    run the fake payment service
 
@@ -18,6 +21,7 @@ Secrets may come from PAYHOOK_SECRET instead of --secret (argv is visible to oth
 const COMMANDS: Record<string, (argv: string[], io: CliIO) => Promise<number>> = {
   sign: signCommand,
   send: sendCommand,
+  resend: resendCommand,
   verify: verifyCommand,
   serve: serveCommand,
 };
@@ -36,7 +40,7 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
   }
   const command = COMMANDS[name];
   if (!command) {
-    io.stderr(`payhook: unknown command ${JSON.stringify(name)}.`);
+    io.stderr(`payhook: unknown command ${JSON.stringify(name)}.${didYouMean(name, Object.keys(COMMANDS))}`);
     io.stderr(HELP);
     return 2;
   }

@@ -1,6 +1,16 @@
+import type { FakePrimary } from '../fixtures/wire.js';
 import { signWebhook } from '../sign.js';
-import { algorithmFrom, parseCommand, positiveInteger, runCommand, secretsFrom, UsageError } from './args.js';
-import { EVENTS, eventBuilder } from './events.js';
+import {
+  algorithmFrom,
+  httpUrlFrom,
+  parseCommand,
+  positiveInteger,
+  readInput,
+  runCommand,
+  secretsFrom,
+  UsageError,
+} from './args.js';
+import { EVENTS, type EventLink, resolveEvent, SECONDARY_EVENTS, suggestEvent } from './events.js';
 import type { CliIO } from './io.js';
 import { post } from './post.js';
 import { applyAssignments } from './set.js';
@@ -20,35 +30,43 @@ Options:
   --set key=value   change a field; dotted paths (fee.amount=3) and JSON values (amount=99.5,
                     recurring={"id":"r1","status":"active"}); repeatable
   --repeat N        send the same signed notification N times, one after another (a redelivery)
-  --count N         send N distinct notifications (fresh ids)
+  --count N         send N distinct notifications (fresh ids; with --subscription, charges 1 to N)
+  --of PAYMENT      capture, void, refund: the payment acted on, as its notification JSON: a file, - for
+                    standard input, or the JSON text (payment_id, order_id, pos_id, amount, currency are used)
+  --subscription ID recurring.charge, recurring.failure: charges of one subscription (recurring.id ID, one
+                    payment_id and order_id, a transaction_id and date 30 days apart per charge)
   --seed S          reproducible ids (with --count, the n-th uses S:n)
   --variant V       exact (default), unpadded, standardBase64, extraFields, json, sha1, tampered, wrongSecret
   --algorithm A     sha256 (default) or sha1
   --timeout MS      per request (default 10000)
   -h, --help        this help
 
-Example:
-  PAYHOOK_SECRET=s3cret payhook send purchase.success --url http://localhost:3000/webhook --repeat 3`;
+Examples:
+  PAYHOOK_SECRET=s3cret payhook send purchase.success --url http://localhost:3000/webhooks --repeat 3
+  payhook send refund --of captured-purchase.json --url http://localhost:3000/webhooks
+  payhook send recurring.charge --subscription sub-1 --count 3 --url http://localhost:3000/webhooks`;
 
-function urlFrom(value: string | undefined): URL {
-  if (value === undefined) throw new UsageError('--url is required.');
-  let url: URL;
+/** The payment `--of` names: its notification JSON from a file, standard input (`-`) or the argument itself. */
+async function paymentFrom(value: string, io: Parameters<typeof readInput>[1]): Promise<FakePrimary> {
+  const text = value.trimStart().startsWith('{') ? value : await readInput(value, io, 'the payment JSON');
+  let payment: unknown;
   try {
-    url = new URL(value);
+    payment = JSON.parse(text);
   } catch {
-    throw new UsageError(`--url ${JSON.stringify(value)} is not a URL.`);
+    throw new UsageError('--of must be the payment notification as JSON (a file, - or the JSON text).');
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new UsageError(`--url must be http or https, not ${url.protocol}.`);
+  const record = payment as Record<string, unknown>;
+  if (typeof payment !== 'object' || payment === null || typeof record.payment_id !== 'string') {
+    throw new UsageError('--of must be a payment notification with a payment_id.');
   }
-  return url;
+  return payment as FakePrimary;
 }
 
 /**
  * `payhook send`: posts signed fake notifications to a live endpoint, like `stripe trigger` for this service.
  *
  * @example
- * const code = await sendCommand(['refund.success', '--url', 'http://localhost:3000/webhook'], processIO());
+ * const code = await sendCommand(['refund.success', '--url', 'http://localhost:3000/webhooks'], processIO());
  */
 export async function sendCommand(argv: string[], io: CliIO): Promise<number> {
   return runCommand('send', io, async () => {
@@ -60,6 +78,8 @@ export async function sendCommand(argv: string[], io: CliIO): Promise<number> {
         set: { type: 'string', multiple: true },
         repeat: { type: 'string' },
         count: { type: 'string' },
+        of: { type: 'string' },
+        subscription: { type: 'string' },
         seed: { type: 'string' },
         variant: { type: 'string' },
         algorithm: { type: 'string' },
@@ -76,9 +96,24 @@ export async function sendCommand(argv: string[], io: CliIO): Promise<number> {
       );
     }
     const event = positionals[0]!;
-    const build = eventBuilder(event);
-    if (!build) throw new UsageError(`unknown event ${JSON.stringify(event)}; see the list in --help.`);
-    const url = urlFrom(values.url);
+    const resolved = resolveEvent(event);
+    if (resolved === undefined) {
+      throw new UsageError(
+        `unknown event ${JSON.stringify(event)}.${suggestEvent(event)} See the list in --help.`,
+      );
+    }
+    const build = EVENTS[resolved]!;
+    if (values.of !== undefined && !SECONDARY_EVENTS.has(resolved)) {
+      throw new UsageError(`--of links a capture, void or refund to its payment, not ${resolved}.`);
+    }
+    const subscription = values.subscription;
+    if (subscription !== undefined && !resolved.startsWith('recurring.')) {
+      throw new UsageError(
+        `--subscription applies to recurring.charge and recurring.failure, not ${resolved}.`,
+      );
+    }
+    if (subscription === '') throw new UsageError('--subscription is empty.');
+    const url = httpUrlFrom('--url', values.url);
     const [secret] = secretsFrom(values.secret, io);
     const algorithm = algorithmFrom(values.algorithm);
     const variant = variantFrom(values.variant);
@@ -86,9 +121,15 @@ export async function sendCommand(argv: string[], io: CliIO): Promise<number> {
     const count = positiveInteger('--count', values.count, 1);
     const timeout = positiveInteger('--timeout', values.timeout, 10_000);
     const assignments = values.set ?? [];
+    const of = values.of === undefined ? undefined : await paymentFrom(values.of, io);
     const notifications = Array.from({ length: count }, (_, i) => {
+      // Charges of one subscription share its ids (seeded by the subscription); each is charge i + 1.
+      if (subscription !== undefined) {
+        const link: EventLink = { subscription, charge: i + 1 };
+        return applyAssignments(build(values.seed, link), assignments);
+      }
       const seed = values.seed === undefined ? undefined : i === 0 ? values.seed : `${values.seed}:${i}`;
-      return applyAssignments(build(seed), assignments);
+      return applyAssignments(build(seed, of ? { of } : {}), assignments);
     });
 
     const tally = new Map<string, number>();

@@ -4,10 +4,14 @@ import { parseCommand, secretsFrom, UsageError } from './args.js';
 import type { CliIO } from './io.js';
 
 const USAGE = `Usage: payhook serve --port P --secret S [--api-key K] [--endpoints-key E] [--pos-id ID] [--sector NAME] [--seed N]
+                     [--split-sum equal|at_most|ignore] [--refund-webhook-code 1000|1004]
 
 Runs the fake payment service on http://127.0.0.1:P (P = 0 picks a free port): the API, the hosted checkout and
 the 3DS pages, webhooks signed with S. Credentials not given are generated and printed. PAYHOOK_SECRET may
 replace --secret. Stops on SIGINT or SIGTERM.
+
+--split-sum       how split amounts must relate to amount (not shown by the spec; default equal)
+--refund-webhook-code  status_code of refund webhooks (spec 3.1 shows 1000, the default; 1004 on a response)
 
 Admin routes (header X-API-KEY: the endpoints key), for end-to-end tests in any language:
   GET  /__payhook/clock                     the fake clock (it follows the wall clock)
@@ -15,7 +19,14 @@ Admin routes (header X-API-KEY: the endpoints key), for end-to-end tests in any 
                                             runs every charge and retry due and waits for their webhooks
   GET  /__payhook/deliveries                every webhook attempt with the receiver's answer
   POST /__payhook/payments/<id>/capture|void|refund   {"amount": 10} optional
-  POST /__payhook/subscriptions/<id>/cancel`;
+  POST /__payhook/subscriptions/<id>/cancel
+  POST /__payhook/outcomes                  {"orderId":"o-1","outcome":"decline"} (or "cardNumber"; success, 3ds, decline)
+  POST /__payhook/subscriptions/<id>/outcomes   {"outcomes":["decline","success"]}: the next charges
+  POST /__payhook/faults                    {"duplicate":1,"delayMs":5000,"drop":true}; {} clears
+  POST /__payhook/outbox/pause              hold webhooks; then POST /__payhook/outbox/resume {"reverse":true}
+  GET  /__payhook/dropped                   webhooks lost to the drop fault`;
+
+const SPLIT_SUM = ['equal', 'at_most', 'ignore'] as const;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -50,6 +61,8 @@ export async function runServe(argv: string[], io: CliIO, signal: AbortSignal): 
         'pos-id': { type: 'string' },
         sector: { type: 'string' },
         seed: { type: 'string' },
+        'split-sum': { type: 'string' },
+        'refund-webhook-code': { type: 'string' },
       },
       io,
       USAGE,
@@ -64,6 +77,16 @@ export async function runServe(argv: string[], io: CliIO, signal: AbortSignal): 
     if (posId !== undefined && !UUID.test(posId)) throw new UsageError('--pos-id must be a UUID.');
     const seed = values.seed === undefined ? randomInt(1, 2 ** 31) : Number(values.seed);
     if (!Number.isSafeInteger(seed)) throw new UsageError('--seed must be an integer.');
+    const splitSum = values['split-sum'];
+    if (splitSum !== undefined && !(SPLIT_SUM as readonly string[]).includes(splitSum)) {
+      throw new UsageError(
+        `--split-sum must be one of ${SPLIT_SUM.join(', ')}, not ${JSON.stringify(splitSum)}.`,
+      );
+    }
+    const refundCode = values['refund-webhook-code'];
+    if (refundCode !== undefined && refundCode !== '1000' && refundCode !== '1004') {
+      throw new UsageError(`--refund-webhook-code must be 1000 or 1004, not ${JSON.stringify(refundCode)}.`);
+    }
     server = await startFakeServer({
       port,
       seed,
@@ -73,6 +96,8 @@ export async function runServe(argv: string[], io: CliIO, signal: AbortSignal): 
       ...(values['api-key'] !== undefined ? { apiKey: values['api-key'] } : {}),
       ...(values['endpoints-key'] !== undefined ? { endpointsKey: values['endpoints-key'] } : {}),
       ...(values.sector !== undefined ? { sector: values.sector } : {}),
+      ...(splitSum !== undefined ? { splitSum: splitSum as (typeof SPLIT_SUM)[number] } : {}),
+      ...(refundCode !== undefined ? { refundWebhookCode: refundCode } : {}),
     });
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;

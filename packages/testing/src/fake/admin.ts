@@ -2,12 +2,60 @@ import type { FakeService } from '../fake-service.js';
 import { type ApiRequest, type ApiResponse, failure, header, json, readJson } from './api.js';
 import type { Duration } from './calendar.js';
 import { FakeServiceError } from './errors.js';
+import type { DeliveryFaults } from './outbox.js';
+import type { PaymentOutcome } from './outcomes.js';
 
 /** Where the admin routes of `startFakeServer` and `payhook serve` live: not part of the service's API. */
 export const ADMIN_PREFIX = '/__payhook';
 
 const OPERATION = /^\/payments\/([^/]+)\/(capture|void|refund)$/;
 const CANCEL = /^\/subscriptions\/([^/]+)\/cancel$/;
+const CHARGE_OUTCOMES = /^\/subscriptions\/([^/]+)\/outcomes$/;
+const OUTCOMES: readonly string[] = ['success', '3ds', 'decline'] satisfies PaymentOutcome[];
+
+function outcomeOf(value: unknown, field: string): PaymentOutcome {
+  if (typeof value !== 'string' || !OUTCOMES.includes(value)) {
+    throw new FakeServiceError('R-400', 400, `${field} must be one of: ${OUTCOMES.join(', ')}.`);
+  }
+  return value as PaymentOutcome;
+}
+
+function setOutcome(fake: FakeService, body: Record<string, unknown>): Record<string, unknown> {
+  const outcome = outcomeOf(body.outcome, 'outcome');
+  const { orderId, cardNumber } = body;
+  if (typeof orderId === 'string' && orderId !== '' && cardNumber === undefined) {
+    fake.setOutcome({ orderId }, outcome);
+    return { orderId, outcome };
+  }
+  if (typeof cardNumber === 'string' && cardNumber !== '' && orderId === undefined) {
+    fake.setOutcome({ cardNumber }, outcome);
+    return { cardNumber, outcome };
+  }
+  throw new FakeServiceError('R-400', 400, 'Send {"orderId": "…"} or {"cardNumber": "…"} with "outcome".');
+}
+
+function faultsOf(body: Record<string, unknown>): DeliveryFaults {
+  const { duplicate, delayMs, drop, ...rest } = body;
+  const unknown = Object.keys(rest);
+  if (unknown.length > 0) {
+    throw new FakeServiceError(
+      'R-400',
+      400,
+      `Unknown fault ${JSON.stringify(unknown[0])}: duplicate, delayMs, drop.`,
+    );
+  }
+  const count = (value: unknown, name: string) => {
+    if (value !== undefined && !(Number.isSafeInteger(value) && (value as number) >= 0)) {
+      throw new FakeServiceError('R-400', 400, `${name} must be an integer of 0 or more.`);
+    }
+  };
+  count(duplicate, 'duplicate');
+  count(delayMs, 'delayMs');
+  if (drop !== undefined && typeof drop !== 'boolean') {
+    throw new FakeServiceError('R-400', 400, 'drop must be true or false.');
+  }
+  return body as DeliveryFaults;
+}
 
 function amountOf(body: Record<string, unknown>): number | undefined {
   const { amount } = body;
@@ -46,6 +94,15 @@ async function moveClock(fake: FakeService, body: Record<string, unknown>): Prom
  * - `GET  /__payhook/deliveries` → every delivery attempt with its answer
  * - `POST /__payhook/payments/<payment_id>/capture|void|refund` `{"amount"?: 10}` → the operation record
  * - `POST /__payhook/subscriptions/<id>/cancel` → `{ "status": "canceled" }`
+ * - `POST /__payhook/outcomes` `{"orderId": "o-1", "outcome": "decline"}` (or `"cardNumber"`; outcomes `success`,
+ *   `3ds`, `decline`) → the choice, as `setOutcome`
+ * - `POST /__payhook/subscriptions/<id>/outcomes` `{"outcomes": ["decline", "success"]}` → the next charges'
+ *   outcomes, as `queueChargeOutcomes`
+ * - `POST /__payhook/faults` `{"duplicate": 1, "delayMs": 5000, "drop": false}` (`{}` clears) → delivery faults
+ *   for webhooks sent from now on, as `setDeliveryFaults`
+ * - `POST /__payhook/outbox/pause`, then `POST /__payhook/outbox/resume` `{"reverse": true}` → holds webhooks and
+ *   delivers them late, newest first (a reordering) → `{ held }`
+ * - `GET  /__payhook/dropped` → webhooks lost to the `drop` fault
  *
  * @example
  * await fetch(`${server.url}/__payhook/clock`, { method: 'POST', headers, body: '{"advanceBy":{"years":1}}' });
@@ -79,6 +136,33 @@ export async function handleAdminRequest(fake: FakeService, request: ApiRequest)
       await fake.idle();
       return json(200, record);
     }
+    if (path === '/outcomes' && method === 'POST') return json(200, setOutcome(fake, readJson(request)));
+    const chargeOutcomes = CHARGE_OUTCOMES.exec(path);
+    if (chargeOutcomes && method === 'POST') {
+      const { outcomes } = readJson(request);
+      if (!Array.isArray(outcomes)) throw new FakeServiceError('R-400', 400, 'outcomes must be an array.');
+      const queued = outcomes.map((o, i) => outcomeOf(o, `outcomes[${i}]`));
+      fake.queueChargeOutcomes(decodeURIComponent(chargeOutcomes[1]!), queued);
+      return json(200, { outcomes: queued });
+    }
+    if (path === '/faults' && method === 'POST') {
+      const faults = faultsOf(optionalJson(request));
+      fake.setDeliveryFaults(faults);
+      return json(200, faults);
+    }
+    if (path === '/outbox/pause' && method === 'POST') {
+      fake.outbox.pause();
+      return json(200, { held: fake.outbox.held });
+    }
+    if (path === '/outbox/resume' && method === 'POST') {
+      const { reverse } = optionalJson(request);
+      if (reverse !== undefined && typeof reverse !== 'boolean') {
+        throw new FakeServiceError('R-400', 400, 'reverse must be true or false.');
+      }
+      await fake.outbox.resume({ reverse: reverse === true });
+      return json(200, { held: fake.outbox.held });
+    }
+    if (path === '/dropped' && method === 'GET') return json(200, fake.outbox.dropped);
     const cancel = CANCEL.exec(path);
     if (cancel && method === 'POST') {
       fake.cancelSubscription(decodeURIComponent(cancel[1]!));

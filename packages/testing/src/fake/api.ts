@@ -1,5 +1,5 @@
 import type { CheckoutAction, FakeService } from '../fake-service.js';
-import { renderCheckoutPage, renderMessagePage } from '../pages/checkout.js';
+import { renderCheckoutPage, renderMessagePage, renderReceiptPage } from '../pages/checkout.js';
 import { credentialsError, FakeServiceError } from './errors.js';
 import type { FakeProject } from './projects.js';
 
@@ -32,6 +32,7 @@ export interface ApiResponse {
 
 const AUTH = /^SVC-HMAC-SHA256 ([^\s:]+):(\S+)$/;
 const CHECKOUT = /^\/api\/v1\/checkout\/([^/]+)\/(form|3ds)$/;
+const RECEIPT = /^\/public\/receipt\/([^/]+)$/;
 const RESEND = /^\/api\/v1\/pos\/([^/]+)\/orders\/([^/]+)\/([^/]+)$/;
 const ACTIONS: ReadonlySet<string> = new Set<CheckoutAction>(['pay', 'decline', 'fail_3ds']);
 
@@ -102,6 +103,15 @@ function createPayment(
   return json(200, created.record);
 }
 
+function receiptPage(fake: FakeService, method: string, token: string): ApiResponse {
+  if (method !== 'GET') {
+    return json(405, { message: 'Method not allowed', args: { code: 'R-405' } }, { allow: 'GET' });
+  }
+  const record = fake.receipt(token);
+  if (!record) return html(404, renderMessagePage('Not found', 'There is no such receipt.'));
+  return html(200, renderReceiptPage(record));
+}
+
 function checkoutPage(fake: FakeService, request: ApiRequest, checkoutId: string): ApiResponse {
   let checkout: ReturnType<FakeService['checkout']>;
   try {
@@ -110,6 +120,12 @@ function checkoutPage(fake: FakeService, request: ApiRequest, checkoutId: string
     return html(404, renderMessagePage('Not found', 'There is no such checkout.'));
   }
   const { record } = checkout;
+  if (checkout.expired) {
+    return html(
+      410,
+      renderMessagePage('Payment expired', 'This payment expired: its order_timeout has passed.'),
+    );
+  }
   if (request.method === 'GET') {
     if (!checkout.open) {
       return html(
@@ -150,7 +166,7 @@ function checkoutPage(fake: FakeService, request: ApiRequest, checkoutId: string
 
 /**
  * Answers one request against the fake service: the API of spec part 4 (credentials checked on every call) and
- * the checkout and 3DS pages the customer's browser opens. Both transports (nock and the HTTP server) call it.
+ * the checkout, 3DS and receipt pages the customer's browser opens. Both transports (nock and the HTTP server) call it.
  *
  * @example
  * const answer = handleApiRequest(fake, { method: 'POST', url: '/api/v1/payment', headers, body });
@@ -166,6 +182,8 @@ export function handleApiRequest(fake: FakeService, request: ApiRequest): ApiRes
         return json(405, { message: 'Method not allowed', args: { code: 'R-405' } }, { allow: 'GET, POST' });
       return checkoutPage(fake, { ...request, method }, decodeURIComponent(checkout[1]!));
     }
+    const receipt = RECEIPT.exec(path);
+    if (receipt) return receiptPage(fake, method, decodeURIComponent(receipt[1]!));
     if (!path.startsWith('/api/v1/')) {
       throw new FakeServiceError('N-404', 404, 'Not found.');
     }

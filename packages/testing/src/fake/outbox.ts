@@ -56,7 +56,7 @@ export interface DeliveryAttempt {
   /** The receiver's status, absent when the request failed. */
   readonly status?: number;
   readonly body?: string;
-  /** Why the request failed (connection refused…). */
+  /** Why the request failed, with its cause: `fetch failed (connect ECONNREFUSED 127.0.0.1:3000)`. */
   readonly error?: string;
   /** True for a 2xx answer. */
   readonly ok: boolean;
@@ -79,6 +79,11 @@ export interface DeliveryFaults {
    * @default 0
    */
   delayMs?: number;
+  /**
+   * Lose every webhook enqueued while set: never attempted, listed in `outbox.dropped`.
+   * @default false
+   */
+  drop?: boolean;
 }
 
 interface Pending {
@@ -119,6 +124,19 @@ export const fetchTransport: WebhookTransport = async (message) => {
   return { status: response.status, body: await response.text() };
 };
 
+/** An error's message followed by its causes: fetch's `fetch failed` alone says nothing about why. */
+export function describeError(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const inner =
+    error instanceof AggregateError && error.errors.length > 0
+      ? error.errors.map(describeError).join(', ')
+      : error.cause !== undefined
+        ? describeError(error.cause)
+        : undefined;
+  if (error.message === '') return inner ?? error.name;
+  return inner === undefined ? error.message : `${error.message} (${inner})`;
+}
+
 export interface OutboxOptions {
   now: () => number;
   transport?: WebhookTransport;
@@ -142,6 +160,11 @@ export class Outbox implements Timeline {
   #nextId = 1;
   #draining: Promise<void> = Promise.resolve();
   readonly attempts: DeliveryAttempt[] = [];
+  /** Webhooks lost to the `drop` fault: the notification and where it would have gone. */
+  readonly dropped: Array<{
+    readonly url: string;
+    readonly notification: Readonly<Record<string, unknown>>;
+  }> = [];
 
   constructor(options: OutboxOptions) {
     this.#now = options.now;
@@ -174,6 +197,27 @@ export class Outbox implements Timeline {
     return this.#drain();
   }
 
+  /**
+   * Every webhook no attempt of which was acknowledged (2xx) so far, one line each with its last answer or its
+   * cause: `webhook #2 (purchase success, order o-1) to http://127.0.0.1:4000/webhooks: fetch failed (…)`.
+   */
+  undelivered(): string[] {
+    const last = new Map<number, DeliveryAttempt>();
+    const delivered = new Set<number>();
+    for (const attempt of this.attempts) {
+      if (attempt.ok) delivered.add(attempt.webhookId);
+      else last.set(attempt.webhookId, attempt);
+    }
+    return [...last.values()]
+      .filter((attempt) => !delivered.has(attempt.webhookId))
+      .map((attempt) => {
+        const n = attempt.notification;
+        const what = `${String(n.method)} ${String(n.status)}, order ${String(n.order_id)}`;
+        const why = attempt.error ?? `answered ${attempt.status}`;
+        return `webhook #${attempt.webhookId} (${what}) to ${attempt.url} was not delivered after ${attempt.attempt} attempt(s): ${why}`;
+      });
+  }
+
   /** Webhooks held by `pause`. */
   get held(): number {
     return this.#held.length;
@@ -184,6 +228,10 @@ export class Outbox implements Timeline {
     const data = encodeBase64Url(JSON.stringify(notification));
     const signature = sign(data, secret, { algorithm: this.#algorithm });
     const webhookId = this.#nextId++;
+    if (this.#faults.drop) {
+      this.dropped.push({ url, notification });
+      return;
+    }
     const dueAt = this.#now() + (this.#faults.delayMs ?? 0);
     const copies = 1 + Math.max(0, this.#faults.duplicate ?? 0);
     for (let i = 0; i < copies; i++) {
@@ -233,7 +281,7 @@ export class Outbox implements Timeline {
     try {
       answer = await this.#transport({ url: item.url, data: item.data, signature: item.signature });
     } catch (cause) {
-      error = cause instanceof Error ? cause.message : String(cause);
+      error = describeError(cause);
     }
     const ok = answer !== undefined && answer.status >= 200 && answer.status < 300;
     this.attempts.push({

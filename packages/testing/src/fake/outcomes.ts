@@ -19,7 +19,7 @@ export const TEST_CARDS = {
   decline: '4000000000000002',
 } as const;
 
-/** Status texts of the fake: 1000, 1002, 1004, 2122 from the spec and public facts; the failure codes (2000, as the fixtures, and 2123) are the toolkit's. */
+/** Status texts of the fake: 1000, 1002, 1004, 2122 from the spec and public facts; the failure codes (2000, as the fixtures, 2123 and 2124) and 1100 are the toolkit's. */
 export const STATUS = {
   purchaseSuccess: {
     status: 'success',
@@ -40,6 +40,7 @@ export const STATUS = {
   },
   failed3ds: { status: 'failure', status_code: '2123', status_description: '3DS verification failed' },
   created: { status: 'init', status_code: '1100', status_description: 'Waiting for the customer' },
+  expired: { status: 'failure', status_code: '2124', status_description: 'The payment lifespan expired' },
 } as const;
 
 /** Picks the outcome: a per-order choice first, then a per-card choice, then the test cards, then success. */

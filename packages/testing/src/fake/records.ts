@@ -95,7 +95,10 @@ export function newPaymentRecord({ request, posId, split, ids, now }: NewRecordI
   for (const field of ECHOED) if (request[field] !== undefined) record[field] = request[field];
   if (split)
     for (const field of SPLIT_ECHOED) if (request[field] !== undefined) record[field] = request[field];
-  record.mcc = typeof request.merchant_mcc === 'string' ? request.merchant_mcc : '5999';
+  // The request's MCC, sent as text or as a number (spec 2.1 types it MCC), as 4 digits; 5999 when none was sent.
+  const mcc = request.merchant_mcc;
+  record.mcc =
+    typeof mcc === 'string' ? mcc : typeof mcc === 'number' ? String(mcc).padStart(4, '0') : '5999';
   record.options_3ds = typeof request.order_3ds_bypass === 'string' ? request.order_3ds_bypass : 'supported';
   record.user_action_required = false;
   record.bank_short_name = 'FAKEBANK';

@@ -417,3 +417,28 @@ describe('the fake API refuses every rule of parts 4 and 8, naming the field', (
     });
   });
 });
+
+describe('mockPaymentApi({ splitSum })', () => {
+  it('refuses split amounts that do not add up to amount by default, and accepts fewer with at_most', async () => {
+    const answers: number[] = [];
+    for (const splitSum of [undefined, 'at_most'] as const) {
+      api = mockPaymentApi({
+        baseUrl: BASE_URL,
+        secret: 'split-sum',
+        seed: 12,
+        transport: async () => ({ status: 200, body: '' }),
+        ...(splitSum ? { splitSum } : {}),
+      });
+      try {
+        const response = await post(api.project, '/api/v1/split/purchase', {
+          ...split(api.project, 'hosted'),
+          amount: 20,
+        });
+        answers.push(response.status);
+      } finally {
+        api.restore();
+      }
+    }
+    expect(answers).toEqual([400, 303]);
+  });
+});

@@ -1,6 +1,7 @@
 import {
   type InitRecurring,
   resolveInitRecurring,
+  type SplitSumRule,
   validatePaymentRequest,
   validateSplitPurchaseRequest,
 } from '@payhook/core';
@@ -14,9 +15,13 @@ import type { SubscriptionPlan } from './subscriptions.js';
  */
 export function assertValidRequest(
   body: Readonly<Record<string, unknown>>,
-  options: { split: boolean; sector: string | undefined; now: Date },
+  options: { split: boolean; sector: string | undefined; now: Date; splitSum?: SplitSumRule | undefined },
 ): void {
-  const context = { now: options.now, ...(options.sector !== undefined ? { sector: options.sector } : {}) };
+  const context = {
+    now: options.now,
+    ...(options.sector !== undefined ? { sector: options.sector } : {}),
+    ...(options.splitSum !== undefined ? { splitSum: options.splitSum } : {}),
+  };
   const result = options.split
     ? validateSplitPurchaseRequest(body, context)
     : validatePaymentRequest(body, context);

@@ -63,3 +63,30 @@ export function renderCheckoutPage(input: CheckoutPageInput): string {
 export function renderMessagePage(title: string, message: string): string {
   return page(title, `<h1>${escapeHtml(title)}</h1>\n<p id="message">${escapeHtml(message)}</p>`);
 }
+
+/**
+ * The receipt a `receipt_url` opens (spec 2.1): what was paid or refunded, for which order, and when. Every
+ * value is escaped.
+ *
+ * @example
+ * renderReceiptPage({ method: 'purchase', amount: 10, currency: 'XTS', order_id: 'o-1', status: 'success' });
+ */
+export function renderReceiptPage(record: object): string {
+  const r = record as Readonly<Record<string, unknown>>;
+  const rows = [
+    ['Operation', r.method],
+    ['Amount', `${String(r.amount)} ${String(r.currency)}`],
+    ['Order', r.order_id],
+    ['Payment', r.payment_id],
+    ['Card', r.cc_mask ?? ''],
+    ['Status', r.status],
+    ['Date (UTC)', r.processed_at ?? r.created_at],
+  ];
+  return page(
+    'Receipt',
+    `<h1>Receipt</h1>
+<table>
+${rows.map(([name, value]) => `<tr><th>${escapeHtml(name)}</th><td>${escapeHtml(value)}</td></tr>`).join('\n')}
+</table>`,
+  );
+}

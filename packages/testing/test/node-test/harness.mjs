@@ -40,6 +40,6 @@ test('a failed expectation is a plain Error with the answer in its message', asy
   assert.throws(() => res.expectDuplicate(), {
     name: 'Error',
     message:
-      '[@payhook/testing] POST /webhook (exact): expected 200 with outcome "duplicate", got 200 {"ok":true,"outcome":"handled"}',
+      '[@payhook/testing] POST /webhooks (exact): expected 200 with outcome "duplicate", got 200 {"ok":true,"outcome":"handled"}',
   });
 });

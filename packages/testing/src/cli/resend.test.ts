@@ -1,0 +1,89 @@
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createNodeListener, createWebhookHandler } from '@payhook/core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TEST_CARDS } from '../fake/outcomes.js';
+import { type FakeServer, startFakeServer } from '../server.js';
+import { memoryIO } from './io.js';
+import { runCli } from './run.js';
+
+const secret = 'resend-secret';
+
+describe('payhook resend (spec 4.3, 4.4) against payhook serve', () => {
+  let fake: FakeServer;
+  let merchant: Server;
+  const handled: string[] = [];
+
+  beforeAll(async () => {
+    const webhook = createWebhookHandler<IncomingMessage>({
+      secret,
+      logger: false,
+      handle: (n) => void handled.push(`${n.order_id} ${n.status}`),
+    });
+    merchant = createServer(createNodeListener(webhook));
+    await new Promise<void>((resolve) => merchant.listen(0, '127.0.0.1', resolve));
+    fake = await startFakeServer({ secret, seed: 9, now: '2026-05-01T08:00:00Z' });
+    const { project } = fake.fake;
+    fake.fake.createPayment({
+      pos_id: project.posId,
+      mode: 'direct',
+      method: 'purchase',
+      amount: 9.99,
+      currency: 'XTS',
+      description: 'Tea',
+      order_id: 'order-resend',
+      cc_number: TEST_CARDS.success,
+      exp_month: 12,
+      exp_year: 2030,
+      card_cvv: '123',
+      server_url: `http://127.0.0.1:${(merchant.address() as AddressInfo).port}/webhooks`,
+    });
+    await fake.fake.idle();
+  });
+  afterAll(async () => {
+    await fake.close();
+    await new Promise((resolve) => merchant.close(resolve));
+  });
+
+  const resend = (...args: string[]) => {
+    const { project } = fake.fake;
+    const { io, out, err } = memoryIO('', {
+      PAYHOOK_API_KEY: project.apiKey,
+      PAYHOOK_ENDPOINTS_KEY: project.endpointsKey,
+      PAYHOOK_API_SIGNATURE: 'not-checked',
+    });
+    return runCli(['resend', '--base-url', fake.url, '--pos-id', project.posId, ...args], io).then(
+      (code) => ({
+        code,
+        out,
+        err,
+      }),
+    );
+  };
+
+  it('asks for the webhook again, prints the record answered, and the receiver gets it once more', async () => {
+    const { code, out } = await resend('--order', 'order-resend');
+    expect(code).toBe(0);
+    expect(out[0]).toBe(
+      `GET ${fake.url}/api/v1/pos/${fake.fake.project.posId}/orders/order-resend/purchase?callback=true`,
+    );
+    expect(out[1]).toMatch(/^200 \{.*"order_id":"order-resend".*"status":"success"/);
+    await fake.fake.idle();
+    expect(handled).toEqual(['order-resend success']);
+    expect(fake.fake.deliveries.map((d) => d.body)).toEqual([
+      '{"ok":true,"outcome":"handled"}',
+      '{"ok":true,"outcome":"duplicate"}',
+    ]);
+  });
+
+  it('exits 1 with the service answer for an unknown order or transaction, 2 without the keys', async () => {
+    const unknown = await resend('--order', 'order-resend', '--transaction-id', 'nope');
+    expect([unknown.code, unknown.out[1]]).toEqual([
+      1,
+      '404 {"message":"No transaction with this transactionId on this order.","args":{"code":"N-404"}}',
+    ]);
+    const { io, err } = memoryIO();
+    expect(await runCli(['resend', '--base-url', fake.url, '--pos-id', 'p', '--order', 'o'], io)).toBe(2);
+    expect(err[0]).toBe('payhook resend: --api-key is required (or set PAYHOOK_API_KEY).');
+  });
+});

@@ -1,0 +1,105 @@
+import { httpUrlFrom, parseCommand, positiveInteger, runCommand, UsageError } from './args.js';
+import type { CliIO } from './io.js';
+import { httpCall } from './post.js';
+
+export const RESEND_HELP = `Usage: payhook resend --base-url URL --pos-id ID --order ORDER [--operation OP] [--transaction-id T]
+
+Asks the payment service (or 'payhook serve') to deliver an operation's webhook again, as spec 4.3 and 4.4:
+  GET {base_url}/api/v1/pos/<pos_id>/orders/<order_id>/<operation>?callback=true[&transactionId=T]
+Prints the status and the record answered. Exits 0 on a 2xx answer, 1 otherwise.
+
+Options:
+  --base-url URL        the service's {base_url} (http or https)
+  --pos-id ID           the project (pos_id)
+  --order ORDER         the merchant's order_id
+  --operation OP        purchase (default), auth, capture, void, refund, …
+  --transaction-id T    one charge of a recurring payment (4.4); without it, the latest
+  --api-key K           X-API-AUTH's API_KEY (or PAYHOOK_API_KEY)
+  --endpoints-key E     X-API-KEY (or PAYHOOK_ENDPOINTS_KEY)
+  --signature S         X-API-AUTH's SIGNATURE, whose computation the spec does not show (or
+                        PAYHOOK_API_SIGNATURE; 'payhook serve' accepts any)
+  --timeout MS          default 10000
+  -h, --help            this help
+
+Example:
+  payhook resend --base-url http://127.0.0.1:8910 --pos-id 5f0c… --order order-1 --api-key ak_… --endpoints-key ek_… --signature x`;
+
+function required(name: string, value: string | undefined, variable?: string): string {
+  if (value === undefined || value === '') {
+    throw new UsageError(`--${name} is required${variable ? ` (or set ${variable})` : ''}.`);
+  }
+  return value;
+}
+
+/**
+ * `payhook resend`: the re-send request of spec 4.3 (an operation) and 4.4 (a recurring charge by
+ * `transactionId`) against a live service or `payhook serve`.
+ *
+ * @example
+ * const code = await resendCommand(['--base-url', url, '--pos-id', posId, '--order', 'o-1'], processIO());
+ */
+export async function resendCommand(argv: string[], io: CliIO): Promise<number> {
+  return runCommand('resend', io, async () => {
+    const parsed = parseCommand(
+      argv,
+      {
+        'base-url': { type: 'string' },
+        'pos-id': { type: 'string' },
+        order: { type: 'string' },
+        operation: { type: 'string' },
+        'transaction-id': { type: 'string' },
+        'api-key': { type: 'string' },
+        'endpoints-key': { type: 'string' },
+        signature: { type: 'string' },
+        timeout: { type: 'string' },
+      },
+      io,
+      RESEND_HELP,
+    );
+    if (parsed === undefined) return 0;
+    const { values, positionals } = parsed;
+    if (positionals.length > 0)
+      throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}.`);
+    const base = httpUrlFrom('--base-url', values['base-url']);
+    const posId = required('pos-id', values['pos-id']);
+    const order = required('order', values.order);
+    const operation = values.operation ?? 'purchase';
+    if (!/^[a-z0-9_-]+$/i.test(operation))
+      throw new UsageError('--operation must be a word such as purchase.');
+    const apiKey = required('api-key', values['api-key'] ?? io.env.PAYHOOK_API_KEY, 'PAYHOOK_API_KEY');
+    const endpointsKey = required(
+      'endpoints-key',
+      values['endpoints-key'] ?? io.env.PAYHOOK_ENDPOINTS_KEY,
+      'PAYHOOK_ENDPOINTS_KEY',
+    );
+    const signature = required(
+      'signature',
+      values.signature ?? io.env.PAYHOOK_API_SIGNATURE,
+      'PAYHOOK_API_SIGNATURE',
+    );
+    const timeout = positiveInteger('--timeout', values.timeout, 10_000);
+    const path = `api/v1/pos/${encodeURIComponent(posId)}/orders/${encodeURIComponent(order)}/${operation}`;
+    const url = new URL(path, base.href.endsWith('/') ? base.href : `${base.href}/`);
+    url.searchParams.set('callback', 'true');
+    if (values['transaction-id'] !== undefined)
+      url.searchParams.set('transactionId', values['transaction-id']);
+    const headers = {
+      'x-api-auth': `SVC-HMAC-SHA256 ${apiKey}:${signature}`,
+      'x-api-key': endpointsKey,
+      accept: 'application/json',
+    };
+    io.stdout(`GET ${url.href}`);
+    let answer: { status: number; text: string };
+    try {
+      answer = await httpCall('GET', url, headers, undefined, timeout);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      io.stderr(
+        `no answer: ${error instanceof Error ? error.message : String(error)}${code ? ` (${code})` : ''}`,
+      );
+      return 1;
+    }
+    io.stdout(`${answer.status} ${answer.text}`);
+    return answer.status >= 200 && answer.status < 300 ? 0 : 1;
+  });
+}
