@@ -63,7 +63,7 @@ export function demoSteps(secret: string): DemoStep[] {
       body: tampered(secret),
       expected: '401 signature.invalid',
     },
-    handled('refund of 100.00 UAH', refund(), secret, `${refund().operation_id}:refund:success:1004`),
+    handled('refund of 100.00 UAH', refund(), secret, `${refund().operation_id}:refund:success:1000`),
     handled(
       'recurring charge #1 (transaction tx-1)',
       recurringCharge('tx-1'),

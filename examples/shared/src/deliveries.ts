@@ -46,7 +46,7 @@ export function refund(fields: NotificationJson = {}): NotificationJson {
     amount: 100,
     currency: 'UAH',
     status: 'success',
-    status_code: '1004',
+    status_code: '1000',
     status_description: 'Refund successful',
     created_at: '2025-03-15T11:02:00',
     ...fields,

@@ -38,7 +38,7 @@ export function refund(overrides: Record<string, unknown> = {}): Record<string, 
     amount: 50,
     currency: 'UAH',
     status: 'success',
-    status_code: '1004',
+    status_code: '1000',
     created_at: '2026-11-23T09:00:00',
     ...overrides,
   };

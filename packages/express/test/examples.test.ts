@@ -49,10 +49,10 @@ describe.each(['express', 'koa'] as const)('examples/%s as a child process', (na
         operation_id: `op-${name}`,
         method: 'refund',
         status: 'success',
-        status_code: '1004',
+        status_code: '1000',
         amount: 100,
         currency: 'UAH',
-        key: `op-${name}:refund:success:1004`,
+        key: `op-${name}:refund:success:1000`,
       },
     ]);
     const { code, signal } = await example.stop();
