@@ -103,18 +103,19 @@ export class Runs {
       }
       if (now >= entry.renewAt) {
         entry.renewAt = now + this.#options.leaseMs / 3;
-        for (const lease of entry.leases) void this.#renew(lease);
+        for (const lease of entry.leases) void this.#renew(entry, lease);
       }
     }
   };
 
   /** Renews through the options' bounded call; a store that fails or lost the lease is reported, never thrown. */
-  readonly #renew = async (lease: HeldLease): Promise<void> => {
+  readonly #renew = async (entry: Entry, lease: HeldLease): Promise<void> => {
     const store = this.#options.store;
     if (store === undefined) return;
     try {
       const held = await this.#options.call(() => store.renew(lease.key, lease.token, this.#options.leaseMs));
-      if (!held) {
+      // A lease committed or released while its renewal was on the way is no longer held, and that is fine.
+      if (!held && entry.leases.has(lease)) {
         this.#options.report(
           new StoreError(
             'store.unavailable',
