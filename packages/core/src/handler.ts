@@ -26,14 +26,13 @@ import { OrderingGuard, type OrderingOptions } from './ordering.js';
 import { parseOwnNotification } from './parse.js';
 import { createSenderCheck, type SenderOptions, senderAddress } from './sender.js';
 import {
+  checkSecretOption,
   matchSecret,
   normalizeSignature,
   resolveSecrets,
   type Secret,
-  type SecretResolver,
   type Secrets,
   type SignatureAlgorithm,
-  toSecretArray,
 } from './signature.js';
 import { MemoryStore } from './stores/memory.js';
 
@@ -281,20 +280,10 @@ export function createWebhookHandler<C = undefined>(options: WebhookHandlerOptio
   }
   const logger = options.logger === undefined ? console : options.logger;
   const warned = { done: false };
-  const resolver = typeof options.secret === 'function' ? options.secret : undefined;
-  const staticSecrets =
-    resolver === undefined ? toSecretArray(options.secret as Exclude<Secrets, SecretResolver>) : [];
-  if (resolver === undefined) {
-    if (
-      staticSecrets.length === 0 ||
-      staticSecrets.some((s) => (typeof s === 'string' ? s : s.secret) === '')
-    ) {
-      throw new TypeError(
-        '[@payhook/core] secret is empty: pass the project secret (SECRET_KEY) from your settings.',
-      );
-    }
-    warnAboutWhitespace(staticSecrets, logger, warned);
-  }
+  const secrets = checkSecretOption(options.secret);
+  const resolver = typeof secrets === 'function' ? secrets : undefined;
+  const staticSecrets = typeof secrets === 'function' ? [] : secrets;
+  if (resolver === undefined) warnAboutWhitespace(staticSecrets, logger, warned);
   const store = options.store === false ? undefined : (options.store ?? new MemoryStore());
   const keyOf = options.key ?? notificationKey;
   const leaseMs = options.leaseMs ?? 60_000;

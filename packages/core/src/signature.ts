@@ -139,6 +139,49 @@ function equalInConstantTime(a: string, b: string): boolean {
   return difference === 0;
 }
 
+function describeValue(value: unknown): string {
+  if (value === undefined || value === null) return String(value);
+  if (value === '') return 'an empty string';
+  if (Array.isArray(value)) return value.length === 0 ? 'an empty array' : 'an array';
+  if (typeof value === 'object') return 'an object without a secret property';
+  return `a ${typeof value}`;
+}
+
+function secretError(where: string, value: unknown): TypeError {
+  const unset = value === undefined || value === null || value === '';
+  return new TypeError(
+    `[@payhook/core] ${where} is ${describeValue(value)}: pass the project's secret (SECRET_KEY in the service's settings) as a string, an { id, secret } object, an array of them, or a function of pos_id.${
+      unset
+        ? ' If it is read from an environment variable (secret: process.env.WEBHOOK_SECRET!), that variable is not set, or is empty, where this process runs.'
+        : ''
+    }`,
+  );
+}
+
+function checkSecret(value: unknown, where: string): Secret {
+  if (typeof value === 'string' && value !== '') return value;
+  if (value !== null && typeof value === 'object' && !Array.isArray(value) && 'secret' in value) {
+    const { secret } = value;
+    if (typeof secret === 'string' && secret !== '') return value as Secret;
+    throw secretError(`the secret property of ${where}`, secret);
+  }
+  throw secretError(where, value);
+}
+
+/**
+ * Checks the `secret` option once, when a handler is built: returns a resolver as given, or the static secrets as
+ * a non-empty list of non-empty strings and `{ id, secret }` objects. Anything else (`undefined` from an unset
+ * environment variable read as `process.env.WEBHOOK_SECRET!`, `null`, `''`, a number, an object without
+ * `secret`, an empty array, an array holding any of these) throws a `TypeError` that names the option, the item
+ * and the likely cause, instead of a TypeError from deep inside the first delivery.
+ */
+export function checkSecretOption(value: unknown): SecretResolver | readonly Secret[] {
+  if (typeof value === 'function') return value as SecretResolver;
+  if (!Array.isArray(value)) return [checkSecret(value, 'the secret option')];
+  if (value.length === 0) throw secretError('the secret option', value);
+  return value.map((item, index) => checkSecret(item, `item ${index} of the secret option`));
+}
+
 /** The list form of any `SecretList`. */
 export function toSecretArray(secrets: SecretList): readonly Secret[] {
   return typeof secrets === 'string' || !Array.isArray(secrets) ? [secrets as Secret] : secrets;
@@ -219,8 +262,8 @@ export function verifySignature(
       list.length === 0 ? NO_SECRET : resultFor(list, matchSecret(data, expected, list, algorithm)),
     );
   }
+  const list = checkSecretOption(secrets) as readonly Secret[];
   if (!expected) return MALFORMED;
-  const list = toSecretArray(secrets);
   return resultFor(list, matchSecret(data, expected, list, algorithm));
 }
 
@@ -245,5 +288,8 @@ function unverifiedPosId(data: string): string | undefined {
 /** Reads `pos_id` from unverified data (to choose secrets only) and asks the resolver. */
 export async function resolveSecrets(resolver: SecretResolver, data: string): Promise<readonly Secret[]> {
   const found = await resolver(unverifiedPosId(data));
-  return found === undefined ? [] : toSecretArray(found);
+  if (found === undefined) return [];
+  return toSecretArray(found).map((secret, index) =>
+    checkSecret(secret, `item ${index} of what the secret resolver returned`),
+  );
 }
