@@ -3,7 +3,14 @@ import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it, vi } from 'vitest';
 import { encodeBase64Url } from './base64url.js';
-import { checkSecretOption, normalizeSignature, resolveSecrets, sign, verifySignature } from './signature.js';
+import {
+  checkSecretOption,
+  matchSecret,
+  normalizeSignature,
+  resolveSecrets,
+  sign,
+  verifySignature,
+} from './signature.js';
 
 // An independent base64url: by hand from the alphabet, not through Buffer's 'base64'.
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
@@ -155,6 +162,34 @@ const PASS =
   "pass the project's secret (SECRET_KEY in the service's settings) as a string, an { id, secret } object, an array of them, or a function of pos_id.";
 const UNSET =
   ' If it is read from an environment variable (secret: process.env.WEBHOOK_SECRET!), that variable is not set, or is empty, where this process runs.';
+
+describe('matchSecret', () => {
+  it('compares in constant time: as many character reads whether the first, the last or no character differs', () => {
+    const expected = normalizeSignature(sign(data, 'current'))!;
+    const flip = (text: string, at: number) =>
+      text.slice(0, at) + (text[at] === 'A' ? 'B' : 'A') + text.slice(at + 1);
+    const reads = (candidate: string) => {
+      const original = String.prototype.charCodeAt;
+      let count = 0;
+      String.prototype.charCodeAt = function (this: string, index: number) {
+        count++;
+        return original.call(this, index);
+      };
+      try {
+        return [matchSecret(data, candidate, ['current']), count];
+      } finally {
+        String.prototype.charCodeAt = original;
+      }
+    };
+    expect(expected).toHaveLength(43);
+    expect([expected, flip(expected, 0), flip(expected, 42), 'A'.repeat(43)].map(reads)).toEqual([
+      [0, 86],
+      [-1, 86],
+      [-1, 86],
+      [-1, 86],
+    ]);
+  });
+});
 
 describe('checkSecretOption', () => {
   it.each([
