@@ -63,18 +63,29 @@ function tooManyFields(): RequestError {
   );
 }
 
-/** `[`, `{` and `,`: every JSON value after the first needs one of them. */
-const STRUCTURE = /[,[{]/g;
-
 /**
  * True when `text` has at most `limit` of the characters `,`, `[` and `{` (in strings too), so JSON.parse makes at
- * most `limit + 1` values of it; one native scan that stops at the limit. JSON.parse spends 40 to 130 ms on a
- * megabyte of small values or deep nesting, 1 ms on a megabyte of string.
+ * most `limit + 1` values of it. Each character is looked for with `indexOf` from past its last find, so the
+ * text is scanned three times at memchr speed (a regular expression's class scan is 30 times slower) and at most
+ * `limit + 3` calls are made. JSON.parse spends 40 to 130 ms on a megabyte of small values or deep nesting, 1 ms
+ * on a megabyte of string.
  */
 export function hasAtMostJsonValues(text: string, limit: number): boolean {
-  STRUCTURE.lastIndex = 0;
-  for (let count = 0; count <= limit; count++) if (!STRUCTURE.test(text)) return true;
-  return false;
+  let comma = text.indexOf(',');
+  let bracket = text.indexOf('[');
+  let brace = text.indexOf('{');
+  for (let count = 0; ; count++) {
+    const next = Math.min(
+      comma < 0 ? Number.POSITIVE_INFINITY : comma,
+      bracket < 0 ? Number.POSITIVE_INFINITY : bracket,
+      brace < 0 ? Number.POSITIVE_INFINITY : brace,
+    );
+    if (next === Number.POSITIVE_INFINITY) return true;
+    if (count === limit) return false;
+    if (next === comma) comma = text.indexOf(',', next + 1);
+    else if (next === bracket) bracket = text.indexOf('[', next + 1);
+    else brace = text.indexOf('{', next + 1);
+  }
 }
 
 function malformedEscape(): RequestError {
