@@ -3,7 +3,15 @@ import { describe, expect, it } from 'vitest';
 import type { HttpRowResult } from './http.js';
 import type { MemoryRow } from './memory.js';
 import type { MicroRow } from './micro.js';
-import { createIdSource, encodeData, formBody, notificationJson, octokitBody, signData } from './payload.js';
+import {
+  createIdSource,
+  encodeData,
+  formBody,
+  limitBodies,
+  notificationJson,
+  octokitBody,
+  signData,
+} from './payload.js';
 import { rotate, spread } from './stats.js';
 import { formatResults, type Results } from './table.js';
 import { computeRatios } from './targets.js';
@@ -161,5 +169,17 @@ describe('formatResults', () => {
     expect(text).toContain('skipped: Redis: connect ECONNREFUSED 127.0.0.1:6379');
     expect(text).toContain('| a ratio | 2.00 | 2.00 – 2.00 | <= 1.5 | MISS |');
     expect(text).not.toContain('HTTP row');
+  });
+});
+
+describe('limitBodies', () => {
+  it('builds three bodies of one length, within a base64 quantum of the size', () => {
+    const { plain, refused, worst } = limitBodies(1024 * 1024);
+    expect(plain.length).toBeLessThanOrEqual(1024 * 1024);
+    expect(plain.length).toBeGreaterThan(1024 * 1024 - 4);
+    expect([refused.length, worst.length]).toEqual([plain.length, plain.length]);
+    const fields = new URLSearchParams(plain.toString());
+    expect(fields.get('signature')).toBe(signData(fields.get('data')!));
+    expect(new URLSearchParams(worst.toString()).get('data')).toBe(' '.repeat(plain.length - 62));
   });
 });

@@ -17,12 +17,14 @@ import {
   createIdSource,
   encodeData,
   formBody,
+  limitBodies,
   notificationJson,
   SECRET,
   signData,
   signOctokit,
 } from './payload.js';
 import { rotate, type Spread, spread } from './stats.js';
+import { PLAIN_AT_LIMIT_ROW, REFUSED_AT_LIMIT_ROW, WORST_CASE_ROW } from './targets.js';
 
 /** Calls per tinybench sample: amortises the clock's own cost (about 1 µs) over many microsecond-scale calls. */
 const BATCH = 64;
@@ -41,7 +43,11 @@ export interface MicroRow extends Spread {
   unit: 'µs';
 }
 
-type Task = { name: string; fn: () => unknown };
+/** `batch`: calls per sample, when not `BATCH` (the size-limit rows take milliseconds a call). */
+type Task = { name: string; fn: () => unknown; batch?: number };
+
+/** The handler's default `maxBodyBytes`: the size-limit rows' bodies are this long. */
+const SIZE_LIMIT = 1024 * 1024;
 
 let sink: unknown;
 
@@ -122,6 +128,21 @@ function fullHandlerTask(inputs: readonly Input[]): () => Promise<void> {
   };
 }
 
+/** One call of a handler without a store on `body`, which must end as `outcome`. */
+function sizeLimitTask(body: Buffer, outcome: 'handled' | 'refused'): () => Promise<void> {
+  const headers = { 'content-type': 'application/x-www-form-urlencoded' };
+  const handler = createWebhookHandler({
+    secret: SECRET,
+    store: false,
+    logger: false,
+    handle: () => undefined,
+  });
+  return async () => {
+    const result = await handler({ method: 'POST', headers, body }, undefined);
+    if (result.outcome !== outcome) throw new Error(`a size-limit row answered ${result.outcome}`);
+  };
+}
+
 function storeTask(size: number): () => void {
   const nextId = createIdSource();
   let store = new MemoryStore();
@@ -176,6 +197,14 @@ async function createTasks(pool: number): Promise<Task[]> {
       ),
     },
     { name: 'MemoryStore claim + commit alone', fn: storeTask(pool) },
+    ...(() => {
+      const bodies = limitBodies(SIZE_LIMIT);
+      return [
+        { name: WORST_CASE_ROW, fn: sizeLimitTask(bodies.worst, 'refused'), batch: 1 },
+        { name: PLAIN_AT_LIMIT_ROW, fn: sizeLimitTask(bodies.plain, 'handled'), batch: 1 },
+        { name: REFUSED_AT_LIMIT_ROW, fn: sizeLimitTask(bodies.refused, 'refused'), batch: 1 },
+      ];
+    })(),
     {
       name: 'sha256(secret + data + secret) alone',
       fn: each(({ data }) => createHash('sha256').update(SECRET).update(data).update(SECRET).digest()),
@@ -216,6 +245,7 @@ async function createTasks(pool: number): Promise<Task[]> {
 export async function runMicro(options: MicroOptions): Promise<MicroRow[]> {
   const tasks = await createTasks(options.pool);
   const samples = new Map<string, number[]>(tasks.map((task) => [task.name, []]));
+  const batches = new Map(tasks.map((task) => [task.name, task.batch ?? BATCH]));
   for (let round = 0; round < options.rounds; round++) {
     const bench = new Bench({
       now: cpuNow,
@@ -228,7 +258,7 @@ export async function runMicro(options: MicroOptions): Promise<MicroRow[]> {
     for (const task of bench.tasks) {
       const mean = task.result?.latency.mean;
       if (mean === undefined) throw new Error(`no result for ${task.name}`);
-      samples.get(task.name)!.push((mean * 1000) / BATCH);
+      samples.get(task.name)!.push((mean * 1000) / batches.get(task.name)!);
     }
   }
   if (sink === undefined) throw new Error('the rows produced nothing');

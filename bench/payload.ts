@@ -102,3 +102,37 @@ export function octokitBody(paymentId: string, bytes: number): string {
 export function signOctokit(body: string, secret: string = SECRET): string {
   return `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
 }
+
+/** Bodies of one size for the size-limit rows: an ordinary signed delivery, it wrongly signed, and the worst shape. */
+export interface LimitBodies {
+  /** The notification with a `padding` field long enough, signed: handled. */
+  plain: Buffer;
+  /** The same body with a signature of the right size that does not match: refused with 401. */
+  refused: Buffer;
+  /**
+   * The costliest shape found for its size: `data` of `+` only, which form decoding turns into spaces, hashed once
+   * as received and once more with the spaces turned back into `+` (as a sender that did not escape `+` needs).
+   */
+  worst: Buffer;
+}
+
+/** `LimitBodies` of the largest size up to `size` bytes that the plain delivery reaches exactly. */
+export function limitBodies(size: number): LimitBodies {
+  const notification = JSON.parse(notificationJson(createIdSource()())) as Record<string, unknown>;
+  const bodyFor = (padding: number, signature?: string) => {
+    const data = toUrl(
+      Buffer.from(JSON.stringify({ ...notification, padding: 'x'.repeat(padding) })).toString('base64'),
+    );
+    return formBody(data, signature ?? signData(data));
+  };
+  // Four base64 characters per three JSON bytes: start near the size and step down to the first body that fits.
+  let padding = Math.floor(((size - bodyFor(0).length) * 3) / 4);
+  while (bodyFor(padding).length > size) padding--;
+  const plain = bodyFor(padding);
+  const prefix = `signature=${'A'.repeat(43)}%3D&data=`;
+  return {
+    plain: Buffer.from(plain),
+    refused: Buffer.from(bodyFor(padding, `${'A'.repeat(43)}=`)),
+    worst: Buffer.from(prefix + '+'.repeat(plain.length - prefix.length)),
+  };
+}

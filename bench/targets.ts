@@ -46,6 +46,9 @@ function bound(name: string, value: number, op: '<=' | '>=', limit: number): Rat
 const VDP = 'payhook verifySignature + decodeData + parseNotification';
 const FULL = 'payhook full core handler, MemoryStore';
 const MINIMUM = 'hand-written minimum';
+export const WORST_CASE_ROW = 'worst-case body at the size limit (1 MiB of + in data), refused';
+export const PLAIN_AT_LIMIT_ROW = 'plain delivery at the size limit, handled';
+export const REFUSED_AT_LIMIT_ROW = 'plain delivery at the size limit, wrong signature, refused';
 
 /** The targets (and context ratios without a target), from whatever rows this run measured. */
 export function computeRatios(
@@ -94,6 +97,19 @@ export function computeRatios(
       'floor of verify + decode + parse: minimum + parseNotification vs the minimum',
       'hand-written minimum + parseNotification',
       MINIMUM,
+    ),
+    ratio(
+      micro,
+      'worst-case body at the size limit vs a plain delivery of the same size, time',
+      WORST_CASE_ROW,
+      PLAIN_AT_LIMIT_ROW,
+      { op: '<=', value: 3 },
+    ),
+    ratio(
+      micro,
+      'worst-case body at the size limit vs the plain delivery wrongly signed, time',
+      WORST_CASE_ROW,
+      REFUSED_AT_LIMIT_ROW,
     ),
     ratio(micro, 'JSON.parse share of the hand-written minimum', 'JSON.parse alone', MINIMUM),
     ratio(micro, 'sha256 share of the hand-written minimum', 'sha256(secret + data + secret) alone', MINIMUM),

@@ -5,9 +5,9 @@ import { serveExample } from '../../shared/src/serve.ts';
 
 await serveExample(({ secret, store }) => {
   const app = express();
-  app.post(
-    '/webhooks',
-    webhookMiddleware({ secret, store }).onAny((notification, _req, delivery) => {
+  // With path, only /webhooks is the webhook's (other methods on it: 405, Allow: POST); other routes are untouched.
+  app.use(
+    webhookMiddleware({ secret, store, path: '/webhooks' }).onAny((notification, _req, delivery) => {
       // Your code: fulfil the order, record the refund... It runs once per notification; throw to get it redelivered.
       printNotification(notification, delivery);
     }),

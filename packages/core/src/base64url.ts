@@ -25,11 +25,19 @@ function decodedLength(text: string): number {
 }
 
 /**
- * Undoes what form decoding does to an unescaped `+` of standard base64: it arrives as a space. The one place
- * that tolerance lives, for `data` and `signature` alike.
+ * `input` with every space turned back into `+`, through its UTF-8 bytes (0x20 is only ever a space there): V8's
+ * global replace costs about 100 ns a match, 100 ms for a megabyte of spaces. A lone surrogate comes back as U+FFFD,
+ * as UTF-8 encoding (hashing) turns it anyway; no base64 text holds one.
  */
 export function plusForSpace(input: string): string {
-  return input.includes(' ') ? input.replace(/ /g, '+') : input;
+  return input.includes(' ') ? plusForSpaceBytes(input).toString() : input;
+}
+
+/** The UTF-8 bytes of `plusForSpace(input)`, for a digest that needs no string. */
+export function plusForSpaceBytes(input: string): Buffer {
+  const bytes = Buffer.from(input);
+  for (let i = 0; i < bytes.length; i++) if (bytes[i] === 32) bytes[i] = 43;
+  return bytes;
 }
 
 /**
@@ -66,8 +74,8 @@ export function decodeBase64UrlText(input: string): string | undefined {
   }
   if (scratch.write(input, 0, length, 'base64') === length) return scratch.toString('utf8', 0, length);
   // The decoder skipped a character: a space (a `+` turned by form decoding) is worth a second try.
+  if (!input.includes(' ')) return undefined;
   const text = plusForSpace(input);
-  if (text === input) return undefined;
   return scratch.write(text, 0, length, 'base64') === length
     ? scratch.toString('utf8', 0, length)
     : undefined;

@@ -3,6 +3,15 @@ import { isIP } from 'node:net';
 const DECIMAL = /^(\d+)(?:\.(\d+))?$/;
 
 /**
+ * `digits` without its trailing zeros. A loop: `/0+$/` retries from every zero of a run, quadratic on `0…01`.
+ */
+export function withoutTrailingZeros(digits: string): string {
+  let end = digits.length;
+  while (end > 0 && digits.charCodeAt(end - 1) === 48) end--;
+  return digits.slice(0, end);
+}
+
+/**
  * Integer cents of a valid amount, or `undefined`. Read from the decimal text (a number's shortest round-trip
  * form, or the string as given), so `0.1 + 0.2` (`0.30000000000000004`) is refused instead of rounded.
  */
@@ -12,7 +21,7 @@ export function amountCents(value: unknown): number | undefined {
   // A number printed with an exponent is below 1e-6 or from 1e21: too many decimals or too large either way.
   const match = DECIMAL.exec(String(value));
   if (!match) return undefined;
-  const fraction = (match[2] ?? '').replace(/0+$/, '');
+  const fraction = withoutTrailingZeros(match[2] ?? '');
   if (fraction.length > 2) return undefined;
   const cents = Number((match[1] ?? '') + fraction.padEnd(2, '0'));
   return Number.isSafeInteger(cents) && cents > 0 ? cents : undefined;

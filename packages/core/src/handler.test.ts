@@ -424,7 +424,7 @@ describe('createWebhookHandler: secrets', () => {
     createWebhookHandler({ secret: `${SECRET}\n`, logger: { warn, error: vi.fn() } });
     expect(warn).toHaveBeenCalledTimes(1);
     expect(warn.mock.calls[0]![0]).not.toContain(SECRET);
-    expect(() => createWebhookHandler({ secret: '' })).toThrow(/secret is empty/);
+    expect(() => createWebhookHandler({ secret: '' })).toThrow(/the secret option is an empty string/);
   });
 });
 

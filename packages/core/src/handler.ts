@@ -17,8 +17,8 @@ import { parseNotification } from './parse.js';
 import { type NotificationHandler, Routes } from './routes.js';
 import { createSenderCheck, type SenderOptions, senderAddress } from './sender.js';
 import {
+  checkSecretOption,
   type Secret,
-  type SecretList,
   type Secrets,
   type SignatureAlgorithm,
   toSecretArray,
@@ -312,36 +312,32 @@ function isStore(store: object): boolean {
 }
 
 /**
- * The secrets to verify with, checked once: a resolver is wrapped to warn about whitespace in what it returns.
+ * The secrets to verify with, checked once (`checkSecretOption` names a missing or ill-typed one); a resolver is
+ * wrapped to warn about whitespace in what it returns.
  */
 function checkedSecrets(secret: Secrets, logger: Pick<Console, 'warn'> | false): Secrets {
   const warned = { done: false };
   const warn = (list: readonly Secret[]) => {
     if (warned.done || !logger) return;
-    if (
-      list.some(
-        (s) => (typeof s === 'string' ? s : s.secret) !== (typeof s === 'string' ? s : s.secret).trim(),
-      )
-    ) {
+    if (list.some((s) => secretText(s) !== secretText(s).trim())) {
       warned.done = true;
       logger.warn(
         '[@payhook/core] a webhook secret has leading or trailing whitespace; it is used as given. Trim it if it was copied with a newline.',
       );
     }
   };
-  if (typeof secret === 'function') {
-    return async (posId) => {
-      const found = await secret(posId);
-      if (found !== undefined) warn(toSecretArray(found));
-      return found;
-    };
+  const checked = checkSecretOption(secret);
+  if (typeof checked !== 'function') {
+    warn(checked);
+    return checked;
   }
-  const list = toSecretArray(secret as SecretList);
-  if (list.length === 0 || list.some((s) => (typeof s === 'string' ? s : s.secret) === '')) {
-    throw new TypeError(
-      '[@payhook/core] secret is empty: pass the project secret (SECRET_KEY) from your settings.',
-    );
-  }
-  warn(list);
-  return secret;
+  return async (posId) => {
+    const found = await checked(posId);
+    if (found !== undefined) warn(toSecretArray(found));
+    return found;
+  };
+}
+
+function secretText(secret: Secret): string {
+  return typeof secret === 'string' ? secret : secret.secret;
 }

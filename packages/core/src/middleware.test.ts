@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { encodeBase64Url } from './base64url.js';
 import type { WebhookHandler } from './handler.js';
-import { createMiddleware } from './middleware.js';
+import { createMiddleware, type PathMatcher } from './middleware.js';
 import type { Notification } from './notification.js';
 import { sign } from './signature.js';
 
@@ -29,7 +29,7 @@ function delivery(fields: Record<string, unknown>): { headers: Record<string, st
 describe('createMiddleware', () => {
   it('hands translate the core handler and forwardErrors (false by default), and returns its middleware', () => {
     const seen: [WebhookHandler<string>, boolean][] = [];
-    const translate = (webhook: WebhookHandler<string>, forward: boolean) => {
+    const translate = (webhook: WebhookHandler<string>, forward: boolean, _handles: PathMatcher) => {
       seen.push([webhook, forward]);
       return () => 'middleware result';
     };
@@ -70,5 +70,28 @@ describe('createMiddleware', () => {
       ['refund', 'op-7', 'the context'],
       ['any', 'refund', 'the context'],
     ]);
+  });
+
+  it('hands translate a matcher of the path option: exactly that path, or every path without it', () => {
+    const matchers: PathMatcher[] = [];
+    const translate = (_webhook: unknown, _forward: boolean, handles: PathMatcher) => {
+      matchers.push(handles);
+      return () => undefined;
+    };
+    createMiddleware({ secret: SECRET, path: '/webhooks' }, translate);
+    createMiddleware({ secret: SECRET }, translate);
+    const paths = ['/webhooks', '/webhooks/', '/Webhooks', '/webhooks/x', '/health', '/'];
+    expect(paths.map(matchers[0]!)).toEqual([true, false, false, false, false, false]);
+    expect(paths.map(matchers[1]!)).toEqual([true, true, true, true, true, true]);
+  });
+
+  it.each([
+    ['webhooks', 'not "webhooks"'],
+    ['', 'not ""'],
+    [42, 'not number'],
+  ])('refuses the path %j at construction', (path, end) => {
+    expect(() => createMiddleware({ secret: SECRET, path: path as string }, () => () => undefined)).toThrow(
+      new TypeError(`[@payhook/core] path must be a string that starts with /, such as '/webhooks', ${end}.`),
+    );
   });
 });

@@ -1,3 +1,5 @@
+import { withoutTrailingZeros } from './formats.js';
+
 const EXPONENTS: Readonly<Record<string, number>> = {
   BIF: 0,
   CLP: 0,
@@ -48,7 +50,7 @@ export function toMinorUnits(amount: number | string, currency: string): number 
     throw new RangeError(`[@payhook/core] amount ${JSON.stringify(String(amount))} is not a decimal number.`);
   }
   const exponent = currencyExponent(currency);
-  const fraction = (match[3] ?? '').replace(/0+$/, '');
+  const fraction = withoutTrailingZeros(match[3] ?? '');
   if (fraction.length > exponent) {
     throw new RangeError(
       `[@payhook/core] amount ${text} has more than ${exponent} decimals for ${currency}.`,

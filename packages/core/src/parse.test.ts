@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { purchase, refund } from '../test/fixtures.js';
 import { PayloadError } from './errors.js';

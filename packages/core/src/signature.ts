@@ -1,6 +1,7 @@
 import * as crypto from 'node:crypto';
-import { canonicalDigest, plusForSpace } from './base64url.js';
-import { decodeData } from './decode.js';
+import { canonicalDigest, plusForSpaceBytes } from './base64url.js';
+import { hasAtMostJsonValues } from './body.js';
+import { decodeDataText, parseDataJson } from './decode.js';
 
 /** The digest of the spec's formula. `sha1` only for projects whose service account signs with SHA-1. */
 export type SignatureAlgorithm = 'sha256' | 'sha1';
@@ -44,12 +45,16 @@ const NO_SECRET: VerifyResult = { valid: false, reason: 'no_secret' };
 const oneShot = (crypto as { hash?: (algorithm: string, input: string, encoding: 'base64url') => string })
   .hash;
 
-/** The spec's digest of `data` as unpadded base64url: the canonical form `normalizeSignature` compares with. */
-function digestText(algorithm: SignatureAlgorithm, secret: string, data: string): string {
-  const input = secret + data + secret;
-  return oneShot
-    ? oneShot(algorithm, input, 'base64url')
-    : crypto.createHash(algorithm).update(input).digest('base64url');
+/**
+ * The spec's digest of `data` (text, or its UTF-8 bytes) as unpadded base64url: the canonical form
+ * `normalizeSignature` compares with.
+ */
+function digestText(algorithm: SignatureAlgorithm, secret: string, data: string | Buffer): string {
+  // Bytes are fed in three updates: no copy of the data into one input.
+  if (typeof data !== 'string' || !oneShot) {
+    return crypto.createHash(algorithm).update(secret).update(data).update(secret).digest('base64url');
+  }
+  return oneShot(algorithm, secret + data + secret, 'base64url');
 }
 
 /**
@@ -87,6 +92,49 @@ function equalInConstantTime(a: string, b: string): boolean {
   return difference === 0;
 }
 
+function describeValue(value: unknown): string {
+  if (value === undefined || value === null) return String(value);
+  if (value === '') return 'an empty string';
+  if (Array.isArray(value)) return value.length === 0 ? 'an empty array' : 'an array';
+  if (typeof value === 'object') return 'an object without a secret property';
+  return `a ${typeof value}`;
+}
+
+function secretError(where: string, value: unknown): TypeError {
+  const unset = value === undefined || value === null || value === '';
+  return new TypeError(
+    `[@payhook/core] ${where} is ${describeValue(value)}: pass the project's secret (SECRET_KEY in the service's settings) as a string, an { id, secret } object, an array of them, or a function of pos_id.${
+      unset
+        ? ' If it is read from an environment variable (secret: process.env.WEBHOOK_SECRET!), that variable is not set, or is empty, where this process runs.'
+        : ''
+    }`,
+  );
+}
+
+function checkSecret(value: unknown, where: string): Secret {
+  if (typeof value === 'string' && value !== '') return value;
+  if (value !== null && typeof value === 'object' && !Array.isArray(value) && 'secret' in value) {
+    const { secret } = value;
+    if (typeof secret === 'string' && secret !== '') return value as Secret;
+    throw secretError(`the secret property of ${where}`, secret);
+  }
+  throw secretError(where, value);
+}
+
+/**
+ * Checks the `secret` option once, when a handler is built: returns a resolver as given, or the static secrets as
+ * a non-empty list of non-empty strings and `{ id, secret }` objects. Anything else (`undefined` from an unset
+ * environment variable read as `process.env.WEBHOOK_SECRET!`, `null`, `''`, a number, an object without
+ * `secret`, an empty array, an array holding any of these) throws a `TypeError` that names the option, the item
+ * and the likely cause, instead of a TypeError from deep inside the first delivery.
+ */
+export function checkSecretOption(value: unknown): SecretResolver | readonly Secret[] {
+  if (typeof value === 'function') return value as SecretResolver;
+  if (!Array.isArray(value)) return [checkSecret(value, 'the secret option')];
+  if (value.length === 0) throw secretError('the secret option', value);
+  return value.map((item, index) => checkSecret(item, `item ${index} of the secret option`));
+}
+
 /** The list form of any `SecretList`. */
 export function toSecretArray(secrets: SecretList): readonly Secret[] {
   return typeof secrets === 'string' || !Array.isArray(secrets) ? [secrets as Secret] : secrets;
@@ -106,12 +154,23 @@ export function matchSecret(
   secrets: readonly Secret[],
   algorithm: SignatureAlgorithm = 'sha256',
 ): number {
+  const index = firstMatch(data, expected, secrets, algorithm);
+  if (index >= 0 || !data.includes(' ')) return index;
+  // A sender that did not escape `+` in standard-base64 data had it turned into a space by form decoding. Hashed
+  // as bytes: the same digest as the text's, without building a second string of the data's size.
+  return firstMatch(plusForSpaceBytes(data), expected, secrets, algorithm);
+}
+
+function firstMatch(
+  data: string | Buffer,
+  expected: string,
+  secrets: readonly Secret[],
+  algorithm: SignatureAlgorithm,
+): number {
   for (let i = 0; i < secrets.length; i++) {
     if (equalInConstantTime(digestText(algorithm, secretValue(secrets[i]!), data), expected)) return i;
   }
-  // A sender that did not escape `+` in standard-base64 data had it turned into a space by form decoding.
-  const restored = plusForSpace(data);
-  return restored === data ? -1 : matchSecret(restored, expected, secrets, algorithm);
+  return -1;
 }
 
 function resultFor(secrets: readonly Secret[], index: number): VerifyResult {
@@ -162,20 +221,34 @@ export function verifySignature(
       list.length === 0 ? NO_SECRET : resultFor(list, matchSecret(data, expected, list, algorithm)),
     );
   }
+  const list = checkSecretOption(secrets) as readonly Secret[];
   if (!expected) return MALFORMED;
-  const list = toSecretArray(secrets);
   return resultFor(list, matchSecret(data, expected, list, algorithm));
+}
+
+/**
+ * The most JSON values unverified data may hold for its `pos_id` to be read: a notification has about fifty, and
+ * JSON.parse of a megabyte of tiny values costs forty times that of a megabyte of text.
+ */
+const MAX_UNVERIFIED_VALUES = 10_000;
+
+/** `pos_id` from unverified data, to choose secrets only; `undefined` when it cannot be read cheaply. */
+function unverifiedPosId(data: string): string | undefined {
+  try {
+    const json = decodeDataText(data);
+    if (!hasAtMostJsonValues(json, MAX_UNVERIFIED_VALUES)) return undefined;
+    const value = parseDataJson(json).pos_id;
+    return typeof value === 'string' ? value : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Reads `pos_id` from unverified data (to choose secrets only) and asks the resolver. */
 export async function resolveSecrets(resolver: SecretResolver, data: string): Promise<readonly Secret[]> {
-  let posId: string | undefined;
-  try {
-    const value = decodeData(data).pos_id;
-    posId = typeof value === 'string' ? value : undefined;
-  } catch {
-    posId = undefined;
-  }
-  const found = await resolver(posId);
-  return found === undefined ? [] : toSecretArray(found);
+  const found = await resolver(unverifiedPosId(data));
+  if (found === undefined) return [];
+  return toSecretArray(found).map((secret, index) =>
+    checkSecret(secret, `item ${index} of what the secret resolver returned`),
+  );
 }

@@ -1,7 +1,7 @@
 import type { Express, RequestHandler } from 'express';
 import express5 from 'express';
 import express4 from 'express4';
-import { describe } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { itAnswersEveryStatus, itAnswersTimeout } from '../test/conformance.ts';
 import { parserErrorHandler, webhookMiddleware } from './index.ts';
 
@@ -35,5 +35,16 @@ describe.each(versions)('%s', (_, express) => {
 
   describe('with no body parser', () => {
     itAnswersTimeout((options) => express().use('/webhooks', webhookMiddleware(options)));
+  });
+});
+
+describe('a secret read from an unset environment variable', () => {
+  it('fails when the middleware is built, naming the option and the cause', () => {
+    expect(process.env.PAYHOOK_UNSET_SECRET).toBeUndefined();
+    expect(() => webhookMiddleware({ secret: process.env.PAYHOOK_UNSET_SECRET! })).toThrow(
+      new TypeError(
+        "[@payhook/core] the secret option is undefined: pass the project's secret (SECRET_KEY in the service's settings) as a string, an { id, secret } object, an array of them, or a function of pos_id. If it is read from an environment variable (secret: process.env.WEBHOOK_SECRET!), that variable is not set, or is empty, where this process runs.",
+      ),
+    );
   });
 });

@@ -14,10 +14,11 @@ import type { ErrorRequestHandler, Request, RequestHandler } from 'express';
 export * from '@payhook/core';
 
 /**
- * Core's handler options (see @payhook/core), plus `forwardErrors`. Handlers receive Express's `req`.
+ * Core's handler options (see @payhook/core), plus `forwardErrors` and `path` (with `app.use(middleware)` at app
+ * level, only that path is the webhook's). Handlers receive Express's `req`.
  *
  * @example
- * const options: ExpressWebhookOptions = { secret: process.env.WEBHOOK_SECRET!, store: new MemoryStore() };
+ * const options: ExpressWebhookOptions = { secret: process.env.WEBHOOK_SECRET!, path: '/webhooks' };
  */
 export type ExpressWebhookOptions = MiddlewareOptions<Request>;
 
@@ -34,19 +35,24 @@ export type ExpressWebhookMiddleware = WebhookMiddleware<RequestHandler, Request
  * body whatever parser ran first (raw, text, urlencoded, json, or none), verifies, drops duplicates, runs the
  * handlers with `(notification, req, delivery)`, and answers with core's status and JSON reason, or, with
  * `forwardErrors`, passes refusals to `next(err)` (`err.status`, `err.expose` as Express's final handler reads).
+ * Mounted with `app.use(middleware)` at app level, give it `path`: without it every later route is the webhook's.
  *
  * @example
- * app.use('/webhooks', webhookMiddleware({ secret: process.env.WEBHOOK_SECRET! })
+ * app.use(webhookMiddleware({ secret: process.env.WEBHOOK_SECRET!, path: '/webhooks' })
  *   .on('purchase.success', async (payment, req) => fulfil(payment.order_id))
  *   .on('refund', async (refund) => recordRefund(refund.operation_id, refund.amount)));
  */
 export function webhookMiddleware(options: ExpressWebhookOptions): ExpressWebhookMiddleware {
-  return createMiddleware<Request, RequestHandler>(options, (webhook, forwardErrors) => (req, res, next) => {
-    webhook(toWebhookRequest(req, req.body), req).then((result) => {
-      if (forwardErrors && result.error) next(result.error);
-      else sendNodeResponse(res, result);
-    }, next);
-  });
+  return createMiddleware<Request, RequestHandler>(
+    options,
+    (webhook, forwardErrors, handles) => (req, res, next) => {
+      if (!handles(req.path)) return next();
+      webhook(toWebhookRequest(req, req.body), req).then((result) => {
+        if (forwardErrors && result.error) next(result.error);
+        else sendNodeResponse(res, result);
+      }, next);
+    },
+  );
 }
 
 /**

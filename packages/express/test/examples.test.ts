@@ -61,6 +61,20 @@ describe.each(['express', 'koa'] as const)('examples/%s as a child process', (na
     expect(example.lines).toHaveLength(1);
   });
 
+  it('answers other methods on /webhooks with 405 and Allow: POST, and other paths with 404', async () => {
+    example = await startExample(name, SECRET);
+    for (const method of ['GET', 'OPTIONS', 'PUT']) {
+      const answer = await fetch(`${example.url}/webhooks`, { method });
+      expect([method, answer.status, answer.headers.get('allow'), (await answer.json()).error.code]).toEqual([
+        method,
+        405,
+        'POST',
+        'request.method_not_allowed',
+      ]);
+    }
+    expect((await fetch(`${example.url}/health`)).status).toBe(404);
+  });
+
   it('refuses to start without WEBHOOK_SECRET, saying why, with exit code 1', async () => {
     await expect(startExample(name, '')).rejects.toThrow(
       `the ${name} example exited with 1 before listening: [payhook example] WEBHOOK_SECRET is not set`,

@@ -13,12 +13,10 @@ describe.each([
   ['Express 5', express5],
   ['Express 4', express4],
 ])('%s: where the middleware is mounted', (_, express) => {
-  function recorder() {
+  function recorder(path?: string) {
     const urls: string[] = [];
-    return {
-      urls,
-      middleware: webhookMiddleware(testOptions((_n, req: Request) => urls.push(req.originalUrl))),
-    };
+    const options = testOptions((_n, req: Request) => urls.push(req.originalUrl));
+    return { urls, middleware: webhookMiddleware(path === undefined ? options : { ...options, path }) };
   }
   const notFound = (_req: Request, res: express5.Response) => {
     res.status(404).send('no route');
@@ -76,5 +74,52 @@ describe.each([
     expect([hook.status, hook.text]).toEqual([200, HANDLED]);
     expect([get.status, get.text]).toEqual([404, 'no route']);
     expect(urls).toEqual(['/webhooks']);
+  });
+
+  it('at app level with path: only that path is the webhook, routes before and after it keep their answers', async () => {
+    const { urls, middleware } = recorder('/webhooks');
+    const app = express();
+    app.get('/before', (_req, res) => {
+      res.send('before ok');
+    });
+    app.use(middleware);
+    app.get('/health', (_req, res) => {
+      res.send('ok');
+    });
+    app.post('/orders', (_req, res) => {
+      res.status(201).send('created');
+    });
+    app.use(notFound);
+    const before = await request(app).get('/before');
+    const health = await request(app).get('/health');
+    const order = await request(app).post('/orders').type(FORM).send(delivery);
+    const hook = await request(app).post('/webhooks?source=service').type(FORM).send(delivery);
+    const get = await request(app).get('/webhooks');
+    const options = await request(app).options('/webhooks');
+    const nested = await request(app).post('/webhooks/extra').type(FORM).send(delivery);
+    expect([before.status, before.text]).toEqual([200, 'before ok']);
+    expect([health.status, health.text]).toEqual([200, 'ok']);
+    expect([order.status, order.text]).toEqual([201, 'created']);
+    expect([hook.status, hook.text]).toEqual([200, HANDLED]);
+    for (const refused of [get, options]) {
+      expect([refused.status, refused.headers.allow, refused.body.error.code]).toEqual([
+        405,
+        'POST',
+        'request.method_not_allowed',
+      ]);
+    }
+    expect([nested.status, nested.text]).toEqual([404, 'no route']);
+    expect(urls).toEqual(['/webhooks?source=service']);
+  });
+
+  it('with path under a mount point: the path is relative to it, as Express routes are', async () => {
+    const { middleware } = recorder('/webhooks');
+    const app = express();
+    app.use('/api', middleware);
+    app.use(notFound);
+    const hook = await request(app).post('/api/webhooks').type(FORM).send(delivery);
+    const top = await request(app).post('/webhooks').type(FORM).send(delivery);
+    expect([hook.status, hook.text]).toEqual([200, HANDLED]);
+    expect([top.status, top.text]).toEqual([404, 'no route']);
   });
 });

@@ -1,4 +1,4 @@
-import { describe } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { itAnswersEveryStatus, itAnswersTimeout } from '../../express/test/conformance.ts';
 import { PARSERS, VERSIONS } from '../test/parsers.ts';
 import { parserErrorHandler, webhookMiddleware } from './index.ts';
@@ -17,6 +17,17 @@ describe.each(VERSIONS)('%s', (_, Koa) => {
   describe('with no body parser', () => {
     itAnswersTimeout((options) =>
       new Koa().use(webhookMiddleware({ ...options, path: '/webhooks' })).callback(),
+    );
+  });
+});
+
+describe('a secret read from an unset environment variable', () => {
+  it('fails when the middleware is built, naming the option and the cause', () => {
+    expect(process.env.PAYHOOK_UNSET_SECRET).toBeUndefined();
+    expect(() => webhookMiddleware({ secret: process.env.PAYHOOK_UNSET_SECRET!, path: '/webhooks' })).toThrow(
+      new TypeError(
+        "[@payhook/core] the secret option is undefined: pass the project's secret (SECRET_KEY in the service's settings) as a string, an { id, secret } object, an array of them, or a function of pos_id. If it is read from an environment variable (secret: process.env.WEBHOOK_SECRET!), that variable is not set, or is empty, where this process runs.",
+      ),
     );
   });
 });

@@ -14,19 +14,13 @@ import type { DefaultContext, DefaultState, Middleware, Next, ParameterizedConte
 export * from '@payhook/core';
 
 /**
- * Core's handler options (see @payhook/core), plus `forwardErrors` and `path`. Handlers receive the Koa `ctx`.
+ * Core's handler options (see @payhook/core), plus `forwardErrors` and `path` (Koa has no mounting of its own: with
+ * `path`, only requests to exactly that path are webhooks). Handlers receive the Koa `ctx`.
  *
  * @example
  * const options: KoaWebhookOptions<Context> = { secret: process.env.WEBHOOK_SECRET!, path: '/webhooks' };
  */
-export interface KoaWebhookOptions<Ctx> extends MiddlewareOptions<Ctx> {
-  /**
-   * Koa has no mounting of its own: with `path`, only requests to exactly that path are webhooks and all others go
-   * on to `next()` untouched. Leave it out on a router route (`router.post('/webhooks', middleware)`).
-   * @default undefined (every request that reaches the middleware)
-   */
-  path?: string;
-}
+export type KoaWebhookOptions<Ctx> = MiddlewareOptions<Ctx>;
 
 /**
  * A Koa middleware that is also the webhook's router: `.on(event, handler)`, `.onAny(handler)`.
@@ -75,11 +69,10 @@ export function webhookMiddleware<StateT = DefaultState, ContextT = DefaultConte
   options: KoaWebhookOptions<ParameterizedContext<StateT, ContextT>>,
 ): KoaWebhookMiddleware<ParameterizedContext<StateT, ContextT>> {
   type Ctx = ParameterizedContext<StateT, ContextT>;
-  const { path, ...middlewareOptions } = options;
   return createMiddleware<Ctx, (ctx: Ctx, next: Next) => Promise<void>>(
-    middlewareOptions,
-    (webhook, forwardErrors) => async (ctx, next) => {
-      if (path !== undefined && ctx.path !== path) return next();
+    options,
+    (webhook, forwardErrors, handles) => async (ctx, next) => {
+      if (!handles(ctx.path)) return next();
       const result = await webhook(toWebhookRequest(ctx.req, bodyOf(ctx.request as ParsedRequest)), ctx);
       if (forwardErrors && result.error) throw result.error;
       answer(ctx, result);

@@ -1,0 +1,136 @@
+import { describe, expect, it } from 'vitest';
+import { formBody, purchase, SECRET } from '../test/fixtures.js';
+import { hasAtMostJsonValues, MAX_ENVELOPE_FIELDS, mediaTypeOf, parseForm, parseRawBody } from './body.js';
+import { createWebhookHandler } from './handler.js';
+
+const MiB = 1024 * 1024;
+const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
+const JSON_TYPE = { 'content-type': 'application/json' };
+const SIGNATURE = `${'A'.repeat(43)}%3D`;
+const TOO_MANY = {
+  code: 'payload.too_large',
+  message:
+    '[@payhook/core] the body has more than 1000 fields or JSON values: a delivery has two fields, data and signature.',
+};
+
+/** `prefix`, then `unit` repeated, then `A`s to exactly `size` bytes. */
+function fill(prefix: string, unit: string, size = MiB): Buffer {
+  const rest = size - prefix.length;
+  return Buffer.from(prefix + unit.repeat(Math.floor(rest / unit.length)) + 'A'.repeat(rest % unit.length));
+}
+
+async function answer(body: Buffer | string, headers: Record<string, string> = FORM) {
+  const handler = createWebhookHandler({ secret: SECRET, logger: false, store: false });
+  const result = await handler({ method: 'POST', headers, body }, undefined);
+  return { status: result.status, error: JSON.parse(result.body).error };
+}
+
+describe('hostile bodies at the 1 MiB limit, refused before the signature is checked', () => {
+  it.each([
+    ['a run of &', fill('', '&'), 413, TOO_MANY],
+    ['many empty-valued fields', fill('', 'a=&'), 413, TOO_MANY],
+    ['a run of =', fill('', '='), 400, { code: 'payload.field_missing' }],
+    ['a run of % in data', fill(`signature=${SIGNATURE}&data=`, '%'), 400, { code: 'payload.malformed' }],
+    ['a run of + in data', fill(`signature=${SIGNATURE}&data=`, '+'), 401, { code: 'signature.invalid' }],
+    ['escapes in data', fill(`signature=${SIGNATURE}&data=`, '%41'), 401, { code: 'signature.invalid' }],
+    ['a long signature', fill('data=eyJhIjoxfQ&signature=', 'A'), 401, { code: 'signature.invalid' }],
+    ['a repeated data field', fill('', 'data=x&'), 400, { code: 'payload.field_repeated' }],
+  ])('answers %s with its status and code', async (_, body, status, error) => {
+    expect(body.length).toBe(MiB);
+    const result = await answer(body);
+    expect(result.status).toBe(status);
+    expect(result.error).toMatchObject(error);
+  });
+
+  it.each([
+    ['deep JSON', fill('', '[')],
+    ['wide JSON (one key repeated)', fill('{', '"a":1,')],
+    ['a JSON array of numbers', fill('{"signature":"x","data":[', '0,')],
+  ])('answers %s with 413 payload.too_large', async (_, body) => {
+    const result = await answer(body, JSON_TYPE);
+    expect(result.status).toBe(413);
+    expect(result.error).toEqual(TOO_MANY);
+  });
+
+  it('answers JSON holding one long string, and long numbers, as any JSON envelope', async () => {
+    const text = await answer(`${fill('{"signature":"x","data":"', 'A', MiB - 2)}"}`, JSON_TYPE);
+    expect(text).toMatchObject({ status: 401, error: { code: 'signature.invalid' } });
+    const number = await answer(`${fill('{"signature":"x","data":1', '1', MiB - 1)}}`, JSON_TYPE);
+    expect(number).toMatchObject({ status: 400, error: { code: 'payload.malformed' } });
+  });
+});
+
+describe('parseForm', () => {
+  it(`reads a delivery with ${MAX_ENVELOPE_FIELDS - 2} other fields, and refuses one more field`, () => {
+    const others = Array.from({ length: MAX_ENVELOPE_FIELDS - 2 }, (_, i) => `f${i}=${i}`).join('&');
+    expect(parseForm(`data=eyJhIjoxfQ%3D%3D&${others}&signature=abc`)).toEqual({
+      data: 'eyJhIjoxfQ==',
+      signature: 'abc',
+    });
+    expect(() => parseForm(`data=x&${others}&signature=abc&more`)).toThrow(TOO_MANY.message);
+  });
+
+  it('counts empty fields, as body-parser does', () => {
+    expect(() => parseForm('&'.repeat(MAX_ENVELOPE_FIELDS))).toThrow(TOO_MANY.message);
+    expect(() => parseForm('&'.repeat(MAX_ENVELOPE_FIELDS - 1))).toThrow(
+      '[@payhook/core] the delivery has no data field: expected data and signature.',
+    );
+  });
+
+  it('reads names exactly: a field without =, or with an escaped name, is another field', () => {
+    expect(parseForm('data&d%61ta=x&data=y&signature=z&signature')).toEqual({ data: 'y', signature: 'z' });
+  });
+
+  it.each([
+    ['+ as space', 'a+b', 'a b'],
+    ['escapes', '%41%2b%2B%20', 'A++ '],
+    ['UTF-8 escapes', '%D1%97%F0%9F%92%B3', 'ї💳'],
+    ['raw UTF-8 kept', 'ї+%41', 'ї A'],
+    ['padding only', 'eyJhIjoxfQ%3d%3D', 'eyJhIjoxfQ=='],
+  ])('decodes %s as decodeURIComponent does', (_, value, decoded) => {
+    expect(parseForm(`signature=s&data=${value}`).data).toBe(decoded);
+    expect(decodeURIComponent(value.replace(/\+/g, ' '))).toBe(decoded);
+  });
+
+  it.each([['%'], ['%4'], ['%G1'], ['%FF'], ['%E0%A4%A'], ['%ED%A0%80']])(
+    'answers 400 payload.malformed to the escape %s, as decodeURIComponent refuses it',
+    (value) => {
+      expect(() => parseForm(`signature=s&data=${value}`)).toThrow(
+        '[@payhook/core] the form body has a malformed percent-escape.',
+      );
+      expect(() => decodeURIComponent(value)).toThrow(URIError);
+    },
+  );
+});
+
+describe('parseRawBody (JSON)', () => {
+  it(`reads an envelope with ${MAX_ENVELOPE_FIELDS} commas and brackets, refuses one more`, () => {
+    // One {, two commas between the members, one [, and zeros - 1 commas in the list: zeros + 3.
+    const envelope = (zeros: number) => `{"data":"x","signature":"y","list":[${Array(zeros).fill(0)}]}`;
+    expect(parseRawBody(envelope(MAX_ENVELOPE_FIELDS - 3), 'json')).toEqual({ data: 'x', signature: 'y' });
+    expect(() => parseRawBody(envelope(MAX_ENVELOPE_FIELDS - 2), 'json')).toThrow(TOO_MANY.message);
+  });
+
+  it('counts commas and brackets inside strings too (a delivery has none: its fields are base64)', () => {
+    expect(hasAtMostJsonValues('"a,b,[{"', 3)).toBe(false);
+    expect(hasAtMostJsonValues('"a,b,[{"', 4)).toBe(true);
+    expect(hasAtMostJsonValues('', 0)).toBe(true);
+  });
+});
+
+describe('mediaTypeOf', () => {
+  it('reads a long Content-Type parameter list', () => {
+    expect(mediaTypeOf(`application/x-www-form-urlencoded${'; a=b'.repeat(10_000)}`)).toBe('form');
+  });
+});
+
+describe('a delivery at the size limit', () => {
+  it('is handled when signed, whatever its size up to maxBodyBytes', async () => {
+    const notification = purchase({ description: 'x'.repeat(700_000) });
+    const body = formBody(notification);
+    expect(body.length).toBeLessThan(MiB);
+    const handler = createWebhookHandler({ secret: SECRET, logger: false, handle: () => undefined });
+    const result = await handler({ method: 'POST', headers: FORM, body: Buffer.from(body) }, undefined);
+    expect(result).toMatchObject({ status: 200, outcome: 'handled' });
+  });
+});
