@@ -1,6 +1,5 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { ERROR_STATUS, type WebhookErrorCode, type WebhookOutcome } from '@payhook/core';
-import request from 'supertest';
 import { type SignedWebhook, type SignWebhookOptions, signWebhook } from './sign.js';
 
 /**
@@ -68,6 +67,31 @@ export interface WebhookResponse {
   expectRefused(code: WebhookErrorCode): WebhookResponse;
 }
 
+type Supertest = typeof import('supertest');
+
+let supertest: Promise<Supertest> | undefined;
+
+/**
+ * supertest is an optional peer: loaded on the first `postWebhook`, so importing `@payhook/testing` costs nothing
+ * for the fake service, the fixtures or `signWebhook`, and a missing install is named when a helper needs it.
+ */
+function loadSupertest(): Promise<Supertest> {
+  supertest ??= import('supertest').then(
+    (module) => ((module as { default?: Supertest }).default ?? module) as Supertest,
+    (error: unknown) => {
+      supertest = undefined;
+      const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
+      const missing = code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND';
+      if (!missing || !/['"]supertest['"]/.test(String(message))) throw error;
+      throw new Error(
+        '[@payhook/testing] postWebhook needs supertest, an optional peer dependency: npm install --save-dev supertest',
+        { cause: error },
+      );
+    },
+  );
+  return supertest;
+}
+
 function isSigned(value: object): value is SignedWebhook {
   return 'data' in value && 'signature' in value && 'body' in value && 'headers' in value;
 }
@@ -92,9 +116,10 @@ function answer(status: number, text: string): string {
 }
 
 /**
- * Signs a notification and POSTs it with supertest, in-process. Returns the answer with `expectHandled()`,
- * `expectDuplicate()` and `expectRefused(code)`, which throw plain `Error`s (no test-runner globals: vitest,
- * jest and node:test alike). A `SignedWebhook` from `signWebhook` is posted as it is.
+ * Signs a notification and POSTs it with supertest, in-process (supertest is an optional peer:
+ * `npm install --save-dev supertest`). Returns the answer with `expectHandled()`, `expectDuplicate()` and
+ * `expectRefused(code)`, which throw plain `Error`s (no test-runner globals: vitest, jest and node:test alike).
+ * A `SignedWebhook` from `signWebhook` is posted as it is.
  *
  * @example
  * const purchase = fakePurchase();
@@ -109,6 +134,7 @@ export async function postWebhook(
 ): Promise<WebhookResponse> {
   const signed = isSigned(notification) ? notification : signWebhook(notification, options.secret, options);
   const path = options.path ?? '/webhook';
+  const request = await loadSupertest();
   const res = await request(toSupertestTarget(target))
     .post(path)
     .set({ ...signed.headers, ...options.headers })
