@@ -80,6 +80,8 @@ console.log('payment ok, postWebhook with ' + supertest);
 interface Registry {
   url: string;
   token: string;
+  /** What Verdaccio printed (warnings and errors). */
+  log: string[];
   stop(): void;
 }
 
@@ -171,7 +173,7 @@ async function startVerdaccio(work: string, node24: string): Promise<Registry> {
   });
   const { token } = (await response.json()) as { token?: string };
   if (!response.ok || !token) throw new Error(`Verdaccio refused the rehearsal user: ${response.status}`);
-  return { url, token, stop };
+  return { url, token, log, stop };
 }
 
 /** What could show that the rehearsal touched the working repository. */
@@ -331,6 +333,9 @@ async function main(): Promise<void> {
     console.log(
       `\nrehearsal: the published tarballs\n\n| package | files | unpacked | dependencies |\n|---|---|---|---|\n${table.join('\n')}\n`,
     );
+  } catch (error) {
+    if (registry) console.error(`rehearsal: Verdaccio printed:\n${registry.log.join('')}`);
+    throw error;
   } finally {
     registry?.stop();
     if (values.keep) console.log(`rehearsal: kept ${work}`);
@@ -356,6 +361,7 @@ function describe(versions: Map<string, string>): string {
 }
 
 main().catch((error: unknown) => {
-  console.error(`rehearsal: FAILED\n${error instanceof Error ? error.message : String(error)}`);
+  const cause = error instanceof Error && error.cause ? `\n${String(error.cause)}` : '';
+  console.error(`rehearsal: FAILED\n${error instanceof Error ? error.message : String(error)}${cause}`);
   process.exit(1);
 });
