@@ -25,6 +25,7 @@ import {
   rmSync,
   writeFileSync,
 } from 'node:fs';
+import { request as httpRequest } from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
@@ -83,6 +84,29 @@ interface Registry {
   /** What Verdaccio printed (warnings and errors). */
   log: string[];
   stop(): void;
+}
+
+/**
+ * A request on a fresh connection: this process blocks in spawnSync between requests, so a kept-alive socket
+ * may have been closed by Verdaccio without this process noticing.
+ */
+function request(url: string, method = 'GET', body?: object): Promise<{ status: number; json: unknown }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      url,
+      { method, agent: false, headers: { 'content-type': 'application/json' } },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => {
+          text += chunk;
+        });
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, json: JSON.parse(text || 'null') }));
+      },
+    );
+    req.on('error', reject);
+    req.end(body === undefined ? undefined : JSON.stringify(body));
+  });
 }
 
 function freePort(): Promise<number> {
@@ -158,7 +182,7 @@ async function startVerdaccio(work: string, node24: string): Promise<Registry> {
   process.once('exit', stop);
   for (let attempt = 0; ; attempt++) {
     try {
-      if ((await fetch(`${url}-/ping`)).ok) break;
+      if ((await request(`${url}-/ping`)).status === 200) break;
     } catch {}
     if (child.exitCode !== null || attempt === 100) {
       stop();
@@ -166,13 +190,12 @@ async function startVerdaccio(work: string, node24: string): Promise<Registry> {
     }
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
-  const response = await fetch(`${url}-/user/org.couchdb.user:rehearsal`, {
-    method: 'PUT',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ name: 'rehearsal', password: 'rehearsal-only' }),
+  const user = await request(`${url}-/user/org.couchdb.user:rehearsal`, 'PUT', {
+    name: 'rehearsal',
+    password: 'rehearsal-only',
   });
-  const { token } = (await response.json()) as { token?: string };
-  if (!response.ok || !token) throw new Error(`Verdaccio refused the rehearsal user: ${response.status}`);
+  const { token } = (user.json ?? {}) as { token?: string };
+  if (user.status !== 201 || !token) throw new Error(`Verdaccio refused the rehearsal user: ${user.status}`);
   return { url, token, log, stop };
 }
 
@@ -274,8 +297,7 @@ async function main(): Promise<void> {
 
     const table: string[] = [];
     for (const [name, version] of second) {
-      const response = await fetch(`${registry.url}${name.replace('/', '%2f')}`);
-      const doc = (await response.json()) as {
+      const doc = (await request(`${registry.url}${name.replace('/', '%2f')}`)).json as {
         'dist-tags': { latest: string };
         versions: Record<
           string,
