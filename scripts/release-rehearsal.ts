@@ -23,6 +23,7 @@ import {
   readdirSync,
   readFileSync,
   rmSync,
+  statSync,
   writeFileSync,
 } from 'node:fs';
 import { request as httpRequest } from 'node:http';
@@ -90,18 +91,15 @@ interface Registry {
  * A request on a fresh connection: this process blocks in spawnSync between requests, so a kept-alive socket
  * may have been closed by Verdaccio without this process noticing.
  */
-function request(url: string, method = 'GET', body?: object): Promise<{ status: number; json: unknown }> {
+function request(url: string, method = 'GET', body?: object): Promise<{ status: number; body: Buffer }> {
   return new Promise((resolve, reject) => {
     const req = httpRequest(
       url,
       { method, agent: false, headers: { 'content-type': 'application/json' } },
       (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => {
-          text += chunk;
-        });
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, json: JSON.parse(text || 'null') }));
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks) }));
       },
     );
     req.on('error', reject);
@@ -194,7 +192,7 @@ async function startVerdaccio(work: string, node24: string): Promise<Registry> {
     name: 'rehearsal',
     password: 'rehearsal-only',
   });
-  const { token } = (user.json ?? {}) as { token?: string };
+  const { token } = JSON.parse(user.body.toString()) as { token?: string };
   if (user.status !== 201 || !token) throw new Error(`Verdaccio refused the rehearsal user: ${user.status}`);
   return { url, token, log, stop };
 }
@@ -297,12 +295,10 @@ async function main(): Promise<void> {
 
     const table: string[] = [];
     for (const [name, version] of second) {
-      const doc = (await request(`${registry.url}${name.replace('/', '%2f')}`)).json as {
+      const { body } = await request(`${registry.url}${name.replace('/', '%2f')}`);
+      const doc = JSON.parse(body.toString()) as {
         'dist-tags': { latest: string };
-        versions: Record<
-          string,
-          { dist: { fileCount: number; unpackedSize: number }; dependencies?: object }
-        >;
+        versions: Record<string, { dist: { tarball: string }; dependencies?: object }>;
       };
       const published = Object.keys(doc.versions);
       if (doc['dist-tags'].latest !== version || !published.includes(first.get(name)!)) {
@@ -311,9 +307,17 @@ async function main(): Promise<void> {
         );
       }
       const { dist, dependencies } = doc.versions[version]!;
+      const tarball = join(work, `${name.replace('/', '-')}-${version}.tgz`);
+      writeFileSync(tarball, (await request(dist.tarball)).body);
+      // `tar -tvzf` lines: mode owner size date time path.
+      const files = sh('tar', ['-tvzf', tarball], work)
+        .trim()
+        .split('\n')
+        .filter((line) => !line.startsWith('d'));
+      const unpacked = files.reduce((sum, line) => sum + Number(line.trim().split(/\s+/)[2]), 0);
       const deps = Object.entries(dependencies ?? {}).map(([n, r]) => `\`${n}\` ${r}`);
       table.push(
-        `| \`${name}\` | ${dist.fileCount} | ${(dist.unpackedSize / 1024).toFixed(1)} KB | ${deps.join(', ') || 'none'} |`,
+        `| \`${name}\` | ${files.length} | ${(unpacked / 1024).toFixed(1)} KB | ${(statSync(tarball).size / 1024).toFixed(1)} KB | ${deps.join(', ') || 'none'} |`,
       );
     }
 
@@ -353,7 +357,7 @@ async function main(): Promise<void> {
     }
 
     console.log(
-      `\nrehearsal: the published tarballs\n\n| package | files | unpacked | dependencies |\n|---|---|---|---|\n${table.join('\n')}\n`,
+      `\nrehearsal: the published tarballs\n\n| package | files | unpacked | tarball | dependencies |\n|---|---|---|---|---|\n${table.join('\n')}\n`,
     );
   } catch (error) {
     if (registry) console.error(`rehearsal: Verdaccio printed:\n${registry.log.join('')}`);
