@@ -27,10 +27,10 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { request as httpRequest } from 'node:http';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { freePort } from '../packages/core/test/servers.ts';
 import { listPackages, pnpmCommand, ROOT } from './check-packages.ts';
 import { ESM, nodeBinary, sh } from './smoke.ts';
 
@@ -104,17 +104,6 @@ function request(url: string, method = 'GET', body?: object): Promise<{ status: 
     );
     req.on('error', reject);
     req.end(body === undefined ? undefined : JSON.stringify(body));
-  });
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
   });
 }
 

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../packages/core/test/servers.ts';
 
 // scripts/ensure-services.sh (`pnpm test:setup`) in its dry run: the probes point at ports nothing listens on, a
 // Chromium path that does not exist and a PATH holding only a stub apt-get, as on a fresh Debian machine; the
@@ -22,17 +23,10 @@ function listen(): Promise<Server> {
   });
 }
 
-async function closedPort(): Promise<number> {
-  const server = await listen();
-  const { port } = server.address() as { port: number };
-  await new Promise((done) => server.close(done));
-  return port;
-}
-
 beforeAll(async () => {
   writeFileSync(join(work, 'apt-get'), '#!/bin/sh\nexit 0\n');
   chmodSync(join(work, 'apt-get'), 0o755);
-  closed = [await closedPort(), await closedPort()];
+  closed = [await freePort(), await freePort()];
   for (let i = 0; i < 2; i++) servers.push(await listen());
   open = servers.map((s) => (s.address() as { port: number }).port) as [number, number];
 });
