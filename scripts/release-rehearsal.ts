@@ -28,7 +28,7 @@ import {
 } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
-import { delimiter, dirname, join } from 'node:path';
+import { delimiter, dirname, join, relative } from 'node:path';
 import { parseArgs } from 'node:util';
 import { freePort } from '../packages/core/test/servers.ts';
 import { listPackages, pnpmCommand, ROOT } from './check-packages.ts';
@@ -266,7 +266,7 @@ async function main(): Promise<void> {
     const second = listVersions(clone);
     console.log('\nrehearsal: after a core-only patch changeset, `pnpm version-packages` wrote:');
     for (const pkg of listPackages()) {
-      const dir = join(clone, 'packages', pkg.dir.split(/[\\/]/).pop()!);
+      const dir = join(clone, relative(ROOT, pkg.dir));
       const changelog = readFileSync(join(dir, 'CHANGELOG.md'), 'utf8');
       const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
       const deps = Object.entries(manifest.dependencies ?? {}).map(([n, r]) => `${n} ${r}`);
@@ -303,6 +303,8 @@ async function main(): Promise<void> {
         .trim()
         .split('\n')
         .filter((line) => !line.startsWith('d'));
+      if (!files.some((line) => line.endsWith(' package/LICENSE')))
+        throw new Error(`${name} ships no LICENSE`);
       const unpacked = files.reduce((sum, line) => sum + Number(line.trim().split(/\s+/)[2]), 0);
       const deps = Object.entries(dependencies ?? {}).map(([n, r]) => `\`${n}\` ${r}`);
       table.push(
@@ -365,7 +367,7 @@ async function main(): Promise<void> {
 function listVersions(clone: string): Map<string, string> {
   const versions = new Map<string, string>();
   for (const pkg of listPackages()) {
-    const dir = join(clone, 'packages', pkg.dir.split(/[\\/]/).pop()!);
+    const dir = join(clone, relative(ROOT, pkg.dir));
     versions.set(pkg.name, JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')).version);
   }
   return versions;
