@@ -1,3 +1,4 @@
+import { unlink } from 'node:fs/promises';
 import { defineConfig } from 'tsup';
 
 export default defineConfig({
@@ -6,4 +7,6 @@ export default defineConfig({
   dts: { entry: ['src/index.ts', 'src/nock.ts'] },
   clean: true,
   target: 'node20',
+  // The CLI runs as ESM only (bin/payhook.js imports dist/cli.js): its CJS copy would ship unreferenced.
+  onSuccess: () => unlink('dist/cli.cjs'),
 });

@@ -1,6 +1,5 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { ERROR_STATUS, type WebhookErrorCode, type WebhookOutcome } from '@payhook/core';
-import request from 'supertest';
 import { type SignedWebhook, type SignWebhookOptions, signWebhook } from './sign.js';
 
 /**
@@ -85,6 +84,37 @@ export interface WebhookResponse {
   expectRefused(code: WebhookErrorCode): WebhookResponse;
 }
 
+type Supertest = typeof import('supertest');
+
+let supertest: Promise<Supertest> | undefined;
+
+/**
+ * supertest is an optional peer: loaded on the first `postWebhook`, so importing `@payhook/testing` costs nothing
+ * for the fake service, the fixtures or `signWebhook`, and a missing install is named when a helper needs it.
+ */
+function loadSupertest(): Promise<Supertest> {
+  supertest ??= import('supertest').then(
+    (module) => ((module as { default?: Supertest }).default ?? module) as Supertest,
+    (error: unknown) => {
+      supertest = undefined;
+      const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
+      const missing = code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND';
+      if (!missing || !/['"]supertest['"]/.test(String(message))) throw error;
+      throw new Error(
+        '[@payhook/testing] postWebhook needs supertest, an optional peer dependency: npm install --save-dev supertest',
+        { cause: error },
+      );
+    },
+  );
+  return supertest;
+}
+
+function toSupertestTarget(target: WebhookTarget): RequestListener | Server | string {
+  if (typeof target === 'string' || typeof target === 'function') return target as RequestListener | string;
+  if ('callback' in target && typeof target.callback === 'function') return target.callback();
+  return target as Server;
+}
+
 function isSigned(value: object): value is SignedWebhook {
   return 'data' in value && 'signature' in value && 'body' in value && 'headers' in value;
 }
@@ -138,16 +168,8 @@ async function postWithSupertest(
   headers: Record<string, string>,
   body: string,
 ): Promise<RawAnswer> {
-  const app =
-    typeof target === 'string' || typeof target === 'function'
-      ? target
-      : 'callback' in target && typeof target.callback === 'function'
-        ? target.callback()
-        : (target as Server);
-  const res = await request(app as RequestListener | Server | string)
-    .post(path)
-    .set(headers)
-    .send(body);
+  const request = await loadSupertest();
+  const res = await request(toSupertestTarget(target)).post(path).set(headers).send(body);
   return {
     status: res.status,
     headers: res.headers as Record<string, string | string[] | undefined>,
@@ -169,8 +191,8 @@ function answer(status: number, text: string): string {
 }
 
 /**
- * Signs a notification and POSTs it in-process: with supertest to a Node app or server, by calling a Fetch
- * handler with a `Request` otherwise. Returns the answer with `expectHandled()`,
+ * Signs a notification and POSTs it in-process: with supertest to a Node app or server (supertest is an optional
+ * peer: `npm install --save-dev supertest`), by calling a Fetch handler with a `Request` otherwise. Returns the answer with `expectHandled()`,
  * `expectDuplicate()` and `expectRefused(code)`, which throw plain `Error`s (no test-runner globals: vitest,
  * jest and node:test alike). A `SignedWebhook` from `signWebhook` is posted as it is.
  *
