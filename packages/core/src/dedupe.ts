@@ -28,15 +28,20 @@ export interface DedupeStore {
 
 /**
  * A store that runs the application's work inside its own transaction with the claim (a transactional inbox):
- * the claim row and the application's writes commit together or not at all. Concurrent copies wait for the
- * first and then answer duplicate.
+ * the claim row and the application's writes commit together or not at all. A concurrent copy waits for the
+ * first up to `lockTimeoutMs`, then answers duplicate (it committed) or `in_flight` (it is still running).
  */
 export interface TransactionalStore<Tx = unknown> {
   readonly name: string;
   transaction<T>(
     key: string,
     work: (tx: Tx) => Promise<T>,
-  ): Promise<{ readonly status: 'duplicate' } | { readonly status: 'done'; readonly value: T }>;
+    options?: { readonly lockTimeoutMs?: number },
+  ): Promise<
+    | { readonly status: 'duplicate' }
+    | { readonly status: 'in_flight' }
+    | { readonly status: 'done'; readonly value: T }
+  >;
 }
 
 /**
@@ -66,7 +71,7 @@ export function notificationKey(notification: Notification): string | undefined 
   else if (notification.recurring === undefined || notification.recurring === null)
     id = notification.payment_id;
   else if (notification.transaction_id) id = notification.transaction_id;
-  else if (notification.processed_at === undefined || notification.processed_at === '') return undefined;
+  else if (isMissing(notification.processed_at)) return undefined;
   else {
     const { payment_id, created_at, processed_at, amount } = notification;
     id = `${payment_id}@${String(created_at)}/${String(processed_at)}/${amount}`;
@@ -74,24 +79,32 @@ export function notificationKey(notification: Notification): string | undefined 
   return `${id}:${notification.method}:${notification.status}:${notification.status_code ?? ''}`;
 }
 
+function isMissing(value: unknown): boolean {
+  return value === undefined || value === null || value === '';
+}
+
 /** Keys up to this length are stored as they are; longer ones keep a readable start and a hash of the whole. */
 const MAX_KEY_LENGTH = 200;
 
+/** A lone surrogate (UTF-8 stores turn each into U+FFFD, so two keys would meet) or a NUL (PostgreSQL refuses it). */
+const UNSTORABLE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]|\0/;
+
 /**
- * The key as stores keep it: short keys unchanged (readable in Redis or a table), longer ones (a 3,000-character
- * id from a signed notification) cut to a readable start plus the SHA-256 of the whole key, so no store meets a
- * key past its index limit and two long keys never collide.
+ * The key as stores keep it: short keys unchanged (readable in Redis or a table); longer ones (a 3,000-character
+ * id from a signed notification), and keys no store can hold as text (a NUL, a lone surrogate), become a
+ * readable start plus the SHA-256 of the key's UTF-16 code units, so no store meets a key past its index limit
+ * and two keys never meet.
  *
  * @example
- * boundKey('x'.repeat(3_000)); // 'xxxx…xxxx#sha256:9f86d08…' (164 characters)
+ * boundKey('x'.repeat(3_000)); // 'xxxx…xxxx#sha256:9f86d08…' (151 characters)
  */
 export function boundKey(key: string): string {
-  if (key.length <= MAX_KEY_LENGTH) return key;
-  let start = key.slice(0, 100);
-  // Never end on half of a surrogate pair: stores would see a replacement character.
-  const last = start.charCodeAt(start.length - 1);
-  if (last >= 0xd800 && last <= 0xdbff) start = start.slice(0, -1);
-  return `${start}#sha256:${createHash('sha256').update(key).digest('base64url')}`;
+  const unstorable = UNSTORABLE.test(key);
+  if (key.length <= MAX_KEY_LENGTH && !unstorable) return key;
+  const digest = createHash('sha256').update(Buffer.from(key, 'utf16le')).digest('base64url');
+  // The readable start only where it is plain text.
+  const start = unstorable ? '' : key.slice(0, 100).replace(/[\ud800-\udbff]$/, '');
+  return `${start}#sha256:${digest}`;
 }
 
 /** True when the store runs the application's work in its own transaction. */

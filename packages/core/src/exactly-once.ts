@@ -107,7 +107,7 @@ export class ExactlyOnce<C> {
     if (job.routes.length === 1) return runHandler(job.routes[0]!, job, job.delivery);
     for (const route of job.routes) {
       const stepKey = boundKey(`${key}#${route.id}`);
-      const step = await this.#call(() => store.claim(stepKey, this.#options.leaseMs));
+      const step = await this.#claim(store, stepKey);
       if (step.status === 'duplicate') continue;
       // Only a crashed run leaves a step leased while its notification's lease is free: wait for it to expire.
       if (step.status === 'in_flight') throw inFlight();
@@ -116,11 +116,11 @@ export class ExactlyOnce<C> {
       try {
         await runHandler(route, job, job.delivery);
       } catch (error) {
+        run.leases.delete(lease);
         await this.#quietly(() => store.release(stepKey, step.token));
         throw error;
-      } finally {
-        run.leases.delete(lease);
       }
+      run.leases.delete(lease);
       await this.#quietly(() => store.commit(stepKey, step.token, this.#options.ttlMs));
     }
   }
@@ -130,44 +130,48 @@ export class ExactlyOnce<C> {
     job: Job<C>,
     key: string,
   ): Promise<'handled' | 'duplicate'> {
-    await this.#waitForLocalRun(key);
-    let answered = false;
-    let started!: () => void;
-    const start = new Promise<void>((resolve) => {
-      started = resolve;
-    });
-    const transaction = store.transaction(key, async (tx) => {
-      // The store answered after the request was refused (503): roll back, the redelivery handles it.
-      if (answered) throw new Error('[@payhook/core] the claim arrived after storeTimeoutMs.');
-      started();
-      const delivery: Delivery = { ...job.delivery, transaction: tx };
-      for (const route of job.routes) await runHandler(route, job, delivery);
-    });
-    transaction.catch(() => {});
-    // storeTimeoutMs bounds the store's part (connect, BEGIN, claim); handlerTimeoutMs the handlers' part.
-    try {
-      await this.#bounded(Promise.race([start, transaction]));
-    } catch (error) {
-      answered = true;
-      if (error instanceof HandlerError) throw error;
-      const failure = storeFailure(this.#options, error);
-      if (!this.#failsOpen(failure)) throw failure;
-      this.#options.report(failure);
-      return this.#unguarded(job, key);
-    }
-    const outcome = this.#runs.track(key, async () => {
+    if (this.#runs.running(key)) await this.#waitForLocalRun(key);
+    const outcome = await this.#runs.track(key, async () => {
+      let answered = false;
+      let started!: () => void;
+      const start = new Promise<void>((resolve) => {
+        started = resolve;
+      });
+      // A copy waits for another copy's transaction as long as copies wait with any store, then answers in_flight.
+      const options = { lockTimeoutMs: Math.max(1, this.#options.inFlightWaitMs) };
+      const transaction = store.transaction(
+        key,
+        async (tx) => {
+          // The store answered after the request was refused (503): roll back, the redelivery handles it.
+          if (answered) throw new Error('[@payhook/core] the claim arrived after storeTimeoutMs.');
+          started();
+          const delivery: Delivery = { ...job.delivery, transaction: tx };
+          for (const route of job.routes) await runHandler(route, job, delivery);
+        },
+        options,
+      );
+      transaction.catch(() => {});
+      // The store's part (connect, BEGIN, claim) may wait for another copy, then has storeTimeoutMs to answer;
+      // handlerTimeoutMs bounds the handlers' part.
+      try {
+        await this.#bounded(Promise.race([start, transaction]), options.lockTimeoutMs);
+      } catch (error) {
+        answered = true;
+        throw error instanceof HandlerError ? error : storeFailure(this.#options, error);
+      }
       try {
         return await transaction;
       } catch (error) {
         throw error instanceof HandlerError ? error : storeFailure(this.#options, error);
       }
     });
-    return (await outcome).status === 'duplicate' ? 'duplicate' : 'handled';
+    if (outcome.status === 'in_flight') throw inFlight();
+    return outcome.status === 'duplicate' ? 'duplicate' : 'handled';
   }
 
   /**
    * `failOpen` runs the handlers without the store only when it failed outright: a store that is merely slow may
-   * be serving another copy of this notification (a row lock held by its transaction), so a timeout stays 503.
+   * be serving another copy of this notification, so a timeout stays 503.
    */
   #failsOpen(error: unknown): boolean {
     return this.#options.failOpen && error instanceof StoreError && !(error.cause instanceof StoreTimeout);
@@ -175,7 +179,7 @@ export class ExactlyOnce<C> {
 
   /** Without duplicate detection (`store: false`, no key, or a failed store with `failOpen`). */
   async #unguarded(job: Job<C>, key: string | undefined): Promise<'handled'> {
-    if (key !== undefined) await this.#waitForLocalRun(key);
+    if (key !== undefined && this.#runs.running(key)) await this.#waitForLocalRun(key);
     await this.#runs.track(key, async () => {
       for (const route of job.routes) await runHandler(route, job, job.delivery);
     });
@@ -199,12 +203,20 @@ export class ExactlyOnce<C> {
   async #waitForLocalRun(key: string, until = Date.now() + this.#options.inFlightWaitMs): Promise<void> {
     const running = this.#runs.running(key);
     if (running === undefined) return;
+    const left = until - Date.now();
+    let timer: NodeJS.Timeout | undefined;
+    const gaveUp = new Promise<boolean>((resolve) => {
+      timer = setTimeout(() => resolve(false), Math.max(0, left));
+    });
     const settled = running.then(
       () => true,
       () => true,
     );
-    const left = until - Date.now();
-    if (left <= 0 || !(await Promise.race([settled, sleep(left).then(() => false)]))) throw inFlight();
+    try {
+      if (left <= 0 || !(await Promise.race([settled, gaveUp]))) throw inFlight();
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   /** A claim bounded by `storeTimeoutMs`; one that lands after the timeout is released, so it blocks nobody. */
@@ -245,8 +257,8 @@ export class ExactlyOnce<C> {
     }
   }
 
-  #bounded<T>(operation: PromiseLike<T>): Promise<T> {
-    const ms = this.#options.storeTimeoutMs;
+  #bounded<T>(operation: PromiseLike<T>, waitMs = 0): Promise<T> {
+    const ms = this.#options.storeTimeoutMs + waitMs;
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new StoreTimeout(ms)), ms);

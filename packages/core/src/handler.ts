@@ -4,6 +4,7 @@ import { decodeData } from './decode.js';
 import {
   boundKey,
   type DedupeStore,
+  isTransactionalStore,
   type KeyFunction,
   notificationKey,
   type TransactionalStore,
@@ -166,10 +167,15 @@ export function createWebhookHandler<C = undefined>(options: WebhookHandlerOptio
       '[@payhook/core] store must have claim, renew, commit and release (a DedupeStore), or transaction (a TransactionalStore).',
     );
   }
+  if (store !== undefined && isTransactionalStore(store) && options.failOpen) {
+    throw new TypeError(
+      '[@payhook/core] failOpen cannot be used with a transactional store: handlers would run without the transaction their writes need (inbox.client(delivery)).',
+    );
+  }
   const keyOf = options.key ?? notificationKey;
   const limits = {
-    maxBodyBytes: options.maxBodyBytes ?? 1024 * 1024,
-    readTimeoutMs: options.readTimeoutMs ?? 10_000,
+    maxBodyBytes: positive('maxBodyBytes', options.maxBodyBytes, 1024 * 1024),
+    readTimeoutMs: duration('readTimeoutMs', options.readTimeoutMs, 10_000),
   };
   const senderAllowed = options.allowedSenders ? createSenderCheck(options.allowedSenders) : undefined;
   const ordering = options.ordering
@@ -179,11 +185,11 @@ export function createWebhookHandler<C = undefined>(options: WebhookHandlerOptio
   if (options.handle) routes.addAny(options.handle);
   const once = new ExactlyOnce<C>({
     store,
-    leaseMs: options.leaseMs ?? 15_000,
-    ttlMs: options.ttlMs ?? 7 * 24 * 60 * 60 * 1000,
-    inFlightWaitMs: options.inFlightWaitMs ?? 5_000,
-    handlerTimeoutMs: Math.min(options.handlerTimeoutMs ?? 20_000, 2 ** 31 - 1),
-    storeTimeoutMs: options.storeTimeoutMs ?? 2_000,
+    leaseMs: duration('leaseMs', options.leaseMs, 15_000),
+    ttlMs: positive('ttlMs', options.ttlMs, 7 * 24 * 60 * 60 * 1000),
+    inFlightWaitMs: duration('inFlightWaitMs', options.inFlightWaitMs, 5_000, 0),
+    handlerTimeoutMs: duration('handlerTimeoutMs', options.handlerTimeoutMs, 20_000),
+    storeTimeoutMs: duration('storeTimeoutMs', options.storeTimeoutMs, 2_000),
     failOpen: options.failOpen ?? false,
     report: (error) => report(error, undefined),
   });
@@ -203,16 +209,16 @@ export function createWebhookHandler<C = undefined>(options: WebhookHandlerOptio
         secretId: secret.id,
         raw: notification.raw,
       };
+      const handlers = routes.match(notification);
+      if (handlers.length === 0) return accepted('ignored', notification);
       if (ordering?.isStale(notification)) {
         const onStale = options.onStale;
         if (onStale) {
-          const stale = [{ id: 'stale#0', run: onStale }];
+          const stale = [{ id: 'onStale', run: onStale }];
           await once.run({ key: undefined, routes: stale, notification, context, delivery });
         }
         return accepted('stale', notification);
       }
-      const handlers = routes.match(notification);
-      if (handlers.length === 0) return accepted('ignored', notification);
       const outcome = await once.run({ key, routes: handlers, notification, context, delivery });
       if (outcome === 'handled') ordering?.record(notification);
       return accepted(outcome, notification);
@@ -274,9 +280,13 @@ export function createWebhookHandler<C = undefined>(options: WebhookHandlerOptio
       }
     }
     if (!logger || error.status < 500) return;
-    // What the application threw, with its stack; payhook's own causes (a store's error) likewise.
-    if (error.cause instanceof Error) logger.error(`${error.message} (${error.code})`, error.cause);
-    else logger.error(`${error.message} (${error.code})`);
+    try {
+      // What the application threw, with its stack; payhook's own causes (a store's error) likewise.
+      if (error.cause instanceof Error) logger.error(`${error.message} (${error.code})`, error.cause);
+      else logger.error(`${error.message} (${error.code})`);
+    } catch {
+      // A failing logger must not change the answer, nor crash the process from a background renewal.
+    }
   }
 
   const handler = handle as WebhookHandler<C>;
@@ -301,6 +311,29 @@ export function createWebhookHandler<C = undefined>(options: WebhookHandlerOptio
       ),
     );
   return handler;
+}
+
+/** Node's timers take at most 2^31 - 1 ms; a longer wait would fire at once. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** A time option: a finite number of milliseconds from `min` (default 1) to about 24.8 days, or its default. */
+function duration(name: string, value: number | undefined, fallback: number, min = 1): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < min || value > MAX_TIMER_MS) {
+    throw new TypeError(
+      `[@payhook/core] ${name} must be a number of milliseconds from ${min} to ${MAX_TIMER_MS}, not ${String(value)}.`,
+    );
+  }
+  return value;
+}
+
+/** A size or lifetime option: a positive finite number, or its default. */
+function positive(name: string, value: number | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
+    throw new TypeError(`[@payhook/core] ${name} must be a positive number, not ${String(value)}.`);
+  }
+  return value;
 }
 
 function isStore(store: object): boolean {

@@ -5,8 +5,10 @@ import type { Notification } from './notification.js';
 export type NotificationHandler<N, C> = (notification: N, context: C, delivery: Delivery) => unknown;
 
 /**
- * One registered handler. `id` names it in the store (`purchase.success#0`: the first handler added for that
- * event; `*#0` for the first `onAny`), so a redelivery after a partial failure knows which ones already ran.
+ * One registered handler. `id` names it in the store, so a redelivery after a partial failure knows which ones
+ * already ran: its event and its function's name (`purchase.success#fulfil`, `*#audit` for `onAny`), or for an
+ * anonymous function its position in that event (`purchase.success#0`). Names survive handlers being added or
+ * reordered between deploys; positions do not.
  */
 export interface Route<C> {
   readonly id: string;
@@ -24,12 +26,12 @@ export class Routes<C> {
 
   add(event: string, run: NotificationHandler<Notification, C>): void {
     const list = this.#byEvent.get(event) ?? [];
-    list.push({ id: `${event}#${list.length}`, run });
+    list.push({ id: routeId(event, run, list), run });
     this.#byEvent.set(event, list);
   }
 
   addAny(run: NotificationHandler<Notification, C>): void {
-    this.#any.push({ id: `*#${this.#any.length}`, run });
+    this.#any.push({ id: routeId('*', run, this.#any), run });
   }
 
   /** A new list each time: a handler added while a notification is handled waits for the next one. */
@@ -50,4 +52,15 @@ export class Routes<C> {
     found.push(...this.#any);
     return found;
   }
+}
+
+function routeId<C>(
+  event: string,
+  run: NotificationHandler<Notification, C>,
+  taken: readonly Route<C>[],
+): string {
+  const base = `${event}#${run.name || taken.length}`;
+  let id = base;
+  for (let n = 2; taken.some((route) => route.id === id); n++) id = `${base}#${n}`;
+  return id;
 }

@@ -14,8 +14,13 @@ export interface Run {
 }
 
 interface Entry extends Run {
+  readonly key: string | undefined;
   readonly deadline: number;
+  /** Past this the run is given up: its leases are no longer renewed and copies no longer wait for it. */
+  readonly abandonAt: number;
   renewAt: number;
+  /** The run's whole life, as copies wait for it. */
+  done: Promise<unknown> | undefined;
   /** Rejects the answer with `handler.timeout`; cleared once used. */
   fail: ((error: WebhookError) => void) | undefined;
 }
@@ -30,12 +35,17 @@ export interface RunsOptions {
   report(error: WebhookError): void;
 }
 
+/** A run still going after this many handler timeouts is given up (a promise that never settles). */
+const ABANDON_AFTER_TIMEOUTS = 10;
+
 /**
  * Every notification in progress in this process, by key: a copy that arrives meanwhile waits for the run
  * instead of starting it again, even if the store forgot the claim. One timer watches them all: it renews each
  * run's leases every third of `leaseMs` (so a lease outlives a slow handler, and a crashed process's lease
- * frees after at most `leaseMs`), and answers a run with `handler.timeout` past `handlerTimeoutMs` (the request answers 503
- * while the handler goes on; its lease stays renewed until it settles).
+ * frees after at most `leaseMs`), and answers a run with `handler.timeout` past `handlerTimeoutMs` (the request
+ * answers 503 while the handler goes on; its lease stays renewed until it settles). A run still going after ten
+ * handler timeouts is given up and reported: a handler whose promise never settles must not hold its
+ * notification, and the service's redeliveries, forever.
  */
 export class Runs {
   readonly #options: RunsOptions;
@@ -63,18 +73,19 @@ export class Runs {
   track<T>(key: string | undefined, work: (run: Run) => Promise<T>): Promise<T> {
     const now = Date.now();
     const entry: Entry = {
+      key,
       leases: new Set(),
       deadline: now + this.#options.handlerTimeoutMs,
+      abandonAt: now + this.#options.handlerTimeoutMs * ABANDON_AFTER_TIMEOUTS,
       renewAt: now + this.#options.leaseMs / 3,
+      done: undefined,
       fail: undefined,
     };
     this.#active.add(entry);
     this.#timer ??= setInterval(this.#tick, this.#tickMs).unref();
     if (this.#unanswered++ === 0) this.#timer.ref();
-    const done = work(entry).finally(() => {
-      this.#active.delete(entry);
-      if (key !== undefined && this.#byKey.get(key) === done) this.#byKey.delete(key);
-    });
+    const done = work(entry).finally(() => this.#forget(entry));
+    entry.done = done;
     if (key !== undefined) this.#byKey.set(key, done);
     const answer = new Promise<T>((resolve, reject) => {
       entry.fail = reject;
@@ -101,12 +112,27 @@ export class Runs {
         entry.fail(handlerTimeout(this.#options.handlerTimeoutMs));
         entry.fail = undefined;
       }
-      if (now >= entry.renewAt) {
+      if (now >= entry.abandonAt) {
+        this.#forget(entry);
+        this.#options.report(
+          new HandlerError(
+            'handler.timeout',
+            `a handler has not settled ${ABANDON_AFTER_TIMEOUTS} times handlerTimeoutMs after it started: its claim is no longer renewed, so a redelivery will handle the notification again.`,
+          ),
+        );
+      } else if (now >= entry.renewAt) {
         entry.renewAt = now + this.#options.leaseMs / 3;
         for (const lease of entry.leases) void this.#renew(entry, lease);
       }
     }
   };
+
+  /** Stops watching a run: it settled, or it is given up. */
+  #forget(entry: Entry): void {
+    this.#active.delete(entry);
+    entry.leases.clear();
+    if (entry.key !== undefined && this.#byKey.get(entry.key) === entry.done) this.#byKey.delete(entry.key);
+  }
 
   /** Renews through the options' bounded call; a store that fails or lost the lease is reported, never thrown. */
   readonly #renew = async (entry: Entry, lease: HeldLease): Promise<void> => {

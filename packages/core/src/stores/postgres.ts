@@ -62,6 +62,8 @@ export interface PostgresInboxOptions<C extends PgPoolClientLike> extends Postgr
 const guarded = new WeakSet<object>();
 
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
+/** SQLSTATE of a lock wait that ran past `lock_timeout`. */
+const LOCK_NOT_AVAILABLE = '55P03';
 const DUPLICATE: ClaimResult = { status: 'duplicate' };
 const IN_FLIGHT: ClaimResult = { status: 'in_flight' };
 
@@ -226,7 +228,7 @@ export class PostgresStore implements DedupeStore {
  * A transactional inbox: each delivery runs in one transaction that inserts the notification's row and holds
  * the application's own writes (the handler receives the transaction's client: `inbox.client(delivery)`). Both
  * commit together or not at all, so the effect happens exactly once even if the process dies mid-way (the
- * database rolls the open transaction back). A concurrent copy waits on the row, then answers duplicate; a
+ * database rolls the open transaction back). A concurrent copy waits on the row (up to the handler's storeTimeoutMs), then answers duplicate, or 409 while the first still runs; a
  * handler failure rolls back the row with the application's writes, so the redelivery is handled.
  *
  * @example
@@ -260,7 +262,12 @@ export class PostgresInbox<C extends PgPoolClientLike = PgPoolClientLike> implem
   async transaction<T>(
     key: string,
     work: (tx: C) => Promise<T>,
-  ): Promise<{ readonly status: 'duplicate' } | { readonly status: 'done'; readonly value: T }> {
+    options?: { readonly lockTimeoutMs?: number },
+  ): Promise<
+    | { readonly status: 'duplicate' }
+    | { readonly status: 'in_flight' }
+    | { readonly status: 'done'; readonly value: T }
+  > {
     const client = await this.#pool.connect();
     if (typeof client?.release !== 'function') {
       throw new TypeError(
@@ -275,8 +282,23 @@ export class PostgresInbox<C extends PgPoolClientLike = PgPoolClientLike> implem
     }
     let broken: Error | undefined;
     try {
-      await client.query('BEGIN');
-      const claimed = await client.query(this.#claim, [key, this.#ttlMs]);
+      const lockTimeoutMs = options?.lockTimeoutMs;
+      // A copy waits on the row a running copy's transaction holds only this long, and gives its connection back.
+      await client.query(
+        lockTimeoutMs === undefined
+          ? 'BEGIN'
+          : `BEGIN; SET LOCAL lock_timeout = ${Math.max(1, Math.ceil(lockTimeoutMs))}`,
+      );
+      let claimed: PgResult;
+      try {
+        claimed = await client.query(this.#claim, [key, this.#ttlMs]);
+      } catch (error) {
+        if ((error as { code?: unknown }).code !== LOCK_NOT_AVAILABLE) throw error;
+        await client.query('ROLLBACK');
+        return { status: 'in_flight' };
+      }
+      // The application's own queries keep the database's lock_timeout.
+      if (lockTimeoutMs !== undefined) await client.query('SET LOCAL lock_timeout TO DEFAULT');
       if (claimed.rowCount !== 1) {
         await client.query('ROLLBACK');
         return { status: 'duplicate' };
