@@ -111,14 +111,15 @@ function secretError(where: string, value: unknown): TypeError {
   );
 }
 
-function checkSecret(value: unknown, where: string): Secret {
+/** `value` as a `Secret`, or a TypeError naming `where()` (built only then: this runs on every verification). */
+function checkSecret(value: unknown, where: () => string): Secret {
   if (typeof value === 'string' && value !== '') return value;
   if (value !== null && typeof value === 'object' && !Array.isArray(value) && 'secret' in value) {
     const { secret } = value;
     if (typeof secret === 'string' && secret !== '') return value as Secret;
-    throw secretError(`the secret property of ${where}`, secret);
+    throw secretError(`the secret property of ${where()}`, secret);
   }
-  throw secretError(where, value);
+  throw secretError(where(), value);
 }
 
 /**
@@ -130,9 +131,10 @@ function checkSecret(value: unknown, where: string): Secret {
  */
 export function checkSecretOption(value: unknown): SecretResolver | readonly Secret[] {
   if (typeof value === 'function') return value as SecretResolver;
-  if (!Array.isArray(value)) return [checkSecret(value, 'the secret option')];
+  if (!Array.isArray(value)) return [checkSecret(value, () => 'the secret option')];
   if (value.length === 0) throw secretError('the secret option', value);
-  return value.map((item, index) => checkSecret(item, `item ${index} of the secret option`));
+  for (let i = 0; i < value.length; i++) checkSecret(value[i], () => `item ${i} of the secret option`);
+  return value as readonly Secret[];
 }
 
 /** The list form of any `SecretList`. */
@@ -249,6 +251,6 @@ export async function resolveSecrets(resolver: SecretResolver, data: string): Pr
   const found = await resolver(unverifiedPosId(data));
   if (found === undefined) return [];
   return toSecretArray(found).map((secret, index) =>
-    checkSecret(secret, `item ${index} of what the secret resolver returned`),
+    checkSecret(secret, () => `item ${index} of what the secret resolver returned`),
   );
 }
