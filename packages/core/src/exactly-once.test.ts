@@ -104,6 +104,24 @@ function base(store: DedupeStore | TransactionalStore): WebhookHandlerOptions {
   return { secret: STORE_SECRET, store, logger: false };
 }
 
+/** Options whose handler counts its runs and waits for `gate` (a 600 ms lease, renewed every 200 ms). */
+function gated(store: DedupeStore | TransactionalStore, extra: Partial<WebhookHandlerOptions> = {}) {
+  const gate = deferred();
+  let runs = 0;
+  const options: WebhookHandlerOptions = {
+    ...base(store),
+    leaseMs: 600,
+    inFlightWaitMs: 50,
+    storeTimeoutMs: 300,
+    handle: () => {
+      runs++;
+      return gate.promise;
+    },
+    ...extra,
+  };
+  return { options, gate, runs: () => runs };
+}
+
 describe.each(STORES)('exactly once with $name', (storeCase) => {
   describe.skipIf(!storeCase.up)('', () => {
     it('runs each of several handlers once per notification: a redelivery after a failure skips those that succeeded', async () => {
@@ -140,23 +158,11 @@ describe.each(STORES)('exactly once with $name', (storeCase) => {
     });
 
     it('keeps the claim while a handler runs longer than the lease: a copy to another instance never runs it again', async () => {
-      const store = storeCase.make();
-      const gate = deferred();
-      let runs = 0;
-      const options: WebhookHandlerOptions = {
-        ...base(store),
-        leaseMs: 600,
-        inFlightWaitMs: 50,
-        storeTimeoutMs: 300,
-        handle: async () => {
-          runs++;
-          await gate.promise;
-        },
-      };
+      const { options, gate, runs } = gated(storeCase.make());
       const [a, b] = [createWebhookHandler(options), createWebhookHandler(options)];
       const body = signedPurchase();
       const first = a(formRequest(body), undefined);
-      await until(() => runs === 1);
+      await until(() => runs() === 1);
       await sleep(2_000); // more than three leases
 
       const copy = await b(formRequest(body), undefined);
@@ -166,24 +172,11 @@ describe.each(STORES)('exactly once with $name', (storeCase) => {
       gate.resolve();
       expect((await first).body).toBe(HANDLED);
       expect((await b(formRequest(body), undefined)).body).toBe(DUPLICATE);
-      expect(runs).toBe(1);
+      expect(runs()).toBe(1);
     });
 
     it('answers 503 handler.timeout past handlerTimeoutMs, never starts the run again while it goes on, then commits it', async () => {
-      const store = storeCase.make();
-      const gate = deferred();
-      let runs = 0;
-      const options: WebhookHandlerOptions = {
-        ...base(store),
-        leaseMs: 600,
-        handlerTimeoutMs: 200,
-        inFlightWaitMs: 50,
-        storeTimeoutMs: 300,
-        handle: () => {
-          runs++;
-          return gate.promise;
-        },
-      };
+      const { options, gate, runs } = gated(storeCase.make(), { handlerTimeoutMs: 200 });
       const webhook = createWebhookHandler(options);
       const body = signedPurchase();
 
@@ -199,7 +192,7 @@ describe.each(STORES)('exactly once with $name', (storeCase) => {
       expect((await webhook(formRequest(body), undefined)).status).toBe(409);
       const other = await createWebhookHandler(options)(formRequest(body), undefined);
       expect(other.status).toBe(409);
-      expect(runs).toBe(1);
+      expect(runs()).toBe(1);
 
       gate.resolve();
       let after = await webhook(formRequest(body), undefined);
@@ -208,7 +201,7 @@ describe.each(STORES)('exactly once with $name', (storeCase) => {
         after = await webhook(formRequest(body), undefined);
       }
       expect(after.body).toBe(DUPLICATE);
-      expect(runs).toBe(1);
+      expect(runs()).toBe(1);
     });
 
     it('handles a signed notification whose id is 3,000 characters long, then answers duplicate', async () => {
