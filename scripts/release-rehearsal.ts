@@ -326,7 +326,8 @@ async function main(): Promise<void> {
         );
         writeFileSync(join(app, '.npmrc'), `@payhook:registry=${registry.url}\nfund=false\naudit=false\n`);
         writeFileSync(join(app, 'check.mjs'), check);
-        const others = ['express@^5', 'koa@^3', 'nock@^14'];
+        // npm's latest nock (15) needs Node 22; Node 20 keeps nock 14. Both must install beside @payhook/testing.
+        const others = ['express@^5', 'koa@^3', major === '20' ? 'nock@^14' : 'nock@latest'];
         if (manager === 'npm')
           sh('npm', ['install', '--prefer-offline', ...wanted, ...others, 'supertest@^7'], app, env);
         else sh('npx', ['-y', 'pnpm@10', 'add', '--prefer-offline', ...wanted, ...others], app, env);
@@ -342,7 +343,7 @@ async function main(): Promise<void> {
         if (!help.startsWith('Usage: payhook'))
           throw new Error(`payhook --help printed ${JSON.stringify(help)}`);
         lap(
-          `Node ${out[0].split(' ')[1]}, ${manager}: installed ${wanted.length} packages from Verdaccio; a signed delivery through core, Express and Koa, a mockPaymentApi payment, postWebhook and payhook --help passed`,
+          `Node ${out[0].split(' ')[1]}, ${manager}: installed ${wanted.length} packages from Verdaccio; a signed delivery through core, Express and Koa, a mockPaymentApi payment on ${others[2]}, postWebhook and payhook --help passed`,
         );
       }
     }
