@@ -44,7 +44,7 @@ const { mockPaymentApi } = await import('@payhook/testing/nock');
 const testing = packages.testing;
 const paid = [];
 const shop = expressLib();
-shop.post('/webhook', adapter.webhookMiddleware({ secret: SHOP_SECRET, logger: false })
+shop.post('/webhooks', adapter.webhookMiddleware({ secret: SHOP_SECRET, logger: false })
   .on('purchase.success', (p) => { paid.push(p.order_id); }));
 const shopServer = http.createServer(shop);
 await new Promise((resolve) => shopServer.listen(0, '127.0.0.1', resolve));
@@ -54,7 +54,7 @@ try {
   const created = await fetch('https://api.payments.test/api/v1/payment', { method: 'POST', headers: api.headers(),
     body: JSON.stringify({ pos_id: api.project.posId, mode: 'direct', method: 'purchase', amount: 12.5, currency: 'XTS',
       description: 'Green tea', order_id: 'rehearsal-1', cc_number: testing.TEST_CARDS.success, exp_month: 12,
-      exp_year: 2030, card_cvv: '737', customer_ip: '203.0.113.7', server_url: shopUrl + '/webhook',
+      exp_year: 2030, card_cvv: '737', customer_ip: '203.0.113.7', server_url: shopUrl + '/webhooks',
       result_url: shopUrl + '/thanks' }) });
   const record = await created.json();
   assert(created.status === 200 && record.status === 'success', 'mockPaymentApi takes a payment: ' + created.status + ' ' + JSON.stringify(record));
@@ -67,7 +67,7 @@ try {
   await new Promise((resolve) => shopServer.close(resolve));
 }
 const posted = expressLib();
-posted.post('/webhook', adapter.webhookMiddleware({ secret: SHOP_SECRET, logger: false }).onAny(() => {}));
+posted.post('/webhooks', adapter.webhookMiddleware({ secret: SHOP_SECRET, logger: false }).onAny(() => {}));
 let supertest = 'supertest';
 try { await import('supertest'); } catch { supertest = 'none'; }
 if (supertest === 'none') {
