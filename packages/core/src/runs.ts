@@ -155,7 +155,7 @@ export class Runs {
   };
 }
 
-export function handlerTimeout(ms: number): HandlerError {
+function handlerTimeout(ms: number): HandlerError {
   return new HandlerError(
     'handler.timeout',
     `the application handler did not finish within ${ms} ms (handlerTimeoutMs): answered 503 so the service retries; the run goes on and will not be started again while it does.`,
