@@ -2,7 +2,7 @@ import type { Express, RequestHandler } from 'express';
 import express5 from 'express';
 import express4 from 'express4';
 import { describe, expect, it } from 'vitest';
-import { itAnswersEveryStatus, itAnswersTimeout } from '../test/conformance.ts';
+import { itAnswersEveryStatus, itAnswersTimeout } from '../../../test/adapter-conformance.ts';
 import { parserErrorHandler, webhookMiddleware } from './index.ts';
 
 type Parser = (e: typeof express5) => RequestHandler[];

@@ -3,8 +3,13 @@ import express4 from 'express4';
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
 import { FORM, purchase, signedForm } from '../../../examples/shared/src/deliveries.ts';
+import {
+  expectForwardedSignatureError,
+  SECRET,
+  tamperedForm,
+  testOptions,
+} from '../../../test/adapter-conformance.ts';
 import { webhookMiddleware } from '../src/index.ts';
-import { expectForwardedSignatureError, SECRET, tamperedForm, testOptions } from './conformance.ts';
 
 const tampered = tamperedForm();
 

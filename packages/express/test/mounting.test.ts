@@ -3,8 +3,8 @@ import express4 from 'express4';
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
 import { FORM, purchase, signedForm } from '../../../examples/shared/src/deliveries.ts';
+import { SECRET, testOptions } from '../../../test/adapter-conformance.ts';
 import { webhookMiddleware } from '../src/index.ts';
-import { SECRET, testOptions } from './conformance.ts';
 
 const delivery = signedForm(purchase(), SECRET);
 const HANDLED = '{"ok":true,"outcome":"handled"}';

@@ -2,7 +2,6 @@ import express5 from 'express';
 import express4 from 'express4';
 import { describe, expect, it } from 'vitest';
 import { envelope, FORM, purchase } from '../../../examples/shared/src/deliveries.ts';
-import { parserErrorHandler, webhookMiddleware } from '../src/index.ts';
 import {
   ANSWERS_WITHOUT_PARSER,
   answersTo,
@@ -10,7 +9,8 @@ import {
   probesAround,
   SECRET,
   testOptions,
-} from './conformance.ts';
+} from '../../../test/adapter-conformance.ts';
+import { parserErrorHandler, webhookMiddleware } from '../src/index.ts';
 
 const PARSER_LIMIT = 1024;
 const probes = probesAround(PARSER_LIMIT);

@@ -1,5 +1,6 @@
 import type { Request, RequestHandler } from 'express';
 import { describe, expectTypeOf, it } from 'vitest';
+import { SECRET } from '../../../test/adapter-conformance.ts';
 import {
   type Delivery,
   type Notification,
@@ -8,7 +9,6 @@ import {
   type RefundNotification,
   webhookMiddleware,
 } from '../src/index.ts';
-import { SECRET } from './conformance.ts';
 
 describe('types of @payhook/express', () => {
   it('narrows the notification per event and passes Express req and the delivery', () => {

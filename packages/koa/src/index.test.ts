@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { itAnswersEveryStatus, itAnswersTimeout } from '../../express/test/conformance.ts';
+import { itAnswersEveryStatus, itAnswersTimeout } from '../../../test/adapter-conformance.ts';
 import { PARSERS, VERSIONS } from '../test/parsers.ts';
 import { parserErrorHandler, webhookMiddleware } from './index.ts';
 

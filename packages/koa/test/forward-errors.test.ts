@@ -7,7 +7,7 @@ import {
   SECRET,
   tamperedForm,
   testOptions,
-} from '../../express/test/conformance.ts';
+} from '../../../test/adapter-conformance.ts';
 import { type WebhookError, webhookMiddleware } from '../src/index.ts';
 import { VERSIONS } from './parsers.ts';
 

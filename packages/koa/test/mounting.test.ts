@@ -3,7 +3,7 @@ import type { ParameterizedContext } from 'koa';
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
 import { FORM, purchase, signedForm } from '../../../examples/shared/src/deliveries.ts';
-import { SECRET, testOptions } from '../../express/test/conformance.ts';
+import { SECRET, testOptions } from '../../../test/adapter-conformance.ts';
 import { webhookMiddleware } from '../src/index.ts';
 import { VERSIONS } from './parsers.ts';
 

@@ -6,7 +6,7 @@ import {
   MAX_BODY_BYTES,
   probesAround,
   testOptions,
-} from '../../express/test/conformance.ts';
+} from '../../../test/adapter-conformance.ts';
 import { parserErrorHandler, webhookMiddleware } from '../src/index.ts';
 import { koa, PARSERS, VERSIONS } from './parsers.ts';
 

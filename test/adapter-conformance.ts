@@ -1,13 +1,30 @@
-import { createServer, request as httpRequest, type IncomingMessage, type RequestListener } from 'node:http';
+import {
+  createServer,
+  request as httpRequest,
+  type IncomingMessage,
+  type RequestListener,
+  Server,
+} from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { DedupeStore, MiddlewareOptions, Notification } from '@payhook/core';
 import { encodeBase64Url, SignatureError, sign, WebhookError } from '@payhook/core';
 import request from 'supertest';
 import { expect, it } from 'vitest';
-import { envelope, FORM, purchase, signedForm } from '../../../examples/shared/src/deliveries.ts';
+import { envelope, FORM, purchase, signedForm } from '../examples/shared/src/deliveries.ts';
 
-/** Builds an app (Express app, or a Koa app's callback) with the webhook middleware mounted at `/webhooks`. */
-export type BuildApp = (options: MiddlewareOptions<unknown>) => RequestListener;
+/**
+ * Shared by every adapter's tests (`packages/<adapter>/src/index.test.ts`): the answers of docs/errors.md must not
+ * depend on the framework, its version or the body parsers in front of the middleware.
+ */
+
+/** An app supertest can send to: a request listener (an Express app, a Koa app's callback) or a server. */
+export type App = RequestListener | Server;
+
+/**
+ * Builds an app with the webhook middleware mounted at `/webhooks`. It may be async (a Fastify app is ready only
+ * after `await app.ready()`); a returned server is closed by supertest after each request.
+ */
+export type BuildApp = (options: MiddlewareOptions<unknown>) => App | Promise<App>;
 
 export const SECRET = 'conformance-secret';
 export const MAX_BODY_BYTES = 4096;
@@ -50,7 +67,7 @@ export function itAnswersEveryStatus(build: BuildApp): void {
   };
 
   it('answers 200 handled to a signed form delivery, then 200 duplicate to its redelivery', async () => {
-    const server = app();
+    const server = await app();
     const body = signedForm(purchase(), SECRET);
     const first = await request(server).post('/webhooks').type(FORM).send(body);
     expect(first.status).toBe(200);
@@ -65,7 +82,7 @@ export function itAnswersEveryStatus(build: BuildApp): void {
   });
 
   it('answers 200 handled to the same delivery sent as JSON', async () => {
-    const res = await request(app())
+    const res = await request(await app())
       .post('/webhooks')
       .set('content-type', 'application/json')
       .send(JSON.stringify(envelope(purchase(), SECRET)));
@@ -81,7 +98,10 @@ export function itAnswersEveryStatus(build: BuildApp): void {
     ['data.json_invalid', FORM, signedData(encodeBase64Url('not json'))],
     ['notification.invalid', FORM, signedForm({ method: 'purchase', status: 'success' }, SECRET)],
   ])('answers 400 %s', async (code, type, body) => {
-    const res = await request(app()).post('/webhooks').set('content-type', type).send(body);
+    const res = await request(await app())
+      .post('/webhooks')
+      .set('content-type', type)
+      .send(body);
     expect(res.status).toBe(400);
     expect(res.headers['content-type']).toBe(JSON_TYPE);
     expect(res.body).toMatchObject(reason(code));
@@ -91,7 +111,7 @@ export function itAnswersEveryStatus(build: BuildApp): void {
   it('answers 401 signature.invalid when the data was changed after signing', async () => {
     const { signature } = envelope(purchase(), SECRET);
     const { data } = envelope(purchase({ amount: 1 }), SECRET);
-    const res = await request(app())
+    const res = await request(await app())
       .post('/webhooks')
       .type(FORM)
       .send(new URLSearchParams({ data, signature }).toString());
@@ -101,7 +121,7 @@ export function itAnswersEveryStatus(build: BuildApp): void {
   });
 
   it('answers 403 sender.forbidden when the peer is not in allowedSenders', async () => {
-    const res = await request(app({ allowedSenders: ['35.187.74.148'] }))
+    const res = await request(await app({ allowedSenders: ['35.187.74.148'] }))
       .post('/webhooks')
       .type(FORM)
       .send(signedForm(purchase(), SECRET));
@@ -110,7 +130,7 @@ export function itAnswersEveryStatus(build: BuildApp): void {
   });
 
   it('answers 405 with Allow: POST to a GET', async () => {
-    const res = await request(app()).get('/webhooks');
+    const res = await request(await app()).get('/webhooks');
     expect(res.status).toBe(405);
     expect(res.headers.allow).toBe('POST');
     expect(res.body).toMatchObject(reason('request.method_not_allowed'));
@@ -124,7 +144,7 @@ export function itAnswersEveryStatus(build: BuildApp): void {
       commit: () => undefined,
       release: () => undefined,
     };
-    const res = await request(app({ store: busy, inFlightWaitMs: 0 }))
+    const res = await request(await app({ store: busy, inFlightWaitMs: 0 }))
       .post('/webhooks')
       .type(FORM)
       .send(signedForm(purchase(), SECRET));
@@ -134,23 +154,59 @@ export function itAnswersEveryStatus(build: BuildApp): void {
     expect(handled).toEqual([]);
   });
 
+  it('runs the handler once for concurrent copies of one notification, each answered 200 or 409', async () => {
+    let runs = 0;
+    const server = await listening(
+      await app({
+        inFlightWaitMs: 0,
+        handle: async (notification) => {
+          runs++;
+          handled.push(notification);
+          await new Promise((resolve) => setTimeout(resolve, 150));
+        },
+      }),
+    );
+    try {
+      const body = signedForm(purchase(), SECRET);
+      const copies = await Promise.all(
+        Array.from({ length: 8 }, () => request(server.url).post('/webhooks').type(FORM).send(body)),
+      );
+      const answers = copies.map((res) => `${res.status} ${res.body.outcome ?? res.body.error?.code}`);
+      expect(answers.filter((answer) => answer === '200 handled')).toHaveLength(1);
+      for (const answer of answers) {
+        expect(['200 handled', '200 duplicate', '409 notification.in_flight']).toContain(answer);
+      }
+      const after = await request(server.url).post('/webhooks').type(FORM).send(body);
+      expect(after.text).toBe('{"ok":true,"outcome":"duplicate"}');
+      expect(runs).toBe(1);
+    } finally {
+      await server.close();
+    }
+  });
+
   it('answers 413 payload.too_large with Connection: close above maxBodyBytes', async () => {
     const body = signedForm(purchase({ description: 'x'.repeat(MAX_BODY_BYTES) }), SECRET);
-    const res = await request(app()).post('/webhooks').type(FORM).send(body);
+    const res = await request(await app())
+      .post('/webhooks')
+      .type(FORM)
+      .send(body);
     expect(res.status).toBe(413);
     expect(res.headers.connection).toBe('close');
     expect(res.body).toMatchObject(reason('payload.too_large'));
   });
 
   it('answers 415 media_type.unsupported to text/plain', async () => {
-    const res = await request(app()).post('/webhooks').set('content-type', 'text/plain').send('hello');
+    const res = await request(await app())
+      .post('/webhooks')
+      .set('content-type', 'text/plain')
+      .send('hello');
     expect(res.status).toBe(415);
     expect(res.body).toMatchObject(reason('media_type.unsupported'));
   });
 
   it('answers 500 handler.failed when the handler throws, then 200 handled to the redelivery', async () => {
     let calls = 0;
-    const server = app({
+    const server = await app({
       handle: () => {
         calls++;
         if (calls === 1) throw new Error('database down');
@@ -166,7 +222,7 @@ export function itAnswersEveryStatus(build: BuildApp): void {
   });
 
   it('answers 503 store.unavailable with Retry-After when the store fails, without running the handler', async () => {
-    const res = await request(app({ store: failingStore() }))
+    const res = await request(await app({ store: failingStore() }))
       .post('/webhooks')
       .type(FORM)
       .send(signedForm(purchase(), SECRET));
@@ -204,12 +260,15 @@ export function probesAround(parserLimit: number): Probe[] {
 
 /** Posts each probe to `/webhooks` of a fresh app and collects the answers by probe name. */
 export async function answersTo(
-  build: () => RequestListener,
+  build: () => App | Promise<App>,
   probes: Probe[],
 ): Promise<Record<string, Answer>> {
   const answers: Record<string, Answer> = {};
   for (const probe of probes) {
-    const res = await request(build()).post('/webhooks').set('content-type', probe.type).send(probe.body);
+    const res = await request(await build())
+      .post('/webhooks')
+      .set('content-type', probe.type)
+      .send(probe.body);
     const body = res.body as { outcome?: string; error?: { code: string } };
     answers[probe.name] = [res.status, body.error?.code ?? body.outcome ?? res.text.slice(0, 40)];
   }
@@ -252,7 +311,8 @@ export function expectForwardedSignatureError(seen: unknown[]): void {
  */
 export function itAnswersTimeout(build: BuildApp): void {
   it('answers 408 payload.timeout with Connection: close when the body stalls past readTimeoutMs', async () => {
-    const server = createServer(build({ secret: SECRET, readTimeoutMs: 50, logger: false }));
+    const app = await build({ secret: SECRET, readTimeoutMs: 50, logger: false });
+    const server = app instanceof Server ? app : createServer(app);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const { port } = server.address() as AddressInfo;
     const headers = { 'content-type': FORM, 'content-length': '500' };
@@ -272,4 +332,18 @@ export function itAnswersTimeout(build: BuildApp): void {
       await new Promise((resolve) => server.close(resolve));
     }
   });
+}
+
+/** Listens on a free loopback port, for tests that need one server across concurrent requests. */
+export async function listening(app: App): Promise<{ url: string; close: () => Promise<void> }> {
+  const server = app instanceof Server ? app : createServer(app);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: () => {
+      server.closeAllConnections();
+      return new Promise((resolve) => server.close(() => resolve()));
+    },
+  };
 }
