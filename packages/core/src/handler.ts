@@ -10,7 +10,7 @@ import {
   type TransactionalStore,
 } from './dedupe.js';
 import type { Delivery } from './delivery.js';
-import { RequestError, SignatureError, type WebhookError } from './errors.js';
+import { RequestError, type WebhookError } from './errors.js';
 import { ExactlyOnce } from './exactly-once.js';
 import type { Notification, NotificationEvent, NotificationFor } from './notification.js';
 import { OrderingGuard, type OrderingOptions } from './ordering.js';
@@ -18,15 +18,16 @@ import { parseNotification } from './parse.js';
 import { type NotificationHandler, Routes } from './routes.js';
 import { createSenderCheck, type SenderOptions, senderAddress } from './sender.js';
 import {
+  checkAlgorithm,
   checkSecretOption,
   type Secret,
   type Secrets,
   type SignatureAlgorithm,
   toSecretArray,
-  type VerifyResult,
   verifySignature,
 } from './signature.js';
 import { MemoryStore } from './stores/memory.js';
+import { verified } from './verify.js';
 
 export type { WebhookOutcome, WebhookResult } from './answers.js';
 export type { Delivery } from './delivery.js';
@@ -153,12 +154,7 @@ export interface WebhookHandler<C = undefined> {
  * export const POST = (request: Request) => webhook.fetch(request);
  */
 export function createWebhookHandler<C = undefined>(options: WebhookHandlerOptions<C>): WebhookHandler<C> {
-  const algorithm = options.algorithm ?? 'sha256';
-  if (algorithm !== 'sha256' && algorithm !== 'sha1') {
-    throw new TypeError(
-      `[@payhook/core] algorithm must be 'sha256' or 'sha1', not ${JSON.stringify(algorithm)}.`,
-    );
-  }
+  const algorithm = checkAlgorithm(options.algorithm);
   const logger = options.logger === undefined ? console : options.logger;
   const secrets = checkedSecrets(options.secret, logger);
   const store = options.store === false ? undefined : (options.store ?? new MemoryStore());
@@ -200,7 +196,10 @@ export function createWebhookHandler<C = undefined>(options: WebhookHandlerOptio
       checkMethodAndSender(request);
       const type = mediaTypeOf(getHeader(request.headers, 'content-type'));
       const envelope = await readEnvelope(request, type, limits);
-      const secret = await verify(envelope.data, envelope.signature);
+      const secret = verified(
+        await verifySignature(envelope.data, envelope.signature, secrets, { algorithm }),
+        algorithm,
+      );
       const notification = parseNotification(decodeData(envelope.data));
       const key = keyFor(notification);
       const delivery: Delivery = {
@@ -240,24 +239,6 @@ export function createWebhookHandler<C = undefined>(options: WebhookHandlerOptio
     if (senderAllowed && !senderAllowed(sender)) {
       throw new RequestError('sender.forbidden', 'the sender address is not in allowedSenders.');
     }
-  }
-
-  /** The same check as `verifySignature`, with its failures as the errors the handler answers. */
-  async function verify(data: string, signature: string): Promise<VerifyResult & { valid: true }> {
-    const result = await verifySignature(data, signature, secrets, { algorithm });
-    if (result.valid) return result;
-    if (result.reason === 'no_secret') {
-      throw new SignatureError(
-        'secret.not_found',
-        'no secret is configured for the pos_id of this delivery.',
-      );
-    }
-    throw new SignatureError(
-      'signature.invalid',
-      result.reason === 'malformed'
-        ? `the signature is not a ${algorithm} digest in base64url: check the algorithm option and that the field was not altered.`
-        : 'the signature does not match the data under any configured secret: check the secret (test and live projects differ) and that data is passed exactly as received.',
-    );
   }
 
   function keyFor(notification: Notification): string | undefined {

@@ -37,6 +37,15 @@ export type VerifyResult =
   | { readonly valid: false; readonly reason: 'malformed' | 'mismatch' | 'no_secret' };
 
 const DIGEST_BYTES: Record<SignatureAlgorithm, number> = { sha256: 32, sha1: 20 };
+
+/** The `algorithm` option, `'sha256'` when absent; anything but `'sha256'` or `'sha1'` throws a TypeError. */
+export function checkAlgorithm(algorithm: unknown): SignatureAlgorithm {
+  if (algorithm === undefined) return 'sha256';
+  if (algorithm === 'sha256' || algorithm === 'sha1') return algorithm;
+  throw new TypeError(
+    `[@payhook/core] algorithm must be 'sha256' or 'sha1', not ${JSON.stringify(algorithm)}.`,
+  );
+}
 const MALFORMED: VerifyResult = { valid: false, reason: 'malformed' };
 const MISMATCH: VerifyResult = { valid: false, reason: 'mismatch' };
 const NO_SECRET: VerifyResult = { valid: false, reason: 'no_secret' };

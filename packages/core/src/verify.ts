@@ -1,0 +1,110 @@
+import { type Envelope, envelopeFromObject, parseRawBody } from './body.js';
+import { decodeData } from './decode.js';
+import { SignatureError } from './errors.js';
+import type { Notification } from './notification.js';
+import { parseNotification } from './parse.js';
+import {
+  checkAlgorithm,
+  type SecretList,
+  type SecretResolver,
+  type Secrets,
+  type SignatureAlgorithm,
+  type SignatureOptions,
+  type VerifyResult,
+  verifySignature,
+} from './signature.js';
+
+/** What `verifyNotification` reads: the raw form body as received (text or bytes), or its two fields. */
+export type NotificationInput = string | Uint8Array | Envelope;
+
+/**
+ * The secret that matched, or the `SignatureError` the handler answers: `secret.not_found` when a resolver had
+ * none for the delivery's `pos_id`, else `signature.invalid`.
+ */
+export function verified(
+  result: VerifyResult,
+  algorithm: SignatureAlgorithm,
+): VerifyResult & { valid: true } {
+  if (result.valid) return result;
+  if (result.reason === 'no_secret') {
+    throw new SignatureError('secret.not_found', 'no secret is configured for the pos_id of this delivery.');
+  }
+  throw new SignatureError(
+    'signature.invalid',
+    result.reason === 'malformed'
+      ? `the signature is not a ${algorithm} digest in base64url: check the algorithm option and that the field was not altered.`
+      : 'the signature does not match the data under any configured secret: check the secret (test and live projects differ) and that data is passed exactly as received.',
+  );
+}
+
+function envelopeOf(input: NotificationInput): Envelope {
+  if (typeof input === 'string' || input instanceof Uint8Array) return parseRawBody(input, 'form');
+  if (input === null || typeof input !== 'object') {
+    throw new TypeError(
+      '[@payhook/core] verifyNotification takes the raw form body (a string or bytes) or { data, signature }.',
+    );
+  }
+  return envelopeFromObject(input);
+}
+
+function notificationOf(
+  envelope: Envelope,
+  result: VerifyResult,
+  algorithm: SignatureAlgorithm,
+): Notification {
+  verified(result, algorithm);
+  return parseNotification(decodeData(envelope.data));
+}
+
+/**
+ * Verifies one delivery and returns its typed notification, for code that does not use the handler (a queue
+ * consumer, a serverless function that stores the body first), as Stripe's `constructEvent`. The same steps as
+ * the handler, with the same errors: the form body is read as the handler reads it (`+` sent unescaped and
+ * turned into a space is tolerated), the signature checked in constant time against every secret (rotation: the
+ * current first), then `data` decoded and parsed. No duplicate detection: that is the handler's.
+ *
+ * With a resolver of secrets by `pos_id` the result is a promise, and every refusal a rejection.
+ *
+ * @throws {RequestError} `payload.field_missing`, `payload.field_repeated` or `payload.malformed`: the body is not a
+ *   delivery's envelope.
+ * @throws {SignatureError} `signature.invalid`, or `secret.not_found` from a resolver.
+ * @throws {PayloadError} `data.encoding_invalid`, `data.json_invalid`, `data.not_object` or `notification.invalid`.
+ * @example
+ * const notification = verifyNotification(rawBody, [process.env.WEBHOOK_SECRET!, process.env.OLD_SECRET!]);
+ * if (notification.kind === 'primary' && notification.status === 'success') await fulfil(notification.order_id);
+ */
+export function verifyNotification(
+  input: NotificationInput,
+  secrets: SecretList,
+  options?: SignatureOptions,
+): Notification;
+export function verifyNotification(
+  input: NotificationInput,
+  secrets: SecretResolver,
+  options?: SignatureOptions,
+): Promise<Notification>;
+export function verifyNotification(
+  input: NotificationInput,
+  secrets: Secrets,
+  options?: SignatureOptions,
+): Notification | Promise<Notification>;
+export function verifyNotification(
+  input: NotificationInput,
+  secrets: Secrets,
+  options?: SignatureOptions,
+): Notification | Promise<Notification> {
+  const algorithm = checkAlgorithm(options?.algorithm);
+  if (typeof secrets === 'function') {
+    return (async () => {
+      const envelope = envelopeOf(input);
+      const result = await verifySignature(envelope.data, envelope.signature, secrets, { algorithm });
+      return notificationOf(envelope, result, algorithm);
+    })();
+  }
+  const envelope = envelopeOf(input);
+  return notificationOf(
+    envelope,
+    verifySignature(envelope.data, envelope.signature, secrets, { algorithm }),
+    algorithm,
+  );
+}
