@@ -7,6 +7,7 @@ const src = (path: string) => fileURLToPath(new URL(`./packages/${path}`, import
 export default defineConfig({
   resolve: {
     alias: [
+      { find: /^@payhook\/core\/(adapter|validation)$/, replacement: src('core/src/$1.ts') },
       { find: /^@payhook\/core\/(redis|postgres|memory)$/, replacement: src('core/src/stores/$1.ts') },
       { find: /^@payhook\/testing\/nock$/, replacement: src('testing/src/nock.ts') },
       { find: /^@payhook\/(core|express|koa|testing)$/, replacement: src('$1/src/index.ts') },

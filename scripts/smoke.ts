@@ -21,8 +21,13 @@ const RUNTIME_CHECK = (load: string) => `${load}
 const assert = (ok, what) => { if (!ok) { console.error('FAIL ' + what); process.exit(1); } };
 for (const [name, mod] of Object.entries(packages)) assert(mod && typeof mod === 'object', name + ' loads');
 const { core, express: adapter, koa: koaAdapter } = packages;
-for (const fn of ['createWebhookHandler', 'sign', 'encodeBase64Url', 'toWebhookRequest', 'sendNodeResponse', 'createNodeListener'])
+for (const fn of ['createWebhookHandler', 'sign', 'encodeBase64Url', 'createNodeListener', 'verifyNotification'])
   assert(typeof core[fn] === 'function', '@payhook/core exports ' + fn);
+for (const fn of ['createMiddleware', 'toWebhookRequest', 'sendNodeResponse', 'refusal', 'fromParserError'])
+  assert(typeof packages.coreAdapter[fn] === 'function', '@payhook/core/adapter exports ' + fn);
+for (const fn of ['validatePaymentRequest', 'validateSplitPurchaseRequest', 'validateCard'])
+  assert(typeof packages.validation[fn] === 'function', '@payhook/core/validation exports ' + fn);
+assert(packages.coreAdapter.fromParserError({ type: 'entity.too.large' }) instanceof core.RequestError, '@payhook/core/adapter shares the error classes of @payhook/core');
 assert(typeof adapter.webhookMiddleware === 'function', '@payhook/express exports webhookMiddleware');
 assert(typeof koaAdapter.webhookMiddleware === 'function', '@payhook/koa exports webhookMiddleware');
 assert(adapter.WebhookError === core.WebhookError, '@payhook/express re-exports core WebhookError');
@@ -33,6 +38,7 @@ const notification = { payment_id: 'p-1', order_id: 'o-1', pos_id: 'pos-1', mode
   amount: 10, currency: 'XTS', status: 'success', status_code: '1000', created_at: '2026-01-01T00:00:00' };
 const data = core.encodeBase64Url(JSON.stringify(notification));
 const body = new URLSearchParams({ data, signature: core.sign(data, ${JSON.stringify(SECRET)}) }).toString();
+assert(core.verifyNotification(body, ${JSON.stringify(SECRET)}).order_id === 'o-1', 'verifyNotification reads a signed body');
 const tampered = new URLSearchParams({ data: data.slice(0, -4) + 'AAA=', signature: core.sign(data, ${JSON.stringify(SECRET)}) }).toString();
 const headers = { 'content-type': 'application/x-www-form-urlencoded' };
 
@@ -82,13 +88,15 @@ import * as koaPkg from '@payhook/koa';
 import * as testingPkg from '@payhook/testing';
 import * as redisPkg from '@payhook/core/redis';
 import * as postgresPkg from '@payhook/core/postgres';
-const packages = { core: corePkg, express: expressPkg, koa: koaPkg, testing: testingPkg, redis: redisPkg, postgres: postgresPkg };`);
+import * as coreAdapterPkg from '@payhook/core/adapter';
+import * as validationPkg from '@payhook/core/validation';
+const packages = { core: corePkg, express: expressPkg, koa: koaPkg, testing: testingPkg, redis: redisPkg, postgres: postgresPkg, coreAdapter: coreAdapterPkg, validation: validationPkg };`);
 
 const CJS = `(async () => {${RUNTIME_CHECK(`const MODE = 'cjs';
 const http = require('node:http');
 const expressLib = require('express');
 const KoaLib = require('koa');
-const packages = { core: require('@payhook/core'), express: require('@payhook/express'), koa: require('@payhook/koa'), testing: require('@payhook/testing'), redis: require('@payhook/core/redis'), postgres: require('@payhook/core/postgres') };`)}})().catch((error) => { console.error(error); process.exit(1); });\n`;
+const packages = { core: require('@payhook/core'), express: require('@payhook/express'), koa: require('@payhook/koa'), testing: require('@payhook/testing'), redis: require('@payhook/core/redis'), postgres: require('@payhook/core/postgres'), coreAdapter: require('@payhook/core/adapter'), validation: require('@payhook/core/validation') };`)}})().catch((error) => { console.error(error); process.exit(1); });\n`;
 
 const TYPED = `import type { IncomingMessage } from 'node:http';
 import { createNodeListener, createWebhookHandler, type Notification, type WebhookErrorCode, WebhookError } from '@payhook/core';
@@ -97,6 +105,8 @@ import { webhookMiddleware as koaWebhook } from '@payhook/koa';
 import * as testing from '@payhook/testing';
 import { RedisStore } from '@payhook/core/redis';
 import { PostgresStore } from '@payhook/core/postgres';
+import { sendNodeResponse, toWebhookRequest } from '@payhook/core/adapter';
+import { type PaymentRequest, validatePaymentRequest } from '@payhook/core/validation';
 
 export const stores = [RedisStore, PostgresStore] as const;
 const webhook = createWebhookHandler<IncomingMessage>({ secret: ['current', { id: 'old', secret: 'previous' }], maxBodyBytes: 65_536 })
@@ -109,6 +119,9 @@ export const code = (error: unknown): WebhookErrorCode | undefined => (error ins
 export const expressMiddleware = webhookMiddleware({ secret: 's' }).on('purchase', (payment, req) => void [payment.amount, req.body]);
 export const koaMiddleware = koaWebhook({ secret: 's' }).on('refund.success', (refund) => void refund.amount);
 export const testingExports: string[] = Object.keys(testing);
+export const routed = async (req: IncomingMessage, res: import('node:http').ServerResponse): Promise<void> =>
+  sendNodeResponse(res, await webhook(toWebhookRequest(req), req));
+export const checked = (request: PaymentRequest): boolean => validatePaymentRequest(request).valid;
 `;
 
 function tsconfig(moduleKind: string, resolution: string, include: string[]): string {

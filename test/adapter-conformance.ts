@@ -6,8 +6,9 @@ import {
   Server,
 } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { DedupeStore, MiddlewareOptions, Notification } from '@payhook/core';
+import type { DedupeStore, Notification } from '@payhook/core';
 import { encodeBase64Url, SignatureError, sign, WebhookError } from '@payhook/core';
+import type { MiddlewareOptions } from '@payhook/core/adapter';
 import request from 'supertest';
 import { expect, it } from 'vitest';
 import { envelope, FORM, purchase, signedForm } from '../examples/shared/src/deliveries.ts';

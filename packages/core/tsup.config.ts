@@ -3,11 +3,16 @@ import { defineConfig } from 'tsup';
 export default defineConfig({
   entry: {
     index: 'src/index.ts',
+    adapter: 'src/adapter.ts',
+    validation: 'src/validation.ts',
     'stores/redis': 'src/stores/redis.ts',
     'stores/postgres': 'src/stores/postgres.ts',
   },
   format: ['esm', 'cjs'],
   dts: true,
+  // Shared chunks in both formats: the entries share one copy of the handler and of the error classes, so
+  // `instanceof WebhookError` holds across `@payhook/core` and its subpaths under `require` too.
+  splitting: true,
   clean: true,
   target: 'node20',
 });

@@ -6,12 +6,54 @@ import {
   sendNodeResponse,
   toWebhookRequest,
   type WebhookMiddleware,
-} from '@payhook/core';
+} from '@payhook/core/adapter';
 import type { ErrorRequestHandler, Request, RequestHandler } from 'express';
 
-// Everything core exports (error classes, types, MemoryStore, sign), so a user imports from one place, as the
-// TanStack adapters re-export their core.
-export * from '@payhook/core';
+export type {
+  AuthNotification,
+  CaptureNotification,
+  CreditNotification,
+  DedupeStore,
+  Delivery,
+  ErrorHook,
+  KeyFunction,
+  LookupNotification,
+  Notification,
+  NotificationEvent,
+  NotificationFor,
+  NotificationHandler,
+  OtherNotification,
+  P2pNotification,
+  PrimaryNotification,
+  PurchaseNotification,
+  RecurringNotification,
+  RefundNotification,
+  SecondaryNotification,
+  Secret,
+  SecretResolver,
+  Secrets,
+  SignatureAlgorithm,
+  TransactionalStore,
+  VoidNotification,
+  WebhookErrorCode,
+  WebhookHandlerOptions,
+  WebhookOutcome,
+  WebhookResult,
+} from '@payhook/core';
+// What an application needs besides the middleware, so it imports from one place: the error classes, the
+// notification types, the store contract and `MemoryStore`. Everything else is in @payhook/core.
+export {
+  HandlerError,
+  isRecurring,
+  MemoryStore,
+  notificationKey,
+  PayloadError,
+  RequestError,
+  SERVICE_SENDER_ADDRESSES,
+  SignatureError,
+  StoreError,
+  WebhookError,
+} from '@payhook/core';
 
 /**
  * Core's handler options (see @payhook/core), plus `forwardErrors` and `path` (with `app.use(middleware)` at app

@@ -1,3 +1,4 @@
+import type { WebhookResult } from '@payhook/core';
 import {
   createMiddleware,
   fromParserError,
@@ -5,13 +6,54 @@ import {
   refusal,
   toWebhookRequest,
   type WebhookMiddleware,
-  type WebhookResult,
-} from '@payhook/core';
+} from '@payhook/core/adapter';
 import type { DefaultContext, DefaultState, Middleware, Next, ParameterizedContext } from 'koa';
 
-// Everything core exports (error classes, types, MemoryStore, sign), so a user imports from one place, as the
-// TanStack adapters re-export their core.
-export * from '@payhook/core';
+export type {
+  AuthNotification,
+  CaptureNotification,
+  CreditNotification,
+  DedupeStore,
+  Delivery,
+  ErrorHook,
+  KeyFunction,
+  LookupNotification,
+  Notification,
+  NotificationEvent,
+  NotificationFor,
+  NotificationHandler,
+  OtherNotification,
+  P2pNotification,
+  PrimaryNotification,
+  PurchaseNotification,
+  RecurringNotification,
+  RefundNotification,
+  SecondaryNotification,
+  Secret,
+  SecretResolver,
+  Secrets,
+  SignatureAlgorithm,
+  TransactionalStore,
+  VoidNotification,
+  WebhookErrorCode,
+  WebhookHandlerOptions,
+  WebhookOutcome,
+  WebhookResult,
+} from '@payhook/core';
+// What an application needs besides the middleware, so it imports from one place: the error classes, the
+// notification types, the store contract and `MemoryStore`. Everything else is in @payhook/core.
+export {
+  HandlerError,
+  isRecurring,
+  MemoryStore,
+  notificationKey,
+  PayloadError,
+  RequestError,
+  SERVICE_SENDER_ADDRESSES,
+  SignatureError,
+  StoreError,
+  WebhookError,
+} from '@payhook/core';
 
 /**
  * Core's handler options (see @payhook/core), plus `forwardErrors` and `path` (Koa has no mounting of its own: with

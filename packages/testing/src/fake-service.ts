@@ -1,10 +1,5 @@
-import type {
-  InitRecurring,
-  OperationRecord,
-  PaymentRecord,
-  SignatureAlgorithm,
-  SplitSumRule,
-} from '@payhook/core';
+import type { SignatureAlgorithm } from '@payhook/core';
+import type { InitRecurring, OperationRecord, PaymentRecord, SplitSumRule } from '@payhook/core/validation';
 import { addDuration, formatTimestamp } from './fake/calendar.js';
 import { FakeClock } from './fake/clock.js';
 import { credentialsError, FakeServiceError } from './fake/errors.js';

@@ -1,11 +1,6 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
-import {
-  createNodeListener,
-  createWebhookHandler,
-  sendNodeResponse,
-  toWebhookRequest,
-  type WebhookHandlerOptions,
-} from '@payhook/core';
+import { createNodeListener, createWebhookHandler, type WebhookHandlerOptions } from '@payhook/core';
+import { sendNodeResponse, toWebhookRequest } from '@payhook/core/adapter';
 import express from 'express';
 import { Hono } from 'hono';
 import Koa from 'koa';

@@ -4,7 +4,7 @@ import {
   type SplitSumRule,
   validatePaymentRequest,
   validateSplitPurchaseRequest,
-} from '@payhook/core';
+} from '@payhook/core/validation';
 import { formatTime } from './calendar.js';
 import { FakeServiceError } from './errors.js';
 import type { SubscriptionPlan } from './subscriptions.js';
