@@ -336,7 +336,7 @@ export function itAnswersTimeout(build: BuildApp): void {
 }
 
 /** Listens on a free loopback port, for tests that need one server across concurrent requests. */
-export async function listening(app: App): Promise<{ url: string; close: () => Promise<void> }> {
+async function listening(app: App): Promise<{ url: string; close: () => Promise<void> }> {
   const server = app instanceof Server ? app : createServer(app);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;

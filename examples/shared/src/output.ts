@@ -21,7 +21,7 @@ export interface NotificationLine {
  * @example
  * summarize(notification, delivery); // { payment_id: '…', order_id: 'order-1001', method: 'purchase', … }
  */
-export function summarize(notification: Notification, delivery: Delivery): NotificationLine {
+function summarize(notification: Notification, delivery: Delivery): NotificationLine {
   const { payment_id, order_id, transaction_id, method, status, status_code, amount, currency } =
     notification;
   const operationId = notification.kind === 'primary' ? undefined : notification.operation_id;

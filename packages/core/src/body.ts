@@ -216,7 +216,7 @@ export function parseRawBody(body: Uint8Array | string, type: MediaType): Envelo
   return envelopeFromObject(value);
 }
 
-export function tooLarge(limit: number): RequestError {
+function tooLarge(limit: number): RequestError {
   return new RequestError(
     'payload.too_large',
     `the body is larger than the ${limit}-byte limit (maxBodyBytes).`,
@@ -231,7 +231,7 @@ function isNodeReadable(stream: BodyStream): stream is NodeJS.ReadableStream {
 }
 
 /** True when a stream was read to its end by someone else (a body parser), so nothing is left to read. */
-export function isConsumed(stream: BodyStream): boolean {
+function isConsumed(stream: BodyStream): boolean {
   const s = stream as {
     readableEnded?: boolean;
     destroyed?: boolean;
@@ -248,7 +248,7 @@ export function isConsumed(stream: BodyStream): boolean {
  * `timeoutMs` in all (408). A Node stream is paused, not destroyed, on refusal, so the answer can still be sent
  * (with `Connection: close`, which frees the socket).
  */
-export function readStream(stream: BodyStream, limit: number, timeoutMs: number): Promise<Buffer> {
+function readStream(stream: BodyStream, limit: number, timeoutMs: number): Promise<Buffer> {
   if (isNodeReadable(stream)) return readNodeStream(stream, limit, timeoutMs);
   return readIterable(stream, limit, timeoutMs);
 }

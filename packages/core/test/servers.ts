@@ -45,7 +45,7 @@ function redact(url: string): string {
 }
 
 /** Sends PING over a raw socket and waits for +PONG. */
-export function pingRedis(url: string, timeoutMs = 2_000): Promise<void> {
+function pingRedis(url: string, timeoutMs = 2_000): Promise<void> {
   const { hostname, port } = new URL(url);
   return new Promise((resolve, reject) => {
     const socket = createConnection({ host: hostname || '127.0.0.1', port: Number(port || 6379) });
