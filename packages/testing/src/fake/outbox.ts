@@ -224,8 +224,11 @@ export class Outbox implements Timeline {
   }
 
   /** Signs `notification` with `secret` and queues it for `url`, applying the current faults. */
-  enqueue(url: string, notification: Readonly<Record<string, unknown>>, secret: string): void {
-    const data = encodeBase64Url(JSON.stringify(notification));
+  enqueue(url: string, record: object, secret: string): void {
+    const json = JSON.stringify(record);
+    const data = encodeBase64Url(json);
+    // What a receiver decodes, and a snapshot: later changes of the record do not show in the log.
+    const notification: Readonly<Record<string, unknown>> = JSON.parse(json);
     const signature = sign(data, secret, { algorithm: this.#algorithm });
     const webhookId = this.#nextId++;
     if (this.#faults.drop) {

@@ -80,3 +80,14 @@ export function nextEvent(
   if (retry !== undefined && (charge === undefined || retry < charge)) return { at: retry, kind: 'retry' };
   return charge === undefined ? undefined : { at: charge, kind: 'charge' };
 }
+
+/** Sets a subscription's status; once active, its schedule counts from `now` unless it has a `start_date`. */
+export function setSubscriptionStatus(
+  subscription: FakeSubscription,
+  status: SubscriptionStatus,
+  now: Date,
+): void {
+  subscription.status = status;
+  // Without start_date the schedule counts from the payment's success, not from its creation.
+  if (status === 'active') Object.assign(subscription, scheduleAnchor(subscription.plan, now));
+}
