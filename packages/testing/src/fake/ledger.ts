@@ -27,7 +27,7 @@ export interface PaymentState {
 }
 
 /** A card token the fake issued, to show its mask and expiry when a later payment uses it. */
-export interface IssuedToken {
+interface IssuedToken {
   readonly mask: string;
   readonly expiration: string;
 }

@@ -125,7 +125,7 @@ export const fetchTransport: WebhookTransport = async (message) => {
 };
 
 /** An error's message followed by its causes: fetch's `fetch failed` alone says nothing about why. */
-export function describeError(error: unknown): string {
+function describeError(error: unknown): string {
   if (!(error instanceof Error)) return String(error);
   const inner =
     error instanceof AggregateError && error.errors.length > 0
@@ -137,7 +137,7 @@ export function describeError(error: unknown): string {
   return inner === undefined ? error.message : `${error.message} (${inner})`;
 }
 
-export interface OutboxOptions {
+interface OutboxOptions {
   now: () => number;
   transport?: WebhookTransport;
   retrySchedule?: readonly number[];

@@ -54,7 +54,7 @@ export function toMinor(amount: number, currency: string): number {
 }
 
 /** An amount in major units from minor units. */
-export function fromMinor(minor: number, currency: string): number {
+function fromMinor(minor: number, currency: string): number {
   return minor / 10 ** currencyExponent(currency);
 }
 
@@ -93,9 +93,9 @@ export function limitInfo(now: Date): LimitInfo {
 export type CardFields = Partial<Pick<PaymentRecord, 'cc_mask' | 'cc_token' | 'cc_token_expiration'>>;
 
 /** A payment record before its card, subscription and status are known. */
-export type PaymentBase = Omit<PaymentRecord, 'status'>;
+type PaymentBase = Omit<PaymentRecord, 'status'>;
 
-export interface NewRecordInput {
+interface NewRecordInput {
   request: ValidRequest;
   posId: string;
   split: boolean;
@@ -130,7 +130,7 @@ export function newPaymentRecord({ request, posId, split, ids, now }: NewRecordI
   };
 }
 
-export interface NewOperationInput {
+interface NewOperationInput {
   payment: PaymentRecord;
   method: 'capture' | 'void' | 'refund';
   minor: number;

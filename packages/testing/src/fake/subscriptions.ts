@@ -59,7 +59,7 @@ export function scheduleAnchor(plan: SubscriptionPlan, paidAt: Date): { anchor: 
 }
 
 /** Time (ms) of scheduled charge `index`, or `undefined` when it falls after `expiry_date`. */
-export function scheduledChargeAt(subscription: FakeSubscription, index: number): number | undefined {
+function scheduledChargeAt(subscription: FakeSubscription, index: number): number | undefined {
   const { plan } = subscription;
   const at = addInterval(
     new Date(subscription.anchor),

@@ -24,7 +24,7 @@ ${content}
 }
 
 /** What a checkout or 3DS page shows of the payment. */
-export interface CheckoutPageInput {
+interface CheckoutPageInput {
   amount: unknown;
   currency: unknown;
   description: unknown;
@@ -67,7 +67,7 @@ export function renderMessagePage(title: string, message: string): string {
 }
 
 /** What a receipt shows of a payment, charge or refund record. */
-export type ReceiptRecord = Pick<
+type ReceiptRecord = Pick<
   PaymentRecord,
   'method' | 'amount' | 'currency' | 'order_id' | 'payment_id' | 'status' | 'processed_at' | 'created_at'
 > & { cc_mask?: string | undefined };
