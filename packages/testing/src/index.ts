@@ -1,10 +1,5 @@
-export type { CliCommand, CliIO, ExitCode } from './cli/io.js';
-export { ADMIN_PREFIX, handleAdminRequest } from './fake/admin.js';
-export type { ApiRequest, ApiResponse } from './fake/api.js';
-export { handleApiRequest } from './fake/api.js';
 export type { Duration, IntervalUnit } from './fake/calendar.js';
-export type { Timeline } from './fake/clock.js';
-export { FakeClock } from './fake/clock.js';
+export type { FakeClock, Timeline } from './fake/clock.js';
 export type { FakeViolation } from './fake/errors.js';
 export { FakeServiceError } from './fake/errors.js';
 export type {
@@ -18,7 +13,7 @@ export { DEFAULT_RETRY_SCHEDULE, fetchTransport } from './fake/outbox.js';
 export type { PaymentOutcome } from './fake/outcomes.js';
 export { TEST_CARDS } from './fake/outcomes.js';
 export type { FakeProject, FakeProjectOptions } from './fake/projects.js';
-export type { FakeRecord } from './fake/records.js';
+export { FakeService } from './fake/service.js';
 export type { SubscriptionPlan, SubscriptionStatus } from './fake/subscriptions.js';
 export type {
   AuthCheck,
@@ -28,8 +23,7 @@ export type {
   FakePaymentView,
   FakeServiceOptions,
   FakeSubscriptionView,
-} from './fake-service.js';
-export { FakeService } from './fake-service.js';
+} from './fake/types.js';
 export { DECLINED, PENDING_3DS } from './fixtures/codes.js';
 export type { RecurringChargeOptions } from './fixtures/primary.js';
 export {

@@ -1,7 +1,8 @@
 import nock from 'nock';
 import { handleApiRequest } from './fake/api.js';
 import type { FakeProject } from './fake/projects.js';
-import { FakeService, type FakeServiceOptions } from './fake-service.js';
+import { FakeService } from './fake/service.js';
+import type { FakeServiceOptions } from './fake/types.js';
 
 /**
  * One request the interceptors answered.

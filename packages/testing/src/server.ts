@@ -2,7 +2,8 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ADMIN_PREFIX, handleAdminRequest } from './fake/admin.js';
 import { handleApiRequest } from './fake/api.js';
-import { FakeService, type FakeServiceOptions } from './fake-service.js';
+import { FakeService } from './fake/service.js';
+import type { FakeServiceOptions } from './fake/types.js';
 
 /**
  * Options of `startFakeServer`: the engine's options (its `baseUrl` is the server's) plus the port.
@@ -57,8 +58,8 @@ function readBody(request: IncomingMessage): Promise<string | undefined> {
 /**
  * Runs the fake payment service as a real HTTP server on 127.0.0.1, over the same engine as `mockPaymentApi`:
  * the API of spec part 4 and the hosted checkout and 3DS pages, with `{base_url}` = `http://127.0.0.1:<port>`.
- * For end-to-end tests, browsers, and clients in any language; the admin routes under `/__payhook/` (see
- * `handleAdminRequest`) move the test clock, list deliveries, and capture, void, refund or cancel.
+ * For end-to-end tests, browsers, and clients in any language; the admin routes under `/__payhook/` (listed in
+ * the package README) move the test clock, list deliveries, and capture, void, refund or cancel.
  *
  * @example
  * const server = await startFakeServer({ secret: 'whsec', seed: 1 });

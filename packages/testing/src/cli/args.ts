@@ -9,7 +9,7 @@ export class UsageError extends Error {
 }
 
 /** Runs `parseArgs` (strict), turning its errors into `UsageError`s. */
-export function parseOrUsage<T>(parse: () => T): T {
+function parseOrUsage<T>(parse: () => T): T {
   try {
     return parse();
   } catch (error) {
@@ -92,7 +92,7 @@ export function positiveInteger(name: string, value: string | undefined, fallbac
 }
 
 /** Reads all of standard input as UTF-8; refuses to wait on a terminal. */
-export async function readStdin(io: CliIO, what: string): Promise<string> {
+async function readStdin(io: CliIO, what: string): Promise<string> {
   if ((io.stdin as { isTTY?: boolean }).isTTY) {
     throw new UsageError(`standard input is a terminal: pipe ${what} in, or pass --file.`);
   }

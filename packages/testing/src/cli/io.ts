@@ -25,7 +25,7 @@ export interface CliIO {
  * @example
  * const code: ExitCode = await runCli(['verify'], processIO());
  */
-export type ExitCode = 0 | 1 | 2 | (number & {});
+type ExitCode = 0 | 1 | 2 | (number & {});
 
 /**
  * The signature every `payhook` subcommand shares.
@@ -33,7 +33,7 @@ export type ExitCode = 0 | 1 | 2 | (number & {});
  * @example
  * const hello: CliCommand = async (argv, io) => { io.stdout(`hello ${argv[0]}`); return 0; };
  */
-export type CliCommand = (argv: string[], io: CliIO) => Promise<number>;
+type CliCommand = (argv: string[], io: CliIO) => Promise<number>;
 
 /**
  * A {@link CliIO} bound to the current process.

@@ -2,7 +2,7 @@
 const MASKED = new Set(['cc_token', 'cc_number', 'card_cvv', 'cc_cvv']);
 
 /** `abcd…wxyz (64 chars)`; short or secret-grade values become `****`. */
-export function maskValue(field: string, value: unknown): unknown {
+function maskValue(field: string, value: unknown): unknown {
   if (typeof value !== 'string' && typeof value !== 'number') return value === undefined ? value : '****';
   const text = String(value);
   if (field === 'card_cvv' || field === 'cc_cvv' || text.length < 12) return '****';

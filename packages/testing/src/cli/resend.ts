@@ -2,7 +2,7 @@ import { httpUrlFrom, parseCommand, positiveInteger, runCommand, UsageError } fr
 import type { CliIO } from './io.js';
 import { httpCall } from './post.js';
 
-export const RESEND_HELP = `Usage: payhook resend --base-url URL --pos-id ID --order ORDER [--operation OP] [--transaction-id T]
+const RESEND_HELP = `Usage: payhook resend --base-url URL --pos-id ID --order ORDER [--operation OP] [--transaction-id T]
 
 Asks the payment service (or 'payhook serve') to deliver an operation's webhook again, as spec 4.3 and 4.4:
   GET {base_url}/api/v1/pos/<pos_id>/orders/<order_id>/<operation>?callback=true[&transactionId=T]

@@ -6,7 +6,7 @@ import { signCommand } from './sign.js';
 import { didYouMean } from './suggest.js';
 import { verifyCommand } from './verify.js';
 
-export const HELP = `Usage: payhook <command> [options]
+const HELP = `Usage: payhook <command> [options]
 
 Commands:
   sign     sign a notification (JSON) and print the form body, data and signature

@@ -16,7 +16,7 @@ import { post } from './post.js';
 import { applyAssignments } from './set.js';
 import { variantFrom } from './sign.js';
 
-export const SEND_HELP = `Usage: payhook send <event> --url URL [--secret S] [options]
+const SEND_HELP = `Usage: payhook send <event> --url URL [--secret S] [options]
 
 Posts a signed fake notification to a webhook endpoint and prints each status and reply.
 Exits 0 when every reply is 2xx, 1 otherwise (a refused 'tampered' delivery exits 1: the receiver did its job).

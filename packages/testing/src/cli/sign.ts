@@ -2,7 +2,7 @@ import { SIGN_VARIANTS, type SignVariant, signWebhook } from '../sign.js';
 import { algorithmFrom, parseCommand, readInput, runCommand, secretsFrom, UsageError } from './args.js';
 import type { CliIO } from './io.js';
 
-export const SIGN_HELP = `Usage: payhook sign [--secret S] [--file notification.json | -] [options]
+const SIGN_HELP = `Usage: payhook sign [--secret S] [--file notification.json | -] [options]
 
 Signs a notification (JSON) as the payment service does and prints the form body, data and signature.
 Reads the notification from --file, or from standard input with '-' or no --file.

@@ -24,7 +24,7 @@ function distance(a: string, b: string): number {
  * @example
  * suggest('purchase.sucess', ['purchase.success', 'refund.success']); // 'purchase.success'
  */
-export function suggest(name: string, candidates: Iterable<string>): string | undefined {
+function suggest(name: string, candidates: Iterable<string>): string | undefined {
   let best: string | undefined;
   let bestDistance = Math.max(2, Math.floor(name.length / 3)) + 1;
   for (const candidate of candidates) {

@@ -10,7 +10,7 @@ import { algorithmFrom, parseCommand, readInput, runCommand, secretsFrom, UsageE
 import type { CliIO } from './io.js';
 import { maskNotification } from './mask.js';
 
-export const VERIFY_HELP = `Usage: payhook verify [--secret S ...] [--algorithm sha1] [--file body.txt]
+const VERIFY_HELP = `Usage: payhook verify [--secret S ...] [--algorithm sha1] [--file body.txt]
 
 Checks a captured delivery: reads the form body (data=…&signature=…) or a JSON envelope
 ({"data":…,"signature":…}) from standard input, says whether the signature verifies and with which secret,
@@ -33,7 +33,7 @@ const REASONS: Record<string, string> = {
 };
 
 /** The envelope inside a captured body: a JSON object or an urlencoded form. */
-export function readEnvelope(text: string): { data: string; signature: string } {
+function readEnvelope(text: string): { data: string; signature: string } {
   const body = text.trim();
   let fields: { data?: unknown; signature?: unknown };
   if (body.startsWith('{')) {

@@ -1,9 +1,9 @@
-import type { FakeService } from '../fake-service.js';
 import { type ApiRequest, type ApiResponse, failure, header, json, readJson } from './api.js';
 import type { Duration } from './calendar.js';
 import { FakeServiceError } from './errors.js';
 import type { DeliveryFaults } from './outbox.js';
 import type { PaymentOutcome } from './outcomes.js';
+import type { FakeService } from './service.js';
 
 /** Where the admin routes of `startFakeServer` and `payhook serve` live: not part of the service's API. */
 export const ADMIN_PREFIX = '/__payhook';

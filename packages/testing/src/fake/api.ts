@@ -1,7 +1,8 @@
-import type { CheckoutAction, FakeService } from '../fake-service.js';
 import { renderCheckoutPage, renderMessagePage, renderReceiptPage } from '../pages/checkout.js';
 import { credentialsError, FakeServiceError } from './errors.js';
 import type { FakeProject } from './projects.js';
+import type { FakeService } from './service.js';
+import type { CheckoutAction } from './types.js';
 
 /**
  * One HTTP request to the fake service, as either transport describes it.
@@ -34,7 +35,11 @@ const AUTH = /^SVC-HMAC-SHA256 ([^\s:]+):(\S+)$/;
 const CHECKOUT = /^\/api\/v1\/checkout\/([^/]+)\/(form|3ds)$/;
 const RECEIPT = /^\/public\/receipt\/([^/]+)$/;
 const RESEND = /^\/api\/v1\/pos\/([^/]+)\/orders\/([^/]+)\/([^/]+)$/;
-const ACTIONS: ReadonlySet<string> = new Set<CheckoutAction>(['pay', 'decline', 'fail_3ds']);
+const ACTIONS: readonly CheckoutAction[] = ['pay', 'decline', 'fail_3ds'];
+
+function isCheckoutAction(value: string): value is CheckoutAction {
+  return ACTIONS.some((action) => action === value);
+}
 
 export function header(request: ApiRequest, name: string): string | undefined {
   const value = request.headers[name] ?? request.headers[name.toLowerCase()];
@@ -145,11 +150,11 @@ function checkoutPage(fake: FakeService, request: ApiRequest, checkoutId: string
     );
   }
   const action = new URLSearchParams(request.body).get('action') ?? '';
-  if (!ACTIONS.has(action)) {
+  if (!isCheckoutAction(action)) {
     return html(400, renderMessagePage('Bad request', 'Choose pay, decline or fail_3ds.'));
   }
   try {
-    const done = fake.completeCheckout(checkoutId, action as CheckoutAction);
+    const done = fake.completeCheckout(checkoutId, action);
     if (done.redirectTo !== undefined)
       return { status: 303, headers: { location: done.redirectTo }, body: '' };
     return html(

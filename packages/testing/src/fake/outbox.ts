@@ -125,7 +125,7 @@ export const fetchTransport: WebhookTransport = async (message) => {
 };
 
 /** An error's message followed by its causes: fetch's `fetch failed` alone says nothing about why. */
-export function describeError(error: unknown): string {
+function describeError(error: unknown): string {
   if (!(error instanceof Error)) return String(error);
   const inner =
     error instanceof AggregateError && error.errors.length > 0
@@ -137,7 +137,7 @@ export function describeError(error: unknown): string {
   return inner === undefined ? error.message : `${error.message} (${inner})`;
 }
 
-export interface OutboxOptions {
+interface OutboxOptions {
   now: () => number;
   transport?: WebhookTransport;
   retrySchedule?: readonly number[];
@@ -224,8 +224,11 @@ export class Outbox implements Timeline {
   }
 
   /** Signs `notification` with `secret` and queues it for `url`, applying the current faults. */
-  enqueue(url: string, notification: Readonly<Record<string, unknown>>, secret: string): void {
-    const data = encodeBase64Url(JSON.stringify(notification));
+  enqueue(url: string, record: object, secret: string): void {
+    const json = JSON.stringify(record);
+    const data = encodeBase64Url(json);
+    // What a receiver decodes, and a snapshot: later changes of the record do not show in the log.
+    const notification: Readonly<Record<string, unknown>> = JSON.parse(json);
     const signature = sign(data, secret, { algorithm: this.#algorithm });
     const webhookId = this.#nextId++;
     if (this.#faults.drop) {

@@ -1,22 +1,21 @@
-import { type Commission, currencyExponent, toMinorUnits } from '@payhook/core';
-import { formatTimestamp } from './calendar.js';
+import {
+  type Commission,
+  currencyExponent,
+  type LimitInfo,
+  type RecurringInfo,
+  toMinorUnits,
+} from '@payhook/core';
+import type { OperationRecord, PaymentRecord } from '@payhook/core/validation';
+import { addDuration, formatTimestamp } from './calendar.js';
 import type { IdSource } from './ids.js';
+import type { STATUS } from './outcomes.js';
+import type { ValidRequest } from './validation.js';
 
-/**
- * A JSON object as the API answers it and as webhooks carry it.
- *
- * @example
- * const record: FakeRecord = { payment_id: 'p-1', status: 'success' };
- */
-export type FakeRecord = Record<string, unknown>;
+/** One of the fake's status texts (`STATUS`): status, status_code and status_description together. */
+export type StatusText = (typeof STATUS)[keyof typeof STATUS];
 
 /** Request fields echoed in the payment record (2.1). Card data is never echoed: only `cc_mask`. */
 const ECHOED = [
-  'order_id',
-  'mode',
-  'method',
-  'amount',
-  'currency',
   'description',
   'customer_id',
   'customer_ip',
@@ -30,7 +29,7 @@ const ECHOED = [
   'result_url',
   'payload',
   'payway',
-] as const;
+] as const satisfies readonly (keyof ValidRequest & keyof PaymentRecord)[];
 
 /** The split response's extra echoes (2.1, last paragraphs). */
 const SPLIT_ECHOED = [
@@ -39,7 +38,14 @@ const SPLIT_ECHOED = [
   'browser_fingerprint',
   'merchant_mcc',
   'server_url',
-] as const;
+] as const satisfies readonly (keyof ValidRequest & keyof PaymentRecord)[];
+
+/** The fields of `source` named by `keys` that it has (an absent or `undefined` field is left out). */
+function pick<T extends object, K extends keyof T>(source: T, keys: readonly K[]): Partial<Pick<T, K>> {
+  const picked: Partial<Pick<T, K>> = {};
+  for (const key of keys) if (source[key] !== undefined) picked[key] = source[key];
+  return picked;
+}
 
 /** Integer minor units of an amount. */
 export function toMinor(amount: number, currency: string): number {
@@ -47,12 +53,12 @@ export function toMinor(amount: number, currency: string): number {
 }
 
 /** An amount in major units from minor units. */
-export function fromMinor(minor: number, currency: string): number {
+function fromMinor(minor: number, currency: string): number {
   return minor / 10 ** currencyExponent(currency);
 }
 
 /** The fake's commission: 1.5 % of the amount, rounded to the currency's minor unit, no fixed part. */
-export function commission(
+function commission(
   amount: number,
   currency: string,
 ): { fee: Commission; fixed_fee: Commission; percent_fee: Commission } {
@@ -74,36 +80,109 @@ export function receiptUrl(baseUrl: string, ids: IdSource): string {
   return `${baseUrl}/public/receipt/${ids.hex(16)}`;
 }
 
-export interface NewRecordInput {
-  request: Readonly<Record<string, unknown>>;
+/** The `limit_info` of a declined payment or charge: retry a day later. */
+export function limitInfo(now: Date): LimitInfo {
+  return {
+    retry_after: formatTimestamp(addDuration(now, { days: 1 })),
+    description: 'Daily card limit exceeded',
+  };
+}
+
+/** The card data a payment record shows: the mask, the token and when the token expires. */
+export type CardFields = Partial<Pick<PaymentRecord, 'cc_mask' | 'cc_token' | 'cc_token_expiration'>>;
+
+/** A payment record before its card, subscription and status are known. */
+type PaymentBase = Omit<PaymentRecord, 'status'>;
+
+interface NewRecordInput {
+  request: ValidRequest;
   posId: string;
   split: boolean;
   ids: IdSource;
   now: Date;
 }
 
-/** The initial payment record (2.1) for a validated request, before any outcome is applied. */
-export function newPaymentRecord({ request, posId, split, ids, now }: NewRecordInput): FakeRecord {
-  const record: FakeRecord = {
+/** The payment record (2.1) of a validated request, before its card, subscription and status. */
+export function newPaymentRecord({ request, posId, split, ids, now }: NewRecordInput): PaymentBase {
+  const mcc = request.merchant_mcc;
+  return {
     payment_id: ids.uuid(),
     order_id: request.order_id,
     gateway_order_id: `gw-${ids.hex(8)}`,
     billing_order_id: `bo-${ids.hex(8)}`,
     transaction_id: ids.uuid(),
     pos_id: posId,
+    mode: request.mode,
+    method: request.method,
+    amount: request.amount,
+    currency: request.currency,
+    ...pick(request, ECHOED),
+    ...(split ? pick(request, SPLIT_ECHOED) : {}),
+    // The request's MCC, sent as text or as a number (spec 2.1 types it MCC), as 4 digits; 5999 when none was sent.
+    mcc: typeof mcc === 'string' ? mcc : typeof mcc === 'number' ? String(mcc).padStart(4, '0') : '5999',
+    options_3ds: typeof request.order_3ds_bypass === 'string' ? request.order_3ds_bypass : 'supported',
+    user_action_required: false,
+    bank_short_name: 'FAKEBANK',
+    created_at: formatTimestamp(now),
+    processed_at: formatTimestamp(now),
+    ...commission(request.amount, request.currency),
   };
-  for (const field of ECHOED) if (request[field] !== undefined) record[field] = request[field];
-  if (split)
-    for (const field of SPLIT_ECHOED) if (request[field] !== undefined) record[field] = request[field];
-  // The request's MCC, sent as text or as a number (spec 2.1 types it MCC), as 4 digits; 5999 when none was sent.
-  const mcc = request.merchant_mcc;
-  record.mcc =
-    typeof mcc === 'string' ? mcc : typeof mcc === 'number' ? String(mcc).padStart(4, '0') : '5999';
-  record.options_3ds = typeof request.order_3ds_bypass === 'string' ? request.order_3ds_bypass : 'supported';
-  record.user_action_required = false;
-  record.bank_short_name = 'FAKEBANK';
-  record.created_at = formatTimestamp(now);
-  record.processed_at = formatTimestamp(now);
-  Object.assign(record, commission(request.amount as number, request.currency as string));
-  return record;
+}
+
+interface NewOperationInput {
+  payment: PaymentRecord;
+  method: 'capture' | 'void' | 'refund';
+  minor: number;
+  status: StatusText;
+  ids: IdSource;
+  now: Date;
+}
+
+/** A capture, void or refund record (2.2) of `minor` units of the payment's currency. */
+export function newOperationRecord({
+  payment,
+  method,
+  minor,
+  status,
+  ids,
+  now,
+}: NewOperationInput): OperationRecord {
+  const { currency } = payment;
+  const amount = fromMinor(minor, currency);
+  return {
+    operation_id: ids.uuid(),
+    payment_id: payment.payment_id,
+    order_id: payment.order_id,
+    transaction_id: ids.uuid(),
+    pos_id: payment.pos_id,
+    mode: 'direct',
+    method,
+    amount,
+    currency,
+    ...status,
+    ...commission(amount, currency),
+    created_at: formatTimestamp(now),
+    processed_at: formatTimestamp(now),
+  };
+}
+
+/**
+ * A subscription charge: the initial payment's record with a new transaction, the plan's amount and the
+ * charge's time; no receipt, user action or `limit_info` until its outcome gives one.
+ */
+export function newChargeRecord(
+  payment: PaymentRecord,
+  charge: { amount: number; at: Date; recurring: RecurringInfo; ids: IdSource },
+): PaymentRecord {
+  const { user_action_url, limit_info, receipt_url, ...kept } = structuredClone(payment);
+  return {
+    ...kept,
+    transaction_id: charge.ids.uuid(),
+    amount: charge.amount,
+    ...commission(charge.amount, payment.currency),
+    created_at: formatTimestamp(charge.at),
+    processed_at: formatTimestamp(charge.at),
+    user_action_required: false,
+    recurring: charge.recurring,
+  };
 }

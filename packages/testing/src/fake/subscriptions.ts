@@ -59,7 +59,7 @@ export function scheduleAnchor(plan: SubscriptionPlan, paidAt: Date): { anchor: 
 }
 
 /** Time (ms) of scheduled charge `index`, or `undefined` when it falls after `expiry_date`. */
-export function scheduledChargeAt(subscription: FakeSubscription, index: number): number | undefined {
+function scheduledChargeAt(subscription: FakeSubscription, index: number): number | undefined {
   const { plan } = subscription;
   const at = addInterval(
     new Date(subscription.anchor),
@@ -79,4 +79,15 @@ export function nextEvent(
   const retry = subscription.retry?.dueAt;
   if (retry !== undefined && (charge === undefined || retry < charge)) return { at: retry, kind: 'retry' };
   return charge === undefined ? undefined : { at: charge, kind: 'charge' };
+}
+
+/** Sets a subscription's status; once active, its schedule counts from `now` unless it has a `start_date`. */
+export function setSubscriptionStatus(
+  subscription: FakeSubscription,
+  status: SubscriptionStatus,
+  now: Date,
+): void {
+  subscription.status = status;
+  // Without start_date the schedule counts from the payment's success, not from its creation.
+  if (status === 'active') Object.assign(subscription, scheduleAnchor(subscription.plan, now));
 }

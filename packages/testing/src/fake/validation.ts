@@ -1,6 +1,8 @@
 import {
   type InitRecurring,
+  type PaymentRequest,
   resolveInitRecurring,
+  type SplitItem,
   type SplitSumRule,
   validatePaymentRequest,
   validateSplitPurchaseRequest,
@@ -9,14 +11,17 @@ import { formatTime } from './calendar.js';
 import { FakeServiceError } from './errors.js';
 import type { SubscriptionPlan } from './subscriptions.js';
 
+/** A request body core's validators accepted: a payment (4.1), or a split purchase (4.2) with its `split`. */
+export type ValidRequest = PaymentRequest & { split?: SplitItem[] };
+
 /**
  * Runs core's validators (the one source of the rules) over a request body.
  * @throws {FakeServiceError} `V-400` (400) listing every violation.
  */
 export function assertValidRequest(
-  body: Readonly<Record<string, unknown>>,
+  body: unknown,
   options: { split: boolean; sector: string | undefined; now: Date; splitSum?: SplitSumRule | undefined },
-): void {
+): asserts body is ValidRequest {
   const context = {
     now: options.now,
     ...(options.sector !== undefined ? { sector: options.sector } : {}),

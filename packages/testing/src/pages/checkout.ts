@@ -1,3 +1,5 @@
+import type { PaymentRecord } from '@payhook/core/validation';
+
 /** Escapes text for HTML content and attribute values. */
 export function escapeHtml(value: unknown): string {
   return String(value ?? '')
@@ -22,7 +24,7 @@ ${content}
 }
 
 /** What a checkout or 3DS page shows of the payment. */
-export interface CheckoutPageInput {
+interface CheckoutPageInput {
   amount: unknown;
   currency: unknown;
   description: unknown;
@@ -64,23 +66,28 @@ export function renderMessagePage(title: string, message: string): string {
   return page(title, `<h1>${escapeHtml(title)}</h1>\n<p id="message">${escapeHtml(message)}</p>`);
 }
 
+/** What a receipt shows of a payment, charge or refund record. */
+type ReceiptRecord = Pick<
+  PaymentRecord,
+  'method' | 'amount' | 'currency' | 'order_id' | 'payment_id' | 'status' | 'processed_at' | 'created_at'
+> & { cc_mask?: string | undefined };
+
 /**
  * The receipt a `receipt_url` opens (spec 2.1): what was paid or refunded, for which order, and when. Every
  * value is escaped.
  *
  * @example
- * renderReceiptPage({ method: 'purchase', amount: 10, currency: 'XTS', order_id: 'o-1', status: 'success' });
+ * renderReceiptPage(fake.receipt(token)!);
  */
-export function renderReceiptPage(record: object): string {
-  const r = record as Readonly<Record<string, unknown>>;
+export function renderReceiptPage(record: ReceiptRecord): string {
   const rows = [
-    ['Operation', r.method],
-    ['Amount', `${String(r.amount)} ${String(r.currency)}`],
-    ['Order', r.order_id],
-    ['Payment', r.payment_id],
-    ['Card', r.cc_mask ?? ''],
-    ['Status', r.status],
-    ['Date (UTC)', r.processed_at ?? r.created_at],
+    ['Operation', record.method],
+    ['Amount', `${record.amount} ${record.currency}`],
+    ['Order', record.order_id],
+    ['Payment', record.payment_id],
+    ['Card', record.cc_mask ?? ''],
+    ['Status', record.status],
+    ['Date (UTC)', record.processed_at ?? record.created_at],
   ];
   return page(
     'Receipt',

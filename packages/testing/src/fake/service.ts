@@ -1,0 +1,257 @@
+import type { OperationRecord, PaymentRecord } from '@payhook/core/validation';
+import { nextCharge, runCharges } from './charges.js';
+import { checkoutOf, completeCheckout, expirePayments, nextExpiry } from './checkout.js';
+import { FakeClock } from './clock.js';
+import { FakeServiceError } from './errors.js';
+import { createIdSource } from './ids.js';
+import { type Ledger, ownerKey, paymentState, subscriptionOf, viewOf } from './ledger.js';
+import { capture, refund, voidPayment } from './operations.js';
+import { type DeliveryAttempt, type DeliveryFaults, Outbox } from './outbox.js';
+import type { PaymentOutcome } from './outcomes.js';
+import { checkoutUrl, createPayment, threeDsUrl } from './payments.js';
+import { createProject, type FakeProject, type FakeProjectOptions } from './projects.js';
+import { resendWebhook } from './resend.js';
+import type {
+  AuthCheck,
+  CheckoutAction,
+  CreatedPayment,
+  FakePaymentView,
+  FakeServiceOptions,
+  FakeSubscriptionView,
+} from './types.js';
+
+/**
+ * A stateful fake of the payment service, with no HTTP inside: projects, payments, operations, subscriptions, a
+ * test clock and an outbox of signed webhooks. `mockPaymentApi` (nock) and `startFakeServer` (a real server)
+ * put its API on the wire.
+ *
+ * @example
+ * const fake = new FakeService({ secret: 'test-secret', now: '2026-01-31T09:00:00Z', seed: 7 });
+ * const created = fake.createPayment({ pos_id: fake.project.posId, mode: 'direct', method: 'purchase', ... });
+ * await fake.idle(); // the success webhook reached server_url
+ * fake.refund(created.record.payment_id, 5);
+ */
+export class FakeService {
+  readonly baseUrl: string;
+  readonly clock: FakeClock;
+  /** Webhooks waiting and sent; faults are set here (`setFaults`, `pause`, `resume`). */
+  readonly outbox: Outbox;
+  readonly verifyAuth: ((check: AuthCheck) => boolean) | undefined;
+  readonly #ledger: Ledger;
+
+  constructor(options: FakeServiceOptions = {}) {
+    const clock = new FakeClock(options.now ?? Date.now());
+    const outbox = new Outbox({
+      now: () => clock.now().getTime(),
+      ...(options.transport ? { transport: options.transport } : {}),
+      ...(options.retrySchedule ? { retrySchedule: options.retrySchedule } : {}),
+      ...(options.algorithm ? { algorithm: options.algorithm } : {}),
+    });
+    this.baseUrl = (options.baseUrl ?? 'https://payments.fake.test').replace(/\/+$/, '');
+    this.clock = clock;
+    this.outbox = outbox;
+    this.verifyAuth = options.verifyAuth;
+    const ledger: Ledger = {
+      baseUrl: this.baseUrl,
+      clock,
+      outbox,
+      ids: createIdSource(options.seed ?? 1),
+      splitSum: options.splitSum,
+      refundWebhookCode: options.refundWebhookCode ?? '1000',
+      projects: new Map(),
+      payments: new Map(),
+      byOrder: new Map(),
+      byCheckout: new Map(),
+      subscriptions: new Map(),
+      tokens: new Map(),
+      receipts: new Map(),
+      outcomeByOrder: new Map(),
+      outcomeByCard: new Map(),
+    };
+    this.#ledger = ledger;
+    if (options.secret !== undefined) this.addProject({ ...options, secret: options.secret });
+    for (const project of options.projects ?? []) this.addProject(project);
+    clock.register({ next: () => nextCharge(ledger), run: (now) => runCharges(ledger, now) });
+    clock.register({ next: () => nextExpiry(ledger), run: (now) => expirePayments(ledger, now) });
+    clock.register(outbox);
+  }
+
+  /** Adds a POS project; credentials not given are generated from the seed. */
+  addProject(options: FakeProjectOptions): FakeProject {
+    const project = createProject(options, this.#ledger.ids);
+    this.#ledger.projects.set(project.posId, project);
+    return project;
+  }
+
+  /** The first project (the one most tests use). */
+  get project(): FakeProject {
+    const first = this.#ledger.projects.values().next();
+    if (first.done) throw new FakeServiceError('S-404', 401, 'The fake service has no project: add one.');
+    return first.value;
+  }
+
+  /** Every project. */
+  get projects(): readonly FakeProject[] {
+    return [...this.#ledger.projects.values()];
+  }
+
+  /** Every delivery attempt so far, with the receiver's answer. */
+  get deliveries(): readonly DeliveryAttempt[] {
+    return this.outbox.attempts;
+  }
+
+  /** Sets delivery faults for webhooks enqueued from now on (`{}` clears them). */
+  setDeliveryFaults(faults: DeliveryFaults): void {
+    this.outbox.setFaults(faults);
+  }
+
+  /** Resolves when every webhook due now was attempted. */
+  idle(): Promise<void> {
+    return this.outbox.idle();
+  }
+
+  /** The project whose API key is `apiKey`. */
+  projectByApiKey(apiKey: string): FakeProject | undefined {
+    for (const project of this.#ledger.projects.values()) if (project.apiKey === apiKey) return project;
+    return undefined;
+  }
+
+  /** Fixes the outcome of an order, or of every payment with a card number. */
+  setOutcome(target: { orderId: string } | { cardNumber: string }, outcome: PaymentOutcome): void {
+    if ('orderId' in target) this.#ledger.outcomeByOrder.set(target.orderId, outcome);
+    else this.#ledger.outcomeByCard.set(target.cardNumber, outcome);
+  }
+
+  /** Outcomes of a subscription's next charges and retries, in order (then success). `3ds` counts as decline. */
+  queueChargeOutcomes(subscriptionId: string, outcomes: readonly PaymentOutcome[]): void {
+    subscriptionOf(this.#ledger, subscriptionId).outcomes.push(...outcomes);
+  }
+
+  /** The hosted checkout page of a payment. */
+  checkoutUrl(checkoutId: string): string {
+    return checkoutUrl(this.#ledger, checkoutId);
+  }
+
+  /** The 3-D Secure page of a payment (`user_action_url`). */
+  threeDsUrl(checkoutId: string): string {
+    return threeDsUrl(this.#ledger, checkoutId);
+  }
+
+  /**
+   * Creates a payment (or a split payment) as `POST /api/v1/payment` (`/split/purchase`) would: core's validators,
+   * a unique order_id per project, then the outcome's webhooks. `posId` names the caller's project (the API
+   * passes the authenticated one); a body `pos_id` of another project is refused like bad credentials.
+   * @throws {FakeServiceError} `S-404` (401) unknown or foreign pos_id, `V-400` (400) violations, `P-409` (409) a repeated order.
+   */
+  createPayment(
+    body: Readonly<Record<string, unknown>>,
+    options?: { split?: boolean; posId?: string },
+  ): CreatedPayment {
+    return createPayment(this.#ledger, body, options);
+  }
+
+  /** The payment behind a checkout (hosted form or 3DS page), for the pages. */
+  checkout(checkoutId: string): { record: PaymentRecord; open: boolean; threeDs: boolean; expired: boolean } {
+    return checkoutOf(this.#ledger, checkoutId);
+  }
+
+  /** What `receipt_url` shows: the payment, charge or refund it was issued for, or `undefined`. */
+  receipt(token: string): PaymentRecord | OperationRecord | undefined {
+    const record = this.#ledger.receipts.get(token);
+    return record === undefined ? undefined : structuredClone(record);
+  }
+
+  /**
+   * The customer's choice on the checkout form or the 3DS page: settles the payment, sends its webhook, and
+   * answers where to send the customer (`result_url`, when the request had one).
+   * @throws {FakeServiceError} `N-404` (404) unknown checkout, `C-409` (409) a checkout already completed,
+   * `C-410` (410) a hosted payment past its `order_timeout`.
+   */
+  completeCheckout(
+    checkoutId: string,
+    action: CheckoutAction,
+  ): { record: PaymentRecord; redirectTo?: string } {
+    return completeCheckout(this.#ledger, checkoutId, action);
+  }
+
+  /**
+   * Captures an authorization (`method: auth`), all of it or `amount`; sends the capture webhook (6.2).
+   * @throws {FakeServiceError} `N-404` unknown payment, `O-409` not capturable, `O-422` amount out of range.
+   */
+  capture(paymentId: string, amount?: number): OperationRecord {
+    return capture(this.#ledger, paymentId, amount);
+  }
+
+  /**
+   * Voids an uncaptured authorization or an unrefunded purchase, for its whole amount.
+   * @throws {FakeServiceError} `N-404` unknown payment, `O-409` nothing to void.
+   */
+  void(paymentId: string): OperationRecord {
+    return voidPayment(this.#ledger, paymentId);
+  }
+
+  /**
+   * Refunds a purchase (or a captured auth), all that is left or `amount`; sends the refund webhook
+   * (`refundWebhookCode`, `1000` by default) and answers the refund response, `1004` as spec 3.1 shows it.
+   * @throws {FakeServiceError} `N-404` unknown payment, `O-409` not refundable, `O-422` amount out of range.
+   */
+  refund(paymentId: string, amount?: number): OperationRecord {
+    return refund(this.#ledger, paymentId, amount);
+  }
+
+  /** Cancels a subscription: no charge or retry runs after this (`recurring.status` `canceled`). */
+  cancelSubscription(subscriptionId: string): void {
+    const subscription = subscriptionOf(this.#ledger, subscriptionId);
+    subscription.status = 'canceled';
+    subscription.retry = undefined;
+    paymentState(this.#ledger, subscription.paymentId).record.recurring = {
+      id: subscription.id,
+      status: 'canceled',
+    };
+  }
+
+  /**
+   * `GET /api/v1/pos/<pos_id>/orders/<order_id>/<operation>?callback=true[&transactionId=]`: sends the webhook of
+   * that operation again and answers its record (the latest charge of a subscription without `transactionId`).
+   * @throws {FakeServiceError} `N-404` (404) when there is no such order, operation or transaction.
+   */
+  resend(
+    posId: string,
+    orderId: string,
+    operation: string,
+    transactionId?: string,
+  ): PaymentRecord | OperationRecord {
+    return resendWebhook(this.#ledger, posId, orderId, operation, transactionId);
+  }
+
+  /** A payment's current state, or `undefined`. */
+  payment(paymentId: string): FakePaymentView | undefined {
+    const state = this.#ledger.payments.get(paymentId);
+    if (!state) return undefined;
+    return {
+      record: viewOf(this.#ledger, state, state.record),
+      checkoutId: state.checkoutId,
+      operations: structuredClone(state.operations),
+      charges: structuredClone(state.charges),
+    };
+  }
+
+  /** The payment of an order (first project unless `posId`). */
+  paymentByOrder(orderId: string, posId: string = this.project.posId): FakePaymentView | undefined {
+    const id = this.#ledger.byOrder.get(ownerKey(posId, orderId));
+    return id === undefined ? undefined : this.payment(id);
+  }
+
+  /** A subscription's state, or `undefined`. */
+  subscription(subscriptionId: string): FakeSubscriptionView | undefined {
+    const subscription = this.#ledger.subscriptions.get(subscriptionId);
+    if (!subscription) return undefined;
+    return {
+      id: subscription.id,
+      paymentId: subscription.paymentId,
+      status: subscription.status,
+      plan: structuredClone(subscription.plan),
+      charges: structuredClone(paymentState(this.#ledger, subscription.paymentId).charges),
+    };
+  }
+}

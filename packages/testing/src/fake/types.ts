@@ -1,0 +1,125 @@
+import type { SignatureAlgorithm } from '@payhook/core';
+import type { OperationRecord, PaymentRecord, SplitSumRule } from '@payhook/core/validation';
+import type { WebhookTransport } from './outbox.js';
+import type { FakeProject, FakeProjectOptions } from './projects.js';
+import type { SubscriptionPlan, SubscriptionStatus } from './subscriptions.js';
+
+/**
+ * What a test may check of `X-API-AUTH` beyond its shape (how the service computes SIGNATURE is not shown).
+ *
+ * @example
+ * new FakeService({ secret, verifyAuth: ({ signature, body }: AuthCheck) => signature === mySign(body) });
+ */
+export interface AuthCheck {
+  project: FakeProject;
+  apiKey: string;
+  signature: string;
+  method: string;
+  /** Path and query as requested. */
+  path: string;
+  /** The body as received ('' without one). */
+  body: string;
+}
+
+/**
+ * Options of a `FakeService`: the first project's credentials at the top level, more in `projects`.
+ *
+ * @example
+ * new FakeService({ secret: 'whsec', now: '2026-01-31T09:00:00Z', seed: 7, retrySchedule: [] });
+ */
+export interface FakeServiceOptions extends Partial<FakeProjectOptions> {
+  /**
+   * The service's `{base_url}`: used in `Location`, `user_action_url` and `receipt_url`.
+   * @default 'https://payments.fake.test'
+   */
+  baseUrl?: string;
+  /** More projects besides the one described by the top-level `secret`, `posId`… */
+  projects?: readonly FakeProjectOptions[];
+  /** @default the current time */
+  now?: Date | string | number;
+  /** Seed of every generated id and key. @default 1 */
+  seed?: number;
+  /** How webhooks are delivered. @default fetchTransport (form POST with `fetch`) */
+  transport?: WebhookTransport;
+  /**
+   * Delays (fake-clock ms) of the retries after a non-2xx answer; `[]` turns retries off.
+   * @default [60_000, 300_000, 1_800_000, 7_200_000]
+   */
+  retrySchedule?: readonly number[];
+  /** @default 'sha256' */
+  algorithm?: SignatureAlgorithm;
+  /** Checks SIGNATURE of `X-API-AUTH`; without it only the header's shape and the keys are checked. */
+  verifyAuth?: (check: AuthCheck) => boolean;
+  /**
+   * How split amounts must relate to `amount` on `/split/purchase` (not shown by the spec): core's `splitSum`.
+   * @default 'equal'
+   */
+  splitSum?: SplitSumRule;
+  /**
+   * `status_code` of refund webhooks. Spec 3.1 shows `1000` on refund webhooks and `1004` only on a refund
+   * response; `'1004'` lets a test prove its handler takes both.
+   * @default '1000'
+   */
+  refundWebhookCode?: '1000' | '1004';
+}
+
+/**
+ * What creating a payment gives: the record (direct) or where to send the customer (hosted).
+ *
+ * @example
+ * const created = fake.createPayment(body);
+ * if (created.mode === 'hosted') redirect(created.location);
+ */
+export type CreatedPayment =
+  | { readonly mode: 'direct'; readonly record: PaymentRecord }
+  | { readonly mode: 'hosted'; readonly location: string; readonly paymentId: string };
+
+/**
+ * A customer's choice on the checkout or 3DS page.
+ *
+ * @example
+ * fake.completeCheckout(checkoutId, 'fail_3ds');
+ */
+export type CheckoutAction = 'pay' | 'decline' | 'fail_3ds';
+
+/**
+ * One charge of a subscription, with its place in the schedule.
+ *
+ * @example
+ * const dates = fake.subscription(id)!.charges.map((c: FakeCharge) => c.record.created_at);
+ */
+export interface FakeCharge {
+  /** Index of the scheduled charge (0 = first after the initial payment). */
+  readonly index: number;
+  /** 0 for the scheduled attempt, then 1, 2… for retries. */
+  readonly attempt: number;
+  readonly at: Date;
+  readonly record: PaymentRecord;
+}
+
+/**
+ * A subscription as a test sees it.
+ *
+ * @example
+ * const view: FakeSubscriptionView | undefined = fake.subscription(id);
+ */
+export interface FakeSubscriptionView {
+  readonly id: string;
+  readonly paymentId: string;
+  readonly status: SubscriptionStatus;
+  readonly plan: SubscriptionPlan;
+  readonly charges: readonly FakeCharge[];
+}
+
+/**
+ * A payment as a test sees it: its current record, operations and charges.
+ *
+ * @example
+ * const { record, checkoutId } = fake.paymentByOrder('order-1')!;
+ */
+export interface FakePaymentView {
+  readonly record: PaymentRecord;
+  readonly checkoutId: string;
+  readonly operations: readonly OperationRecord[];
+  readonly charges: readonly FakeCharge[];
+}
