@@ -4,7 +4,7 @@ import {
   recurringCharge,
   refund,
 } from '../examples/shared/src/deliveries.ts';
-import { envelope, FORM, formBody, signedForm } from '../test/support/signed-form.ts';
+import { encodeForm, envelope, FORM, signedForm } from '../test/support/signed-form.ts';
 
 /** One webhook the demo posts, what it is, and what payhook must answer. */
 export interface DemoStep {
@@ -34,7 +34,7 @@ function handled(what: string, notification: NotificationJson, secret: string, k
 function tampered(secret: string): string {
   const { signature } = envelope(success, secret);
   const { data } = envelope({ ...success, amount: 0.01 }, secret);
-  return formBody({ data, signature });
+  return encodeForm({ data, signature });
 }
 
 /** The story the demo tells, signed with `secret` as the service would sign it. */

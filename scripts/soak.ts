@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { encodeBase64Url } from '@payhook/core';
-import { envelope, FORM, formBody, signedData, signedForm } from '../test/support/signed-form.ts';
+import { encodeForm, envelope, FORM, signedData, signedForm } from '../test/support/signed-form.ts';
 import { ROOT } from './check-packages.ts';
 
 type Kind =
@@ -335,7 +335,7 @@ async function main(): Promise<number> {
       }
       case 'tampered': {
         const { signature } = envelope(notification(n), secret);
-        body = formBody({ data: envelope({ ...notification(n), amount: 0.01 }, secret).data, signature });
+        body = encodeForm({ data: envelope({ ...notification(n), amount: 0.01 }, secret).data, signature });
         break;
       }
       case 'oversized':

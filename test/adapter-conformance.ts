@@ -11,7 +11,7 @@ import { encodeBase64Url, SignatureError, WebhookError } from '@payhook/core';
 import request from 'supertest';
 import { expect, it } from 'vitest';
 import { purchase } from '../examples/shared/src/deliveries.ts';
-import { envelope, FORM, formBody, signedData, signedForm } from './support/signed-form.ts';
+import { encodeForm, envelope, FORM, signedData, signedForm } from './support/signed-form.ts';
 
 /**
  * Shared by every adapter's tests (`packages/<adapter>/src/index.test.ts`): the answers of docs/errors.md must not
@@ -88,7 +88,7 @@ export function itAnswersEveryStatus(build: BuildApp): void {
   });
 
   it.each([
-    ['payload.field_missing', FORM, formBody({ data: encodeBase64Url('{}') })],
+    ['payload.field_missing', FORM, encodeForm({ data: encodeBase64Url('{}') })],
     ['payload.field_repeated', FORM, `${signedForm(purchase(), SECRET)}&signature=x`],
     ['payload.malformed', 'application/json', '{"data": "abc", "signature":'],
     ['data.encoding_invalid', FORM, signedData('not*base64url!', SECRET)],
@@ -111,7 +111,7 @@ export function itAnswersEveryStatus(build: BuildApp): void {
     const res = await request(await app())
       .post('/webhooks')
       .type(FORM)
-      .send(formBody({ data, signature }));
+      .send(encodeForm({ data, signature }));
     expect(res.status).toBe(401);
     expect(res.body).toMatchObject(reason('signature.invalid'));
     expect(handled).toEqual([]);
@@ -291,7 +291,7 @@ export const ANSWERS_WITHOUT_PARSER: Record<string, Answer> = {
 /** A delivery whose data was changed after signing: a 401 `signature.invalid`. */
 export function tamperedForm(): string {
   const { signature } = envelope(purchase(), SECRET);
-  return formBody({ data: envelope(purchase({ amount: 1 }), SECRET).data, signature });
+  return encodeForm({ data: envelope(purchase({ amount: 1 }), SECRET).data, signature });
 }
 
 /** Asserts that the framework's error flow got exactly one error: core's `signature.invalid`, as it is. */

@@ -7,7 +7,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeBase64Url } from '../packages/core/src/base64url.ts';
-import { envelope, formBody, signedData, signedForm } from './support/signed-form.ts';
+import { encodeForm, envelope, signedData, signedForm } from './support/signed-form.ts';
 
 // The run happens in a child process on the built packages, so everything it prints is caught: console, direct
 // writes to stdout and stderr, Express's default error handler, Node's own warnings.
@@ -42,9 +42,9 @@ const BODIES: Record<string, string> = {
   valid: signedForm(notification(), SECRET),
   large: signedForm(notification({ description: 'x'.repeat(5000) }), SECRET),
   truncatedJson: `{"data": ${JSON.stringify(envelope(notification(), SECRET).data)}`,
-  unsigned: formBody({ data: envelope(notification(), SECRET).data }),
+  unsigned: encodeForm({ data: envelope(notification(), SECRET).data }),
   repeatedData: `${signedForm(notification(), SECRET)}&data=${envelope(notification(), SECRET).data}`,
-  tampered: formBody({
+  tampered: encodeForm({
     data: envelope(notification({ amount: 0.01 }), SECRET).data,
     signature: envelope(notification(), SECRET).signature,
   }),

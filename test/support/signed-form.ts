@@ -11,9 +11,9 @@ export const FORM = 'application/x-www-form-urlencoded';
  * forged signature or a missing field. Use `signedForm` or `signedData` for a delivery that should verify.
  *
  * @example
- * formBody({ data: tamperedData, signature: envelope(original, secret).signature });
+ * encodeForm({ data: tamperedData, signature: envelope(original, secret).signature });
  */
-export function formBody(fields: { data: string; signature?: string }): string {
+export function encodeForm(fields: { data: string; signature?: string }): string {
   const form = new URLSearchParams({ data: fields.data });
   if (fields.signature !== undefined) form.set('signature', fields.signature);
   return form.toString();
@@ -42,7 +42,7 @@ export function envelope(
  * signedData('%%%not-base64', secret); // signed, but refused with data.encoding_invalid
  */
 export function signedData(data: string, secret: string, options?: SignatureOptions): string {
-  return formBody({ data, signature: sign(data, secret, options) });
+  return encodeForm({ data, signature: sign(data, secret, options) });
 }
 
 /**
@@ -52,5 +52,5 @@ export function signedData(data: string, secret: string, options?: SignatureOpti
  * await fetch(url, { method: 'POST', headers: { 'content-type': FORM }, body: signedForm(purchase(), secret) });
  */
 export function signedForm(notification: unknown, secret: string, options?: SignatureOptions): string {
-  return formBody(envelope(notification, secret, options));
+  return encodeForm(envelope(notification, secret, options));
 }
