@@ -1,12 +1,10 @@
 import {
-  envelope,
-  FORM,
   type NotificationJson,
   purchase,
   recurringCharge,
   refund,
-  signedForm,
 } from '../examples/shared/src/deliveries.ts';
+import { encodeForm, envelope, FORM, signedForm } from '../test/support/signed-form.ts';
 
 /** One webhook the demo posts, what it is, and what payhook must answer. */
 export interface DemoStep {
@@ -36,7 +34,7 @@ function handled(what: string, notification: NotificationJson, secret: string, k
 function tampered(secret: string): string {
   const { signature } = envelope(success, secret);
   const { data } = envelope({ ...success, amount: 0.01 }, secret);
-  return new URLSearchParams({ data, signature }).toString();
+  return encodeForm({ data, signature });
 }
 
 /** The story the demo tells, signed with `secret` as the service would sign it. */

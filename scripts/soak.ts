@@ -15,7 +15,8 @@ import { Agent, type IncomingHttpHeaders, request } from 'node:http';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
-import { encodeBase64Url, sign } from '@payhook/core';
+import { encodeBase64Url } from '@payhook/core';
+import { encodeForm, envelope, FORM, signedData, signedForm } from '../test/support/signed-form.ts';
 import { ROOT } from './check-packages.ts';
 
 type Kind =
@@ -67,7 +68,6 @@ const MIX: [Kind, number][] = [
   ['garbage-fields', 4],
 ];
 
-const FORM = 'application/x-www-form-urlencoded';
 const MAX_BODY_BYTES = 1024 * 1024; // the example runs with core's default maxBodyBytes
 const READ_TIMEOUT_MS = 10_000; // and core's default readTimeoutMs
 const SLOW_EVERY_MS = 500;
@@ -123,15 +123,6 @@ function notification(n: number): Record<string, unknown> {
     cc_token: `soak-card-token-${n}`,
     created_at: '2026-11-22T10:00:00',
   };
-}
-
-function form(data: string, signature: string): string {
-  return new URLSearchParams({ data, signature }).toString();
-}
-
-function signed(payload: unknown, secret: string): string {
-  const data = encodeBase64Url(typeof payload === 'string' ? payload : JSON.stringify(payload));
-  return form(data, sign(data, secret));
 }
 
 class Server {
@@ -336,16 +327,15 @@ async function main(): Promise<number> {
     const n = next++;
     switch (kind) {
       case 'valid':
-        body = signed(notification(n), secret);
+        body = signedForm(notification(n), secret);
         break;
       case 'duplicate': {
-        body = signed(notification(recentValid[Math.floor(rand() * recentValid.length)]!), secret);
+        body = signedForm(notification(recentValid[Math.floor(rand() * recentValid.length)]!), secret);
         break;
       }
       case 'tampered': {
-        const data = encodeBase64Url(JSON.stringify(notification(n)));
-        const forged = encodeBase64Url(JSON.stringify({ ...notification(n), amount: 0.01 }));
-        body = form(forged, sign(data, secret));
+        const { signature } = envelope(notification(n), secret);
+        body = encodeForm({ data: envelope({ ...notification(n), amount: 0.01 }, secret).data, signature });
         break;
       }
       case 'oversized':
@@ -380,16 +370,16 @@ async function main(): Promise<number> {
         break;
       case 'garbage-type':
         headers['content-type'] = 'text/plain';
-        body = signed(notification(n), secret);
+        body = signedForm(notification(n), secret);
         break;
       case 'garbage-repeated':
-        body = `${signed(notification(n), secret)}&data=again`;
+        body = `${signedForm(notification(n), secret)}&data=again`;
         break;
       case 'garbage-data':
-        body = signed(`not json ${randomBytes(8).toString('hex')}`, secret);
+        body = signedData(encodeBase64Url(`not json ${randomBytes(8).toString('hex')}`), secret);
         break;
       case 'garbage-fields':
-        body = signed({ order_id: orderId(n), status: 'success' }, secret);
+        body = signedForm({ order_id: orderId(n), status: 'success' }, secret);
         break;
       default:
         throw new Error(`unexpected kind ${kind}`);
@@ -419,7 +409,7 @@ async function main(): Promise<number> {
 
   async function slow(origin: string, kind: 'slow-stall' | 'slow-trickle'): Promise<void> {
     const n = next++;
-    const body = signed(notification(n), secret);
+    const body = signedForm(notification(n), secret);
     let trickle: NodeJS.Timeout | undefined;
     const started = performance.now();
     const answer = await send(origin, {

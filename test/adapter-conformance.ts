@@ -7,11 +7,12 @@ import {
 } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { DedupeStore, Notification } from '@payhook/core';
-import { encodeBase64Url, SignatureError, sign, WebhookError } from '@payhook/core';
+import { encodeBase64Url, SignatureError, WebhookError } from '@payhook/core';
 import type { MiddlewareOptions } from '@payhook/core/adapter';
 import request from 'supertest';
 import { expect, it } from 'vitest';
-import { envelope, FORM, purchase, signedForm } from '../examples/shared/src/deliveries.ts';
+import { purchase } from '../examples/shared/src/deliveries.ts';
+import { encodeForm, envelope, FORM, signedData, signedForm } from './support/signed-form.ts';
 
 /**
  * Shared by every adapter's tests (`packages/<adapter>/src/index.test.ts`): the answers of docs/errors.md must not
@@ -42,10 +43,6 @@ function reason(code: string): { ok: false; error: { code: string; message: stri
 function failingStore(): DedupeStore {
   const fail = () => Promise.reject(new Error('connection refused'));
   return { name: 'failing', claim: fail, renew: fail, commit: fail, release: fail };
-}
-
-function signedData(data: string): string {
-  return new URLSearchParams({ data, signature: sign(data, SECRET) }).toString();
 }
 
 /**
@@ -92,11 +89,11 @@ export function itAnswersEveryStatus(build: BuildApp): void {
   });
 
   it.each([
-    ['payload.field_missing', FORM, `data=${encodeBase64Url('{}')}`],
+    ['payload.field_missing', FORM, encodeForm({ data: encodeBase64Url('{}') })],
     ['payload.field_repeated', FORM, `${signedForm(purchase(), SECRET)}&signature=x`],
     ['payload.malformed', 'application/json', '{"data": "abc", "signature":'],
-    ['data.encoding_invalid', FORM, signedData('not*base64url!')],
-    ['data.json_invalid', FORM, signedData(encodeBase64Url('not json'))],
+    ['data.encoding_invalid', FORM, signedData('not*base64url!', SECRET)],
+    ['data.json_invalid', FORM, signedData(encodeBase64Url('not json'), SECRET)],
     ['notification.invalid', FORM, signedForm({ method: 'purchase', status: 'success' }, SECRET)],
   ])('answers 400 %s', async (code, type, body) => {
     const res = await request(await app())
@@ -115,7 +112,7 @@ export function itAnswersEveryStatus(build: BuildApp): void {
     const res = await request(await app())
       .post('/webhooks')
       .type(FORM)
-      .send(new URLSearchParams({ data, signature }).toString());
+      .send(encodeForm({ data, signature }));
     expect(res.status).toBe(401);
     expect(res.body).toMatchObject(reason('signature.invalid'));
     expect(handled).toEqual([]);
@@ -295,7 +292,7 @@ export const ANSWERS_WITHOUT_PARSER: Record<string, Answer> = {
 /** A delivery whose data was changed after signing: a 401 `signature.invalid`. */
 export function tamperedForm(): string {
   const { signature } = envelope(purchase(), SECRET);
-  return new URLSearchParams({ data: envelope(purchase({ amount: 1 }), SECRET).data, signature }).toString();
+  return encodeForm({ data: envelope(purchase({ amount: 1 }), SECRET).data, signature });
 }
 
 /** Asserts that the framework's error flow got exactly one error: core's `signature.invalid`, as it is. */

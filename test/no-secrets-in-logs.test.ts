@@ -1,11 +1,13 @@
 import { spawnSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { encodeBase64Url } from '../packages/core/src/base64url.ts';
+import { encodeForm, envelope, signedData, signedForm } from './support/signed-form.ts';
 
 // The run happens in a child process on the built packages, so everything it prints is caught: console, direct
 // writes to stdout and stderr, Express's default error handler, Node's own warnings.
@@ -18,20 +20,55 @@ const SECRET = `live-${randomBytes(18).toString('base64url')}`;
 const OLD_SECRET = `old-${randomBytes(18).toString('base64url')}`;
 const CARD_TOKEN = `tok_${randomBytes(12).toString('hex')}`;
 
+const notification = (fields: Record<string, unknown> = {}) => ({
+  payment_id: `pay-${randomUUID()}`,
+  order_id: 'order-1',
+  pos_id: 'pos-1',
+  mode: 'direct',
+  method: 'purchase',
+  amount: 12.5,
+  currency: 'XTS',
+  status: 'success',
+  status_code: '1000',
+  cc_token: CARD_TOKEN,
+  cc_mask: '444455******1111',
+  created_at: '2026-11-22T10:00:00',
+  ...fields,
+});
+const signedText = (text: string, secret = SECRET) => signedData(encodeBase64Url(text), secret);
+
+// Every body is built here, by the repository's one form helper, and handed to the child in its environment.
+const BODIES: Record<string, string> = {
+  valid: signedForm(notification(), SECRET),
+  large: signedForm(notification({ description: 'x'.repeat(5000) }), SECRET),
+  truncatedJson: `{"data": ${JSON.stringify(envelope(notification(), SECRET).data)}`,
+  unsigned: encodeForm({ data: envelope(notification(), SECRET).data }),
+  repeatedData: `${signedForm(notification(), SECRET)}&data=${envelope(notification(), SECRET).data}`,
+  tampered: encodeForm({
+    data: envelope(notification({ amount: 0.01 }), SECRET).data,
+    signature: envelope(notification(), SECRET).signature,
+  }),
+  wrongSecret: signedForm(notification(), 'not-the-secret'),
+  notBase64: signedData('%%%not*base64', SECRET),
+  cardTokenText: signedText(`card ${CARD_TOKEN} is not JSON`),
+  cardTokenTextAlone: signedText(`${CARD_TOKEN} is not JSON`),
+  cardTokenString: signedText(`"${CARD_TOKEN}"`),
+  cardTokenOnly: signedForm({ cc_token: CARD_TOKEN, status: 'success' }, SECRET),
+  cardTokenJson: `{"data":"${CARD_TOKEN}", "signature": nope}`,
+  boom: signedForm(notification({ order_id: 'boom' }), SECRET),
+  oldSecret: signedForm(notification(), OLD_SECRET),
+  spacedSecret: signedForm(notification(), `${SECRET}\n`),
+};
+
 const RUN = `
 import http from 'node:http';
 import { PassThrough } from 'node:stream';
 const core = await import(${JSON.stringify(pathToFileURL(CORE).href)});
 const { webhookMiddleware } = await import(${JSON.stringify(pathToFileURL(ADAPTER).href)});
 const express = (await import(${JSON.stringify(pathToFileURL(EXPRESS).href)})).default;
-const { SECRET, OLD_SECRET, CARD_TOKEN } = process.env;
+const { SECRET, OLD_SECRET } = process.env;
 
-const notification = (fields = {}) => ({ payment_id: 'pay-' + Math.random(), order_id: 'order-1', pos_id: 'pos-1',
-  mode: 'direct', method: 'purchase', amount: 12.5, currency: 'XTS', status: 'success', status_code: '1000',
-  cc_token: CARD_TOKEN, cc_mask: '444455******1111', created_at: '2026-11-22T10:00:00', ...fields });
-const dataOf = (value) => core.encodeBase64Url(typeof value === 'string' ? value : JSON.stringify(value));
-const form = (data, signature) => new URLSearchParams({ data, signature }).toString();
-const signed = (value, secret = SECRET) => { const data = dataOf(value); return form(data, core.sign(data, secret)); };
+const BODY = JSON.parse(process.env.BODIES);
 const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
 const codes = [];
 const post = (body, headers = FORM) => ({ method: 'POST', headers, body, remoteAddress: '127.0.0.1' });
@@ -51,31 +88,30 @@ const handlers = {
 };
 const consumed = new PassThrough(); consumed.end(); consumed.resume(); await new Promise((r) => consumed.on('end', r));
 const never = { async *[Symbol.asyncIterator]() { await new Promise(() => {}); } };
-const tamperedData = dataOf(notification({ amount: 0.01 }));
 
 const calls = [
-  ['main', { ...post(signed(notification())), method: 'GET' }],
-  ['sender', post(signed(notification()))],
-  ['main', post(signed(notification()), { 'content-type': 'text/plain' })],
-  ['main', post(signed(notification({ description: 'x'.repeat(5000) })))],
+  ['main', { ...post(BODY.valid), method: 'GET' }],
+  ['sender', post(BODY.valid)],
+  ['main', post(BODY.valid, { 'content-type': 'text/plain' })],
+  ['main', post(BODY.large)],
   ['main', { method: 'POST', headers: FORM, stream: never }],
-  ['main', post('{"data": ' + JSON.stringify(dataOf(notification())), { 'content-type': 'application/json' })],
-  ['main', post(new URLSearchParams({ data: dataOf(notification()) }).toString())],
-  ['main', post(signed(notification()) + '&data=' + dataOf(notification()))],
+  ['main', post(BODY.truncatedJson, { 'content-type': 'application/json' })],
+  ['main', post(BODY.unsigned)],
+  ['main', post(BODY.repeatedData)],
   ['main', { method: 'POST', headers: FORM, stream: consumed }],
-  ['main', post(form(tamperedData, core.sign(dataOf(notification()), SECRET)))],
-  ['main', post(signed(notification(), 'not-the-secret'))],
-  ['resolver', post(signed(notification()))],
-  ['main', post(form('%%%not*base64', core.sign('%%%not*base64', SECRET)))],
-  ['main', post(signed('card ' + CARD_TOKEN + ' is not JSON'))],
-  ['main', post(signed('"' + CARD_TOKEN + '"'))],
-  ['main', post(signed({ cc_token: CARD_TOKEN, status: 'success' }))],
-  ['stuck', post(signed(notification()))],
-  ['broken', post(signed(notification()))],
-  ['main', post(signed(notification({ order_id: 'boom' })))],
-  ['hanging', post(signed(notification()))],
-  ['main', post(signed(notification(), OLD_SECRET))],
-  ['spaced', post(signed(notification(), SECRET + '\\n'))],
+  ['main', post(BODY.tampered)],
+  ['main', post(BODY.wrongSecret)],
+  ['resolver', post(BODY.valid)],
+  ['main', post(BODY.notBase64)],
+  ['main', post(BODY.cardTokenText)],
+  ['main', post(BODY.cardTokenString)],
+  ['main', post(BODY.cardTokenOnly)],
+  ['stuck', post(BODY.valid)],
+  ['broken', post(BODY.valid)],
+  ['main', post(BODY.boom)],
+  ['hanging', post(BODY.valid)],
+  ['main', post(BODY.oldSecret)],
+  ['spaced', post(BODY.spacedSecret)],
 ];
 for (const [name, request] of calls) {
   const result = await handlers[name](request, undefined);
@@ -89,11 +125,11 @@ for (const forwardErrors of [false, true]) {
   await new Promise((r) => server.listen(0, '127.0.0.1', r));
   const url = 'http://127.0.0.1:' + server.address().port + '/hook';
   const bodies = [
-    [FORM, signed(notification(), 'wrong')],
-    [FORM, signed(notification({ order_id: 'boom' }))],
-    [FORM, signed({ cc_token: CARD_TOKEN })],
-    [FORM, signed(CARD_TOKEN + ' is not JSON')],
-    [{ 'content-type': 'application/json' }, '{"data":"' + CARD_TOKEN + '", "signature": nope}'],
+    [FORM, BODY.wrongSecret],
+    [FORM, BODY.boom],
+    [FORM, BODY.cardTokenOnly],
+    [FORM, BODY.cardTokenTextAlone],
+    [{ 'content-type': 'application/json' }, BODY.cardTokenJson],
   ];
   for (const [headers, body] of bodies) {
     const response = await fetch(url, { method: 'POST', headers, body });
@@ -116,7 +152,7 @@ beforeAll(() => {
   work = mkdtempSync(join(tmpdir(), 'payhook-logs-'));
   const script = join(work, 'run.mjs');
   writeFileSync(script, RUN);
-  const env: NodeJS.ProcessEnv = { ...process.env, SECRET, OLD_SECRET, CARD_TOKEN };
+  const env: NodeJS.ProcessEnv = { ...process.env, SECRET, OLD_SECRET, BODIES: JSON.stringify(BODIES) };
   delete env.NODE_ENV;
   const result = spawnSync(process.execPath, [script], { encoding: 'utf8', env, timeout: 60_000 });
   exitStatus = result.status;

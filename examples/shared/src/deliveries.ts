@@ -1,4 +1,4 @@
-import { encodeBase64Url, sign } from '@payhook/core';
+// The notifications the examples' tests and the demo send; test/support/signed-form.ts signs them.
 
 /** A notification as the service sends it (spec 6.1, 6.2): a plain JSON object. */
 export type NotificationJson = Record<string, unknown>;
@@ -69,30 +69,3 @@ export function recurringCharge(transactionId: string, fields: NotificationJson 
     ...fields,
   });
 }
-
-/**
- * The `data` and `signature` fields of a delivery, signed with the spec's formula at runtime.
- *
- * @example
- * const { data, signature } = envelope(purchase(), 'secret');
- */
-export function envelope(
-  notification: NotificationJson,
-  secret: string,
-): { data: string; signature: string } {
-  const data = encodeBase64Url(JSON.stringify(notification));
-  return { data, signature: sign(data, secret) };
-}
-
-/**
- * A delivery body exactly as the service posts it: `application/x-www-form-urlencoded` `data` and `signature`.
- *
- * @example
- * await fetch(url, { method: 'POST', headers: { 'content-type': FORM }, body: signedForm(purchase(), secret) });
- */
-export function signedForm(notification: NotificationJson, secret: string): string {
-  return new URLSearchParams(envelope(notification, secret)).toString();
-}
-
-/** The service's media type for deliveries. */
-export const FORM = 'application/x-www-form-urlencoded';

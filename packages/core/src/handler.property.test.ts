@@ -1,9 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { encodeBase64Url } from './base64url.js';
+import { signedForm } from '../../../test/support/signed-form.ts';
 import { createWebhookHandler } from './handler.js';
 import type { Notification } from './notification.js';
-import { sign } from './signature.js';
 
 const contentTypes = fc.oneof(
   fc.constantFrom(
@@ -72,8 +71,7 @@ describe('createWebhookHandler properties', () => {
             received = n;
           },
         });
-        const data = encodeBase64Url(JSON.stringify(sent));
-        const body = new URLSearchParams({ data, signature: sign(data, secret) }).toString();
+        const body = signedForm(sent, secret);
         const result = await handler(
           { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body },
           undefined,

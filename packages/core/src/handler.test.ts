@@ -1,5 +1,6 @@
 import { Readable } from 'node:stream';
 import { describe, expect, it, vi } from 'vitest';
+import { signedData, signedForm } from '../../../test/support/signed-form.ts';
 import { FORM_HEADERS, formBody, purchase, refund, SECRET } from '../test/fixtures.js';
 import { encodeBase64Url } from './base64url.js';
 import type { ClaimResult, DedupeStore, TransactionalStore } from './dedupe.js';
@@ -23,10 +24,6 @@ function setup(options: Partial<WebhookHandlerOptions> = {}) {
     ...options,
   });
   return { handler, seen };
-}
-
-function signedData(data: string, secret = SECRET): string {
-  return new URLSearchParams({ data, signature: sign(data, secret) }).toString();
 }
 
 describe('createWebhookHandler: answers', () => {
@@ -97,9 +94,9 @@ describe('createWebhookHandler: answers', () => {
     ['the signature field is missing', 'data=eyJhIjoxfQ', 'payload.field_missing'],
     ['a field is repeated', `${formBody(purchase())}&data=eyJhIjoxfQ`, 'payload.field_repeated'],
     ['a percent-escape is malformed', `data=%E0%A4%A&signature=${'A'.repeat(44)}`, 'payload.malformed'],
-    ['data is not base64', signedData('%%%not-base64'), 'data.encoding_invalid'],
-    ['data is not JSON', signedData(encodeBase64Url('{"payment_id":')), 'data.json_invalid'],
-    ['data is JSON but not an object', signedData(encodeBase64Url('[1]')), 'data.not_object'],
+    ['data is not base64', signedData('%%%not-base64', SECRET), 'data.encoding_invalid'],
+    ['data is not JSON', signedData(encodeBase64Url('{"payment_id":'), SECRET), 'data.json_invalid'],
+    ['data is JSON but not an object', signedData(encodeBase64Url('[1]'), SECRET), 'data.not_object'],
   ])('answers 400 when %s', async (_, body, code) => {
     const { handler, seen } = setup();
     const result = await handler(post(body), undefined);
@@ -410,11 +407,7 @@ describe('createWebhookHandler: secrets', () => {
   });
 
   it('verifies SHA-1 signatures only when configured', async () => {
-    const data = encodeBase64Url(JSON.stringify(purchase()));
-    const body = new URLSearchParams({
-      data,
-      signature: sign(data, SECRET, { algorithm: 'sha1' }),
-    }).toString();
+    const body = signedForm(purchase(), SECRET, { algorithm: 'sha1' });
     expect((await setup().handler(post(body), undefined)).status).toBe(401);
     expect((await setup({ algorithm: 'sha1' }).handler(post(body), undefined)).status).toBe(200);
   });

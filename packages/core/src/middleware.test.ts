@@ -1,29 +1,23 @@
 import { describe, expect, it } from 'vitest';
-import { encodeBase64Url } from './base64url.js';
+import { FORM, signedForm } from '../../../test/support/signed-form.ts';
 import type { WebhookHandler } from './handler.js';
 import { createMiddleware, type PathMatcher } from './middleware.js';
 import type { Notification } from './notification.js';
-import { sign } from './signature.js';
 
 const SECRET = 'middleware-secret';
 
 function delivery(fields: Record<string, unknown>): { headers: Record<string, string>; body: string } {
-  const data = encodeBase64Url(
-    JSON.stringify({
-      payment_id: 'p-1',
-      order_id: 'o-1',
-      pos_id: 'pos-1',
-      mode: 'direct',
-      amount: 10,
-      currency: 'UAH',
-      created_at: '2025-01-01T00:00:00',
-      ...fields,
-    }),
-  );
-  return {
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ data, signature: sign(data, SECRET) }).toString(),
+  const notification = {
+    payment_id: 'p-1',
+    order_id: 'o-1',
+    pos_id: 'pos-1',
+    mode: 'direct',
+    amount: 10,
+    currency: 'UAH',
+    created_at: '2025-01-01T00:00:00',
+    ...fields,
   };
+  return { headers: { 'content-type': FORM }, body: signedForm(notification, SECRET) };
 }
 
 describe('createMiddleware', () => {

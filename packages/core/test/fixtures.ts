@@ -1,5 +1,4 @@
-import { encodeBase64Url } from '../src/base64url.js';
-import { sign } from '../src/signature.js';
+import { signedForm } from '../../../test/support/signed-form.ts';
 
 export const SECRET = 'test-secret-7f3a';
 
@@ -46,8 +45,7 @@ export function refund(overrides: Record<string, unknown> = {}): Record<string, 
 
 /** The form body the service posts for `notification`, signed with `secret`. */
 export function formBody(notification: unknown, secret = SECRET): string {
-  const data = encodeBase64Url(JSON.stringify(notification));
-  return new URLSearchParams({ data, signature: sign(data, secret) }).toString();
+  return signedForm(notification, secret);
 }
 
 export const FORM_HEADERS = { 'content-type': 'application/x-www-form-urlencoded' };

@@ -2,7 +2,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningExample, startExample } from '../../../examples/shared/src/child.ts';
-import { FORM, purchase, refund, signedForm } from '../../../examples/shared/src/deliveries.ts';
+import { purchase, refund } from '../../../examples/shared/src/deliveries.ts';
+import { FORM, signedForm } from '../../../test/support/signed-form.ts';
 
 const SECRET = 'examples-test-secret';
 const DIST = ['core', 'express', 'koa'].map((name) => `../../${name}/dist/index.js`);

@@ -2,13 +2,14 @@ import express5, { type ErrorRequestHandler } from 'express';
 import express4 from 'express4';
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
-import { FORM, purchase, signedForm } from '../../../examples/shared/src/deliveries.ts';
+import { purchase } from '../../../examples/shared/src/deliveries.ts';
 import {
   expectForwardedSignatureError,
   SECRET,
   tamperedForm,
   testOptions,
 } from '../../../test/adapter-conformance.ts';
+import { FORM, signedForm } from '../../../test/support/signed-form.ts';
 import { webhookMiddleware } from '../src/index.ts';
 
 const tampered = tamperedForm();

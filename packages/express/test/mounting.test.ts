@@ -2,8 +2,9 @@ import express5, { type Request } from 'express';
 import express4 from 'express4';
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
-import { FORM, purchase, signedForm } from '../../../examples/shared/src/deliveries.ts';
+import { purchase } from '../../../examples/shared/src/deliveries.ts';
 import { SECRET, testOptions } from '../../../test/adapter-conformance.ts';
+import { FORM, signedForm } from '../../../test/support/signed-form.ts';
 import { webhookMiddleware } from '../src/index.ts';
 
 const delivery = signedForm(purchase(), SECRET);

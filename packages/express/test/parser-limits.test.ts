@@ -1,7 +1,7 @@
 import express5 from 'express';
 import express4 from 'express4';
 import { describe, expect, it } from 'vitest';
-import { envelope, FORM, purchase } from '../../../examples/shared/src/deliveries.ts';
+import { purchase } from '../../../examples/shared/src/deliveries.ts';
 import {
   ANSWERS_WITHOUT_PARSER,
   answersTo,
@@ -10,6 +10,7 @@ import {
   SECRET,
   testOptions,
 } from '../../../test/adapter-conformance.ts';
+import { envelope, FORM } from '../../../test/support/signed-form.ts';
 import { parserErrorHandler, webhookMiddleware } from '../src/index.ts';
 
 const PARSER_LIMIT = 1024;

@@ -2,8 +2,9 @@ import Router from '@koa/router';
 import type { ParameterizedContext } from 'koa';
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
-import { FORM, purchase, signedForm } from '../../../examples/shared/src/deliveries.ts';
+import { purchase } from '../../../examples/shared/src/deliveries.ts';
 import { SECRET, testOptions } from '../../../test/adapter-conformance.ts';
+import { FORM, signedForm } from '../../../test/support/signed-form.ts';
 import { webhookMiddleware } from '../src/index.ts';
 import { VERSIONS } from './parsers.ts';
 

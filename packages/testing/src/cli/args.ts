@@ -8,15 +8,6 @@ export class UsageError extends Error {
   override readonly name = 'UsageError';
 }
 
-/** Runs `parseArgs` (strict), turning its errors into `UsageError`s. */
-function parseOrUsage<T>(parse: () => T): T {
-  try {
-    return parse();
-  } catch (error) {
-    throw new UsageError(error instanceof Error ? error.message : String(error));
-  }
-}
-
 type Options = NonNullable<ParseArgsConfig['options']>;
 const HELP = { help: { type: 'boolean', short: 'h' } } as const;
 type Parsed<O extends Options> = ReturnType<

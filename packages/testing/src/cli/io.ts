@@ -20,22 +20,6 @@ export interface CliIO {
 }
 
 /**
- * A command's exit code: 0 success, 1 a failed check or request, 2 a usage error.
- *
- * @example
- * const code: ExitCode = await runCli(['verify'], processIO());
- */
-type ExitCode = 0 | 1 | 2 | (number & {});
-
-/**
- * The signature every `payhook` subcommand shares.
- *
- * @example
- * const hello: CliCommand = async (argv, io) => { io.stdout(`hello ${argv[0]}`); return 0; };
- */
-type CliCommand = (argv: string[], io: CliIO) => Promise<number>;
-
-/**
  * A {@link CliIO} bound to the current process.
  *
  * @example
