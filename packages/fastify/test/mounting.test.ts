@@ -99,6 +99,37 @@ describe.each(VERSIONS)('%s: where the plugin is registered', (_, version) => {
     expect(urls).toEqual(['/webhooks']);
   });
 
+  it("reads past Fastify's bodyLimit up to maxBodyBytes, and hands handlers the request with the app's decorators", async () => {
+    const tenants: unknown[] = [];
+    const app = version.fastify({ bodyLimit: 100 });
+    app.decorateRequest('tenant', 'shop-1');
+    const plugin = webhookPlugin({
+      ...testOptions((_n, request: FastifyRequest) => tenants.push((request as { tenant?: string }).tenant)),
+      path: '/webhooks',
+    });
+    await app.register(plugin);
+    const res = await request(await ready(app))
+      .post('/webhooks')
+      .type(FORM)
+      .send(delivery);
+    expect(Buffer.byteLength(delivery)).toBeGreaterThan(100);
+    expect([res.status, res.text]).toEqual([200, HANDLED]);
+    expect(tenants).toEqual(['shop-1']);
+  });
+
+  it("is named @payhook/fastify for other plugins' dependencies, and asks Fastify for 4.x or 5.x", async () => {
+    const plugin = webhookPlugin({ ...testOptions(() => {}), path: '/webhooks' });
+    expect((plugin as unknown as Record<symbol, unknown>)[Symbol.for('plugin-meta')]).toMatchObject({
+      name: '@payhook/fastify',
+      fastify: '4.x || 5.x',
+      encapsulate: true,
+    });
+    const app = version.fastify();
+    await app.register(plugin);
+    await app.ready();
+    expect(app.hasPlugin('@payhook/fastify')).toBe(true);
+  });
+
   it('refuses a path that does not start with /, as every adapter does', () => {
     expect(() => webhookPlugin({ ...testOptions(() => {}), path: 'webhooks' })).toThrow(
       '[@payhook/core] path must be a string that starts with /',
