@@ -5,7 +5,7 @@ import {
   toWebhookRequest,
   type WebhookMiddleware,
 } from '@payhook/core';
-import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
 import fp from 'fastify-plugin';
 
 // Everything core exports (error classes, types, MemoryStore, sign), so a user imports from one place, as the
@@ -29,8 +29,8 @@ export type FastifyWebhookOptions = MiddlewareOptions<FastifyRequest>;
  */
 export type FastifyWebhookPlugin = WebhookMiddleware<FastifyPluginAsync, FastifyRequest>;
 
-/** Every method Fastify 4 and 5 route with `all`: on the webhook's path, any but POST is core's 405. */
-const METHODS = ['DELETE', 'GET', 'HEAD', 'PATCH', 'POST', 'PUT', 'OPTIONS'];
+/** The common methods: on the webhook's path, any but POST is core's 405 (others are Fastify's 404). */
+const METHODS: HTTPMethods[] = ['DELETE', 'GET', 'HEAD', 'PATCH', 'POST', 'PUT', 'OPTIONS'];
 
 /**
  * Fastify 4 and 5 plugin that receives the payment service's webhooks on one route, `POST path`. The route lives
@@ -39,7 +39,7 @@ const METHODS = ['DELETE', 'GET', 'HEAD', 'PATCH', 'POST', 'PUT', 'OPTIONS'];
  * bytes that were signed under its own `maxBodyBytes` and `readTimeoutMs` (Fastify's `bodyLimit` does not apply
  * to this route). Every decision is core's: it verifies, drops duplicates, runs the handlers with
  * `(notification, request, delivery)`, and answers with core's status and JSON reason, or, with `forwardErrors`,
- * throws refusals into Fastify's error handler (`err.statusCode`, `err.code`, as Fastify's default handler reads).
+ * throws refusals into Fastify's error handler (`err.status` and `err.code`, which its default handler answers).
  *
  * @example
  * await app.register(webhookPlugin({ secret: process.env.WEBHOOK_SECRET!, path: '/webhooks' })
@@ -51,6 +51,14 @@ export function webhookPlugin(options: FastifyWebhookOptions): FastifyWebhookPlu
   // `path` still gets it core's validation.
   const url = options.path ?? '/';
   return createMiddleware<FastifyRequest, FastifyPluginAsync>(options, (webhook, forwardErrors) => {
+    const answer = async (request: FastifyRequest, reply: FastifyReply, stream: Readable | undefined) => {
+      const result = await webhook(
+        { ...toWebhookRequest(request.raw), stream: stream ?? request.raw },
+        request,
+      );
+      if (forwardErrors && result.error) throw result.error;
+      return reply.code(result.status).headers(result.headers).send(result.body);
+    };
     const plugin: FastifyPluginAsync = async (scope) => {
       scope.removeAllContentTypeParsers();
       // Handing on the stream Fastify would parse (after the app's preParsing hooks) leaves it to core to read.
@@ -58,18 +66,16 @@ export function webhookPlugin(options: FastifyWebhookOptions): FastifyWebhookPlu
       scope.route({
         method: METHODS,
         url,
-        handler: async (request, reply) => {
-          const stream = request.body as Readable | undefined;
-          const result = await webhook(
-            { ...toWebhookRequest(request.raw), stream: stream ?? request.raw },
-            request,
-          );
-          if (forwardErrors && result.error) throw result.error;
-          return reply.code(result.status).headers(result.headers).send(result.body);
-        },
+        handler: (request, reply) => answer(request, reply, request.body as Readable | undefined),
+      });
+      // Fastify 5 refuses a Content-Type header it cannot parse before any parser runs: core answers it as it
+      // answers any type it does not take. Other errors (and forwarded refusals) go on to the app's handler.
+      scope.setErrorHandler((error, request, reply) => {
+        if ((error as { code?: unknown }).code !== 'FST_ERR_CTP_INVALID_MEDIA_TYPE') throw error;
+        return answer(request, reply, undefined);
       });
     };
-    // Encapsulated (its parser stays on its route), named, and refused with a clear message on Fastify 3.
+    // Encapsulated (its parser stays on its route), named, and checked by Fastify against the versions it supports.
     return fp(plugin, { name: '@payhook/fastify', fastify: '4.x || 5.x', encapsulate: true });
   });
 }

@@ -8,7 +8,7 @@ import {
   tamperedForm,
   testOptions,
 } from '../../../test/adapter-conformance.ts';
-import { type WebhookError, webhookPlugin } from '../src/index.ts';
+import { WebhookError, webhookPlugin } from '../src/index.ts';
 import { VERSIONS } from './parsers.ts';
 
 const tampered = tamperedForm();
@@ -48,6 +48,20 @@ describe.each(VERSIONS)('%s: forwardErrors', (_, version) => {
       error: 'Unauthorized',
       message: expect.stringMatching(/^\[@payhook\/core\] the signature does not match/),
     });
+  });
+
+  it("forwards core's 415 for a Content-Type header Fastify cannot parse, as any other refusal", async () => {
+    const seen: unknown[] = [];
+    const server = await app((app) =>
+      app.setErrorHandler((error, _request, reply) => {
+        seen.push(error);
+        return reply.code((error as WebhookError).status).send({ forwarded: (error as WebhookError).code });
+      }),
+    );
+    const res = await request(server).post('/webhooks').set('content-type', 'garbage').send(tampered);
+    expect([res.status, res.body]).toEqual([415, { forwarded: 'media_type.unsupported' }]);
+    expect(seen).toHaveLength(1);
+    expect(seen[0]).toBeInstanceOf(WebhookError);
   });
 
   it('still answers successes itself', async () => {

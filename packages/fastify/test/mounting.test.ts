@@ -130,6 +130,16 @@ describe.each(VERSIONS)('%s: where the plugin is registered', (_, version) => {
     expect(app.hasPlugin('@payhook/fastify')).toBe(true);
   });
 
+  it('answers a Content-Type header Fastify cannot parse as core answers any type it does not take', async () => {
+    const app = version.fastify();
+    await app.register(webhookPlugin({ ...testOptions(() => {}), path: '/webhooks' }));
+    const server = await ready(app);
+    for (const type of ['garbage', ';;']) {
+      const res = await request(server).post('/webhooks').set('content-type', type).send(delivery);
+      expect([type, res.status, res.body.error?.code]).toEqual([type, 415, 'media_type.unsupported']);
+    }
+  });
+
   it('refuses a path that does not start with /, as every adapter does', () => {
     expect(() => webhookPlugin({ ...testOptions(() => {}), path: 'webhooks' })).toThrow(
       '[@payhook/core] path must be a string that starts with /',
