@@ -99,12 +99,16 @@ describe.each(VERSIONS)('%s: where the plugin is registered', (_, version) => {
     expect(urls).toEqual(['/webhooks']);
   });
 
-  it("reads past Fastify's bodyLimit up to maxBodyBytes, and hands handlers the request with the app's decorators", async () => {
+  it("reads past Fastify's bodyLimit up to maxBodyBytes, and hands handlers the request with the app's decorators and the body stream it read", async () => {
     const tenants: unknown[] = [];
+    const bodies: boolean[] = [];
     const app = version.fastify({ bodyLimit: 100 });
     app.decorateRequest('tenant', 'shop-1');
     const plugin = webhookPlugin({
-      ...testOptions((_n, request: FastifyRequest) => tenants.push((request as { tenant?: string }).tenant)),
+      ...testOptions((_n, request: FastifyRequest) => {
+        tenants.push((request as { tenant?: string }).tenant);
+        bodies.push(request.body instanceof Readable && request.body.readableEnded);
+      }),
       path: '/webhooks',
     });
     await app.register(plugin);
@@ -115,6 +119,7 @@ describe.each(VERSIONS)('%s: where the plugin is registered', (_, version) => {
     expect(Buffer.byteLength(delivery)).toBeGreaterThan(100);
     expect([res.status, res.text]).toEqual([200, HANDLED]);
     expect(tenants).toEqual(['shop-1']);
+    expect(bodies).toEqual([true]);
   });
 
   it("is named @payhook/fastify for other plugins' dependencies, and asks Fastify for 4.x or 5.x", async () => {
