@@ -10,7 +10,7 @@ export default defineConfig({
       { find: /^@payhook\/core\/(adapter|validation)$/, replacement: src('core/src/$1.ts') },
       { find: /^@payhook\/core\/(redis|postgres|memory)$/, replacement: src('core/src/stores/$1.ts') },
       { find: /^@payhook\/testing\/nock$/, replacement: src('testing/src/nock.ts') },
-      { find: /^@payhook\/(core|express|koa|testing)$/, replacement: src('$1/src/index.ts') },
+      { find: /^@payhook\/(core|express|fastify|koa|testing)$/, replacement: src('$1/src/index.ts') },
     ],
   },
   test: {

@@ -2,7 +2,7 @@
  * `pnpm smoke`: what a merchant meets after `npm install`. Packs every package with pnpm, installs the tarballs
  * with npm into a fresh project in a temp dir, then on Node 20 (this machine), 22 and 24 (the npm registry's
  * `node` package): `import`s (ESM) and `require`s (CJS) each package and runs a signed delivery through core,
- * Express and Koa; typechecks a TypeScript consumer under `moduleResolution` `node16` (ESM and CJS files) and
+ * Express, Koa and Fastify; typechecks a TypeScript consumer under `moduleResolution` `node16` (ESM and CJS files) and
  * `bundler`; and runs the installed `payhook` CLI. It never asks a registry what is published, so it passes
  * whatever is already on npm (`pnpm release:rehearsal` publishes to a local registry). Needs the packages built.
  * `--nodes 20` limits the Node versions; `--keep` keeps the temp dir.
@@ -20,7 +20,7 @@ const SECRET = 'smoke-secret';
 const RUNTIME_CHECK = (load: string) => `${load}
 const assert = (ok, what) => { if (!ok) { console.error('FAIL ' + what); process.exit(1); } };
 for (const [name, mod] of Object.entries(packages)) assert(mod && typeof mod === 'object', name + ' loads');
-const { core, express: adapter, koa: koaAdapter } = packages;
+const { core, express: adapter, koa: koaAdapter, fastify: fastifyAdapter } = packages;
 for (const fn of ['createWebhookHandler', 'sign', 'encodeBase64Url', 'createNodeListener', 'verifyNotification'])
   assert(typeof core[fn] === 'function', '@payhook/core exports ' + fn);
 for (const fn of ['createMiddleware', 'toWebhookRequest', 'sendNodeResponse', 'refusal', 'fromParserError'])
@@ -30,6 +30,8 @@ for (const fn of ['validatePaymentRequest', 'validateSplitPurchaseRequest', 'val
 assert(packages.coreAdapter.fromParserError({ type: 'entity.too.large' }) instanceof core.RequestError, '@payhook/core/adapter shares the error classes of @payhook/core');
 assert(typeof adapter.webhookMiddleware === 'function', '@payhook/express exports webhookMiddleware');
 assert(typeof koaAdapter.webhookMiddleware === 'function', '@payhook/koa exports webhookMiddleware');
+assert(typeof fastifyAdapter.webhookPlugin === 'function', '@payhook/fastify exports webhookPlugin');
+assert(fastifyAdapter.WebhookError === core.WebhookError, '@payhook/fastify re-exports core WebhookError');
 assert(adapter.WebhookError === core.WebhookError, '@payhook/express re-exports core WebhookError');
 assert(typeof packages.redis.RedisStore === 'function', '@payhook/core/redis exports RedisStore');
 assert(typeof packages.postgres.PostgresStore === 'function' && typeof packages.postgres.migrate === 'function', '@payhook/core/postgres exports PostgresStore and migrate');
@@ -74,34 +76,45 @@ const koaSeen = [];
 const koaApp = new KoaLib();
 koaApp.use(koaAdapter.webhookMiddleware({ secret: ${JSON.stringify(SECRET)}, logger: false }).on('purchase', (p) => { koaSeen.push(p.order_id); }));
 await serve(http.createServer(koaApp.callback()), 'koa', koaSeen);
+
+const fastifySeen = [];
+const fastifyApp = fastifyLib();
+await fastifyApp.register(fastifyAdapter.webhookPlugin({ secret: ${JSON.stringify(SECRET)}, logger: false, path: '/webhook' }).on('purchase', (p, request) => { fastifySeen.push(p.order_id); }));
+await fastifyApp.ready();
+await serve(fastifyApp.server, 'fastify', fastifySeen);
 console.log('ok ' + process.version + ' ' + MODE);
 `;
 
-/** An ES module that loads every package and runs a signed delivery through core, Express and Koa. */
+/** An ES module that loads every package and runs a signed delivery through core, Express, Koa and Fastify. */
 export const ESM: string = RUNTIME_CHECK(`const MODE = 'esm';
 import http from 'node:http';
 import expressLib from 'express';
 import KoaLib from 'koa';
+import fastifyLib from 'fastify';
 import * as corePkg from '@payhook/core';
 import * as expressPkg from '@payhook/express';
 import * as koaPkg from '@payhook/koa';
+import * as fastifyPkg from '@payhook/fastify';
 import * as testingPkg from '@payhook/testing';
 import * as redisPkg from '@payhook/core/redis';
 import * as postgresPkg from '@payhook/core/postgres';
 import * as coreAdapterPkg from '@payhook/core/adapter';
 import * as validationPkg from '@payhook/core/validation';
-const packages = { core: corePkg, express: expressPkg, koa: koaPkg, testing: testingPkg, redis: redisPkg, postgres: postgresPkg, coreAdapter: coreAdapterPkg, validation: validationPkg };`);
+const packages = { core: corePkg, express: expressPkg, koa: koaPkg, fastify: fastifyPkg, testing: testingPkg, redis: redisPkg, postgres: postgresPkg, coreAdapter: coreAdapterPkg, validation: validationPkg };`);
 
 const CJS = `(async () => {${RUNTIME_CHECK(`const MODE = 'cjs';
 const http = require('node:http');
 const expressLib = require('express');
 const KoaLib = require('koa');
-const packages = { core: require('@payhook/core'), express: require('@payhook/express'), koa: require('@payhook/koa'), testing: require('@payhook/testing'), redis: require('@payhook/core/redis'), postgres: require('@payhook/core/postgres'), coreAdapter: require('@payhook/core/adapter'), validation: require('@payhook/core/validation') };`)}})().catch((error) => { console.error(error); process.exit(1); });\n`;
+const fastifyLib = require('fastify');
+const packages = { core: require('@payhook/core'), express: require('@payhook/express'), koa: require('@payhook/koa'), fastify: require('@payhook/fastify'), testing: require('@payhook/testing'), redis: require('@payhook/core/redis'), postgres: require('@payhook/core/postgres'), coreAdapter: require('@payhook/core/adapter'), validation: require('@payhook/core/validation') };`)}})().catch((error) => { console.error(error); process.exit(1); });\n`;
 
 const TYPED = `import type { IncomingMessage } from 'node:http';
 import { createNodeListener, createWebhookHandler, type Notification, type WebhookErrorCode, WebhookError } from '@payhook/core';
 import { webhookMiddleware } from '@payhook/express';
 import { webhookMiddleware as koaWebhook } from '@payhook/koa';
+import { webhookPlugin } from '@payhook/fastify';
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import * as testing from '@payhook/testing';
 import { RedisStore } from '@payhook/core/redis';
 import { PostgresStore } from '@payhook/core/postgres';
@@ -118,6 +131,7 @@ export const fetchHandler = (request: Request): Promise<Response> => webhook.fet
 export const code = (error: unknown): WebhookErrorCode | undefined => (error instanceof WebhookError ? error.code : undefined);
 export const expressMiddleware = webhookMiddleware({ secret: 's' }).on('purchase', (payment, req) => void [payment.amount, req.body]);
 export const koaMiddleware = koaWebhook({ secret: 's' }).on('refund.success', (refund) => void refund.amount);
+export const fastifyPlugin: FastifyPluginAsync = webhookPlugin({ secret: 's', path: '/webhooks' }).on('purchase', (payment, request: FastifyRequest) => void [payment.amount, request.url]);
 export const testingExports: string[] = Object.keys(testing);
 export const routed = async (req: IncomingMessage, res: import('node:http').ServerResponse): Promise<void> =>
   sendNodeResponse(res, await webhook(toWebhookRequest(req), req));
@@ -194,6 +208,7 @@ function main(): void {
         ...[...tarballs.values()],
         'express@^5',
         'koa@^3',
+        'fastify@^5',
         'typescript@~5.9',
         '@types/node@^20',
         '@types/express@^5',
@@ -230,7 +245,7 @@ function main(): void {
         const out = sh(node, [file], app).trim();
         const expected = new RegExp(`^ok v${major}\\.\\S+ ${file.includes('esm') ? 'esm' : 'cjs'}$`);
         if (!expected.test(out)) throw new Error(`${file} on Node ${major} printed ${JSON.stringify(out)}`);
-        lap(`Node ${out.split(' ')[1]}: ${file} ran a delivery through core, Express and Koa`);
+        lap(`Node ${out.split(' ')[1]}: ${file} ran a delivery through core, Express, Koa and Fastify`);
       }
     }
 

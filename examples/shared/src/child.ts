@@ -28,7 +28,7 @@ const LISTENING = /^listening on (http:\/\/\S+)$/;
  * await example.stop();
  */
 export async function startExample(
-  name: 'express' | 'koa',
+  name: 'express' | 'fastify' | 'koa',
   secret: string,
   timeoutMs = 30_000,
 ): Promise<RunningExample> {
