@@ -2,7 +2,7 @@
  * `pnpm smoke`: what a merchant meets after `npm install`. Packs every package with pnpm, installs the tarballs
  * with npm into a fresh project in a temp dir, then on Node 20 (this machine), 22 and 24 (the npm registry's
  * `node` package): `import`s (ESM) and `require`s (CJS) each package and runs a signed delivery through core,
- * Express and Koa; typechecks a TypeScript consumer under `moduleResolution` `node16` (ESM and CJS files) and
+ * Express, Koa and NestJS; typechecks a TypeScript consumer under `moduleResolution` `node16` (ESM and CJS files) and
  * `bundler`; and runs the installed `payhook` CLI. It never asks a registry what is published, so it passes
  * whatever is already on npm (`pnpm release:rehearsal` publishes to a local registry). Needs the packages built.
  * `--nodes 20` limits the Node versions; `--keep` keeps the temp dir.
@@ -20,11 +20,13 @@ const SECRET = 'smoke-secret';
 const RUNTIME_CHECK = (load: string) => `${load}
 const assert = (ok, what) => { if (!ok) { console.error('FAIL ' + what); process.exit(1); } };
 for (const [name, mod] of Object.entries(packages)) assert(mod && typeof mod === 'object', name + ' loads');
-const { core, express: adapter, koa: koaAdapter } = packages;
+const { core, express: adapter, koa: koaAdapter, nestjs: nestAdapter } = packages;
 for (const fn of ['createWebhookHandler', 'sign', 'encodeBase64Url', 'toWebhookRequest', 'sendNodeResponse', 'createNodeListener'])
   assert(typeof core[fn] === 'function', '@payhook/core exports ' + fn);
 assert(typeof adapter.webhookMiddleware === 'function', '@payhook/express exports webhookMiddleware');
 assert(typeof koaAdapter.webhookMiddleware === 'function', '@payhook/koa exports webhookMiddleware');
+assert(typeof nestAdapter.PayhookModule.forRoot === 'function' && typeof nestAdapter.OnNotification === 'function', '@payhook/nestjs exports PayhookModule and OnNotification');
+assert(nestAdapter.WebhookError === core.WebhookError, '@payhook/nestjs re-exports core WebhookError');
 assert(adapter.WebhookError === core.WebhookError, '@payhook/express re-exports core WebhookError');
 assert(typeof packages.redis.RedisStore === 'function', '@payhook/core/redis exports RedisStore');
 assert(typeof packages.postgres.PostgresStore === 'function' && typeof packages.postgres.migrate === 'function', '@payhook/core/postgres exports PostgresStore and migrate');
@@ -68,32 +70,63 @@ const koaSeen = [];
 const koaApp = new KoaLib();
 koaApp.use(koaAdapter.webhookMiddleware({ secret: ${JSON.stringify(SECRET)}, logger: false }).on('purchase', (p) => { koaSeen.push(p.order_id); }));
 await serve(http.createServer(koaApp.callback()), 'koa', koaSeen);
+
+// Decorators applied by hand: plain JavaScript has no decorator syntax.
+const nestSeen = [];
+class Orders { fulfil(payment) { nestSeen.push(payment.order_id); } }
+nestAdapter.OnNotification('purchase.success')(Orders.prototype, 'fulfil', Object.getOwnPropertyDescriptor(Orders.prototype, 'fulfil'));
+class NestAppModule {}
+nestCommon.Module({
+  imports: [nestAdapter.PayhookModule.forRoot({ secret: ${JSON.stringify(SECRET)}, logger: false, path: '/webhook' })],
+  providers: [{ provide: Orders, useFactory: () => new Orders() }],
+})(NestAppModule);
+const nestApp = await nestCore.NestFactory.create(NestAppModule, { logger: false, abortOnError: false });
+await nestApp.init();
+await serve(nestApp.getHttpServer(), 'nestjs', nestSeen);
+await nestApp.close();
 console.log('ok ' + process.version + ' ' + MODE);
 `;
 
-/** An ES module that loads every package and runs a signed delivery through core, Express and Koa. */
+/** What a consumer installs beside the packages: the adapters' frameworks (their peer dependencies). */
+export const FRAMEWORKS: string[] = [
+  'express@^5',
+  'koa@^3',
+  '@nestjs/common@^12',
+  '@nestjs/core@^12',
+  '@nestjs/platform-express@^12',
+  'reflect-metadata@^0.2',
+  'rxjs@^7',
+];
+
+/** An ES module that loads every package and runs a signed delivery through core, Express, Koa and NestJS. */
 export const ESM: string = RUNTIME_CHECK(`const MODE = 'esm';
 import http from 'node:http';
 import expressLib from 'express';
 import KoaLib from 'koa';
+import * as nestCommon from '@nestjs/common';
+import * as nestCore from '@nestjs/core';
 import * as corePkg from '@payhook/core';
 import * as expressPkg from '@payhook/express';
 import * as koaPkg from '@payhook/koa';
+import * as nestjsPkg from '@payhook/nestjs';
 import * as testingPkg from '@payhook/testing';
 import * as redisPkg from '@payhook/core/redis';
 import * as postgresPkg from '@payhook/core/postgres';
-const packages = { core: corePkg, express: expressPkg, koa: koaPkg, testing: testingPkg, redis: redisPkg, postgres: postgresPkg };`);
+const packages = { core: corePkg, express: expressPkg, koa: koaPkg, nestjs: nestjsPkg, testing: testingPkg, redis: redisPkg, postgres: postgresPkg };`);
 
 const CJS = `(async () => {${RUNTIME_CHECK(`const MODE = 'cjs';
 const http = require('node:http');
 const expressLib = require('express');
 const KoaLib = require('koa');
-const packages = { core: require('@payhook/core'), express: require('@payhook/express'), koa: require('@payhook/koa'), testing: require('@payhook/testing'), redis: require('@payhook/core/redis'), postgres: require('@payhook/core/postgres') };`)}})().catch((error) => { console.error(error); process.exit(1); });\n`;
+const nestCommon = require('@nestjs/common');
+const nestCore = require('@nestjs/core');
+const packages = { core: require('@payhook/core'), express: require('@payhook/express'), koa: require('@payhook/koa'), nestjs: require('@payhook/nestjs'), testing: require('@payhook/testing'), redis: require('@payhook/core/redis'), postgres: require('@payhook/core/postgres') };`)}})().catch((error) => { console.error(error); process.exit(1); });\n`;
 
 const TYPED = `import type { IncomingMessage } from 'node:http';
 import { createNodeListener, createWebhookHandler, type Notification, type WebhookErrorCode, WebhookError } from '@payhook/core';
 import { webhookMiddleware } from '@payhook/express';
 import { webhookMiddleware as koaWebhook } from '@payhook/koa';
+import { PayhookModule, type PayhookModuleOptions } from '@payhook/nestjs';
 import * as testing from '@payhook/testing';
 import { RedisStore } from '@payhook/core/redis';
 import { PostgresStore } from '@payhook/core/postgres';
@@ -108,6 +141,11 @@ export const fetchHandler = (request: Request): Promise<Response> => webhook.fet
 export const code = (error: unknown): WebhookErrorCode | undefined => (error instanceof WebhookError ? error.code : undefined);
 export const expressMiddleware = webhookMiddleware({ secret: 's' }).on('purchase', (payment, req) => void [payment.amount, req.body]);
 export const koaMiddleware = koaWebhook({ secret: 's' }).on('refund.success', (refund) => void refund.amount);
+const nestOptions: PayhookModuleOptions = { secret: 's', path: '/webhooks', forwardErrors: true };
+export const nestModules = [
+  PayhookModule.forRoot(nestOptions),
+  PayhookModule.forRootAsync({ useFactory: async () => ({ secret: 's' }) }),
+];
 export const testingExports: string[] = Object.keys(testing);
 `;
 
@@ -179,8 +217,7 @@ function main(): void {
         '--no-audit',
         '--no-fund',
         ...[...tarballs.values()],
-        'express@^5',
-        'koa@^3',
+        ...FRAMEWORKS,
         'typescript@~5.9',
         '@types/node@^20',
         '@types/express@^5',
@@ -217,7 +254,7 @@ function main(): void {
         const out = sh(node, [file], app).trim();
         const expected = new RegExp(`^ok v${major}\\.\\S+ ${file.includes('esm') ? 'esm' : 'cjs'}$`);
         if (!expected.test(out)) throw new Error(`${file} on Node ${major} printed ${JSON.stringify(out)}`);
-        lap(`Node ${out.split(' ')[1]}: ${file} ran a delivery through core, Express and Koa`);
+        lap(`Node ${out.split(' ')[1]}: ${file} ran a delivery through core, Express, Koa and NestJS`);
       }
     }
 

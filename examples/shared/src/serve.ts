@@ -11,14 +11,17 @@ export interface ExampleSetup {
 }
 
 /**
- * Runs an example: reads the environment, opens the duplicate store, serves the app built by `build`, prints
+ * Runs an example: reads the environment, opens the duplicate store, serves the app built by `build` (async for a
+ * framework that starts first, as Nest's `app.init()`), prints
  * `listening on http://HOST:PORT` when ready, and on SIGTERM or SIGINT stops taking requests, lets the ones in
  * progress finish, closes the store and exits 0. A missing WEBHOOK_SECRET exits 1 with the reason.
  *
  * @example
  * await serveExample((setup) => createApp(setup));
  */
-export async function serveExample(build: (setup: ExampleSetup) => RequestListener): Promise<void> {
+export async function serveExample(
+  build: (setup: ExampleSetup) => RequestListener | Promise<RequestListener>,
+): Promise<void> {
   let env: ReturnType<typeof readExampleEnv>;
   try {
     env = readExampleEnv(process.env);
@@ -28,7 +31,7 @@ export async function serveExample(build: (setup: ExampleSetup) => RequestListen
     return;
   }
   const store = await createStoreFromEnv(process.env);
-  const server = createServer(build({ secret: env.secret, store: store.store }));
+  const server = createServer(await build({ secret: env.secret, store: store.store }));
   await new Promise<void>((resolve) => server.listen(env.port, env.host, resolve));
   const { port } = server.address() as AddressInfo;
   console.error(`[payhook example] duplicate store: ${store.name}`);

@@ -5,10 +5,10 @@ import { type RunningExample, startExample } from '../../../examples/shared/src/
 import { FORM, purchase, refund, signedForm } from '../../../examples/shared/src/deliveries.ts';
 
 const SECRET = 'examples-test-secret';
-const DIST = ['core', 'express', 'koa'].map((name) => `../../${name}/dist/index.js`);
+const DIST = ['core', 'express', 'koa', 'nestjs'].map((name) => `../../${name}/dist/index.js`);
 
 // The examples run as their `npm start` does, over the built packages (`pnpm build`, which `pnpm test` runs first).
-describe.each(['express', 'koa'] as const)('examples/%s as a child process', (name) => {
+describe.each(['express', 'koa', 'nestjs'] as const)('examples/%s as a child process', (name) => {
   let example: RunningExample | undefined;
 
   beforeAll(() => {
