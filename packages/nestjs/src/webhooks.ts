@@ -32,9 +32,12 @@ export class PayhookWebhooks implements OnModuleInit {
   }
 
   onModuleInit(): void {
+    // An instance reached through several tokens (useExisting, an exported provider) is routed once.
+    const routed = new Set<object>();
     for (const wrapper of [...this.discovery.getProviders(), ...this.discovery.getControllers()]) {
       const { instance } = wrapper;
-      if (!instance || typeof instance !== 'object') continue;
+      if (!instance || typeof instance !== 'object' || routed.has(instance)) continue;
+      routed.add(instance);
       const prototype = Object.getPrototypeOf(instance) as object;
       for (const name of this.scanner.getAllMethodNames(prototype)) {
         const method = (instance as Record<string, unknown>)[name];

@@ -63,7 +63,8 @@ class LedgerModule {}
 
 @Module({
   imports: [PayhookModule.forRoot({ secret: SECRET, logger: false }), LedgerModule],
-  providers: [Orders],
+  // The alias reaches the same instance: its methods must still run once per notification.
+  providers: [Orders, { provide: 'ORDERS_ALIAS', useExisting: Orders }],
   controllers: [OrdersController],
 })
 class AppModule {}
