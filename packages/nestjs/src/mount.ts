@@ -46,8 +46,8 @@ export function nestMiddleware(
         (result) => {
           if (!forwardErrors || !result.error) return sendNodeResponse(res, result);
           req[REFUSAL] = result.error;
-          // The refused body is left unread for the parsers after this one (Express's read what has a length or
-          // chunked encoding); the request goes on only so that Nest's exception layer gets the refusal.
+          // The request goes on only so that Nest's exception layer gets the refusal: what is left of its body is
+          // hidden from Nest's Express body parsers after this, which would read it and refuse a large one themselves.
           if (!req.complete) {
             delete req.headers['content-length'];
             delete req.headers['transfer-encoding'];
