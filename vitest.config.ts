@@ -2,27 +2,56 @@ import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
 const src = (path: string) => fileURLToPath(new URL(`./packages/${path}`, import.meta.url));
+const nest11 = fileURLToPath(new URL('./test/nest11/node_modules/@nestjs/', import.meta.url));
 
 // Unit tests run against the sources; tests that start child processes (examples, CLI) use the built dist.
+const alias = [
+  { find: /^@payhook\/core\/(adapter|validation)$/, replacement: src('core/src/$1.ts') },
+  { find: /^@payhook\/core\/(redis|postgres|memory)$/, replacement: src('core/src/stores/$1.ts') },
+  { find: /^@payhook\/testing\/nock$/, replacement: src('testing/src/nock.ts') },
+  { find: /^@payhook\/(core|express|fastify|koa|nestjs|testing)$/, replacement: src('$1/src/index.ts') },
+];
+const timeouts = { testTimeout: 30_000, hookTimeout: 60_000 };
+
 export default defineConfig({
-  resolve: {
-    alias: [
-      { find: /^@payhook\/core\/(adapter|validation)$/, replacement: src('core/src/$1.ts') },
-      { find: /^@payhook\/core\/(redis|postgres|memory)$/, replacement: src('core/src/stores/$1.ts') },
-      { find: /^@payhook\/testing\/nock$/, replacement: src('testing/src/nock.ts') },
-      { find: /^@payhook\/(core|express|fastify|koa|testing)$/, replacement: src('$1/src/index.ts') },
-    ],
-  },
+  resolve: { alias },
   test: {
     // Under CI a JSON report too, from which .ci/run prints one plain 'N passed, N failed' line.
     reporters: process.env.CI
       ? ['default', ['json', { outputFile: 'node_modules/.vitest/results.json' }]]
       : ['default'],
-    include: [
-      'packages/*/src/**/*.test.ts',
-      'packages/*/test/**/*.test.ts',
-      'test/**/*.test.ts',
-      'bench/**/*.test.ts',
+    projects: [
+      {
+        resolve: { alias },
+        test: {
+          name: 'payhook',
+          include: [
+            'packages/*/src/**/*.test.ts',
+            'packages/*/test/**/*.test.ts',
+            'test/**/*.test.ts',
+            'bench/**/*.test.ts',
+          ],
+          ...timeouts,
+        },
+      },
+      // @payhook/nestjs's tests again on NestJS 11 (the project above has 12, its devDependencies): test/nest11
+      // installs 11 where its packages resolve each other, and the sources under test import it through this alias.
+      {
+        resolve: {
+          alias: [
+            {
+              find: /^@nestjs\/(common|core|config|platform-express|platform-fastify|testing)(\/.*)?$/,
+              replacement: `${nest11}$1$2`,
+            },
+            ...alias,
+          ],
+        },
+        test: {
+          name: 'nestjs 11',
+          include: ['packages/nestjs/src/**/*.test.ts', 'packages/nestjs/test/**/*.test.ts'],
+          ...timeouts,
+        },
+      },
     ],
     // Collected by `pnpm test` (`vitest run --coverage`), not by a targeted run. Only the packages' sources count:
     // tests, examples, bench, scripts and builds are not what is published. The thresholds are what the full
@@ -44,7 +73,5 @@ export default defineConfig({
         'packages/testing/src/**': { statements: 86, branches: 78, functions: 88, lines: 86 },
       },
     },
-    testTimeout: 30_000,
-    hookTimeout: 60_000,
   },
 });

@@ -17,6 +17,14 @@ const config = mergeConfig(
     },
   }),
 );
-// No JSON report: under CI the root config writes the suite's results.json, which .ci/run reads last.
-config.test = { ...config.test, reporters: ['default'] };
+// One project, not the root config's two (its NestJS 11 run has no nock tests), over the root's aliases. No JSON
+// report: under CI the root config writes the suite's results.json, which .ci/run reads last.
+const { projects: _projects, ...test } = config.test ?? {};
+config.test = {
+  ...test,
+  include: ['packages/*/src/**/*.test.ts'],
+  testTimeout: 30_000,
+  hookTimeout: 60_000,
+  reporters: ['default'],
+};
 export default config;

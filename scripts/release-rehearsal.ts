@@ -7,9 +7,9 @@
  * 1. versions the pending changesets (`pnpm version-packages`), commits, and runs `pnpm release` (build, then
  *    `changeset publish`): every package is published;
  * 2. adds a core-only patch changeset, versions it and prints the newest section of each package's CHANGELOG.md
- *    (the fixed group bumps them all together), commits, and publishes again: the registry now holds two releases;
+ *    (the fixed group bumps all six together), commits, and publishes again: the registry now holds two releases;
  * 3. in fresh projects on each Node version, installs the packages from Verdaccio with npm (with supertest) and
- *    with pnpm (without it), and runs a signed delivery through core, Express, Koa and Fastify, a `mockPaymentApi`
+ *    with pnpm (without it), and runs a signed delivery through core, Express, Koa, Fastify and NestJS, a `mockPaymentApi`
  *    payment whose webhook reaches an Express app, `postWebhook` (or its "needs supertest" error), and `payhook`.
  *
  * It then checks that the working repository has the same HEAD, status and `@payhook/*` tags as before, and
@@ -32,7 +32,7 @@ import { delimiter, dirname, join, relative } from 'node:path';
 import { parseArgs } from 'node:util';
 import { freePort } from '../packages/core/test/servers.ts';
 import { listPackages, pnpmCommand, ROOT } from './check-packages.ts';
-import { ESM, nodeBinary, sh } from './smoke.ts';
+import { ESM, FRAMEWORKS, nodeBinary, sh } from './smoke.ts';
 
 /** Verdaccio, pinned; installed once into node_modules/.cache. */
 const VERDACCIO = '6.10.4';
@@ -327,7 +327,8 @@ async function main(): Promise<void> {
         writeFileSync(join(app, '.npmrc'), `@payhook:registry=${registry.url}\nfund=false\naudit=false\n`);
         writeFileSync(join(app, 'check.mjs'), check);
         // npm's latest nock (15) needs Node 22; Node 20 keeps nock 14. Both must install beside @payhook/testing.
-        const others = ['express@^5', 'koa@^3', major === '20' ? 'nock@^14' : 'nock@latest', 'fastify@^5'];
+        const nock = major === '20' ? 'nock@^14' : 'nock@latest';
+        const others = [...FRAMEWORKS, nock];
         if (manager === 'npm')
           sh('npm', ['install', '--prefer-offline', ...wanted, ...others, 'supertest@^7'], app, env);
         else sh('npx', ['-y', 'pnpm@10', 'add', '--prefer-offline', ...wanted, ...others], app, env);
@@ -343,7 +344,7 @@ async function main(): Promise<void> {
         if (!help.startsWith('Usage: payhook'))
           throw new Error(`payhook --help printed ${JSON.stringify(help)}`);
         lap(
-          `Node ${out[0].split(' ')[1]}, ${manager}: installed ${wanted.length} packages from Verdaccio; a signed delivery through core, Express, Koa and Fastify, a mockPaymentApi payment on ${others[2]}, postWebhook and payhook --help passed`,
+          `Node ${out[0].split(' ')[1]}, ${manager}: installed ${wanted.length} packages from Verdaccio; a signed delivery through core, Express, Koa, Fastify and NestJS, a mockPaymentApi payment on ${nock}, postWebhook and payhook --help passed`,
         );
       }
     }

@@ -2,7 +2,7 @@
  * `pnpm smoke`: what a merchant meets after `npm install`. Packs every package with pnpm, installs the tarballs
  * with npm into a fresh project in a temp dir, then on Node 20 (this machine), 22 and 24 (the npm registry's
  * `node` package): `import`s (ESM) and `require`s (CJS) each package and runs a signed delivery through core,
- * Express, Koa and Fastify; typechecks a TypeScript consumer under `moduleResolution` `node16` (ESM and CJS files) and
+ * Express, Koa, Fastify and NestJS; typechecks a TypeScript consumer under `moduleResolution` `node16` (ESM and CJS files) and
  * `bundler`; and runs the installed `payhook` CLI. It never asks a registry what is published, so it passes
  * whatever is already on npm (`pnpm release:rehearsal` publishes to a local registry). Needs the packages built.
  * `--nodes 20` limits the Node versions; `--keep` keeps the temp dir.
@@ -20,7 +20,7 @@ const SECRET = 'smoke-secret';
 const RUNTIME_CHECK = (load: string) => `${load}
 const assert = (ok, what) => { if (!ok) { console.error('FAIL ' + what); process.exit(1); } };
 for (const [name, mod] of Object.entries(packages)) assert(mod && typeof mod === 'object', name + ' loads');
-const { core, express: adapter, koa: koaAdapter, fastify: fastifyAdapter } = packages;
+const { core, express: adapter, koa: koaAdapter, fastify: fastifyAdapter, nestjs: nestAdapter } = packages;
 for (const fn of ['createWebhookHandler', 'sign', 'encodeBase64Url', 'createNodeListener', 'verifyNotification'])
   assert(typeof core[fn] === 'function', '@payhook/core exports ' + fn);
 for (const fn of ['createMiddleware', 'toWebhookRequest', 'sendNodeResponse', 'refusal', 'fromParserError'])
@@ -32,6 +32,8 @@ assert(typeof adapter.webhookMiddleware === 'function', '@payhook/express export
 assert(typeof koaAdapter.webhookMiddleware === 'function', '@payhook/koa exports webhookMiddleware');
 assert(typeof fastifyAdapter.webhookPlugin === 'function', '@payhook/fastify exports webhookPlugin');
 assert(fastifyAdapter.WebhookError === core.WebhookError, '@payhook/fastify re-exports core WebhookError');
+assert(typeof nestAdapter.PayhookModule.forRoot === 'function' && typeof nestAdapter.OnNotification === 'function', '@payhook/nestjs exports PayhookModule and OnNotification');
+assert(nestAdapter.WebhookError === core.WebhookError, '@payhook/nestjs re-exports core WebhookError');
 assert(adapter.WebhookError === core.WebhookError, '@payhook/express re-exports core WebhookError');
 assert(typeof packages.redis.RedisStore === 'function', '@payhook/core/redis exports RedisStore');
 assert(typeof packages.postgres.PostgresStore === 'function' && typeof packages.postgres.migrate === 'function', '@payhook/core/postgres exports PostgresStore and migrate');
@@ -82,32 +84,62 @@ const fastifyApp = fastifyLib();
 await fastifyApp.register(fastifyAdapter.webhookPlugin({ secret: ${JSON.stringify(SECRET)}, logger: false, path: '/webhook' }).on('purchase', (p, request) => { fastifySeen.push(p.order_id); }));
 await fastifyApp.ready();
 await serve(fastifyApp.server, 'fastify', fastifySeen);
+// Decorators applied by hand: plain JavaScript has no decorator syntax.
+const nestSeen = [];
+class Orders { fulfil(payment) { nestSeen.push(payment.order_id); } }
+nestAdapter.OnNotification('purchase.success')(Orders.prototype, 'fulfil', Object.getOwnPropertyDescriptor(Orders.prototype, 'fulfil'));
+class NestAppModule {}
+nestCommon.Module({
+  imports: [nestAdapter.PayhookModule.forRoot({ secret: ${JSON.stringify(SECRET)}, logger: false, path: '/webhook' })],
+  providers: [{ provide: Orders, useFactory: () => new Orders() }],
+})(NestAppModule);
+const nestApp = await nestCore.NestFactory.create(NestAppModule, { logger: false, abortOnError: false });
+await nestApp.init();
+await serve(nestApp.getHttpServer(), 'nestjs', nestSeen);
+await nestApp.close();
 console.log('ok ' + process.version + ' ' + MODE);
 `;
 
-/** An ES module that loads every package and runs a signed delivery through core, Express, Koa and Fastify. */
+/** What a consumer installs beside the packages: the adapters' frameworks (their peer dependencies). */
+export const FRAMEWORKS: string[] = [
+  'express@^5',
+  'koa@^3',
+  'fastify@^5',
+  '@nestjs/common@^12',
+  '@nestjs/core@^12',
+  '@nestjs/platform-express@^12',
+  'reflect-metadata@^0.2',
+  'rxjs@^7',
+];
+
+/** An ES module that loads every package and runs a signed delivery through core, Express, Koa, Fastify and NestJS. */
 export const ESM: string = RUNTIME_CHECK(`const MODE = 'esm';
 import http from 'node:http';
 import expressLib from 'express';
 import KoaLib from 'koa';
 import fastifyLib from 'fastify';
+import * as nestCommon from '@nestjs/common';
+import * as nestCore from '@nestjs/core';
 import * as corePkg from '@payhook/core';
 import * as expressPkg from '@payhook/express';
 import * as koaPkg from '@payhook/koa';
 import * as fastifyPkg from '@payhook/fastify';
+import * as nestjsPkg from '@payhook/nestjs';
 import * as testingPkg from '@payhook/testing';
 import * as redisPkg from '@payhook/core/redis';
 import * as postgresPkg from '@payhook/core/postgres';
 import * as coreAdapterPkg from '@payhook/core/adapter';
 import * as validationPkg from '@payhook/core/validation';
-const packages = { core: corePkg, express: expressPkg, koa: koaPkg, fastify: fastifyPkg, testing: testingPkg, redis: redisPkg, postgres: postgresPkg, coreAdapter: coreAdapterPkg, validation: validationPkg };`);
+const packages = { core: corePkg, express: expressPkg, koa: koaPkg, fastify: fastifyPkg, nestjs: nestjsPkg, testing: testingPkg, redis: redisPkg, postgres: postgresPkg, coreAdapter: coreAdapterPkg, validation: validationPkg };`);
 
 const CJS = `(async () => {${RUNTIME_CHECK(`const MODE = 'cjs';
 const http = require('node:http');
 const expressLib = require('express');
 const KoaLib = require('koa');
 const fastifyLib = require('fastify');
-const packages = { core: require('@payhook/core'), express: require('@payhook/express'), koa: require('@payhook/koa'), fastify: require('@payhook/fastify'), testing: require('@payhook/testing'), redis: require('@payhook/core/redis'), postgres: require('@payhook/core/postgres'), coreAdapter: require('@payhook/core/adapter'), validation: require('@payhook/core/validation') };`)}})().catch((error) => { console.error(error); process.exit(1); });\n`;
+const nestCommon = require('@nestjs/common');
+const nestCore = require('@nestjs/core');
+const packages = { core: require('@payhook/core'), express: require('@payhook/express'), koa: require('@payhook/koa'), fastify: require('@payhook/fastify'), nestjs: require('@payhook/nestjs'), testing: require('@payhook/testing'), redis: require('@payhook/core/redis'), postgres: require('@payhook/core/postgres'), coreAdapter: require('@payhook/core/adapter'), validation: require('@payhook/core/validation') };`)}})().catch((error) => { console.error(error); process.exit(1); });\n`;
 
 const TYPED = `import type { IncomingMessage } from 'node:http';
 import { createNodeListener, createWebhookHandler, type Notification, type WebhookErrorCode, WebhookError } from '@payhook/core';
@@ -115,6 +147,7 @@ import { webhookMiddleware } from '@payhook/express';
 import { webhookMiddleware as koaWebhook } from '@payhook/koa';
 import { webhookPlugin } from '@payhook/fastify';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import { PayhookModule, type PayhookModuleOptions } from '@payhook/nestjs';
 import * as testing from '@payhook/testing';
 import { RedisStore } from '@payhook/core/redis';
 import { PostgresStore } from '@payhook/core/postgres';
@@ -132,6 +165,11 @@ export const code = (error: unknown): WebhookErrorCode | undefined => (error ins
 export const expressMiddleware = webhookMiddleware({ secret: 's' }).on('purchase', (payment, req) => void [payment.amount, req.body]);
 export const koaMiddleware = koaWebhook({ secret: 's' }).on('refund.success', (refund) => void refund.amount);
 export const fastifyPlugin: FastifyPluginAsync = webhookPlugin({ secret: 's', path: '/webhooks' }).on('purchase', (payment, request: FastifyRequest) => void [payment.amount, request.url]);
+const nestOptions: PayhookModuleOptions = { secret: 's', path: '/webhooks', forwardErrors: true };
+export const nestModules = [
+  PayhookModule.forRoot(nestOptions),
+  PayhookModule.forRootAsync({ useFactory: async () => ({ secret: 's' }) }),
+];
 export const testingExports: string[] = Object.keys(testing);
 export const routed = async (req: IncomingMessage, res: import('node:http').ServerResponse): Promise<void> =>
   sendNodeResponse(res, await webhook(toWebhookRequest(req), req));
@@ -206,9 +244,7 @@ function main(): void {
         '--no-audit',
         '--no-fund',
         ...[...tarballs.values()],
-        'express@^5',
-        'koa@^3',
-        'fastify@^5',
+        ...FRAMEWORKS,
         'typescript@~5.9',
         '@types/node@^20',
         '@types/express@^5',
@@ -245,7 +281,9 @@ function main(): void {
         const out = sh(node, [file], app).trim();
         const expected = new RegExp(`^ok v${major}\\.\\S+ ${file.includes('esm') ? 'esm' : 'cjs'}$`);
         if (!expected.test(out)) throw new Error(`${file} on Node ${major} printed ${JSON.stringify(out)}`);
-        lap(`Node ${out.split(' ')[1]}: ${file} ran a delivery through core, Express, Koa and Fastify`);
+        lap(
+          `Node ${out.split(' ')[1]}: ${file} ran a delivery through core, Express, Koa, Fastify and NestJS`,
+        );
       }
     }
 

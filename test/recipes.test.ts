@@ -5,7 +5,7 @@ import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 
 const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
-const DOCS = ['docs/recipes.md', 'packages/core/README.md'];
+const DOCS = ['docs/recipes.md', 'packages/core/README.md', 'packages/nestjs/README.md'];
 
 // The two application functions every recipe calls; declared here so the doc reads as the user's own code.
 const PRELUDE = `declare global {
@@ -76,7 +76,7 @@ function typecheck(blocks: Block[]): string[] {
   });
 }
 
-describe('code in docs/recipes.md and packages/core/README.md', () => {
+describe('code in docs/recipes.md and the core and nestjs READMEs', () => {
   const markdown = readFileSync(join(ROOT, 'docs', 'recipes.md'), 'utf8');
   const blocks = DOCS.flatMap((doc) => tsBlocks(doc, readFileSync(join(ROOT, doc), 'utf8')));
 
@@ -98,7 +98,7 @@ describe('code in docs/recipes.md and packages/core/README.md', () => {
     );
   });
 
-  it('type-checks every ts block of both against the packages', () => {
+  it('type-checks every ts block of them against the packages', () => {
     expect(typecheck(blocks)).toEqual([]);
   }, 120_000);
 

@@ -16,6 +16,9 @@ export interface RunningExample {
   stop(): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
+/** The examples that run as `examples/<name>`. */
+export type ExampleName = 'express' | 'fastify' | 'koa' | 'nestjs';
+
 const LISTENING = /^listening on (http:\/\/\S+)$/;
 
 /**
@@ -28,7 +31,7 @@ const LISTENING = /^listening on (http:\/\/\S+)$/;
  * await example.stop();
  */
 export async function startExample(
-  name: 'express' | 'fastify' | 'koa',
+  name: ExampleName,
   secret: string,
   timeoutMs = 30_000,
 ): Promise<RunningExample> {

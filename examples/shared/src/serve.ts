@@ -12,9 +12,9 @@ export interface ExampleSetup {
 
 /**
  * Runs an example: reads the environment, opens the duplicate store, serves the app built by `build` (which may be
- * async: a Fastify app is ready after `app.ready()`), prints `listening on http://HOST:PORT` when ready, and on
- * SIGTERM or SIGINT stops taking requests, lets the ones in progress finish, closes the store and exits 0. A
- * missing WEBHOOK_SECRET exits 1 with the reason.
+ * async: a Fastify app is ready after `app.ready()`, a Nest app after `app.init()`), prints
+ * `listening on http://HOST:PORT` when ready, and on SIGTERM or SIGINT stops taking requests, lets the ones in
+ * progress finish, closes the store and exits 0. A missing WEBHOOK_SECRET exits 1 with the reason.
  *
  * @example
  * await serveExample((setup) => createApp(setup));

@@ -6,10 +6,10 @@ import { purchase, refund } from '../../../examples/shared/src/deliveries.ts';
 import { FORM, signedForm } from '../../../test/support/signed-form.ts';
 
 const SECRET = 'examples-test-secret';
-const DIST = ['core', 'express', 'fastify', 'koa'].map((name) => `../../${name}/dist/index.js`);
+const DIST = ['core', 'express', 'fastify', 'koa', 'nestjs'].map((name) => `../../${name}/dist/index.js`);
 
 // The examples run as their `npm start` does, over the built packages (`pnpm build`, which `pnpm test` runs first).
-describe.each(['express', 'koa', 'fastify'] as const)('examples/%s as a child process', (name) => {
+describe.each(['express', 'koa', 'fastify', 'nestjs'] as const)('examples/%s as a child process', (name) => {
   let example: RunningExample | undefined;
 
   beforeAll(() => {

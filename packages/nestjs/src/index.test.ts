@@ -1,0 +1,29 @@
+import { Module } from '@nestjs/common';
+import { describe, expect, it } from 'vitest';
+import { itAnswersEveryStatus, itAnswersTimeout } from '../../../test/adapter-conformance.ts';
+import { NEST, nestServer, PLATFORMS } from '../test/apps.ts';
+import { PayhookModule, type PayhookModuleOptions } from './index.ts';
+
+function appModule(options: PayhookModuleOptions) {
+  @Module({ imports: [PayhookModule.forRoot(options)] })
+  class AppModule {}
+  return AppModule;
+}
+
+describe.each(PLATFORMS)(`${NEST}, %s platform, with Nest's default body parsers`, (platform) => {
+  itAnswersEveryStatus((options) => nestServer(platform, appModule({ ...options, path: '/webhooks' })));
+  itAnswersTimeout((options) => nestServer(platform, appModule({ ...options, path: '/webhooks' })));
+});
+
+describe('a secret read from an unset environment variable', () => {
+  it('fails when the app is created, naming the option and the cause', async () => {
+    expect(process.env.PAYHOOK_UNSET_SECRET).toBeUndefined();
+    await expect(
+      nestServer('express', appModule({ secret: process.env.PAYHOOK_UNSET_SECRET! })),
+    ).rejects.toThrow(
+      new TypeError(
+        "[@payhook/core] the secret option is undefined: pass the project's secret (SECRET_KEY in the service's settings) as a string, an { id, secret } object, an array of them, or a function of pos_id. If it is read from an environment variable (secret: process.env.WEBHOOK_SECRET!), that variable is not set, or is empty, where this process runs.",
+      ),
+    );
+  });
+});
