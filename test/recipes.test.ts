@@ -90,6 +90,7 @@ describe('code in docs/recipes.md and packages/core/README.md', () => {
       '## Hono',
       '## Fastify',
       '## AWS Lambda',
+      '## Cloudflare Workers',
       '## A queue worker, without the handler',
       '## Unit tests with @payhook/testing',
     ]);
