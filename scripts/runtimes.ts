@@ -3,7 +3,8 @@
  * npm into a fresh project together with the runtimes from npm (`bun`, `deno`, and `miniflare` with its
  * `workerd`; npm takes the newest releases whose `engines` accept this Node.js), then:
  *
- * - on Bun and on Deno, runs a signed delivery, its redelivery and a tampered copy through `handler.fetch`;
+ * - on Bun and on Deno, runs a signed delivery, its redelivery, a tampered copy, and three concurrent copies of
+ *   another (handled once) through `handler.fetch`;
  * - in workerd, through miniflare, runs the Cloudflare Workers recipe of docs/recipes.md (its `src/worker.ts`,
  *   bundled with esbuild as wrangler does, under its `wrangler.toml`'s compatibility date and flags) the same way,
  *   and checks that the Worker does not load without `nodejs_compat`, as the recipe says.
@@ -26,13 +27,21 @@ export const EXPECTED = '200 handled, then 200 duplicate';
 /** The deliveries and their checks, as an ES module any runtime runs; `deliver(fetch)` answers the line's tail. */
 const DELIVERIES = `import { encodeBase64Url, sign } from '@payhook/core';
 const SECRET = ${JSON.stringify(SECRET)};
-const notification = { payment_id: 'p-1', order_id: 'o-1', pos_id: 'pos-1', mode: 'direct', method: 'purchase',
-  amount: 10, currency: 'XTS', status: 'success', status_code: '1000', created_at: '2026-01-01T00:00:00' };
-const data = encodeBase64Url(JSON.stringify(notification));
-const signed = new URLSearchParams({ data, signature: sign(data, SECRET) }).toString();
-const tampered = new URLSearchParams({ data: data.slice(0, -4) + 'AAA=', signature: sign(data, SECRET) }).toString();
+const form = (orderId) => {
+  const data = encodeBase64Url(JSON.stringify({ payment_id: 'p-' + orderId, order_id: orderId, pos_id: 'pos-1',
+    mode: 'direct', method: 'purchase', amount: 10, currency: 'XTS', status: 'success', status_code: '1000',
+    created_at: '2026-01-01T00:00:00' }));
+  return { data, signature: sign(data, SECRET) };
+};
+const signed = new URLSearchParams(form('o-1')).toString();
+const tampered = new URLSearchParams({ ...form('o-1'), data: form('o-1').data.slice(0, -4) + 'AAA=' }).toString();
+/** Its handler takes a while: the copies arrive while it runs. */
+const concurrent = new URLSearchParams(form('slow-1')).toString();
 
-/** Posts the delivery, its redelivery and a tampered copy through \`send\`; \`handled()\` lists the orders handled. */
+/**
+ * Posts a delivery, its redelivery and a tampered copy, then three copies of another at once, through \`send\`;
+ * \`handled()\` lists the orders the handler ran for.
+ */
 export async function deliver(send, handled) {
   const post = async (body) => {
     const response = await send(new Request('http://payhook.test/webhooks', { method: 'POST',
@@ -40,12 +49,18 @@ export async function deliver(send, handled) {
     return { status: response.status, body: await response.json() };
   };
   const answers = [await post(signed), await post(signed)];
+  const line = answers.map((a) => a.status + ' ' + (a.body.outcome ?? JSON.stringify(a.body))).join(', then ');
+  if (line !== ${JSON.stringify(EXPECTED)}) throw new Error('a delivery and its redelivery got ' + line);
   const refused = await post(tampered);
   if (refused.status !== 401 || refused.body.error?.code !== 'signature.invalid')
     throw new Error('a tampered delivery got ' + JSON.stringify(refused));
+  const copies = (await Promise.all([post(concurrent), post(concurrent), post(concurrent)]))
+    .map((a) => a.status + ' ' + a.body.outcome).sort();
+  if (JSON.stringify(copies) !== '["200 duplicate","200 duplicate","200 handled"]')
+    throw new Error('three concurrent copies got ' + JSON.stringify(copies));
   const orders = await handled();
-  if (JSON.stringify(orders) !== '["o-1"]') throw new Error('the handler ran for ' + JSON.stringify(orders));
-  return answers.map((a) => a.status + ' ' + (a.body.outcome ?? JSON.stringify(a.body))).join(', then ');
+  if (JSON.stringify(orders) !== '["o-1","slow-1"]') throw new Error('the handler ran for ' + JSON.stringify(orders));
+  return line;
 }
 `;
 
@@ -54,7 +69,10 @@ const FETCH_CHECK = `import { createWebhookHandler } from '@payhook/core';
 import { deliver } from './deliveries.mjs';
 const handled = [];
 const webhook = createWebhookHandler({ secret: ${JSON.stringify(SECRET)}, logger: false })
-  .on('purchase.success', (payment) => { handled.push(payment.order_id); });
+  .on('purchase.success', async (payment) => {
+    handled.push(payment.order_id);
+    if (payment.order_id.startsWith('slow')) await new Promise((resolve) => setTimeout(resolve, 200));
+  });
 const [name, version] = typeof Bun !== 'undefined' ? ['bun', Bun.version] : typeof Deno !== 'undefined'
   ? ['deno', Deno.version.deno] : ['node', process.versions.node];
 console.log(name + ' ' + version + ': ' + (await deliver((request) => webhook.fetch(request), async () => handled)));
@@ -62,7 +80,10 @@ console.log(name + ' ' + version + ': ' + (await deliver((request) => webhook.fe
 
 /** The recipe's application functions, recorded; a test route lists what they saw. */
 const WORKER_APP = `const orders = [];
-globalThis.fulfil = async (orderId) => { orders.push(orderId); };
+globalThis.fulfil = async (orderId) => {
+  orders.push(orderId);
+  if (orderId.startsWith('slow')) await new Promise((resolve) => setTimeout(resolve, 200));
+};
 globalThis.recordRefund = async () => {};
 export const fulfilled = () => orders;
 `;
