@@ -43,11 +43,15 @@ export function pnpmCommand(): [string, string[]] {
   return ['npx', ['-y', 'pnpm@10']];
 }
 
-/** Packs every package into `destination` with `pnpm pack`; returns the tarball path per package name. */
-export function packPackages(destination: string): Map<string, string> {
+/**
+ * Packs every package (or those named in `only`) into `destination` with `pnpm pack`; returns the tarball path per
+ * package name.
+ */
+export function packPackages(destination: string, only?: readonly string[]): Map<string, string> {
   const [pnpm, prefix] = pnpmCommand();
   const tarballs = new Map<string, string>();
   for (const pkg of listPackages()) {
+    if (only && !only.includes(pkg.name)) continue;
     const output = execFileSync(pnpm, [...prefix, 'pack', '--pack-destination', destination], {
       cwd: pkg.dir,
       encoding: 'utf8',

@@ -1,8 +1,11 @@
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
-import { describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
+import { FORM_HEADERS, formBody, purchase } from '../packages/core/test/fixtures.ts';
+import { workersRecipe } from '../scripts/runtimes.ts';
 
 const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
 const DOCS = ['docs/recipes.md', 'packages/core/README.md', 'packages/nestjs/README.md'];
@@ -90,6 +93,7 @@ describe('code in docs/recipes.md and the core and nestjs READMEs', () => {
       '## Hono',
       '## Fastify',
       '## AWS Lambda',
+      '## Cloudflare Workers',
       '## A queue worker, without the handler',
       '## Unit tests with @payhook/testing',
     ]);
@@ -114,4 +118,51 @@ describe('code in docs/recipes.md and the core and nestjs READMEs', () => {
     expect(errors).toHaveLength(1);
     expect(errors[0]).toMatch(/^docs\/recipes\.md:11: Type 'number' is not assignable/);
   }, 120_000);
+});
+
+describe('the Cloudflare Workers recipe', () => {
+  const recipe = workersRecipe(readFileSync(join(ROOT, 'docs', 'recipes.md'), 'utf8'));
+  const work = mkdtempSync(join(tmpdir(), 'payhook-worker-recipe-'));
+
+  afterEach(() => vi.unstubAllGlobals());
+  afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+  it('asks for nodejs_compat, as its text says (pnpm runtimes runs it in workerd with these flags)', () => {
+    expect(recipe.compatibilityFlags).toContain('nodejs_compat');
+    expect(recipe.compatibilityDate).toMatch(/^\d{4}-\d{2}-\d{2}$/);
+  });
+
+  it('answers a signed delivery with handled, its redelivery with duplicate, and other paths with 404', async () => {
+    const fulfilled: string[] = [];
+    vi.stubGlobal('fulfil', async (orderId: string) => {
+      fulfilled.push(orderId);
+    });
+    vi.stubGlobal('recordRefund', async () => {});
+    const file = join(work, 'worker.ts');
+    writeFileSync(file, recipe.worker);
+    const worker = (await import(file)).default as {
+      fetch(request: Request, env: { WEBHOOK_SECRET: string }): Promise<Response>;
+    };
+    const env = { WEBHOOK_SECRET: 'worker-secret' };
+    const deliver = (path: string) =>
+      worker.fetch(
+        new Request(`https://shop.example${path}`, {
+          method: 'POST',
+          headers: FORM_HEADERS,
+          body: formBody(purchase({ order_id: 'w-1' }), env.WEBHOOK_SECRET),
+        }),
+        env,
+      );
+    const answers = [];
+    for (const path of ['/webhooks', '/webhooks', '/other']) {
+      const response = await deliver(path);
+      answers.push(`${response.status} ${await response.text()}`);
+    }
+    expect(answers).toEqual([
+      '200 {"ok":true,"outcome":"handled"}',
+      '200 {"ok":true,"outcome":"duplicate"}',
+      '404 Not found',
+    ]);
+    expect(fulfilled).toEqual(['w-1']);
+  });
 });

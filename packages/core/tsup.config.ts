@@ -15,4 +15,6 @@ export default defineConfig({
   splitting: true,
   clean: true,
   target: 'node20',
+  // Imports keep their `node:` prefix, which Deno and bundlers for Cloudflare Workers (nodejs_compat) take as built-in.
+  removeNodeProtocol: false,
 });

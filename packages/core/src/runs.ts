@@ -23,7 +23,12 @@ interface Entry extends Run {
   done: Promise<unknown> | undefined;
   /** Rejects the answer with `handler.timeout`; cleared once used. */
   fail: ((error: WebhookError) => void) | undefined;
+  /** The run's own timer, where timers die with the request that set them (see `#watch`). */
+  timer: Timer | undefined;
 }
+
+/** What `setInterval` returns: an object with `ref` and `unref` on Node.js and Bun, a number in workerd. */
+type Timer = ReturnType<typeof setInterval>;
 
 export interface RunsOptions {
   /** Where the leases live; `undefined` without duplicate detection (nothing to renew). */
@@ -46,13 +51,18 @@ const ABANDON_AFTER_TIMEOUTS = 10;
  * answers 503 while the handler goes on; its lease stays renewed until it settles). A run still going after ten
  * handler timeouts is given up and reported: a handler whose promise never settles must not hold its
  * notification, and the service's redeliveries, forever.
+ *
+ * On Cloudflare Workers (workerd) a timer is a number and dies with the request that set it, so a shared timer
+ * would stop when its request ends: there each run has its own.
  */
 export class Runs {
   readonly #options: RunsOptions;
   readonly #byKey = new Map<string, Promise<unknown>>();
   readonly #active = new Set<Entry>();
   readonly #tickMs: number;
-  #timer: NodeJS.Timeout | undefined;
+  #timer: Timer | undefined;
+  /** Set once the first timer turned out to be a number (workerd): then each run has its own. */
+  #perRun = false;
   /** Runs whose request still waits for its answer: while there are any, the timer holds the process open. */
   #unanswered = 0;
 
@@ -80,10 +90,11 @@ export class Runs {
       renewAt: now + this.#options.leaseMs / 3,
       done: undefined,
       fail: undefined,
+      timer: undefined,
     };
     this.#active.add(entry);
-    this.#timer ??= setInterval(this.#tick, this.#tickMs).unref();
-    if (this.#unanswered++ === 0) this.#timer.ref();
+    this.#watch(entry);
+    if (this.#unanswered++ === 0) hold(this.#timer, true);
     const done = work(entry).finally(() => this.#forget(entry));
     entry.done = done;
     if (key !== undefined) this.#byKey.set(key, done);
@@ -94,10 +105,24 @@ export class Runs {
     // Like a pending setTimeout, a request waiting for its answer keeps the process alive; a run that goes on after
     // its answer (past handlerTimeoutMs) does not.
     const answered = () => {
-      if (--this.#unanswered === 0) this.#timer?.unref();
+      if (--this.#unanswered === 0) hold(this.#timer, false);
     };
     answer.then(answered, answered);
     return answer;
+  }
+
+  /** Starts the shared timer if none runs, or the run's own where timers are numbers. */
+  #watch(entry: Entry): void {
+    if (this.#timer === undefined && !this.#perRun) {
+      this.#timer = setInterval(this.#tick, this.#tickMs);
+      if (typeof this.#timer === 'object') hold(this.#timer, false);
+      else {
+        clearInterval(this.#timer);
+        this.#timer = undefined;
+        this.#perRun = true;
+      }
+    }
+    if (this.#perRun) entry.timer = setInterval(() => this.#check(entry, Date.now()), this.#tickMs);
   }
 
   readonly #tick = (): void => {
@@ -107,28 +132,33 @@ export class Runs {
       return;
     }
     const now = Date.now();
-    for (const entry of this.#active) {
-      if (entry.fail !== undefined && now >= entry.deadline) {
-        entry.fail(handlerTimeout(this.#options.handlerTimeoutMs));
-        entry.fail = undefined;
-      }
-      if (now >= entry.abandonAt) {
-        this.#forget(entry);
-        this.#options.report(
-          new HandlerError(
-            'handler.timeout',
-            `a handler has not settled ${ABANDON_AFTER_TIMEOUTS} times handlerTimeoutMs after it started: its claim is no longer renewed, so a redelivery will handle the notification again.`,
-          ),
-        );
-      } else if (now >= entry.renewAt) {
-        entry.renewAt = now + this.#options.leaseMs / 3;
-        for (const lease of entry.leases) void this.#renew(entry, lease);
-      }
-    }
+    for (const entry of this.#active) this.#check(entry, now);
   };
+
+  /** Answers a run past its deadline, gives up one past `abandonAt`, and renews its leases when due. */
+  #check(entry: Entry, now: number): void {
+    if (entry.fail !== undefined && now >= entry.deadline) {
+      entry.fail(handlerTimeout(this.#options.handlerTimeoutMs));
+      entry.fail = undefined;
+    }
+    if (now >= entry.abandonAt) {
+      this.#forget(entry);
+      this.#options.report(
+        new HandlerError(
+          'handler.timeout',
+          `a handler has not settled ${ABANDON_AFTER_TIMEOUTS} times handlerTimeoutMs after it started: its claim is no longer renewed, so a redelivery will handle the notification again.`,
+        ),
+      );
+    } else if (now >= entry.renewAt) {
+      entry.renewAt = now + this.#options.leaseMs / 3;
+      for (const lease of entry.leases) void this.#renew(entry, lease);
+    }
+  }
 
   /** Stops watching a run: it settled, or it is given up. */
   #forget(entry: Entry): void {
+    if (entry.timer !== undefined) clearInterval(entry.timer);
+    entry.timer = undefined;
     this.#active.delete(entry);
     entry.leases.clear();
     if (entry.key !== undefined && this.#byKey.get(entry.key) === entry.done) this.#byKey.delete(entry.key);
@@ -153,6 +183,13 @@ export class Runs {
       this.#options.report(error as WebhookError);
     }
   };
+}
+
+/** Lets a timer hold the process open, or not; workerd's timers (numbers) have no such switch, nor need one. */
+function hold(timer: Timer | undefined, on: boolean): void {
+  const handle = timer as { ref?: () => void; unref?: () => void } | undefined;
+  if (on) handle?.ref?.();
+  else handle?.unref?.();
 }
 
 function handlerTimeout(ms: number): HandlerError {

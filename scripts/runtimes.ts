@@ -1,0 +1,247 @@
+/**
+ * `pnpm runtimes`: `handler.fetch` on the runtimes besides Node.js. Packs @payhook/core, installs the tarball with
+ * npm into a fresh project together with the runtimes from npm (`bun`, `deno`, and `miniflare` with its
+ * `workerd`; npm takes the newest releases whose `engines` accept this Node.js), then:
+ *
+ * - on Bun and on Deno, runs a signed delivery, its redelivery, a tampered copy, and three concurrent copies of
+ *   another (handled once) through `handler.fetch`;
+ * - in workerd, through miniflare, runs the Cloudflare Workers recipe of docs/recipes.md (its `src/worker.ts`,
+ *   bundled with esbuild as wrangler does, under its `wrangler.toml`'s compatibility date and flags) the same way,
+ *   and checks that the Worker does not load without `nodejs_compat`, as the recipe says.
+ *
+ * Each prints `<runtime> <version>: 200 handled, then 200 duplicate`; anything else fails the script. Needs core
+ * built (`pnpm runtimes` builds it). `--keep` keeps the temp dir.
+ */
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import { packPackages, ROOT } from './check-packages.ts';
+import { sh } from './smoke.ts';
+
+const SECRET = 'runtimes-secret';
+/** What every runtime must print after its name and version. */
+export const EXPECTED = '200 handled, then 200 duplicate';
+
+/** The deliveries and their checks, as an ES module any runtime runs; `deliver(fetch)` answers the line's tail. */
+const DELIVERIES = `import { encodeBase64Url, sign } from '@payhook/core';
+const SECRET = ${JSON.stringify(SECRET)};
+const form = (orderId) => {
+  const data = encodeBase64Url(JSON.stringify({ payment_id: 'p-' + orderId, order_id: orderId, pos_id: 'pos-1',
+    mode: 'direct', method: 'purchase', amount: 10, currency: 'XTS', status: 'success', status_code: '1000',
+    created_at: '2026-01-01T00:00:00' }));
+  return { data, signature: sign(data, SECRET) };
+};
+const signed = new URLSearchParams(form('o-1')).toString();
+const tampered = new URLSearchParams({ ...form('o-1'), data: form('o-1').data.slice(0, -4) + 'AAA=' }).toString();
+/** Its handler takes a while: the copies arrive while it runs. */
+const concurrent = new URLSearchParams(form('slow-1')).toString();
+
+/**
+ * Posts a delivery, its redelivery and a tampered copy, then three copies of another at once, through \`send\`;
+ * \`handled()\` lists the orders the handler ran for.
+ */
+export async function deliver(send, handled) {
+  const post = async (body) => {
+    const response = await send(new Request('http://payhook.test/webhooks', { method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' }, body }));
+    return { status: response.status, body: await response.json() };
+  };
+  const answers = [await post(signed), await post(signed)];
+  const line = answers.map((a) => a.status + ' ' + (a.body.outcome ?? JSON.stringify(a.body))).join(', then ');
+  if (line !== ${JSON.stringify(EXPECTED)}) throw new Error('a delivery and its redelivery got ' + line);
+  const refused = await post(tampered);
+  if (refused.status !== 401 || refused.body.error?.code !== 'signature.invalid')
+    throw new Error('a tampered delivery got ' + JSON.stringify(refused));
+  const copies = (await Promise.all([post(concurrent), post(concurrent), post(concurrent)]))
+    .map((a) => a.status + ' ' + a.body.outcome).sort();
+  if (JSON.stringify(copies) !== '["200 duplicate","200 duplicate","200 handled"]')
+    throw new Error('three concurrent copies got ' + JSON.stringify(copies));
+  const orders = await handled();
+  if (JSON.stringify(orders) !== '["o-1","slow-1"]') throw new Error('the handler ran for ' + JSON.stringify(orders));
+  return line;
+}
+`;
+
+/** Bun and Deno: the handler built here, called with Fetch Requests. */
+const FETCH_CHECK = `import { createWebhookHandler } from '@payhook/core';
+import { deliver } from './deliveries.mjs';
+const handled = [];
+const webhook = createWebhookHandler({ secret: ${JSON.stringify(SECRET)}, logger: false })
+  .on('purchase.success', async (payment) => {
+    handled.push(payment.order_id);
+    if (payment.order_id.startsWith('slow')) await new Promise((resolve) => setTimeout(resolve, 200));
+  });
+const [name, version] = typeof Bun !== 'undefined' ? ['bun', Bun.version] : typeof Deno !== 'undefined'
+  ? ['deno', Deno.version.deno] : ['node', process.versions.node];
+console.log(name + ' ' + version + ': ' + (await deliver((request) => webhook.fetch(request), async () => handled)));
+`;
+
+/** The recipe's application functions, recorded; a test route lists what they saw. */
+const WORKER_APP = `const orders = [];
+globalThis.fulfil = async (orderId) => {
+  orders.push(orderId);
+  if (orderId.startsWith('slow')) await new Promise((resolve) => setTimeout(resolve, 200));
+};
+globalThis.recordRefund = async () => {};
+export const fulfilled = () => orders;
+`;
+const WORKER_ENTRY = `import { fulfilled } from './app.js';
+import worker from './worker.ts';
+export default {
+  fetch(request, env, ctx) {
+    if (new URL(request.url).pathname === '/test/fulfilled') return Response.json(fulfilled());
+    return worker.fetch(request, env, ctx);
+  },
+};
+`;
+
+/** Node.js drives miniflare: the recipe's Worker with its flags, and once without `nodejs_compat`. */
+const WORKERD_CHECK = `import { createRequire } from 'node:module';
+import { Miniflare } from 'miniflare';
+import { deliver } from './deliveries.mjs';
+const require = createRequire(import.meta.url);
+const { compatibilityDate, compatibilityFlags } = JSON.parse(process.argv[2]);
+const start = (flags) => new Miniflare({ modules: true, scriptPath: 'dist/worker.js', compatibilityDate,
+  compatibilityFlags: flags, bindings: { WEBHOOK_SECRET: ${JSON.stringify(SECRET)} } });
+const mf = start(compatibilityFlags);
+try {
+  const send = async (request) => mf.dispatchFetch(request.url, { method: request.method,
+    headers: Object.fromEntries(request.headers), body: await request.text() });
+  const handled = async () => (await mf.dispatchFetch('http://payhook.test/test/fulfilled')).json();
+  const line = await deliver(send, handled);
+  const versions = 'workerd ' + require('workerd/package.json').version + ' (miniflare ' + require('miniflare/package.json').version + ')';
+  const bare = start(compatibilityFlags.filter((flag) => flag !== 'nodejs_compat'));
+  const without = await bare.ready.then(() => bare.dispatchFetch('http://payhook.test/webhooks').then((r) => r.status), (error) => error);
+  await bare.dispose().catch(() => {});
+  if (!(without instanceof Error) || !without.message.includes('node:')) throw new Error('without nodejs_compat the Worker loaded and answered ' + without);
+  console.log(versions + ': ' + line);
+} finally {
+  await mf.dispose();
+}
+`;
+
+interface WorkersRecipe {
+  worker: string;
+  compatibilityDate: string;
+  compatibilityFlags: string[];
+}
+
+/** The `src/worker.ts` and `wrangler.toml` of docs/recipes.md's Cloudflare Workers section. */
+export function workersRecipe(markdown: string): WorkersRecipe {
+  const section = /^## Cloudflare Workers\n([\s\S]*?)(?=^## )/m.exec(markdown)?.[1];
+  if (!section) throw new Error('docs/recipes.md has no "## Cloudflare Workers" section');
+  const block = (lang: string) => {
+    const code = new RegExp(`^\`\`\`${lang}\\n([\\s\\S]*?)^\`\`\`$`, 'm').exec(section)?.[1];
+    if (!code) throw new Error(`the Cloudflare Workers recipe has no \`\`\`${lang} block`);
+    return code;
+  };
+  const toml = block('toml');
+  const date = /^compatibility_date = "([^"]+)"$/m.exec(toml)?.[1];
+  const flags = /^compatibility_flags = (\[.*\])$/m.exec(toml)?.[1];
+  if (!date || !flags)
+    throw new Error(`wrangler.toml lacks compatibility_date or compatibility_flags:\n${toml}`);
+  return {
+    worker: block('ts'),
+    compatibilityDate: date,
+    compatibilityFlags: JSON.parse(flags) as string[],
+  };
+}
+
+function main(): void {
+  const { values } = parseArgs({ options: { keep: { type: 'boolean' } } });
+  const started = Date.now();
+  const work = mkdtempSync(join(tmpdir(), 'payhook-runtimes-'));
+  const lap = (what: string) =>
+    console.log(`runtimes: ${what} (${((Date.now() - started) / 1000).toFixed(1)} s)`);
+  try {
+    const tarballs = packPackages(join(work, 'tarballs'), ['@payhook/core']);
+    const app = join(work, 'consumer');
+    mkdirSync(join(app, 'src'), { recursive: true });
+    writeFileSync(
+      join(app, 'package.json'),
+      JSON.stringify({ name: 'payhook-runtimes', private: true, type: 'module' }, null, 2),
+    );
+    writeFileSync(join(app, '.npmrc'), 'fund=false\naudit=false\nupdate-notifier=false\n');
+    // The runtimes' postinstall scripts take their binaries from optional dependencies (npm packages).
+    sh(
+      'npm',
+      [
+        'install',
+        '--prefer-offline',
+        '--no-audit',
+        '--no-fund',
+        ...tarballs.values(),
+        'bun@^1',
+        'deno@^2',
+        'miniflare@^4',
+        'esbuild@^0',
+      ],
+      app,
+    );
+    const installed = (name: string) =>
+      JSON.parse(readFileSync(join(app, 'node_modules', name, 'package.json'), 'utf8')).version as string;
+    lap(
+      `installed @payhook/core with bun ${installed('bun')}, deno ${installed('deno')}, miniflare ${installed('miniflare')} (workerd ${installed('workerd')}) and esbuild ${installed('esbuild')}`,
+    );
+
+    writeFileSync(join(app, 'deliveries.mjs'), DELIVERIES);
+    writeFileSync(join(app, 'fetch-check.mjs'), FETCH_CHECK);
+    const bin = (name: string) => join(app, 'node_modules', '.bin', name);
+    const results: string[] = [];
+    const expect = (runtime: string, out: string) => {
+      const line = out.trim().split('\n').at(-1) ?? '';
+      if (!new RegExp(`^${runtime} \\S+( \\([^)]*\\))?: ${EXPECTED}$`).test(line)) {
+        throw new Error(`${runtime} printed ${JSON.stringify(out)}`);
+      }
+      results.push(line);
+      lap(line);
+    };
+    expect('bun', sh(bin('bun'), ['fetch-check.mjs'], app));
+    // No permissions: the handler needs none.
+    expect('deno', sh(bin('deno'), ['run', '--no-prompt', 'fetch-check.mjs'], app));
+
+    const recipe = workersRecipe(readFileSync(join(ROOT, 'docs', 'recipes.md'), 'utf8'));
+    writeFileSync(join(app, 'src', 'worker.ts'), recipe.worker);
+    writeFileSync(join(app, 'src', 'app.js'), WORKER_APP);
+    writeFileSync(join(app, 'src', 'entry.js'), WORKER_ENTRY);
+    writeFileSync(join(app, 'workerd-check.mjs'), WORKERD_CHECK);
+    // What wrangler's bundler does for a Worker: esbuild, the workerd conditions, node: built-ins left to
+    // nodejs_compat.
+    sh(
+      bin('esbuild'),
+      [
+        'src/entry.js',
+        '--bundle',
+        '--format=esm',
+        '--platform=neutral',
+        '--main-fields=module,main',
+        '--conditions=workerd,worker,browser',
+        '--external:node:*',
+        '--outfile=dist/worker.js',
+        '--log-level=warning',
+      ],
+      app,
+    );
+    const flags = JSON.stringify({
+      compatibilityDate: recipe.compatibilityDate,
+      compatibilityFlags: recipe.compatibilityFlags,
+    });
+    expect('workerd', sh(process.execPath, ['workerd-check.mjs', flags], app));
+
+    console.log(`runtimes: passed on ${results.map((line) => line.split(':')[0]).join(', ')}`);
+  } finally {
+    if (values.keep) console.log(`runtimes: kept ${work}`);
+    else rmSync(work, { recursive: true, force: true });
+  }
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
+  try {
+    main();
+  } catch (error) {
+    console.error(`runtimes: FAILED\n${error instanceof Error ? error.message : String(error)}`);
+    process.exit(1);
+  }
+}
