@@ -133,10 +133,17 @@ export function computeRatios(
         value: 0.85,
       },
     ),
-    ratio(http, 'Koa 3 + payhook vs bare Koa 3, per server CPU-second', 'Koa 3 + payhook', 'Koa 3 bare', {
-      op: '>=',
-      value: 0.6,
-    }),
+    // Against the floor on its own framework, as for node:http. "vs bare Koa >= 0.6" was set when rows compared
+    // req/s, which the load generator capped for the bare rows; counted in server CPU, even the hand-written
+    // minimum reaches only about 0.5 of bare Koa (bench/README.md), so that ratio is context now.
+    ratio(
+      http,
+      'Koa 3 + payhook vs Koa 3 + hand-written minimum, per server CPU-second',
+      'Koa 3 + payhook',
+      'Koa 3 + hand-written minimum',
+      { op: '>=', value: 0.95 },
+    ),
+    ratio(http, 'Koa 3 + payhook vs bare Koa 3, per server CPU-second', 'Koa 3 + payhook', 'Koa 3 bare'),
     ratio(
       http,
       'payhook on node:http vs @octokit/webhooks middleware on node:http, per server CPU-second',

@@ -23,6 +23,9 @@ export interface ExactlyOnceOptions {
   report(error: WebhookError): void;
 }
 
+/** What a run of a notification's handlers comes to. */
+export type Outcome = 'handled' | 'duplicate';
+
 /** One verified notification and the handlers it reaches. */
 export interface Job<C> {
   /** The stored key; `undefined` handles it without duplicate detection. */
@@ -66,30 +69,70 @@ export class ExactlyOnce<C> {
     });
   }
 
-  /** Runs the job's handlers once; resolves `duplicate` when this notification was already handled. */
-  async run(job: Job<C>): Promise<'handled' | 'duplicate'> {
+  /** Runs the job's handlers once; `duplicate` when this notification was already handled. */
+  run(job: Job<C>): Outcome | Promise<Outcome> {
     const { store } = this.#options;
     if (store === undefined || job.key === undefined) return this.#unguarded(job, job.key);
     if (isTransactionalStore(store)) return this.#inTransaction(store, job, job.key);
-    return this.#claimed(store, job, job.key);
+    return this.#atOnce(store, job, job.key);
   }
 
-  async #claimed(store: DedupeStore, job: Job<C>, key: string): Promise<'handled' | 'duplicate'> {
+  /**
+   * The common delivery without waiting for anything: a store that answers at once (`MemoryStore`) and one handler
+   * that returns without a promise. Nothing else runs meanwhile, so there is no lease to renew, no timeout to
+   * watch and no copy to make wait. Whatever returns a promise on the way (the store, the handler, the commit)
+   * continues on the general path from where it is.
+   */
+  #atOnce(store: DedupeStore, job: Job<C>, key: string): Outcome | Promise<Outcome> {
+    if (job.routes.length !== 1 || this.#runs.running(key)) return this.#claimed(store, job, key);
+    const claim = settle(() => store.claim(key, this.#options.leaseMs));
+    if (isPromiseLike(claim) || claim.status === 'in_flight') return this.#claimed(store, job, key, claim);
+    if (claim.status === 'duplicate') return 'duplicate';
+    const { token } = claim;
+    let result: unknown;
+    try {
+      result = job.routes[0]!.run(job.notification, job.context, job.delivery);
+    } catch (cause) {
+      return this.#released(store, key, token, handlerFailed(cause));
+    }
+    if (isPromiseLike(result)) return this.#handleClaimed(store, job, key, token, result);
+    const commit = settle(() => store.commit(key, token, this.#options.ttlMs));
+    return isPromiseLike(commit) ? this.#quietly(() => commit).then(() => 'handled') : 'handled';
+  }
+
+  /** Claims (or goes on with `first`, a claim already made), then handles; see the class comment. */
+  async #claimed(
+    store: DedupeStore,
+    job: Job<C>,
+    key: string,
+    first?: ClaimResult | PromiseLike<ClaimResult>,
+  ): Promise<Outcome> {
     let claim: ClaimResult;
     try {
-      claim = await this.#claimOrWait(store, key);
+      claim = await this.#claimOrWait(store, key, first);
     } catch (error) {
       if (!this.#failsOpen(error)) throw error;
       this.#options.report(error as StoreError);
       return this.#unguarded(job, key);
     }
     if (claim.status !== 'claimed') return 'duplicate';
-    const { token } = claim;
+    return this.#handleClaimed(store, job, key, claim.token);
+  }
+
+  /** Runs the handlers under the claim (or awaits the lone handler already `started`), then commits or releases. */
+  async #handleClaimed(
+    store: DedupeStore,
+    job: Job<C>,
+    key: string,
+    token: string,
+    started?: PromiseLike<unknown>,
+  ): Promise<'handled'> {
     await this.#runs.track(key, async (run) => {
       const lease = { key, token };
       run.leases.add(lease);
       try {
-        await this.#runSteps(store, job, key, run);
+        if (started === undefined) await this.#runSteps(store, job, key, run);
+        else await started.then(undefined, (cause) => Promise.reject(handlerFailed(cause)));
       } catch (error) {
         run.leases.delete(lease);
         await this.#quietly(() => store.release(key, token));
@@ -100,6 +143,12 @@ export class ExactlyOnce<C> {
       await this.#quietly(() => store.commit(key, token, this.#options.ttlMs));
     });
     return 'handled';
+  }
+
+  /** Releases a claim whose handler failed, then rejects with the failure. */
+  async #released(store: DedupeStore, key: string, token: string, failure: WebhookError): Promise<never> {
+    await this.#quietly(() => store.release(key, token));
+    throw failure;
   }
 
   /** Runs the handlers in order; with more than one, each under its own step key (see the class comment). */
@@ -125,11 +174,7 @@ export class ExactlyOnce<C> {
     }
   }
 
-  async #inTransaction(
-    store: TransactionalStore,
-    job: Job<C>,
-    key: string,
-  ): Promise<'handled' | 'duplicate'> {
+  async #inTransaction(store: TransactionalStore, job: Job<C>, key: string): Promise<Outcome> {
     if (this.#runs.running(key)) await this.#waitForLocalRun(key);
     const outcome = await this.#runs.track(key, async () => {
       let answered = false;
@@ -186,12 +231,19 @@ export class ExactlyOnce<C> {
     return 'handled';
   }
 
-  /** Claims `key`; a copy in progress is waited for up to `inFlightWaitMs`, then answered 409. */
-  async #claimOrWait(store: DedupeStore, key: string): Promise<ClaimResult> {
+  /**
+   * Claims `key` (the first attempt may be made already); a copy in progress is waited for up to
+   * `inFlightWaitMs`, then answered 409.
+   */
+  async #claimOrWait(
+    store: DedupeStore,
+    key: string,
+    first?: ClaimResult | PromiseLike<ClaimResult>,
+  ): Promise<ClaimResult> {
     const waitUntil = Date.now() + this.#options.inFlightWaitMs;
     for (let attempt = 0; ; attempt++) {
       if (this.#runs.running(key)) await this.#waitForLocalRun(key, waitUntil);
-      const claim = await this.#claim(store, key);
+      const claim = await this.#claim(store, key, attempt === 0 ? first : undefined);
       if (claim.status !== 'in_flight') return claim;
       const delay = IN_FLIGHT_DELAYS[Math.min(attempt, IN_FLIGHT_DELAYS.length - 1)]!;
       if (Date.now() + delay > waitUntil) throw inFlight();
@@ -220,13 +272,11 @@ export class ExactlyOnce<C> {
   }
 
   /** A claim bounded by `storeTimeoutMs`; one that lands after the timeout is released, so it blocks nobody. */
-  async #claim(store: DedupeStore, key: string): Promise<ClaimResult> {
-    let claim: ClaimResult | Promise<ClaimResult>;
-    try {
-      claim = store.claim(key, this.#options.leaseMs);
-    } catch (error) {
-      throw storeFailure(this.#options, error);
-    }
+  async #claim(
+    store: DedupeStore,
+    key: string,
+    claim = settle(() => store.claim(key, this.#options.leaseMs)),
+  ): Promise<ClaimResult> {
     if (!isPromiseLike(claim)) return claim;
     try {
       return await this.#bounded(claim);
@@ -277,11 +327,24 @@ async function runHandler<C>(route: Route<C>, job: Job<C>, delivery: Delivery): 
   try {
     await route.run(job.notification, job.context, delivery);
   } catch (cause) {
-    throw new HandlerError(
-      'handler.failed',
-      'the application handler failed; the notification was not marked processed and will be handled when redelivered.',
-      { cause },
-    );
+    throw handlerFailed(cause);
+  }
+}
+
+function handlerFailed(cause: unknown): HandlerError {
+  return new HandlerError(
+    'handler.failed',
+    'the application handler failed; the notification was not marked processed and will be handled when redelivered.',
+    { cause },
+  );
+}
+
+/** Calls a store method: its value, its promise, or what it threw as a rejected promise. */
+function settle<T>(call: () => T | PromiseLike<T>): T | PromiseLike<T> {
+  try {
+    return call();
+  } catch (error) {
+    return Promise.reject(error);
   }
 }
 

@@ -230,10 +230,18 @@ describe('createWebhookHandler: answers', () => {
     expect(JSON.parse(result.body).error.message).toContain('mount the webhook before body parsers');
   });
 
-  it('answers 503 when the store fails, and runs the handler without it when failOpen', async () => {
+  it.each([
+    ['rejects', () => Promise.reject(new Error('ECONNREFUSED'))],
+    [
+      'throws',
+      () => {
+        throw new Error('ECONNREFUSED');
+      },
+    ],
+  ])('answers 503 when the store %s, and runs the handler without it when failOpen', async (_, claim) => {
     const broken: DedupeStore = {
       name: 'broken-redis',
-      claim: () => Promise.reject(new Error('ECONNREFUSED')),
+      claim,
       renew: () => true,
       commit: () => undefined,
       release: () => undefined,
