@@ -89,13 +89,13 @@ export class ExactlyOnce<C> {
     if (isPromiseLike(claim) || claim.status === 'in_flight') return this.#claimed(store, job, key, claim);
     if (claim.status === 'duplicate') return 'duplicate';
     const { token } = claim;
-    let result: unknown;
     try {
-      result = job.routes[0]!.run(job.notification, job.context, job.delivery);
+      const result = job.routes[0]!.run(job.notification, job.context, job.delivery);
+      // Inside the try: reading `then` runs the application's code too (a getter, a proxy), as `await` would.
+      if (isPromiseLike(result)) return this.#handleClaimed(store, job, key, token, result);
     } catch (cause) {
       return this.#released(store, key, token, handlerFailed(cause));
     }
-    if (isPromiseLike(result)) return this.#handleClaimed(store, job, key, token, result);
     const commit = settle(() => store.commit(key, token, this.#options.ttlMs));
     return isPromiseLike(commit) ? this.#quietly(() => commit).then(() => 'handled') : 'handled';
   }
