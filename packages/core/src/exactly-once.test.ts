@@ -478,6 +478,36 @@ describe('a lone handler that returns without a promise (handled without trackin
     expect((await webhook(formRequest(body), undefined)).body).toBe(DUPLICATE);
     expect(runs).toBe(2);
   });
+
+  it('makes a copy wait for a commit still on its way, even past the lease, instead of running the handler again', async () => {
+    const memory = new MemoryStore();
+    // Claims at once, commits over the network: the commit lands after the 50 ms lease has run out.
+    const store: DedupeStore = {
+      name: 'slow-commit',
+      claim: (key, leaseMs) => memory.claim(key, leaseMs),
+      renew: (key, token, leaseMs) => memory.renew(key, token, leaseMs),
+      commit: async (key, token, ttlMs) => {
+        await sleep(200);
+        memory.commit(key, token, ttlMs);
+      },
+      release: (key, token) => memory.release(key, token),
+    };
+    let runs = 0;
+    const webhook = createWebhookHandler({
+      ...base(store),
+      leaseMs: 50,
+      handle: () => {
+        runs++;
+      },
+    });
+    const body = signedPurchase();
+    const first = webhook(formRequest(body), undefined);
+    await sleep(100);
+    const copy = await webhook(formRequest(body), undefined);
+    expect((await first).body).toBe(HANDLED);
+    expect(copy.body).toBe(DUPLICATE);
+    expect(runs).toBe(1);
+  });
 });
 
 describe('a handler whose promise never settles', () => {

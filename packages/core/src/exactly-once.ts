@@ -97,7 +97,10 @@ export class ExactlyOnce<C> {
       return this.#released(store, key, token, handlerFailed(cause));
     }
     const commit = settle(() => store.commit(key, token, this.#options.ttlMs));
-    return isPromiseLike(commit) ? this.#quietly(() => commit).then(() => 'handled') : 'handled';
+    if (!isPromiseLike(commit)) return 'handled';
+    // Watched as a run, as on the general path: a copy arriving before the commit lands waits for it here, even if
+    // the lease runs out meanwhile, instead of claiming again and running the handler a second time.
+    return this.#runs.track(key, () => this.#quietly(() => commit)).then(() => 'handled');
   }
 
   /** Claims (or goes on with `first`, a claim already made), then handles; see the class comment. */
