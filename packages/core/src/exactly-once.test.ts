@@ -446,6 +446,70 @@ describe('handler identity across deploys', () => {
   });
 });
 
+describe('a lone handler that returns without a promise (handled without tracking a run)', () => {
+  it('releases the claim when reading what it returned throws, as awaiting it would: the redelivery is handled', async () => {
+    const errors: unknown[] = [];
+    let runs = 0;
+    const webhook = createWebhookHandler({
+      ...base(new MemoryStore()),
+      // Long enough that a claim left behind would still hold the redelivery (409).
+      leaseMs: 60_000,
+      inFlightWaitMs: 0,
+      onError: (error) => void errors.push(error.cause),
+      handle: () => {
+        runs++;
+        if (runs > 1) return undefined;
+        return new Proxy(
+          {},
+          {
+            get(_, property) {
+              throw new Error(`a proxy that refuses unknown properties: ${String(property)}`);
+            },
+          },
+        );
+      },
+    });
+    const body = signedPurchase();
+    const failed = await webhook(formRequest(body), undefined);
+    expect(failed.status).toBe(500);
+    expect(failed.error?.message).toContain('the application handler failed');
+    expect((errors[0] as Error).message).toBe('a proxy that refuses unknown properties: then');
+    expect((await webhook(formRequest(body), undefined)).body).toBe(HANDLED);
+    expect((await webhook(formRequest(body), undefined)).body).toBe(DUPLICATE);
+    expect(runs).toBe(2);
+  });
+
+  it('makes a copy wait for a commit still on its way, even past the lease, instead of running the handler again', async () => {
+    const memory = new MemoryStore();
+    // Claims at once, commits over the network: the commit lands after the 50 ms lease has run out.
+    const store: DedupeStore = {
+      name: 'slow-commit',
+      claim: (key, leaseMs) => memory.claim(key, leaseMs),
+      renew: (key, token, leaseMs) => memory.renew(key, token, leaseMs),
+      commit: async (key, token, ttlMs) => {
+        await sleep(200);
+        memory.commit(key, token, ttlMs);
+      },
+      release: (key, token) => memory.release(key, token),
+    };
+    let runs = 0;
+    const webhook = createWebhookHandler({
+      ...base(store),
+      leaseMs: 50,
+      handle: () => {
+        runs++;
+      },
+    });
+    const body = signedPurchase();
+    const first = webhook(formRequest(body), undefined);
+    await sleep(100);
+    const copy = await webhook(formRequest(body), undefined);
+    expect((await first).body).toBe(HANDLED);
+    expect(copy.body).toBe(DUPLICATE);
+    expect(runs).toBe(1);
+  });
+});
+
 describe('a handler whose promise never settles', () => {
   it('is given up after ten handler timeouts: its claim is no longer renewed, and a redelivery handles the notification', async () => {
     const store = new MemoryStore();

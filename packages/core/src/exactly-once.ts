@@ -89,15 +89,18 @@ export class ExactlyOnce<C> {
     if (isPromiseLike(claim) || claim.status === 'in_flight') return this.#claimed(store, job, key, claim);
     if (claim.status === 'duplicate') return 'duplicate';
     const { token } = claim;
-    let result: unknown;
     try {
-      result = job.routes[0]!.run(job.notification, job.context, job.delivery);
+      const result = job.routes[0]!.run(job.notification, job.context, job.delivery);
+      // Inside the try: reading `then` runs the application's code too (a getter, a proxy), as `await` would.
+      if (isPromiseLike(result)) return this.#handleClaimed(store, job, key, token, result);
     } catch (cause) {
       return this.#released(store, key, token, handlerFailed(cause));
     }
-    if (isPromiseLike(result)) return this.#handleClaimed(store, job, key, token, result);
     const commit = settle(() => store.commit(key, token, this.#options.ttlMs));
-    return isPromiseLike(commit) ? this.#quietly(() => commit).then(() => 'handled') : 'handled';
+    if (!isPromiseLike(commit)) return 'handled';
+    // Watched as a run, as on the general path: a copy arriving before the commit lands waits for it here, even if
+    // the lease runs out meanwhile, instead of claiming again and running the handler a second time.
+    return this.#runs.track(key, () => this.#quietly(() => commit)).then(() => 'handled');
   }
 
   /** Claims (or goes on with `first`, a claim already made), then handles; see the class comment. */

@@ -52,6 +52,19 @@ describe('verifyNotification', () => {
     });
   });
 
+  it('takes a JSON envelope parsed, the body the handler reads by its Content-Type', async () => {
+    const text = JSON.stringify(signed(JSON.stringify(purchase())));
+    const handler = createWebhookHandler({
+      secret: SECRET,
+      logger: false,
+      store: false,
+      handle: () => undefined,
+    });
+    const headers = { 'content-type': 'application/json' };
+    expect((await handler({ method: 'POST', headers, body: text }, undefined)).outcome).toBe('handled');
+    expect(verifyNotification(JSON.parse(text), SECRET).order_id).toBe('order-1001');
+  });
+
   it('accepts a delivery signed with any secret of a rotating list, named or not', () => {
     const body = formBody(purchase(), OLD_SECRET);
     expect(verifyNotification(body, [SECRET, OLD_SECRET]).order_id).toBe('order-1001');

@@ -100,6 +100,15 @@ describe.each(PLATFORMS)(`${NEST}, %s platform: decorated handlers`, (platform) 
     expect(missing.status).toBe(404);
   });
 
+  it('answers at the whole request path, outside a global prefix, which still applies to Nest routes', async () => {
+    const server = await nestServer(platform, AppModule, (app) => app.setGlobalPrefix('api'));
+    const webhook = await request(server).post('/webhooks').type(FORM).send(signedForm(purchase(), SECRET));
+    expect(webhook.text).toBe('{"ok":true,"outcome":"handled"}');
+    expect((await request(server).post('/api/webhooks').type(FORM).send('a=1')).status).toBe(404);
+    const res = await request(server).post('/api/orders').send({ order_id: 'order-8' });
+    expect([res.status, res.body]).toEqual([201, { received: { order_id: 'order-8' } }]);
+  });
+
   it('refuses at bootstrap a handler on a request-scoped provider, naming it', async () => {
     @Injectable({ scope: Scope.REQUEST })
     class PerRequest {
