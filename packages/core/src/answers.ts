@@ -38,13 +38,9 @@ export function accepted(
 
 /** The answer for a refusal: status from the error, a short JSON reason, and hints for the client. */
 export function refusal(error: WebhookError): WebhookResult {
-  const headers: Record<string, string> = { 'content-type': JSON_TYPE };
-  if (error.status === 405) headers.allow = 'POST';
-  if (error.status === 408 || error.status === 413) headers.connection = 'close';
-  if (error.status === 409 || error.status === 503) headers['retry-after'] = '1';
   return {
     status: error.status,
-    headers,
+    headers: { 'content-type': JSON_TYPE, ...error.headers },
     body: JSON.stringify({ ok: false, error: error.toJSON() }),
     outcome: 'refused',
     error,

@@ -47,6 +47,18 @@ export class WebhookError extends Error {
     this.status = ERROR_STATUS[code];
   }
 
+  /**
+   * The headers its answer carries besides the JSON type: `Allow: POST` (405), `Connection: close` (408, 413),
+   * `Retry-After: 1` (409, 503). Express, Koa and Fastify send an error's `headers` when it reaches their error
+   * handling (`forwardErrors`), so the answer is the same there.
+   */
+  get headers(): Record<string, string> {
+    if (this.status === 405) return { allow: 'POST' };
+    if (this.status === 408 || this.status === 413) return { connection: 'close' };
+    if (this.status === 409 || this.status === 503) return { 'retry-after': '1' };
+    return {};
+  }
+
   /** The short JSON reason sent to the caller. */
   toJSON(): { code: WebhookErrorCode; message: string } {
     return { code: this.code, message: this.message };

@@ -52,8 +52,8 @@ describe('verifyNotification', () => {
     });
   });
 
-  it('takes a JSON envelope parsed, the body the handler reads by its Content-Type', async () => {
-    const text = JSON.stringify(signed(JSON.stringify(purchase())));
+  it('takes a JSON envelope as text, bytes or parsed, as the handler reads it by its Content-Type', async () => {
+    const text = `\n ${JSON.stringify(signed(JSON.stringify(purchase())))}`;
     const handler = createWebhookHandler({
       secret: SECRET,
       logger: false,
@@ -63,6 +63,11 @@ describe('verifyNotification', () => {
     const headers = { 'content-type': 'application/json' };
     expect((await handler({ method: 'POST', headers, body: text }, undefined)).outcome).toBe('handled');
     expect(verifyNotification(JSON.parse(text), SECRET).order_id).toBe('order-1001');
+    expect(verifyNotification(text, SECRET).order_id).toBe('order-1001');
+    expect(verifyNotification(Buffer.from(text), SECRET).order_id).toBe('order-1001');
+    expect(() => verifyNotification(`${text.slice(0, -1)}`, SECRET)).toThrow(
+      expect.objectContaining({ code: 'payload.malformed' }),
+    );
   });
 
   it('accepts a delivery signed with any secret of a rotating list, named or not', () => {

@@ -14,7 +14,7 @@ import {
   verifySignature,
 } from './signature.js';
 
-/** What `verifyNotification` reads: the raw form body as received (text or bytes), or its two fields. */
+/** What `verifyNotification` reads: the raw body as received (form or JSON, text or bytes), or its two fields. */
 export type NotificationInput = string | Uint8Array | Envelope;
 
 /**
@@ -37,14 +37,27 @@ export function verified(
   );
 }
 
+/** `{` after optional whitespace: a JSON envelope (no form body starts with it; the handler goes by Content-Type). */
+const JSON_START = /^\s*\{/;
+
 function envelopeOf(input: NotificationInput): Envelope {
-  if (typeof input === 'string' || input instanceof Uint8Array) return parseRawBody(input, 'form');
+  if (typeof input === 'string') return parseRawBody(input, JSON_START.test(input) ? 'json' : 'form');
+  if (input instanceof Uint8Array) return parseRawBody(input, startsJson(input) ? 'json' : 'form');
   if (input === null || typeof input !== 'object') {
     throw new TypeError(
       '[@payhook/core] verifyNotification takes the raw form body (a string or bytes) or { data, signature }.',
     );
   }
   return envelopeFromObject(input);
+}
+
+function startsJson(bytes: Uint8Array): boolean {
+  for (const byte of bytes) {
+    if (byte === 0x7b) return true;
+    // Space, tab, line feed, carriage return.
+    if (byte !== 0x20 && byte !== 0x09 && byte !== 0x0a && byte !== 0x0d) return false;
+  }
+  return false;
 }
 
 function notificationOf(

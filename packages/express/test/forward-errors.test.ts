@@ -46,6 +46,11 @@ describe.each([
     expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
   });
 
+  it("has Express's final handler send the refusal's headers: Allow on 405", async () => {
+    const res = await request(app()).get('/webhooks');
+    expect([res.status, res.headers.allow]).toEqual([405, 'POST']);
+  });
+
   it('still answers successes itself', async () => {
     const res = await request(app()).post('/webhooks').type(FORM).send(signedForm(purchase(), SECRET));
     expect([res.status, res.text]).toEqual([200, '{"ok":true,"outcome":"handled"}']);

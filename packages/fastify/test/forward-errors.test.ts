@@ -65,6 +65,11 @@ describe.each(VERSIONS)('%s: forwardErrors', (_, version) => {
     expect(seen[0]).toBeInstanceOf(WebhookError);
   });
 
+  it("has Fastify's default error handler send the refusal's headers: Allow on 405", async () => {
+    const res = await request(await app()).get('/webhooks');
+    expect([res.status, res.headers.allow]).toEqual([405, 'POST']);
+  });
+
   it('still answers successes itself', async () => {
     const res = await request(await app())
       .post('/webhooks')

@@ -53,6 +53,11 @@ describe.each(VERSIONS)('%s: forwardErrors', (_, Koa) => {
     expect(res.text).toMatch(/^\[@payhook\/core\] the signature does not match/);
   });
 
+  it("has Koa's default error handler send the refusal's headers: Allow on 405", async () => {
+    const res = await request(app()).get('/webhooks');
+    expect([res.status, res.headers.allow]).toEqual([405, 'POST']);
+  });
+
   it('still answers successes itself', async () => {
     const res = await request(app()).post('/webhooks').type(FORM).send(signedForm(purchase(), SECRET));
     expect([res.status, res.text]).toEqual([200, '{"ok":true,"outcome":"handled"}']);
