@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'vitest';
 import { signedForm } from '../../../test/support/signed-form.ts';
-import type { DedupeStore } from '../src/dedupe.js';
-import { createWebhookHandler } from '../src/handler.js';
+import type { DedupeStore, TransactionalStore } from '../src/dedupe.js';
+import { createWebhookHandler, type WebhookHandlerOptions } from '../src/handler.js';
+import { formBody, purchase } from './fixtures.js';
 
 /** The secret the store tests sign with. */
 export const STORE_SECRET = 'store-test-secret';
@@ -89,4 +90,27 @@ export async function expectOnceUnderConcurrency(store: DedupeStore): Promise<st
   expect(results.filter((r) => r.body === '{"ok":true,"outcome":"handled"}')).toHaveLength(1);
   expect(results.filter((r) => r.body === '{"ok":true,"outcome":"duplicate"}')).toHaveLength(63);
   return purchaseKey(paymentId);
+}
+
+export const HANDLED = '{"ok":true,"outcome":"handled"}';
+export const DUPLICATE = '{"ok":true,"outcome":"duplicate"}';
+
+export const sleep = (ms: number): Promise<unknown> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A recurring charge: it reaches `purchase.success`, `purchase`, `recurring.success`, `recurring` and `onAny`. */
+export function recurringCharge(overrides: Record<string, unknown> = {}): string {
+  return formBody(
+    purchase({
+      payment_id: randomUUID(),
+      transaction_id: randomUUID(),
+      recurring: { id: 'sub-1', status: 'active' },
+      ...overrides,
+    }),
+    STORE_SECRET,
+  );
+}
+
+/** The options every store test starts from: the store under test, its secret, no logging. */
+export function base(store: DedupeStore | TransactionalStore): WebhookHandlerOptions {
+  return { secret: STORE_SECRET, store, logger: false };
 }

@@ -1,4 +1,6 @@
 import { signedForm } from '../../../test/support/signed-form.ts';
+import { createWebhookHandler, type WebhookHandlerOptions, type WebhookRequest } from '../src/handler.js';
+import type { Notification } from '../src/notification.js';
 
 export const SECRET = 'test-secret-7f3a';
 
@@ -49,3 +51,22 @@ export function formBody(notification: unknown, secret = SECRET): string {
 }
 
 export const FORM_HEADERS = { 'content-type': 'application/x-www-form-urlencoded' };
+
+/** A POST with `body` as the raw text a framework kept, from loopback. */
+export function post(body: unknown, headers: Record<string, string> = FORM_HEADERS): WebhookRequest {
+  return { method: 'POST', headers, body, remoteAddress: '127.0.0.1' };
+}
+
+/** A handler with the test secret that collects what it handles in `seen`. */
+export function setup(options: Partial<WebhookHandlerOptions> = {}) {
+  const seen: Notification[] = [];
+  const handler = createWebhookHandler({
+    secret: SECRET,
+    logger: false,
+    handle: (notification) => {
+      seen.push(notification);
+    },
+    ...options,
+  });
+  return { handler, seen };
+}
