@@ -14,10 +14,10 @@
  */
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { packPackages, ROOT } from './check-packages.ts';
+import { runMain } from './run-main.ts';
 import { sh } from './smoke.ts';
 
 const SECRET = 'runtimes-secret';
@@ -237,11 +237,4 @@ function main(): void {
   }
 }
 
-if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
-  try {
-    main();
-  } catch (error) {
-    console.error(`runtimes: FAILED\n${error instanceof Error ? error.message : String(error)}`);
-    process.exit(1);
-  }
-}
+runMain(import.meta.url, 'runtimes', main);

@@ -10,10 +10,10 @@
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { packPackages } from './check-packages.ts';
+import { runMain } from './run-main.ts';
 
 const SECRET = 'smoke-secret';
 
@@ -298,11 +298,4 @@ function main(): void {
   }
 }
 
-if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
-  try {
-    main();
-  } catch (error) {
-    console.error(`smoke: FAILED\n${error instanceof Error ? error.message : String(error)}`);
-    process.exit(1);
-  }
-}
+runMain(import.meta.url, 'smoke', main);
