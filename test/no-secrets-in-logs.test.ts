@@ -81,6 +81,7 @@ const handlers = {
   main,
   sender: core.createWebhookHandler({ secret: SECRET, allowedSenders: ['10.9.8.7'], handle: app }),
   resolver: core.createWebhookHandler({ secret: () => undefined, handle: app }),
+  vault: core.createWebhookHandler({ secret: () => { throw new Error('vault unreachable'); }, handle: app }),
   stuck: core.createWebhookHandler({ secret: SECRET, store: stuck, inFlightWaitMs: 20, handle: app }),
   broken: core.createWebhookHandler({ secret: SECRET, store: broken, handle: app }),
   spaced: core.createWebhookHandler({ secret: SECRET + '\\n', handle: app }),
@@ -102,6 +103,7 @@ const calls = [
   ['main', post(BODY.tampered)],
   ['main', post(BODY.wrongSecret)],
   ['resolver', post(BODY.valid)],
+  ['vault', post(BODY.valid)],
   ['main', post(BODY.notBase64)],
   ['main', post(BODY.cardTokenText)],
   ['main', post(BODY.cardTokenString)],
@@ -180,6 +182,7 @@ describe('log output of a run with every refusal', () => {
       'signature.invalid',
       'signature.invalid',
       'secret.not_found',
+      'secret.unavailable',
       'data.encoding_invalid',
       'data.json_invalid',
       'data.not_object',
@@ -208,6 +211,7 @@ describe('log output of a run with every refusal', () => {
 
   it('captured the diagnostics that are printed (so the check below sees real logs)', () => {
     expect(output).toContain('(store.unavailable)');
+    expect(output).toContain('(secret.unavailable)');
     expect(output).toContain('(handler.failed)');
     expect(output).toContain('(handler.timeout)');
     // What the application threw, with its stack, for the merchant to fix.

@@ -351,13 +351,13 @@ export interface BodySource {
 
 /**
  * The envelope of a request, from the first place that holds its body: raw bytes or text a framework kept, an
- * object a body parser built, or the stream, read here within the limits.
+ * object a body parser built (both at once), or the stream, read here within the limits (a promise).
  */
-export async function readEnvelope(
+export function readEnvelope(
   request: BodySource,
   type: MediaType,
   limits: BodyLimits,
-): Promise<Envelope> {
+): Envelope | Promise<Envelope> {
   const { maxBodyBytes, readTimeoutMs } = limits;
   const length = getHeader(request.headers, 'content-length');
   if (length !== undefined && Number(length) > maxBodyBytes) throw tooLarge(maxBodyBytes);
@@ -367,7 +367,8 @@ export async function readEnvelope(
     return parseRawBody(body, type);
   }
   if (body !== null && typeof body === 'object') {
-    if (isStream(body)) return parseRawBody(await readStream(body, maxBodyBytes, readTimeoutMs), type);
+    if (isStream(body))
+      return readStream(body, maxBodyBytes, readTimeoutMs).then((bytes) => parseRawBody(bytes, type));
     if (!isEmptyObject(body) || !request.stream || isConsumed(request.stream))
       return envelopeFromObject(body);
   }
@@ -378,7 +379,7 @@ export async function readEnvelope(
         'the request body was already read by another middleware and nothing was kept: mount the webhook before body parsers, or keep the raw body (e.g. express.raw or a verify callback) and pass it as body.',
       );
     }
-    return parseRawBody(await readStream(request.stream, maxBodyBytes, readTimeoutMs), type);
+    return readStream(request.stream, maxBodyBytes, readTimeoutMs).then((bytes) => parseRawBody(bytes, type));
   }
   return envelopeFromObject({});
 }

@@ -86,8 +86,16 @@ function isMissing(value: unknown): boolean {
 /** Keys up to this length are stored as they are; longer ones keep a readable start and a hash of the whole. */
 const MAX_KEY_LENGTH = 200;
 
-/** A lone surrogate (UTF-8 stores turn each into U+FFFD, so two keys would meet) or a NUL (PostgreSQL refuses it). */
-const UNSTORABLE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]|\0/;
+/**
+ * A lone surrogate (UTF-8 stores turn each into U+FFFD, so two keys would meet) or a NUL (PostgreSQL refuses it).
+ * `isWellFormed` answers a one-byte string without reading it, where a regular expression scans every key.
+ */
+function isUnstorable(key: string): boolean {
+  return !(key as unknown as WellFormed).isWellFormed() || key.includes('\0');
+}
+
+/** `String#isWellFormed`: ES2024, in Node 20 and every runtime payhook supports; the TypeScript lib here is ES2023. */
+type WellFormed = { isWellFormed(): boolean };
 
 /**
  * The key as stores keep it: short keys unchanged (readable in Redis or a table); longer ones (a 3,000-character
@@ -99,7 +107,7 @@ const UNSTORABLE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc
  * boundKey('x'.repeat(3_000)); // 'xxxx…xxxx#sha256:9f86d08…' (151 characters)
  */
 export function boundKey(key: string): string {
-  const unstorable = UNSTORABLE.test(key);
+  const unstorable = isUnstorable(key);
   if (key.length <= MAX_KEY_LENGTH && !unstorable) return key;
   const digest = createHash('sha256').update(Buffer.from(key, 'utf16le')).digest('base64url');
   // The readable start only where it is plain text.

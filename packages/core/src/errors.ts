@@ -14,6 +14,7 @@ export const ERROR_STATUS = {
   'body.consumed': 500,
   'signature.invalid': 401,
   'secret.not_found': 401,
+  'secret.unavailable': 503,
   'data.encoding_invalid': 400,
   'data.json_invalid': 400,
   'data.not_object': 400,

@@ -35,6 +35,31 @@ describe('createWebhookHandler: secrets', () => {
     expect(seen).toHaveLength(1);
   });
 
+  it('answers 503 secret.unavailable, with Retry-After, when the resolver throws, and claims nothing', async () => {
+    const onError = vi.fn();
+    let failing = true;
+    const { handler, seen } = setup({
+      secret: async () => {
+        if (failing) throw new Error('vault unreachable');
+        return SECRET;
+      },
+      onError,
+      logger: false,
+    });
+    const body = formBody(purchase());
+    const refused = await handler(post(body), undefined);
+    expect(refused.status).toBe(503);
+    expect(refused.headers['retry-after']).toBe('1');
+    expect(JSON.parse(refused.body).error.code).toBe('secret.unavailable');
+    expect(refused.body).not.toContain('vault');
+    expect(onError.mock.calls[0]![0].cause).toEqual(new Error('vault unreachable'));
+    expect(seen).toHaveLength(0);
+    // Nothing was claimed: the retry is handled.
+    failing = false;
+    expect(JSON.parse((await handler(post(body), undefined)).body).outcome).toBe('handled');
+    expect(seen).toHaveLength(1);
+  });
+
   it('verifies SHA-1 signatures only when configured', async () => {
     const body = signedForm(purchase(), SECRET, { algorithm: 'sha1' });
     expect((await setup().handler(post(body), undefined)).status).toBe(401);
@@ -104,6 +129,21 @@ describe('createWebhookHandler: routing', () => {
     expect(late).toMatchObject({ status: 200, outcome: 'stale' });
     expect(stale).toEqual(['pending']);
     expect(seen.map((n) => n.status)).toEqual(['success']);
+  });
+
+  it('runs onStale once per notification: a redelivered stale copy is a duplicate', async () => {
+    const stale: string[] = [];
+    const { handler, seen } = setup({ ordering: true, onStale: (n) => void stale.push(n.status) });
+    const pending = formBody(purchase({ status: 'pending', status_code: '2122' }));
+    await handler(post(pending), undefined);
+    await handler(post(formBody(purchase())), undefined);
+    // Handled as pending before success arrived: its redelivery is a duplicate, not news for onStale.
+    expect(await handler(post(pending), undefined)).toMatchObject({ outcome: 'duplicate' });
+    const hold = formBody(purchase({ status: 'pending', status_code: '2123' }));
+    expect(await handler(post(hold), undefined)).toMatchObject({ outcome: 'stale' });
+    expect(await handler(post(hold), undefined)).toMatchObject({ outcome: 'duplicate' });
+    expect(stale).toEqual(['pending']);
+    expect(seen.map((n) => n.status)).toEqual(['pending', 'success']);
   });
 });
 

@@ -1,6 +1,5 @@
 import { accepted, asWebhookError, refusal, toResponse, type WebhookResult } from './answers.js';
 import { type BodyStream, getHeader, type HeaderBag, mediaTypeOf, readEnvelope } from './body.js';
-import { decodeData } from './decode.js';
 import {
   boundKey,
   type DedupeStore,
@@ -14,7 +13,7 @@ import { RequestError, type WebhookError } from './errors.js';
 import { ExactlyOnce } from './exactly-once.js';
 import type { Notification, NotificationEvent, NotificationFor } from './notification.js';
 import { OrderingGuard, type OrderingOptions } from './ordering.js';
-import { parseNotification } from './parse.js';
+import { notificationFromData } from './parse.js';
 import { type NotificationHandler, Routes } from './routes.js';
 import { createSenderCheck, type SenderOptions, senderAddress } from './sender.js';
 import {
@@ -190,17 +189,20 @@ export function createWebhookHandler<C = undefined>(options: WebhookHandlerOptio
     report: (error) => report(error, undefined),
   });
 
-  /** One delivery, top to bottom: every refusal is thrown by its step and answered at the end. */
+  /**
+   * One delivery, top to bottom: every refusal is thrown by its step and answered at the end. Steps that may finish
+   * at once (a body already read, static secrets, a synchronous store and handler) are awaited only when they
+   * return a promise: each `await` of a plain value costs a turn of the microtask queue.
+   */
   async function handle(request: WebhookRequest, context: C): Promise<WebhookResult> {
     try {
       checkMethodAndSender(request);
       const type = mediaTypeOf(getHeader(request.headers, 'content-type'));
-      const envelope = await readEnvelope(request, type, limits);
-      const secret = verified(
-        await verifySignature(envelope.data, envelope.signature, secrets, { algorithm }),
-        algorithm,
-      );
-      const notification = parseNotification(decodeData(envelope.data));
+      const read = readEnvelope(request, type, limits);
+      const envelope = read instanceof Promise ? await read : read;
+      const verification = verifySignature(envelope.data, envelope.signature, secrets, { algorithm });
+      const secret = verified(verification instanceof Promise ? await verification : verification, algorithm);
+      const notification = notificationFromData(envelope.data);
       const key = keyFor(notification);
       const delivery: Delivery = {
         key,
@@ -211,14 +213,15 @@ export function createWebhookHandler<C = undefined>(options: WebhookHandlerOptio
       const handlers = routes.match(notification);
       if (handlers.length === 0) return accepted('ignored', notification);
       if (ordering?.isStale(notification)) {
-        const onStale = options.onStale;
-        if (onStale) {
-          const stale = [{ id: 'onStale', run: onStale }];
-          await once.run({ key: undefined, routes: stale, notification, context, delivery });
-        }
-        return accepted('stale', notification);
+        if (!options.onStale) return accepted('stale', notification);
+        // Once per notification, as every handler: a stale copy redelivered, or one handled before it became stale,
+        // is a duplicate.
+        const stale = [{ id: 'onStale', run: options.onStale }];
+        const outcome = await once.run({ key, routes: stale, notification, context, delivery });
+        return accepted(outcome === 'duplicate' ? 'duplicate' : 'stale', notification);
       }
-      const outcome = await once.run({ key, routes: handlers, notification, context, delivery });
+      const run = once.run({ key, routes: handlers, notification, context, delivery });
+      const outcome = run instanceof Promise ? await run : run;
       if (outcome === 'handled') ordering?.record(notification);
       return accepted(outcome, notification);
     } catch (error) {

@@ -2,6 +2,7 @@ import * as crypto from 'node:crypto';
 import { canonicalDigest, plusForSpaceBytes } from './base64url.js';
 import { hasAtMostJsonValues } from './body.js';
 import { decodeDataText, parseDataJson } from './decode.js';
+import { SignatureError } from './errors.js';
 
 /** The digest of the spec's formula. `sha1` only for projects whose service account signs with SHA-1. */
 export type SignatureAlgorithm = 'sha256' | 'sha1';
@@ -193,7 +194,8 @@ function resultFor(secrets: readonly Secret[], index: number): VerifyResult {
 /**
  * Checks the `signature` field of a delivery against its `data` field, hashing `data` exactly as received.
  * Takes one secret, several (rotation: the result says which matched), or a resolver by `pos_id` (then the
- * result is a promise). A wrong-size signature fails before any hashing.
+ * result is a promise, rejected with a `SignatureError` `secret.unavailable` when the resolver throws). A
+ * wrong-size signature fails before any hashing.
  *
  * @example
  * const result = verifySignature(form.data, form.signature, [process.env.SECRET_NEW!, process.env.SECRET_OLD!]);
@@ -255,9 +257,24 @@ function unverifiedPosId(data: string): string | undefined {
   }
 }
 
-/** Reads `pos_id` from unverified data (to choose secrets only) and asks the resolver. */
+/**
+ * Reads `pos_id` from unverified data (to choose secrets only) and asks the resolver. A resolver that throws or
+ * rejects (its database is down) is `secret.unavailable`: nothing was verified, and the service's retry may find
+ * the secrets.
+ */
 export async function resolveSecrets(resolver: SecretResolver, data: string): Promise<readonly Secret[]> {
-  const found = await resolver(unverifiedPosId(data));
+  let found: SecretList | undefined;
+  try {
+    found = await resolver(unverifiedPosId(data));
+  } catch (cause) {
+    throw new SignatureError(
+      'secret.unavailable',
+      'the secret resolver failed, so the signature could not be checked.',
+      {
+        cause,
+      },
+    );
+  }
   if (found === undefined) return [];
   return toSecretArray(found).map((secret, index) =>
     checkSecret(secret, () => `item ${index} of what the secret resolver returned`),

@@ -116,6 +116,10 @@ describe('verifyNotification', () => {
     expect(asked).toEqual(['b1c2d3e4-f5a6-4b7c-8d9e-0f1a2b3c4d5e']);
     const elsewhere = formBody(purchase({ pos_id: 'other' }));
     await expect(verifyNotification(elsewhere, resolve)).rejects.toMatchObject({ code: 'secret.not_found' });
+    const down = () => Promise.reject(new Error('vault unreachable'));
+    const unavailable = await verifyNotification(formBody(purchase()), down).catch((error: unknown) => error);
+    expect(unavailable).toBeInstanceOf(SignatureError);
+    expect(unavailable).toMatchObject({ code: 'secret.unavailable', status: 503 });
     await expect(verifyNotification('signature=x', resolve)).rejects.toMatchObject({
       code: 'payload.field_missing',
     });

@@ -1,8 +1,7 @@
 import { type Envelope, envelopeFromObject, parseRawBody } from './body.js';
-import { decodeData } from './decode.js';
 import { SignatureError } from './errors.js';
 import type { Notification } from './notification.js';
-import { parseNotification } from './parse.js';
+import { notificationFromData } from './parse.js';
 import {
   checkAlgorithm,
   type SecretList,
@@ -66,7 +65,7 @@ function notificationOf(
   algorithm: SignatureAlgorithm,
 ): Notification {
   verified(result, algorithm);
-  return parseNotification(decodeData(envelope.data));
+  return notificationFromData(envelope.data);
 }
 
 /**
@@ -80,7 +79,8 @@ function notificationOf(
  *
  * @throws {RequestError} `payload.field_missing`, `payload.field_repeated` or `payload.malformed`: the body is not a
  *   delivery's envelope.
- * @throws {SignatureError} `signature.invalid`, or `secret.not_found` from a resolver.
+ * @throws {SignatureError} `signature.invalid`; from a resolver, `secret.not_found` (it had no secret) or
+ *   `secret.unavailable` (it threw).
  * @throws {PayloadError} `data.encoding_invalid`, `data.json_invalid`, `data.not_object` or `notification.invalid`.
  * @example
  * const notification = verifyNotification(rawBody, [process.env.WEBHOOK_SECRET!, process.env.OLD_SECRET!]);
