@@ -60,6 +60,16 @@ describe('createWebhookHandler: secrets', () => {
     expect(seen).toHaveLength(1);
   });
 
+  it('answers a resolver that returns something other than a secret as a failure of the application (500)', async () => {
+    for (const value of [42, {}, '']) {
+      const logger = { warn: vi.fn(), error: vi.fn() };
+      const { handler } = setup({ secret: async () => value as unknown as string, logger });
+      const answer = await handler(post(formBody(purchase())), undefined);
+      expect([answer.status, JSON.parse(answer.body).error.code]).toEqual([500, 'handler.failed']);
+      expect(answer.error?.cause).toBeInstanceOf(TypeError);
+    }
+  });
+
   it('verifies SHA-1 signatures only when configured', async () => {
     const body = signedForm(purchase(), SECRET, { algorithm: 'sha1' });
     expect((await setup().handler(post(body), undefined)).status).toBe(401);

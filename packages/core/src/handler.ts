@@ -336,7 +336,8 @@ function checkedSecrets(secret: Secrets, logger: Pick<Console, 'warn'> | false):
   const warned = { done: false };
   const warn = (list: readonly Secret[]) => {
     if (warned.done || !logger) return;
-    if (list.some((s) => secretText(s) !== secretText(s).trim())) {
+    // Only what is a secret: anything else is refused by `checkSecret` after the resolver, as a TypeError (500).
+    if (list.some((s) => secretText(s) !== secretText(s)?.trim())) {
       warned.done = true;
       logger.warn(
         '[@payhook/core] a webhook secret has leading or trailing whitespace; it is used as given. Trim it if it was copied with a newline.',
@@ -355,6 +356,7 @@ function checkedSecrets(secret: Secrets, logger: Pick<Console, 'warn'> | false):
   };
 }
 
-function secretText(secret: Secret): string {
-  return typeof secret === 'string' ? secret : secret.secret;
+function secretText(secret: Secret): string | undefined {
+  const text: unknown = typeof secret === 'string' ? secret : (secret as { secret?: unknown } | null)?.secret;
+  return typeof text === 'string' ? text : undefined;
 }

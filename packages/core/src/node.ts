@@ -20,11 +20,12 @@ export function toWebhookRequest(request: IncomingMessage, body?: unknown): Webh
 
 /** Writes a handler result to a Node.js response (node:http, Express, Fastify's `reply.raw`). */
 export function sendNodeResponse(response: ServerResponse, result: WebhookResult): void {
-  // With its length known, Node sends the head and the body in one write instead of chunked framing. A flat
-  // [name, value, …] list is written as it is, where an object costs Node a copy and a walk of its keys (1.5 µs a
-  // response, a twentieth of a webhook's whole cost over HTTP).
-  const headers = ['content-length', String(Buffer.byteLength(result.body))];
-  for (const [name, value] of Object.entries(result.headers)) headers.push(name, value);
+  // With its length known, Node sends the head and the body in one write instead of chunked framing. The object is
+  // built key by key: a spread (`{ ...result.headers, 'content-length': … }`) cost 1.4 µs a response more, a
+  // twentieth of a webhook over HTTP. An object, not writeHead's flat [name, value, …] list: the writeHead wrappers
+  // of on-headers 1.0 (compression, morgan, express-session) read a list as pairs and throw.
+  const headers: Record<string, string> = { 'content-length': String(Buffer.byteLength(result.body)) };
+  for (const name in result.headers) headers[name] = result.headers[name]!;
   response.writeHead(result.status, headers);
   response.end(result.body);
 }
@@ -41,5 +42,8 @@ export function createNodeListener(
   handler: WebhookHandler<IncomingMessage>,
 ): (request: IncomingMessage, response: ServerResponse) => Promise<void> {
   return (request, response) =>
-    handler(toWebhookRequest(request), request).then((result) => sendNodeResponse(response, result));
+    handler(toWebhookRequest(request), request)
+      .then((result) => sendNodeResponse(response, result))
+      // The handler always answers; only writing the answer can throw (a response already sent by the app).
+      .catch(() => void response.destroy());
 }

@@ -89,10 +89,12 @@ export function webhookMiddleware(options: ExpressWebhookOptions): ExpressWebhoo
     options,
     (webhook, forwardErrors, handles) => (req, res, next) => {
       if (!handles(req.path)) return next();
-      webhook(toWebhookRequest(req, req.body), req).then((result) => {
-        if (forwardErrors && result.error) next(result.error);
-        else sendNodeResponse(res, result);
-      }, next);
+      webhook(toWebhookRequest(req, req.body), req)
+        .then((result) => {
+          if (forwardErrors && result.error) next(result.error);
+          else sendNodeResponse(res, result);
+        })
+        .catch(next);
     },
   );
 }

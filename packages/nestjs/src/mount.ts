@@ -42,8 +42,8 @@ export function nestMiddleware(
     { ...options, path: options.path ?? DEFAULT_PATH },
     (webhook, forwardErrors, handles) => (req: NestRequest, res, next) => {
       if (!handles(pathnameOf(req))) return next();
-      webhook(toWebhookRequest(req, (req as { rawBody?: unknown }).rawBody ?? req.body), req).then(
-        (result) => {
+      webhook(toWebhookRequest(req, (req as { rawBody?: unknown }).rawBody ?? req.body), req)
+        .then((result) => {
           if (!forwardErrors || !result.error) return sendNodeResponse(res, result);
           req[REFUSAL] = result.error;
           // The request goes on only so that Nest's exception layer gets the refusal: what is left of its body is
@@ -53,9 +53,8 @@ export function nestMiddleware(
             delete req.headers['transfer-encoding'];
           }
           next();
-        },
-        next,
-      );
+        })
+        .catch(next);
     },
   );
 }
