@@ -351,7 +351,7 @@ export interface BodySource {
 
 /**
  * The envelope of a request, from the first place that holds its body: raw bytes or text a framework kept, an
- * object a body parser built (both at once), or the stream, read here within the limits (a promise).
+ * object a body parser built (both returned as they are), or the stream, read here within the limits (a promise).
  */
 export function readEnvelope(
   request: BodySource,

@@ -68,7 +68,7 @@ export function notificationFromData(data: string): Notification {
   return typed(parsed, { ...parsed });
 }
 
-/** Types `n` (a copy of `raw`) in place: `kind`, the coerced fields, then `raw` as a hidden property. */
+/** Types `n` in place (`raw` holds the same fields, as sent): `kind`, the coerced fields, then `raw`, hidden. */
 function typed(n: Record<string, unknown>, raw: Readonly<Record<string, unknown>>): Notification {
   const kind = kindOf(raw.method);
   n.kind = kind;

@@ -267,13 +267,8 @@ export async function resolveSecrets(resolver: SecretResolver, data: string): Pr
   try {
     found = await resolver(unverifiedPosId(data));
   } catch (cause) {
-    throw new SignatureError(
-      'secret.unavailable',
-      'the secret resolver failed, so the signature could not be checked.',
-      {
-        cause,
-      },
-    );
+    const message = 'the secret resolver failed, so the signature could not be checked.';
+    throw new SignatureError('secret.unavailable', message, { cause });
   }
   if (found === undefined) return [];
   return toSecretArray(found).map((secret, index) =>
