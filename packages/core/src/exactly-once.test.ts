@@ -201,6 +201,27 @@ describe.each(STORES)('exactly once with $name', (storeCase) => {
       expect(runs).toBe(1);
     });
 
+    it('runs onStale once per stale notification: its redelivery answers duplicate', async () => {
+      const store = storeCase.make();
+      const stale: string[] = [];
+      const webhook = createWebhookHandler({
+        ...base(store),
+        ordering: true,
+        onStale: (n) => void stale.push(n.status_code ?? ''),
+        handle: () => {},
+      });
+      const paymentId = randomUUID();
+      const success = formBody(purchase({ payment_id: paymentId }), STORE_SECRET);
+      const late = formBody(
+        purchase({ payment_id: paymentId, status: 'pending', status_code: '2122' }),
+        STORE_SECRET,
+      );
+      expect((await webhook(formRequest(success), undefined)).body).toBe(HANDLED);
+      expect((await webhook(formRequest(late), undefined)).body).toBe('{"ok":true,"outcome":"stale"}');
+      expect((await webhook(formRequest(late), undefined)).body).toBe(DUPLICATE);
+      expect(stale).toEqual(['2122']);
+    });
+
     // The inbox's late claim is rolled back instead: see the frozen PostgreSQL test below.
     it.skipIf(storeCase.transactional)(
       'releases a claim that landed after storeTimeoutMs, so the redelivery is handled at once',
