@@ -1,9 +1,13 @@
 import { createHash } from 'node:crypto';
 import type { Notification } from './notification.js';
 
-/** The answer of an atomic claim: this caller may handle it, it was handled, or another caller is handling it. */
+/**
+ * The answer of an atomic claim: this caller may handle it, it was handled, or another caller is handling it.
+ * A claim's `fence` grows with every claim that takes the key (1, 2, 3 …): of two runs the later holds the larger
+ * one, which is how a log tells which run lost the key. Stores that cannot count leave it out.
+ */
 export type ClaimResult =
-  | { readonly status: 'claimed'; readonly token: string }
+  | { readonly status: 'claimed'; readonly token: string; readonly fence?: number }
   | { readonly status: 'duplicate' }
   | { readonly status: 'in_flight' };
 
@@ -11,8 +15,10 @@ export type ClaimResult =
  * Where processed notifications are remembered. `claim` must be atomic: of many concurrent claims of one key,
  * exactly one is `claimed`. A claim is a lease that expires after `leaseMs` (a crashed process cannot hold it
  * forever); `renew` extends the caller's own lease while its handler still runs and answers whether the caller
- * still holds it; `commit` marks the key done for `ttlMs`; `release` drops the caller's own lease (by `token`)
- * after a handler failure, so the redelivery is handled.
+ * still holds it; `commit` marks the key done for `ttlMs` while `token` still holds the key, or while nobody holds
+ * it (the lease expired and no other claim took it), and answers `false` without writing anything when another
+ * claim holds it or it is done already (a stale run: fencing); `release` drops the caller's own lease (by `token`)
+ * after a handler failure, so the redelivery is handled. A `commit` that answers nothing counts as done.
  *
  * @example
  * const handler = createWebhookHandler({ secret, store: new MemoryStore({ maxEntries: 50_000 }) });
@@ -22,7 +28,7 @@ export interface DedupeStore {
   readonly name: string;
   claim(key: string, leaseMs: number): ClaimResult | Promise<ClaimResult>;
   renew(key: string, token: string, leaseMs: number): boolean | Promise<boolean>;
-  commit(key: string, token: string, ttlMs: number): void | Promise<void>;
+  commit(key: string, token: string, ttlMs: number): boolean | void | Promise<boolean | void>;
   release(key: string, token: string): void | Promise<void>;
 }
 
