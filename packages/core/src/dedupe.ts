@@ -43,12 +43,20 @@ export interface TransactionalStore<Tx = unknown> {
     key: string,
     work: (tx: Tx) => Promise<T>,
     options?: { readonly lockTimeoutMs?: number },
-  ): Promise<
-    | { readonly status: 'duplicate' }
-    | { readonly status: 'in_flight' }
-    | { readonly status: 'done'; readonly value: T }
-  >;
+  ): Promise<TransactionResult<T>>;
 }
+
+/**
+ * What a transactional store's `transaction` resolves: the work ran and committed (`done`), the notification
+ * was handled already (`duplicate`), or another copy still holds it (`in_flight`).
+ *
+ * @example
+ * const result: TransactionResult<void> = await inbox.transaction(key, async (tx) => {});
+ */
+export type TransactionResult<T> =
+  | { readonly status: 'duplicate' }
+  | { readonly status: 'in_flight' }
+  | { readonly status: 'done'; readonly value: T };
 
 /**
  * Computes the duplicate-detection key of a notification; `undefined` handles it without duplicate detection

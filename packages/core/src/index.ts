@@ -3,7 +3,13 @@
 export { decodeBase64Url, encodeBase64Url } from './base64url.js';
 export type { BodyStream, Envelope, HeaderBag } from './body.js';
 export { decodeData } from './decode.js';
-export type { ClaimResult, DedupeStore, KeyFunction, TransactionalStore } from './dedupe.js';
+export type {
+  ClaimResult,
+  DedupeStore,
+  KeyFunction,
+  TransactionalStore,
+  TransactionResult,
+} from './dedupe.js';
 export { notificationKey } from './dedupe.js';
 export type { WebhookErrorCode } from './errors.js';
 export {

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { ClaimResult, DedupeStore, TransactionalStore } from '../dedupe.js';
+import type { ClaimResult, DedupeStore, TransactionalStore, TransactionResult } from '../dedupe.js';
 
 /** What the stores read from a query result (`pg`'s `QueryResult` fits). */
 export interface PgResult {
@@ -263,11 +263,7 @@ export class PostgresInbox<C extends PgPoolClientLike = PgPoolClientLike> implem
     key: string,
     work: (tx: C) => Promise<T>,
     options?: { readonly lockTimeoutMs?: number },
-  ): Promise<
-    | { readonly status: 'duplicate' }
-    | { readonly status: 'in_flight' }
-    | { readonly status: 'done'; readonly value: T }
-  > {
+  ): Promise<TransactionResult<T>> {
     const client = await this.#pool.connect();
     if (typeof client?.release !== 'function') {
       throw new TypeError(
