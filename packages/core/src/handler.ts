@@ -1,5 +1,13 @@
-import { accepted, asWebhookError, refusal, toResponse, type WebhookResult } from './answers.js';
+import {
+  accepted,
+  asWebhookError,
+  refusal,
+  toResponse,
+  type WebhookOutcome,
+  type WebhookResult,
+} from './answers.js';
 import { type BodyStream, getHeader, type HeaderBag, mediaTypeOf, readEnvelope } from './body.js';
+import { systemClock } from './clock.js';
 import {
   boundKey,
   type DedupeStore,
@@ -8,14 +16,14 @@ import {
   notificationKey,
   type TransactionalStore,
 } from './dedupe.js';
-import type { Delivery } from './delivery.js';
+import type { DeliveryFacts } from './delivery.js';
 import { RequestError, type WebhookError } from './errors.js';
-import { ExactlyOnce } from './exactly-once.js';
+import { ExactlyOnce, type ExactlyOnceOptions, type Outcome } from './exactly-once.js';
 import type { Notification, NotificationEvent, NotificationFor } from './notification.js';
 import { OrderingGuard, type OrderingOptions } from './ordering.js';
 import { notificationFromData } from './parse.js';
 import { isPromiseLike } from './promise.js';
-import { type NotificationHandler, Routes } from './routes.js';
+import { type NotificationHandler, type Route, Routes } from './routes.js';
 import { createSenderCheck, type SenderOptions, senderAddress } from './sender.js';
 import {
   checkAlgorithm,
@@ -136,6 +144,30 @@ export interface WebhookHandler<C = undefined> {
   onAny(handler: NotificationHandler<Notification, C>): WebhookHandler<C>;
   /** The same handler for Fetch API runtimes: Next.js route handlers, Hono, Bun, Deno. */
   fetch(request: Request, context?: C, remoteAddress?: string): Promise<Response>;
+  /**
+   * Runs a notification's handlers outside a request (a queue worker, a reconciler with a record fetched from the
+   * API): the same routes and order, the same key, `ordering` and exactly-once protocol as a delivery, so a copy
+   * delivered later is a duplicate and a handler that succeeded before is not run again. Resolves the outcome a
+   * delivery would answer with 200; throws the `WebhookError` it would answer otherwise (also given to `onError`).
+   *
+   * @example
+   * const outcome = await webhook.process(notification); // 'handled' | 'duplicate' | 'ignored' | 'stale'
+   */
+  process(notification: Notification, context?: C, options?: ProcessOptions): Promise<ProcessOutcome>;
+}
+
+/** What `process` resolves: how a notification was taken, as a delivery's 200 answer says it. */
+export type ProcessOutcome = Exclude<WebhookOutcome, 'refused'>;
+
+/** What `process` passes on to the handlers' `delivery` about how the notification was verified. */
+export interface ProcessOptions {
+  /**
+   * The position of the secret its signature matched, when it was verified as a webhook; -1 (the default) when it
+   * was not (a record fetched from the API).
+   */
+  secretIndex?: number;
+  /** That secret's `id`, when secrets are named. */
+  secretId?: string;
 }
 
 /**
@@ -157,38 +189,15 @@ export function createWebhookHandler<C = undefined>(options: WebhookHandlerOptio
   const algorithm = checkAlgorithm(options.algorithm);
   const logger = options.logger === undefined ? console : options.logger;
   const secrets = checkedSecrets(options.secret, logger);
-  const store = options.store === false ? undefined : (options.store ?? new MemoryStore());
-  if (store !== undefined && !isStore(store)) {
-    throw new TypeError(
-      '[@payhook/core] store must have claim, renew, commit and release (a DedupeStore), or transaction (a TransactionalStore).',
-    );
-  }
-  if (store !== undefined && isTransactionalStore(store) && options.failOpen) {
-    throw new TypeError(
-      '[@payhook/core] failOpen cannot be used with a transactional store: handlers would run without the transaction their writes need (inbox.client(delivery)).',
-    );
-  }
-  const keyOf = options.key ?? notificationKey;
   const limits = {
     maxBodyBytes: positive('maxBodyBytes', options.maxBodyBytes, 1024 * 1024),
     readTimeoutMs: duration('readTimeoutMs', options.readTimeoutMs, 10_000),
   };
-  const senderAllowed = options.allowedSenders ? createSenderCheck(options.allowedSenders) : undefined;
-  const ordering = options.ordering
-    ? new OrderingGuard(options.ordering === true ? undefined : options.ordering)
-    : undefined;
+  const checkMethodAndSender = createRequestCheck(options);
   const routes = new Routes<C>();
   if (options.handle) routes.addAny(options.handle);
-  const once = new ExactlyOnce<C>({
-    store,
-    leaseMs: duration('leaseMs', options.leaseMs, 15_000),
-    ttlMs: positive('ttlMs', options.ttlMs, 7 * 24 * 60 * 60 * 1000),
-    inFlightWaitMs: duration('inFlightWaitMs', options.inFlightWaitMs, 5_000, 0),
-    handlerTimeoutMs: duration('handlerTimeoutMs', options.handlerTimeoutMs, 20_000),
-    storeTimeoutMs: duration('storeTimeoutMs', options.storeTimeoutMs, 2_000),
-    failOpen: options.failOpen ?? false,
-    report: (error) => report(error, undefined),
-  });
+  const report = createReporter(options.onError, logger);
+  const processNotification = createProcessor(options, routes, logger, report);
 
   /**
    * One delivery, top to bottom: every refusal is thrown by its step and answered at the end. Steps that may finish
@@ -204,73 +213,12 @@ export function createWebhookHandler<C = undefined>(options: WebhookHandlerOptio
       const verification = verifySignature(envelope.data, envelope.signature, secrets, { algorithm });
       const secret = verified(isPromiseLike(verification) ? await verification : verification, algorithm);
       const notification = notificationFromData(envelope.data);
-      const key = keyFor(notification);
-      const delivery: Delivery = {
-        key,
-        secretIndex: secret.index,
-        secretId: secret.id,
-        raw: notification.raw,
-      };
-      const handlers = routes.match(notification);
-      if (handlers.length === 0) return accepted('ignored', notification);
-      if (ordering?.isStale(notification)) {
-        if (!options.onStale) return accepted('stale', notification);
-        // Once per notification, as every handler: a stale copy redelivered, or one handled before it became stale,
-        // is a duplicate.
-        const stale = [{ id: 'onStale', run: options.onStale }];
-        const outcome = await once.run({ key, routes: stale, notification, context, delivery });
-        return accepted(outcome === 'duplicate' ? 'duplicate' : 'stale', notification);
-      }
-      const run = once.run({ key, routes: handlers, notification, context, delivery });
-      const outcome = isPromiseLike(run) ? await run : run;
-      if (outcome === 'handled') ordering?.record(notification);
-      return accepted(outcome, notification);
+      const outcome = processNotification(notification, context, secret.index, secret.id);
+      return accepted(isPromiseLike(outcome) ? await outcome : outcome, notification);
     } catch (error) {
       const known = asWebhookError(error);
       report(known, request.remoteAddress);
       return refusal(known);
-    }
-  }
-
-  function checkMethodAndSender(request: WebhookRequest): void {
-    if (request.method !== undefined && request.method.toUpperCase() !== 'POST') {
-      throw new RequestError(
-        'request.method_not_allowed',
-        `${request.method} is not accepted: webhooks are POSTed.`,
-      );
-    }
-    const sender = senderAllowed && senderAddress(request.headers, request.remoteAddress, options.trustProxy);
-    if (senderAllowed && !senderAllowed(sender)) {
-      throw new RequestError('sender.forbidden', 'the sender address is not in allowedSenders.');
-    }
-  }
-
-  function keyFor(notification: Notification): string | undefined {
-    const key = keyOf(notification);
-    if (key !== undefined) return boundKey(key);
-    if (logger) {
-      logger.warn(
-        `[@payhook/core] a ${notification.method} notification of payment ${notification.payment_id} carries nothing that tells it apart from another (a recurring charge without transaction_id or processed_at): it is handled without duplicate detection.`,
-      );
-    }
-    return undefined;
-  }
-
-  function report(error: WebhookError, remoteAddress: string | undefined): void {
-    if (options.onError) {
-      try {
-        options.onError(error, { remoteAddress });
-      } catch {
-        // A failing hook must not change the answer.
-      }
-    }
-    if (!logger || error.status < 500) return;
-    try {
-      // What the application threw, with its stack; payhook's own causes (a store's error) likewise.
-      if (error.cause instanceof Error) logger.error(`${error.message} (${error.code})`, error.cause);
-      else logger.error(`${error.message} (${error.code})`);
-    } catch {
-      // A failing logger must not change the answer, nor crash the process from a background renewal.
     }
   }
 
@@ -284,18 +232,162 @@ export function createWebhookHandler<C = undefined>(options: WebhookHandlerOptio
     return handler;
   };
   handler.fetch = async (request, context, remoteAddress) =>
-    toResponse(
-      await handle(
-        {
-          method: request.method,
-          headers: request.headers,
-          stream: request.body ?? undefined,
-          remoteAddress,
-        },
-        context as C,
-      ),
-    );
+    toResponse(await handle(fromFetchRequest(request, remoteAddress), context as C));
+  handler.process = async (notification, context, processOptions) => {
+    try {
+      const { secretIndex = -1, secretId } = processOptions ?? {};
+      return await processNotification(notification, context as C, secretIndex, secretId);
+    } catch (error) {
+      const known = asWebhookError(error);
+      report(known, undefined);
+      throw known;
+    }
+  };
   return handler;
+}
+
+/** A verified notification's way through `key`, routes, `ordering` and the exactly-once protocol. */
+type Processor<C> = (
+  notification: Notification,
+  context: C,
+  secretIndex: number,
+  secretId: string | undefined,
+) => ProcessOutcome | PromiseLike<ProcessOutcome>;
+
+/** What `handle` and `process` share once a notification is verified: its key, its handlers, one run of them. */
+function createProcessor<C>(
+  options: WebhookHandlerOptions<C>,
+  routes: Routes<C>,
+  logger: Pick<Console, 'warn'> | false,
+  report: (error: WebhookError, remoteAddress: string | undefined) => void,
+): Processor<C> {
+  const keyOf = createKeyFunction(options.key ?? notificationKey, logger);
+  const store = checkedStore(options);
+  const once = new ExactlyOnce<C>(protocolOptions(options, store, (error) => report(error, undefined)));
+  const ordering = options.ordering
+    ? new OrderingGuard(options.ordering === true ? undefined : options.ordering)
+    : undefined;
+  const recorded = (notification: Notification, outcome: Outcome): Outcome => {
+    if (outcome === 'handled') ordering?.record(notification);
+    return outcome;
+  };
+  return (notification, context, secretIndex, secretId) => {
+    const key = keyOf(notification);
+    const delivery: DeliveryFacts = { key, secretIndex, secretId, raw: notification.raw };
+    const handlers = routes.match(notification);
+    if (handlers.length === 0) return 'ignored';
+    if (ordering?.isStale(notification)) {
+      if (!options.onStale) return 'stale';
+      // Once per notification, as every handler: a stale copy redelivered, or one handled before it became stale,
+      // is a duplicate.
+      const stale: Route<C>[] = [{ id: 'onStale', run: options.onStale }];
+      const outcome = once.run({ key, handlers: stale, notification, context, delivery });
+      return Promise.resolve(outcome).then((ran) => (ran === 'duplicate' ? 'duplicate' : 'stale'));
+    }
+    const outcome = once.run({ key, handlers, notification, context, delivery });
+    return isPromiseLike(outcome)
+      ? outcome.then((ran) => recorded(notification, ran))
+      : recorded(notification, outcome);
+  };
+}
+
+/** Refuses a request that is not a POST, or whose sender is not in `allowedSenders`. */
+function createRequestCheck(options: SenderOptions): (request: WebhookRequest) => void {
+  const senderAllowed = options.allowedSenders ? createSenderCheck(options.allowedSenders) : undefined;
+  return (request) => {
+    if (request.method !== undefined && request.method.toUpperCase() !== 'POST') {
+      throw new RequestError(
+        'request.method_not_allowed',
+        `${request.method} is not accepted: webhooks are POSTed.`,
+      );
+    }
+    const sender = senderAllowed && senderAddress(request.headers, request.remoteAddress, options.trustProxy);
+    if (senderAllowed && !senderAllowed(sender)) {
+      throw new RequestError('sender.forbidden', 'the sender address is not in allowedSenders.');
+    }
+  };
+}
+
+/** The stored key of a notification, bounded; warns when the key function finds nothing to tell it apart. */
+function createKeyFunction(keyOf: KeyFunction, logger: Pick<Console, 'warn'> | false): KeyFunction {
+  return (notification) => {
+    const key = keyOf(notification);
+    if (key !== undefined) return boundKey(key);
+    if (logger) {
+      logger.warn(
+        `[@payhook/core] a ${notification.method} notification of payment ${notification.payment_id} carries nothing that tells it apart from another (a recurring charge without transaction_id or processed_at): it is handled without duplicate detection.`,
+      );
+    }
+    return undefined;
+  };
+}
+
+function fromFetchRequest(request: Request, remoteAddress: string | undefined): WebhookRequest {
+  return {
+    method: request.method,
+    headers: request.headers,
+    stream: request.body ?? undefined,
+    remoteAddress,
+  };
+}
+
+/** The store option checked: a `DedupeStore` or a `TransactionalStore`, never a transactional one with `failOpen`. */
+function checkedStore<C>(options: WebhookHandlerOptions<C>): DedupeStore | TransactionalStore | undefined {
+  const store = options.store === false ? undefined : (options.store ?? new MemoryStore());
+  if (store !== undefined && !isStore(store)) {
+    throw new TypeError(
+      '[@payhook/core] store must have claim, renew, commit and release (a DedupeStore), or transaction (a TransactionalStore).',
+    );
+  }
+  if (store !== undefined && isTransactionalStore(store) && options.failOpen) {
+    throw new TypeError(
+      '[@payhook/core] failOpen cannot be used with a transactional store: handlers would run without the transaction their writes need (inbox.client(delivery)).',
+    );
+  }
+  return store;
+}
+
+/** The exactly-once protocol's options: the time options checked, with their defaults. */
+function protocolOptions<C>(
+  options: WebhookHandlerOptions<C>,
+  store: DedupeStore | TransactionalStore | undefined,
+  report: (error: WebhookError) => void,
+): ExactlyOnceOptions {
+  return {
+    store,
+    leaseMs: duration('leaseMs', options.leaseMs, 15_000),
+    ttlMs: positive('ttlMs', options.ttlMs, 7 * 24 * 60 * 60 * 1000),
+    inFlightWaitMs: duration('inFlightWaitMs', options.inFlightWaitMs, 5_000, 0),
+    handlerTimeoutMs: duration('handlerTimeoutMs', options.handlerTimeoutMs, 20_000),
+    storeTimeoutMs: duration('storeTimeoutMs', options.storeTimeoutMs, 2_000),
+    failOpen: options.failOpen ?? false,
+    clock: systemClock,
+    report,
+  };
+}
+
+/** Gives an error to `onError` and, from 500 up, to the logger; neither may change the answer. */
+function createReporter(
+  onError: ErrorHook | undefined,
+  logger: Pick<Console, 'warn' | 'error'> | false,
+): (error: WebhookError, remoteAddress: string | undefined) => void {
+  return (error, remoteAddress) => {
+    if (onError) {
+      try {
+        onError(error, { remoteAddress });
+      } catch {
+        // A failing hook must not change the answer.
+      }
+    }
+    if (!logger || error.status < 500) return;
+    try {
+      // What the application threw, with its stack; payhook's own causes (a store's error) likewise.
+      if (error.cause instanceof Error) logger.error(`${error.message} (${error.code})`, error.cause);
+      else logger.error(`${error.message} (${error.code})`);
+    } catch {
+      // A failing logger must not change the answer, nor crash the process from a background renewal.
+    }
+  };
 }
 
 /** Node's timers take at most 2^31 - 1 ms; a longer wait would fire at once. */
