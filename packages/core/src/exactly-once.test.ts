@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
   base,
   DUPLICATE,
@@ -51,28 +51,33 @@ afterAll(async () => {
 interface StoreCase {
   name: string;
   up: boolean;
+  /** On vitest's fake timers: only the MemoryStore lives wholly in this process's clock. */
+  fake: boolean;
   /** A transactional store rolls every handler's writes back on a failure, so all run again. */
   transactional: boolean;
   make(): DedupeStore | TransactionalStore;
 }
 
 const STORES: StoreCase[] = [
-  { name: 'MemoryStore', up: true, transactional: false, make: () => new MemoryStore() },
+  { name: 'MemoryStore', up: true, fake: true, transactional: false, make: () => new MemoryStore() },
   {
     name: 'RedisStore',
     up: redisUp,
+    fake: false,
     transactional: false,
     make: () => new RedisStore({ client: redis!, prefix: `payhook-test:edges:${process.pid}:` }),
   },
   {
     name: 'PostgresStore',
     up: postgresUp,
+    fake: false,
     transactional: false,
     make: () => new PostgresStore({ pool: pool!, table: TABLE }),
   },
   {
     name: 'PostgresInbox',
     up: postgresUp,
+    fake: false,
     transactional: true,
     make: () => new PostgresInbox({ pool: pool!, table: TABLE }),
   },
@@ -86,8 +91,23 @@ function deferred(): { promise: Promise<void>; resolve: () => void } {
   return { promise, resolve };
 }
 
-async function until(condition: () => boolean): Promise<void> {
-  for (let i = 0; i < 500 && !condition(); i++) await sleep(10);
+/** Lets `ms` pass: on fake timers by advancing them, on a real store by waiting. */
+function passer(fake: boolean): (ms: number) => Promise<unknown> {
+  return fake ? (ms) => vi.advanceTimersByTimeAsync(ms) : sleep;
+}
+
+/** Awaits `promise` while time passes, so timers it waits on (a copy's polling, a timeout) fire. */
+async function meanwhile<T>(pass: (ms: number) => Promise<unknown>, promise: Promise<T>): Promise<T> {
+  let settled = false;
+  const watched = promise.finally(() => {
+    settled = true;
+  });
+  while (!settled) await pass(5);
+  return watched;
+}
+
+async function until(pass: (ms: number) => Promise<unknown>, condition: () => boolean): Promise<void> {
+  for (let i = 0; i < 500 && !condition(); i++) await pass(10);
   expect(condition()).toBe(true);
 }
 
@@ -111,6 +131,14 @@ function gated(store: DedupeStore | TransactionalStore, extra: Partial<WebhookHa
 
 describe.each(STORES)('exactly once with $name', (storeCase) => {
   describe.skipIf(!storeCase.up)('', () => {
+    const pass = passer(storeCase.fake);
+    beforeEach(() => {
+      if (storeCase.fake) vi.useFakeTimers();
+    });
+    afterEach(() => {
+      vi.useRealTimers();
+    });
+
     it('runs each of several handlers once per notification: a redelivery after a failure skips those that succeeded', async () => {
       const store = storeCase.make();
       const calls: string[] = [];
@@ -144,52 +172,58 @@ describe.each(STORES)('exactly once with $name', (storeCase) => {
       expect(calls).toEqual(storeCase.transactional ? [...order, ...order] : [...order, 'onAny']);
     });
 
+    // The one real-time case per real store: the lease lives in the store's own clock.
     it('keeps the claim while a handler runs longer than the lease: a copy to another instance never runs it again', async () => {
       const { options, gate, runs } = gated(storeCase.make());
       const [a, b] = [createWebhookHandler(options), createWebhookHandler(options)];
       const body = signedPurchase();
       const first = a(formRequest(body), undefined);
-      await until(() => runs() === 1);
-      await sleep(2_000); // more than three leases
+      await until(pass, () => runs() === 1);
+      await pass(2_000); // more than three leases
 
-      const copy = await b(formRequest(body), undefined);
+      const copy = await meanwhile(pass, b(formRequest(body), undefined));
       // The others see the renewed lease; the inbox's copy waits on the row lock until storeTimeoutMs.
       expect(copy.status).toBe(409);
       expect(JSON.parse(copy.body).error.code).toBe('notification.in_flight');
       gate.resolve();
-      expect((await first).body).toBe(HANDLED);
-      expect((await b(formRequest(body), undefined)).body).toBe(DUPLICATE);
+      expect((await meanwhile(pass, first)).body).toBe(HANDLED);
+      expect((await meanwhile(pass, b(formRequest(body), undefined))).body).toBe(DUPLICATE);
       expect(runs()).toBe(1);
     });
 
-    it('answers 503 handler.timeout past handlerTimeoutMs, never starts the run again while it goes on, then commits it', async () => {
-      const { options, gate, runs } = gated(storeCase.make(), { handlerTimeoutMs: 200 });
-      const webhook = createWebhookHandler(options);
-      const body = signedPurchase();
+    it.runIf(storeCase.fake)(
+      'answers 503 handler.timeout past handlerTimeoutMs, never starts the run again while it goes on, then commits it',
+      async () => {
+        const { options, gate, runs } = gated(storeCase.make(), { handlerTimeoutMs: 200 });
+        const webhook = createWebhookHandler(options);
+        const body = signedPurchase();
 
-      const timedOut = await webhook(formRequest(body), undefined);
-      expect(timedOut.status).toBe(503);
-      expect(timedOut.headers['retry-after']).toBe('1');
-      expect(JSON.parse(timedOut.body).error).toEqual({
-        code: 'handler.timeout',
-        message:
-          '[@payhook/core] the application handler did not finish within 200 ms (handlerTimeoutMs): answered 503 so the service retries; the run goes on and will not be started again while it does.',
-      });
-      await sleep(1_000); // past the lease, had it not been renewed
-      expect((await webhook(formRequest(body), undefined)).status).toBe(409);
-      const other = await createWebhookHandler(options)(formRequest(body), undefined);
-      expect(other.status).toBe(409);
-      expect(runs()).toBe(1);
+        const answer = webhook(formRequest(body), undefined);
+        await pass(200);
+        const timedOut = await answer;
+        expect(timedOut.status).toBe(503);
+        expect(timedOut.headers['retry-after']).toBe('1');
+        expect(JSON.parse(timedOut.body).error).toEqual({
+          code: 'handler.timeout',
+          message:
+            '[@payhook/core] the application handler did not finish within 200 ms (handlerTimeoutMs): answered 503 so the service retries; the run goes on and will not be started again while it does.',
+        });
+        await pass(1_000); // past the lease, had it not been renewed
+        expect((await meanwhile(pass, webhook(formRequest(body), undefined))).status).toBe(409);
+        const other = await meanwhile(pass, createWebhookHandler(options)(formRequest(body), undefined));
+        expect(other.status).toBe(409);
+        expect(runs()).toBe(1);
 
-      gate.resolve();
-      let after = await webhook(formRequest(body), undefined);
-      for (let i = 0; i < 50 && after.status !== 200; i++) {
-        await sleep(20);
-        after = await webhook(formRequest(body), undefined);
-      }
-      expect(after.body).toBe(DUPLICATE);
-      expect(runs()).toBe(1);
-    });
+        gate.resolve();
+        let after = await meanwhile(pass, webhook(formRequest(body), undefined));
+        for (let i = 0; i < 50 && after.status !== 200; i++) {
+          await pass(20);
+          after = await meanwhile(pass, webhook(formRequest(body), undefined));
+        }
+        expect(after.body).toBe(DUPLICATE);
+        expect(runs()).toBe(1);
+      },
+    );
 
     it('handles a signed notification whose id is 3,000 characters long, then answers duplicate', async () => {
       const store = storeCase.make();
@@ -227,16 +261,21 @@ describe.each(STORES)('exactly once with $name', (storeCase) => {
       'releases a claim that landed after storeTimeoutMs, so the redelivery is handled at once',
       async () => {
         const inner = storeCase.make() as DedupeStore;
+        const gate = deferred();
+        const released = deferred();
         let slow = true;
         const store: DedupeStore = {
           name: inner.name,
           async claim(key, leaseMs) {
-            if (slow) await sleep(300);
+            if (slow) await gate.promise;
             return inner.claim(key, leaseMs);
           },
           renew: (key, token, leaseMs) => inner.renew(key, token, leaseMs),
           commit: (key, token, ttlMs) => inner.commit(key, token, ttlMs),
-          release: (key, token) => inner.release(key, token),
+          release: async (key, token) => {
+            await inner.release(key, token);
+            released.resolve();
+          },
         };
         let runs = 0;
         const webhook = createWebhookHandler({
@@ -246,11 +285,14 @@ describe.each(STORES)('exactly once with $name', (storeCase) => {
           handle: () => void runs++,
         });
         const body = signedPurchase();
-        const frozen = await webhook(formRequest(body), undefined);
+        const answer = webhook(formRequest(body), undefined);
+        await pass(100);
+        const frozen = await answer;
         expect(frozen.status).toBe(503);
         expect(JSON.parse(frozen.body).error.code).toBe('store.unavailable');
         slow = false;
-        await sleep(400); // the late claim lands, and is released
+        gate.resolve();
+        await released.promise; // the late claim lands, and is released
         expect((await webhook(formRequest(body), undefined)).body).toBe(HANDLED);
         expect(runs).toBe(1);
       },
@@ -259,14 +301,16 @@ describe.each(STORES)('exactly once with $name', (storeCase) => {
 });
 
 describe('failOpen and a store that is only slow', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
   it('answers 503 instead of running the handler without the store: the slow store may be serving another copy', async () => {
+    vi.useFakeTimers();
     const memory = new MemoryStore();
     const slow: DedupeStore = {
       name: 'slow',
-      claim: async (key, leaseMs) => {
-        await sleep(200);
-        return memory.claim(key, leaseMs);
-      },
+      claim: () => new Promise(() => {}),
       renew: (key, token, leaseMs) => memory.renew(key, token, leaseMs),
       commit: (key, token, ttlMs) => memory.commit(key, token, ttlMs),
       release: (key, token) => memory.release(key, token),
@@ -278,7 +322,9 @@ describe('failOpen and a store that is only slow', () => {
       storeTimeoutMs: 50,
       handle: () => void runs++,
     });
-    const result = await webhook(formRequest(signedPurchase()), undefined);
+    const answer = webhook(formRequest(signedPurchase()), undefined);
+    await vi.advanceTimersByTimeAsync(50);
+    const result = await answer;
     expect(result.status).toBe(503);
     expect(runs).toBe(0);
   });
@@ -320,8 +366,13 @@ describe.skipIf(!postgresUp)('a frozen PostgreSQL (a lock held on the inbox tabl
         await locker.query('COMMIT');
         locker.release();
       }
-      await sleep(300); // the claim that waited on the lock lands, and is released or rolled back
-      expect((await webhook(formRequest(body), undefined)).body).toBe(HANDLED);
+      // The claim that waited on the lock lands, and is released or rolled back: then the redelivery is handled.
+      let after = await webhook(formRequest(body), undefined);
+      for (let i = 0; i < 50 && after.status !== 200; i++) {
+        await sleep(20);
+        after = await webhook(formRequest(body), undefined);
+      }
+      expect(after.body).toBe(HANDLED);
       expect(runs).toBe(1);
     },
   );
