@@ -2,7 +2,8 @@ import type { ClaimResult, DedupeStore } from '../dedupe.js';
 
 export interface MemoryStoreOptions {
   /**
-   * The most keys remembered as done; the oldest is forgotten first. Memory stays flat under a flood.
+   * The most notifications remembered as done; the oldest is forgotten first. Memory stays flat under a flood.
+   * Handlers' completions of a notification not yet committed are held beside them (up to 1,024 keys more).
    * @default 100_000
    */
   maxEntries?: number;
@@ -28,6 +29,8 @@ interface Lease {
 const SLOT = 5;
 const MIN_SLOTS = 1024;
 const MAX_EXPIRY = 2 ** 31 - 2;
+/** Keys held past the bound while leases are live: handler completions, forgotten once their notification commits. */
+const SLACK = 1_024;
 
 /**
  * Duplicate detection in this process's memory, bounded by entries and TTL. Right for one instance; several
@@ -59,6 +62,8 @@ export class MemoryStore implements DedupeStore {
   #used = 0;
   /** Keys in the table. */
   #count = 0;
+  /** Keys done while other leases were live, since the bound was last enforced: most are completions to forget. */
+  #young = 0;
   /** In-flight leases, few at a time, by the low bits of the key's first hash word (a small integer, cheap to hash). */
   readonly #leases = new Map<number, Lease>();
   #sequence = 0;
@@ -73,7 +78,7 @@ export class MemoryStore implements DedupeStore {
     this.#maxEntries = Math.max(1, Math.floor(options?.maxEntries ?? 100_000));
     this.#now = options?.now ?? Date.now;
     this.#epoch = this.#now();
-    const slots = Math.min(MIN_SLOTS, slotsFor(this.#maxEntries));
+    const slots = Math.min(MIN_SLOTS, slotsFor(this.#maxEntries + SLACK));
     this.#table = new Int32Array(slots * SLOT);
     this.#mask = slots - 1;
     this.#ring = new Int32Array(Math.min(this.#maxEntries, slots >> 1) * 4);
@@ -200,9 +205,19 @@ export class MemoryStore implements DedupeStore {
     }
   }
 
-  /** Adds the current hash (not present) as the newest entry, forgetting the oldest at the bound; returns its slot. */
+  /**
+   * Adds the current hash (not present) as the newest entry; returns its slot. With no lease live the bound is
+   * enforced, not counting the keys done while leases were (a notification's completions, forgotten right after
+   * its commit); with leases live, only past the slack.
+   */
   #insert(): number {
-    if (this.#count === this.#maxEntries) this.#forgetOldest();
+    if (this.#leases.size > 0) {
+      this.#young++;
+      if (this.#count >= this.#maxEntries + SLACK) this.#forgetOldest();
+    } else {
+      while (this.#count - this.#young >= this.#maxEntries && this.#forgetOldest()) {}
+      this.#young = 0;
+    }
     if (this.#count * 2 >= this.#mask + 1) this.#growTable();
     if (this.#used * 4 === this.#ring.length) this.#rebuildRing();
     // Only a key forgotten, then done again, can leave two places: then the oldest one goes.
@@ -220,15 +235,16 @@ export class MemoryStore implements DedupeStore {
   }
 
   /** Removes the oldest key still in the table, passing the places of keys forgotten already. */
-  #forgetOldest(): void {
+  #forgetOldest(): boolean {
     const ring = this.#ring;
     const capacity = ring.length / 4;
     while (this.#used > 0) {
       const at = this.#tail * 4;
       this.#tail = this.#tail + 1 === capacity ? 0 : this.#tail + 1;
       this.#used--;
-      if (this.#remove(ring[at]!, ring[at + 1]!, ring[at + 2]!, ring[at + 3]!)) return;
+      if (this.#remove(ring[at]!, ring[at + 1]!, ring[at + 2]!, ring[at + 3]!)) return true;
     }
+    return false;
   }
 
   /**
@@ -239,7 +255,8 @@ export class MemoryStore implements DedupeStore {
   #rebuildRing(): void {
     const old = this.#ring;
     const capacity = old.length / 4;
-    const limit = this.#count === this.#used ? this.#maxEntries : this.#maxEntries * 2;
+    const bound = this.#maxEntries + SLACK;
+    const limit = this.#count === this.#used ? bound : bound * 2;
     const ring = new Int32Array(Math.max(capacity, Math.min(capacity * 2, limit)) * 4);
     let used = 0;
     for (let i = 0; i < this.#used; i++) {
@@ -294,7 +311,7 @@ export class MemoryStore implements DedupeStore {
   /** Doubles the table, up to the power of two that keeps the bound half full. */
   #growTable(): void {
     const old = this.#table;
-    const slots = Math.min(slotsFor(this.#maxEntries), (this.#mask + 1) * 2);
+    const slots = Math.min(slotsFor(this.#maxEntries + SLACK), (this.#mask + 1) * 2);
     if (slots === this.#mask + 1) return;
     this.#table = new Int32Array(slots * SLOT);
     this.#mask = slots - 1;
