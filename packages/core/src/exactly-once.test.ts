@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { Redis } from 'ioredis';
-import pg from 'pg';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import type pg from 'pg';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
   base,
   DUPLICATE,
@@ -13,75 +12,17 @@ import {
   sleep,
 } from '../test/deliveries.js';
 import { formBody, purchase } from '../test/fixtures.js';
-import { DATABASE_URL, REDIS_URL, reachPostgres, reachRedis } from '../test/servers.js';
+import { storeCases } from '../test/store-cases.js';
 import type { DedupeStore, TransactionalStore } from './dedupe.js';
 import { createWebhookHandler, type WebhookHandlerOptions } from './handler.js';
 import { MemoryStore } from './stores/memory.js';
-import { migrate, PostgresInbox, PostgresStore } from './stores/postgres.js';
-import { RedisStore } from './stores/redis.js';
+import { PostgresInbox, PostgresStore } from './stores/postgres.js';
 
-const redisUp = await reachRedis();
-const postgresUp = await reachPostgres();
-const TABLE = `payhook_edges_${process.pid}`;
-const APP_TABLE = `payhook_edges_app_${process.pid}`;
-
-let redis: Redis | undefined;
-let pool: pg.Pool | undefined;
-
-beforeAll(async () => {
-  if (redisUp) redis = new Redis(REDIS_URL);
-  if (postgresUp) {
-    pool = new pg.Pool({ connectionString: DATABASE_URL, max: 20 });
-    await pool.query(`DROP TABLE IF EXISTS ${TABLE}, ${APP_TABLE}`);
-    await migrate(pool, { table: TABLE });
-    await pool.query(`CREATE TABLE ${APP_TABLE} (id text PRIMARY KEY)`);
-  }
-});
-
-afterAll(async () => {
-  if (redis) {
-    const keys = await redis.keys(`payhook-test:edges:${process.pid}:*`);
-    if (keys.length > 0) await redis.del(...keys);
-    redis.disconnect();
-  }
-  await pool?.query(`DROP TABLE IF EXISTS ${TABLE}, ${APP_TABLE}`);
-  await pool?.end();
-});
-
-interface StoreCase {
-  name: string;
-  up: boolean;
-  /** On vitest's fake timers: only the MemoryStore lives wholly in this process's clock. */
-  fake: boolean;
-  /** A transactional store rolls every handler's writes back on a failure, so all run again. */
-  transactional: boolean;
-  make(): DedupeStore | TransactionalStore;
-}
-
-const STORES: StoreCase[] = [
-  { name: 'MemoryStore', up: true, fake: true, transactional: false, make: () => new MemoryStore() },
-  {
-    name: 'RedisStore',
-    up: redisUp,
-    fake: false,
-    transactional: false,
-    make: () => new RedisStore({ client: redis!, prefix: `payhook-test:edges:${process.pid}:` }),
-  },
-  {
-    name: 'PostgresStore',
-    up: postgresUp,
-    fake: false,
-    transactional: false,
-    make: () => new PostgresStore({ pool: pool!, table: TABLE }),
-  },
-  {
-    name: 'PostgresInbox',
-    up: postgresUp,
-    fake: false,
-    transactional: true,
-    make: () => new PostgresInbox({ pool: pool!, table: TABLE }),
-  },
-];
+const servers = await storeCases('edges');
+const STORES = servers.cases;
+const TABLE = servers.table;
+const APP_TABLE = servers.appTable;
+const postgresUp = STORES.some((c) => c.name === 'PostgresStore' && c.up);
 
 function deferred(): { promise: Promise<void>; resolve: () => void } {
   let resolve!: () => void;
@@ -339,8 +280,8 @@ describe.skipIf(!postgresUp)('a frozen PostgreSQL (a lock held on the inbox tabl
     async (which, status, code) => {
       const store =
         which === 'store'
-          ? new PostgresStore({ pool: pool!, table: TABLE })
-          : new PostgresInbox({ pool: pool!, table: TABLE });
+          ? new PostgresStore({ pool: servers.pool(), table: TABLE })
+          : new PostgresInbox({ pool: servers.pool(), table: TABLE });
       let runs = 0;
       const webhook = createWebhookHandler({
         ...base(store),
@@ -349,7 +290,7 @@ describe.skipIf(!postgresUp)('a frozen PostgreSQL (a lock held on the inbox tabl
         handle: () => void runs++,
       });
       const body = signedPurchase();
-      const locker = await pool!.connect();
+      const locker = await servers.pool().connect();
       try {
         await locker.query('BEGIN');
         await locker.query(`LOCK TABLE ${TABLE} IN ACCESS EXCLUSIVE MODE`);
@@ -380,7 +321,7 @@ describe.skipIf(!postgresUp)('a frozen PostgreSQL (a lock held on the inbox tabl
 
 describe.skipIf(!postgresUp)('several handlers with the PostgreSQL inbox', () => {
   it('rolls back every handler write on a failure, so running them all again writes each once', async () => {
-    const inbox = new PostgresInbox<pg.PoolClient>({ pool: pool!, table: TABLE });
+    const inbox = new PostgresInbox<pg.PoolClient>({ pool: servers.pool(), table: TABLE });
     const id = randomUUID();
     let auditFails = true;
     const webhook = createWebhookHandler(base(inbox))
@@ -396,7 +337,8 @@ describe.skipIf(!postgresUp)('several handlers with the PostgreSQL inbox', () =>
       });
     const body = recurringCharge();
     expect((await webhook(formRequest(body), undefined)).status).toBe(500);
-    const rows = () => pool!.query(`SELECT id FROM ${APP_TABLE} WHERE id LIKE $1 ORDER BY id`, [`${id}:%`]);
+    const rows = () =>
+      servers.pool().query(`SELECT id FROM ${APP_TABLE} WHERE id LIKE $1 ORDER BY id`, [`${id}:%`]);
     expect((await rows()).rows).toEqual([]);
     expect((await webhook(formRequest(body), undefined)).body).toBe(HANDLED);
     expect((await rows()).rows).toEqual([{ id: `${id}:audit` }, { id: `${id}:fulfil` }]);
