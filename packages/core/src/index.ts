@@ -25,6 +25,8 @@ export type {
   Delivery,
   ErrorHook,
   NotificationHandler,
+  ProcessOptions,
+  ProcessOutcome,
   WebhookHandler,
   WebhookHandlerOptions,
   WebhookOutcome,
