@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { base, formRequest, HANDLED, signedPurchase, sleep } from '../test/deliveries.js';
+import { base, deferred, formRequest, HANDLED, signedPurchase, sleep } from '../test/deliveries.js';
 import { CuttableProxy, DATABASE_URL, REDIS_URL } from '../test/servers.js';
 import { type StoreCase, storeCases } from '../test/store-cases.js';
 import type { DedupeStore, TransactionalStore } from './dedupe.js';
@@ -17,14 +17,6 @@ import { RedisStore } from './stores/redis.js';
 // refused (fencing) and reported once.
 
 const servers = await storeCases('outage');
-
-function deferred(): { promise: Promise<void>; resolve: () => void } {
-  let resolve!: () => void;
-  const promise = new Promise<void>((r) => {
-    resolve = r;
-  });
-  return { promise, resolve };
-}
 
 /** A handler that records each run's signal and waits for `gate` on its first run only. */
 function slowFirstRun() {

@@ -4,6 +4,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
   base,
   DUPLICATE,
+  deferred,
   formRequest,
   HANDLED,
   recurringCharge,
@@ -23,14 +24,6 @@ const STORES = servers.cases;
 const TABLE = servers.table;
 const APP_TABLE = servers.appTable;
 const postgresUp = STORES.some((c) => c.name === 'PostgresStore' && c.up);
-
-function deferred(): { promise: Promise<void>; resolve: () => void } {
-  let resolve!: () => void;
-  const promise = new Promise<void>((r) => {
-    resolve = r;
-  });
-  return { promise, resolve };
-}
 
 /** Lets `ms` pass: on fake timers by advancing them, on a real store by waiting. */
 function passer(fake: boolean): (ms: number) => Promise<unknown> {
