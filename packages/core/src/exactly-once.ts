@@ -360,15 +360,32 @@ export class ExactlyOnce<C> {
   }
 }
 
-/** What a handler of `run` is told: the delivery facts, the run's signal (made when read), its transaction. */
+/** What a handler of `run` is told: the delivery facts, the run's signal (made when first read), its transaction. */
 function deliveryFor(facts: DeliveryFacts, run: Run, transaction?: unknown): Delivery {
-  return {
-    ...facts,
-    ...(transaction === undefined ? undefined : { transaction }),
-    get signal() {
-      return run.signal;
-    },
-  };
+  return new RunDelivery(facts, run, transaction);
+}
+
+/** A class, not an object literal with a getter: V8 keeps it a fast object on the hot path. */
+class RunDelivery implements Delivery {
+  readonly key: string | undefined;
+  readonly secretIndex: number;
+  readonly secretId: string | undefined;
+  readonly raw: Readonly<Record<string, unknown>>;
+  readonly transaction: unknown;
+  readonly #run: Run;
+
+  constructor(facts: DeliveryFacts, run: Run, transaction: unknown) {
+    this.key = facts.key;
+    this.secretIndex = facts.secretIndex;
+    this.secretId = facts.secretId;
+    this.raw = facts.raw;
+    this.transaction = transaction;
+    this.#run = run;
+  }
+
+  get signal(): AbortSignal {
+    return this.#run.signal;
+  }
 }
 
 function stepKey<C>(work: Work<C>, handler: Route<C>): string {

@@ -69,6 +69,11 @@ export class Run {
     });
   }
 
+  /** Whether a request still waits for this run's answer. */
+  get awaited(): boolean {
+    return this.#refuse !== undefined;
+  }
+
   /** Answers with `error` now while the work goes on (a timeout); only the first refusal counts. */
   refuse(error: WebhookError): void {
     this.#refuse?.(error);
@@ -183,7 +188,7 @@ export class Runs {
   /** Answers a run past its deadline, gives up one past `abandonAt`, notices lost leases, renews when due. */
   #check(run: Run, now: number): void {
     const { handlerTimeoutMs, leaseMs } = this.#options;
-    if (now >= run.deadline) run.refuse(handlerTimeout(handlerTimeoutMs));
+    if (now >= run.deadline && run.awaited) run.refuse(handlerTimeout(handlerTimeoutMs));
     if (now >= run.abandonAt) {
       this.#forget(run);
       const error = new HandlerError(

@@ -262,7 +262,9 @@ export class MemoryStore implements DedupeStore {
     for (let i = 0; i < this.#used; i++) {
       const place = this.#tail + i;
       const at = (place < capacity ? place : place - capacity) * 4;
-      if (this.#slotOf(old[at]!, old[at + 1]!, old[at + 2]!, old[at + 3]!) < 0) continue;
+      const forgotten =
+        this.#count < this.#used && this.#slotOf(old[at]!, old[at + 1]!, old[at + 2]!, old[at + 3]!) < 0;
+      if (forgotten) continue;
       ring.set(old.subarray(at, at + 4), used * 4);
       used++;
     }
