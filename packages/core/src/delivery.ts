@@ -23,3 +23,38 @@ export interface Delivery {
 
 /** What a delivery says before a run adds its own part (its signal, a transaction). */
 export type DeliveryFacts = Omit<Delivery, 'signal' | 'transaction'>;
+
+/**
+ * What a handler of a run is told: the delivery facts, the run's signal (made when first read), its transaction.
+ * A class, not an object literal with a getter: V8 keeps it a fast object on the hot path.
+ */
+class RunDelivery implements Delivery {
+  readonly key: string | undefined;
+  readonly secretIndex: number;
+  readonly secretId: string | undefined;
+  readonly raw: Readonly<Record<string, unknown>>;
+  readonly transaction: unknown;
+  readonly #run: { readonly signal: AbortSignal };
+
+  constructor(facts: DeliveryFacts, run: { readonly signal: AbortSignal }, transaction: unknown) {
+    this.key = facts.key;
+    this.secretIndex = facts.secretIndex;
+    this.secretId = facts.secretId;
+    this.raw = facts.raw;
+    this.transaction = transaction;
+    this.#run = run;
+  }
+
+  get signal(): AbortSignal {
+    return this.#run.signal;
+  }
+}
+
+/** The delivery a run's handlers are given. */
+export function deliveryFor(
+  facts: DeliveryFacts,
+  run: { readonly signal: AbortSignal },
+  transaction?: unknown,
+): Delivery {
+  return new RunDelivery(facts, run, transaction);
+}

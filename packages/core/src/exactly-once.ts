@@ -7,7 +7,7 @@ import {
   type TransactionalStore,
   type TransactionResult,
 } from './dedupe.js';
-import type { Delivery, DeliveryFacts } from './delivery.js';
+import { type Delivery, type DeliveryFacts, deliveryFor } from './delivery.js';
 import { HandlerError, StoreError, WebhookError } from './errors.js';
 import type { Notification } from './notification.js';
 import { isPromiseLike } from './promise.js';
@@ -357,34 +357,6 @@ export class ExactlyOnce<C> {
   #leaseOf(key: string, claim: { readonly token: string; readonly fence?: number }): Lease {
     const heldUntil = this.#options.clock.now() + this.#options.leaseMs;
     return { key, token: claim.token, fence: claim.fence, heldUntil };
-  }
-}
-
-/** What a handler of `run` is told: the delivery facts, the run's signal (made when first read), its transaction. */
-function deliveryFor(facts: DeliveryFacts, run: Run, transaction?: unknown): Delivery {
-  return new RunDelivery(facts, run, transaction);
-}
-
-/** A class, not an object literal with a getter: V8 keeps it a fast object on the hot path. */
-class RunDelivery implements Delivery {
-  readonly key: string | undefined;
-  readonly secretIndex: number;
-  readonly secretId: string | undefined;
-  readonly raw: Readonly<Record<string, unknown>>;
-  readonly transaction: unknown;
-  readonly #run: Run;
-
-  constructor(facts: DeliveryFacts, run: Run, transaction: unknown) {
-    this.key = facts.key;
-    this.secretIndex = facts.secretIndex;
-    this.secretId = facts.secretId;
-    this.raw = facts.raw;
-    this.transaction = transaction;
-    this.#run = run;
-  }
-
-  get signal(): AbortSignal {
-    return this.#run.signal;
   }
 }
 
