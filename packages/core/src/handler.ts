@@ -156,10 +156,20 @@ export interface WebhookHandler<C = undefined> {
   process(notification: Notification, context?: C, options?: ProcessOptions): Promise<ProcessOutcome>;
 }
 
-/** What `process` resolves: how a notification was taken, as a delivery's 200 answer says it. */
+/**
+ * What `process` resolves: how a notification was taken, as a delivery's 200 answer says it.
+ *
+ * @example
+ * const outcome: ProcessOutcome = await webhook.process(notification); // 'handled' | 'duplicate' | …
+ */
 export type ProcessOutcome = Exclude<WebhookOutcome, 'refused'>;
 
-/** What `process` passes on to the handlers' `delivery` about how the notification was verified. */
+/**
+ * What `process` passes on to the handlers' `delivery` about how the notification was verified.
+ *
+ * @example
+ * await webhook.process(notification, undefined, { secretIndex: 0 });
+ */
 export interface ProcessOptions {
   /**
    * The position of the secret its signature matched, when it was verified as a webhook; -1 (the default) when it
