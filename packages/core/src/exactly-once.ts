@@ -222,15 +222,14 @@ export class ExactlyOnce<C> {
     }
   }
 
-  /** Says once per run that the store refused its commit: another claim took the key (fencing). */
+  /** Says once per run that the store refused its commit (another claim took the key), and starts no more handlers. */
   #reportStale(run: Run, lease: Lease): void {
-    if (!run.firstTime('stale')) return;
-    this.#options.report(
-      new StoreError(
-        'claim.lost',
-        `the run${fenceOf(lease.fence)} lost the notification to a later claim: the store refused its commit (fencing), so only the run holding the claim records it.`,
-      ),
+    const error = new StoreError(
+      'claim.lost',
+      `the run${fenceOf(lease.fence)} lost the notification to a later claim: the store refused its commit (fencing), so only the run holding the claim records it.`,
     );
+    run.abort(error);
+    if (run.firstTime('stale')) this.#options.report(error);
   }
 
   async #releaseAndThrow(store: DedupeStore, lease: Lease, failure: WebhookError): Promise<never> {
