@@ -17,7 +17,8 @@ import {
   type TransactionalStore,
 } from './dedupe.js';
 import type { DeliveryFacts } from './delivery.js';
-import { RequestError, type WebhookError } from './errors.js';
+import { type DeliveryMessage, deliveryMessage, publishRefusal, traceDelivery } from './diagnostics.js';
+import { ERROR_STATUS, RequestError, type WebhookError } from './errors.js';
 import { ExactlyOnce, type ExactlyOnceOptions, type Outcome } from './exactly-once.js';
 import type { Notification, NotificationEvent, NotificationFor } from './notification.js';
 import { OrderingGuard, type OrderingOptions } from './ordering.js';
@@ -214,7 +215,11 @@ export function createWebhookHandler<C = undefined>(options: WebhookHandlerOptio
    * at once (a body already read, static secrets, a synchronous store and handler) are awaited only when they
    * return a promise: each `await` of a plain value costs a turn of the microtask queue.
    */
-  async function handle(request: WebhookRequest, context: C): Promise<WebhookResult> {
+  async function handle(
+    request: WebhookRequest,
+    context: C,
+    traced: DeliveryMessage | undefined,
+  ): Promise<WebhookResult> {
     try {
       checkMethodAndSender(request);
       const type = mediaTypeOf(getHeader(request.headers, 'content-type'));
@@ -223,16 +228,41 @@ export function createWebhookHandler<C = undefined>(options: WebhookHandlerOptio
       const verification = verifySignature(envelope.data, envelope.signature, secrets, { algorithm });
       const secret = verified(isPromiseLike(verification) ? await verification : verification, algorithm);
       const notification = notificationFromData(envelope.data);
-      const outcome = processNotification(notification, context, secret.index, secret.id);
+      const outcome = processNotification(notification, context, secret.index, secret.id, traced);
       return accepted(isPromiseLike(outcome) ? await outcome : outcome, notification);
     } catch (error) {
       const known = asWebhookError(error);
       report(known, request.remoteAddress);
+      publishRefusal('request', known.code, known.status);
       return refusal(known);
     }
   }
 
-  const handler = handle as WebhookHandler<C>;
+  /** A delivery, traced on `payhook:delivery` when anyone listens. */
+  function deliver(request: WebhookRequest, context: C): Promise<WebhookResult> {
+    const traced = deliveryMessage('request');
+    if (traced === undefined) return handle(request, context, undefined);
+    return traceDelivery(traced, () => handle(request, context, traced), finishDelivery);
+  }
+
+  async function processOne(
+    notification: Notification,
+    context: C,
+    processOptions: ProcessOptions | undefined,
+    traced: DeliveryMessage | undefined,
+  ): Promise<ProcessOutcome> {
+    try {
+      const { secretIndex = -1, secretId } = processOptions ?? {};
+      return await processNotification(notification, context, secretIndex, secretId, traced);
+    } catch (error) {
+      const known = asWebhookError(error);
+      report(known, undefined);
+      publishRefusal('process', known.code, known.status);
+      throw known;
+    }
+  }
+
+  const handler = deliver as WebhookHandler<C>;
   handler.on = (event, fn) => {
     routes.add(event, fn as NotificationHandler<Notification, C>);
     return handler;
@@ -242,18 +272,29 @@ export function createWebhookHandler<C = undefined>(options: WebhookHandlerOptio
     return handler;
   };
   handler.fetch = async (request, context, remoteAddress) =>
-    toResponse(await handle(fromFetchRequest(request, remoteAddress), context as C));
-  handler.process = async (notification, context, processOptions) => {
-    try {
-      const { secretIndex = -1, secretId } = processOptions ?? {};
-      return await processNotification(notification, context as C, secretIndex, secretId);
-    } catch (error) {
-      const known = asWebhookError(error);
-      report(known, undefined);
-      throw known;
-    }
+    toResponse(await deliver(fromFetchRequest(request, remoteAddress), context as C));
+  handler.process = (notification, context, processOptions) => {
+    const traced = deliveryMessage('process');
+    if (traced === undefined) return processOne(notification, context as C, processOptions, undefined);
+    const run = () => processOne(notification, context as C, processOptions, traced);
+    return traceDelivery(traced, run, finishProcess);
   };
   return handler;
+}
+
+/** A traced delivery's message completed from its answer. */
+function finishDelivery(message: DeliveryMessage, result: WebhookResult | undefined): void {
+  message.outcome = result?.outcome;
+  message.status = result?.status;
+  message.errorCode = result?.error?.code;
+}
+
+/** A traced `process` call's message completed from its outcome, or the `WebhookError` it threw. */
+function finishProcess(message: DeliveryMessage, outcome: ProcessOutcome | undefined, error: unknown): void {
+  const code = (error as WebhookError | undefined)?.code;
+  message.outcome = outcome ?? 'refused';
+  message.errorCode = code;
+  message.status = code === undefined ? 200 : ERROR_STATUS[code];
 }
 
 /** A verified notification's way through `key`, routes, `ordering` and the exactly-once protocol. */
@@ -262,6 +303,7 @@ type Processor<C> = (
   context: C,
   secretIndex: number,
   secretId: string | undefined,
+  traced: DeliveryMessage | undefined,
 ) => ProcessOutcome | PromiseLike<ProcessOutcome>;
 
 /** What `handle` and `process` share once a notification is verified: its key, its handlers, one run of them. */
@@ -281,10 +323,11 @@ function createProcessor<C>(
     if (outcome === 'handled') ordering?.record(notification);
     return outcome;
   };
-  return (notification, context, secretIndex, secretId) => {
+  return (notification, context, secretIndex, secretId, traced) => {
     const key = keyOf(notification);
     const delivery: DeliveryFacts = { key, secretIndex, secretId, raw: notification.raw };
     const handlers = routes.match(notification);
+    if (traced) describe(traced, notification, delivery, handlers.length);
     if (handlers.length === 0) return 'ignored';
     if (ordering?.isStale(notification)) {
       if (!options.onStale) return 'stale';
@@ -299,6 +342,20 @@ function createProcessor<C>(
       ? outcome.then((ran) => recorded(notification, ran))
       : recorded(notification, outcome);
   };
+}
+
+/** What a traced delivery's message says of a verified notification: never the notification itself. */
+function describe(
+  message: DeliveryMessage,
+  notification: Notification,
+  facts: DeliveryFacts,
+  handlers: number,
+): void {
+  message.event = `${notification.method}.${notification.status}`;
+  message.key = facts.key;
+  message.secretIndex = facts.secretIndex;
+  message.secretId = facts.secretId;
+  message.handlerCount = handlers;
 }
 
 /** Refuses a request that is not a POST, or whose sender is not in `allowedSenders`. */

@@ -11,6 +11,13 @@ export type {
   TransactionResult,
 } from './dedupe.js';
 export { notificationKey } from './dedupe.js';
+export type {
+  DeliveryMessage,
+  HandlerRunMessage,
+  RefusalMessage,
+  StoreCallMessage,
+} from './diagnostics.js';
+export { PAYHOOK_CHANNELS } from './diagnostics.js';
 export type { WebhookErrorCode } from './errors.js';
 export {
   ERROR_STATUS,
