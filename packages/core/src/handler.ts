@@ -14,6 +14,7 @@ import { ExactlyOnce } from './exactly-once.js';
 import type { Notification, NotificationEvent, NotificationFor } from './notification.js';
 import { OrderingGuard, type OrderingOptions } from './ordering.js';
 import { notificationFromData } from './parse.js';
+import { isPromiseLike } from './promise.js';
 import { type NotificationHandler, Routes } from './routes.js';
 import { createSenderCheck, type SenderOptions, senderAddress } from './sender.js';
 import {
@@ -199,9 +200,9 @@ export function createWebhookHandler<C = undefined>(options: WebhookHandlerOptio
       checkMethodAndSender(request);
       const type = mediaTypeOf(getHeader(request.headers, 'content-type'));
       const read = readEnvelope(request, type, limits);
-      const envelope = read instanceof Promise ? await read : read;
+      const envelope = isPromiseLike(read) ? await read : read;
       const verification = verifySignature(envelope.data, envelope.signature, secrets, { algorithm });
-      const secret = verified(verification instanceof Promise ? await verification : verification, algorithm);
+      const secret = verified(isPromiseLike(verification) ? await verification : verification, algorithm);
       const notification = notificationFromData(envelope.data);
       const key = keyFor(notification);
       const delivery: Delivery = {
@@ -221,7 +222,7 @@ export function createWebhookHandler<C = undefined>(options: WebhookHandlerOptio
         return accepted(outcome === 'duplicate' ? 'duplicate' : 'stale', notification);
       }
       const run = once.run({ key, routes: handlers, notification, context, delivery });
-      const outcome = run instanceof Promise ? await run : run;
+      const outcome = isPromiseLike(run) ? await run : run;
       if (outcome === 'handled') ordering?.record(notification);
       return accepted(outcome, notification);
     } catch (error) {
