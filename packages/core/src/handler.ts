@@ -13,21 +13,13 @@ import { RequestError, type WebhookError } from './errors.js';
 import { ExactlyOnce } from './exactly-once.js';
 import type { Notification, NotificationEvent, NotificationFor } from './notification.js';
 import { OrderingGuard, type OrderingOptions } from './ordering.js';
-import { notificationFromData } from './parse.js';
 import { isPromiseLike } from './promise.js';
 import { type NotificationHandler, Routes } from './routes.js';
+import { type Secrets, secretSource } from './secrets.js';
 import { createSenderCheck, type SenderOptions, senderAddress } from './sender.js';
-import {
-  checkAlgorithm,
-  checkSecretOption,
-  type Secret,
-  type Secrets,
-  type SignatureAlgorithm,
-  toSecretArray,
-  verifySignature,
-} from './signature.js';
+import { checkAlgorithm, type SignatureAlgorithm } from './signature.js';
 import { MemoryStore } from './stores/memory.js';
-import { verified } from './verify.js';
+import { verifyEnvelope } from './verify.js';
 
 export type { WebhookOutcome, WebhookResult } from './answers.js';
 export type { Delivery } from './delivery.js';
@@ -156,7 +148,7 @@ export interface WebhookHandler<C = undefined> {
 export function createWebhookHandler<C = undefined>(options: WebhookHandlerOptions<C>): WebhookHandler<C> {
   const algorithm = checkAlgorithm(options.algorithm);
   const logger = options.logger === undefined ? console : options.logger;
-  const secrets = checkedSecrets(options.secret, logger);
+  const secrets = secretSource(options.secret, logger ? (message) => logger.warn(message) : undefined);
   const store = options.store === false ? undefined : (options.store ?? new MemoryStore());
   if (store !== undefined && !isStore(store)) {
     throw new TypeError(
@@ -201,9 +193,8 @@ export function createWebhookHandler<C = undefined>(options: WebhookHandlerOptio
       const type = mediaTypeOf(getHeader(request.headers, 'content-type'));
       const read = readEnvelope(request, type, limits);
       const envelope = isPromiseLike(read) ? await read : read;
-      const verification = verifySignature(envelope.data, envelope.signature, secrets, { algorithm });
-      const secret = verified(isPromiseLike(verification) ? await verification : verification, algorithm);
-      const notification = notificationFromData(envelope.data);
+      const verification = verifyEnvelope(envelope, secrets, algorithm);
+      const { notification, secret } = isPromiseLike(verification) ? await verification : verification;
       const key = keyFor(notification);
       const delivery: Delivery = {
         key,
@@ -327,37 +318,4 @@ function isStore(store: object): boolean {
   return ['claim', 'renew', 'commit', 'release'].every(
     (method) => typeof (s as Record<string, unknown>)[method] === 'function',
   );
-}
-
-/**
- * The secrets to verify with, checked once (`checkSecretOption` names a missing or ill-typed one); a resolver is
- * wrapped to warn about whitespace in what it returns.
- */
-function checkedSecrets(secret: Secrets, logger: Pick<Console, 'warn'> | false): Secrets {
-  const warned = { done: false };
-  const warn = (list: readonly Secret[]) => {
-    if (warned.done || !logger) return;
-    // Only what is a secret: anything else is refused by `checkSecret` after the resolver, as a TypeError (500).
-    if (list.some((s) => secretText(s) !== secretText(s)?.trim())) {
-      warned.done = true;
-      logger.warn(
-        '[@payhook/core] a webhook secret has leading or trailing whitespace; it is used as given. Trim it if it was copied with a newline.',
-      );
-    }
-  };
-  const checked = checkSecretOption(secret);
-  if (typeof checked !== 'function') {
-    warn(checked);
-    return checked;
-  }
-  return async (posId) => {
-    const found = await checked(posId);
-    if (found !== undefined) warn(toSecretArray(found));
-    return found;
-  };
-}
-
-function secretText(secret: Secret): string | undefined {
-  const text: unknown = typeof secret === 'string' ? secret : (secret as { secret?: unknown } | null)?.secret;
-  return typeof text === 'string' ? text : undefined;
 }
