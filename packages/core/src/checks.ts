@@ -1,4 +1,5 @@
 import { isValidAmount } from './formats.js';
+import { isMissing } from './missing.js';
 import { isAbsent, path, type Violations } from './violations.js';
 
 /** A format a string must have: the test, the violation code, and what to tell the sender. */
@@ -10,10 +11,6 @@ export interface StringRule {
   maxLength?: number;
   format?: Format;
   oneOf?: readonly string[];
-}
-
-function isMissing(value: unknown): boolean {
-  return isAbsent(value) || value === '';
 }
 
 /** A string member of `record`; returns it when present and a string. */
