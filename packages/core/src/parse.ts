@@ -152,8 +152,10 @@ function invalidFields(n: Record<string, unknown>, kind: Kind): string[] | undef
   const required = kind === 'secondary' ? REQUIRED_SECONDARY : REQUIRED;
   let invalid: string[] | undefined;
   for (let i = 0; i < required.length; i++) {
-    const rule = required[i]!;
-    if (!holds(n[rule[0]], rule[1])) (invalid ??= []).push(rule[0]);
+    const [field, what] = required[i]!;
+    if (holds(n[field], what)) continue;
+    invalid ??= [];
+    invalid.push(field);
   }
   return invalid;
 }
