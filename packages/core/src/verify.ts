@@ -23,7 +23,7 @@ import {
 export type NotificationInput = string | Uint8Array | Envelope;
 
 /** Which secret a verified delivery was signed with. */
-export type MatchedSecret = Extract<VerifyResult, { valid: true }>;
+type MatchedSecret = Extract<VerifyResult, { valid: true }>;
 
 /** A delivery whose signature matched: its typed notification, and the secret that matched. */
 export interface VerifiedEnvelope {
