@@ -1,5 +1,5 @@
+import { isMissing } from '../missing.js';
 import { isValidAmount } from './formats.js';
-import { isMissing } from './missing.js';
 import { isAbsent, path, type Violations } from './violations.js';
 
 /** A format a string must have: the test, the violation code, and what to tell the sender. */
