@@ -41,7 +41,7 @@ const MALFORMED: VerifyResult = { valid: false, reason: 'malformed' };
 const MISMATCH: VerifyResult = { valid: false, reason: 'mismatch' };
 const NO_SECRET: VerifyResult = { valid: false, reason: 'no_secret' };
 
-/** One-shot hashing (Node 20.12+): a third of `createHash`'s cost for a notification-sized input. */
+/** One-shot hashing (Node 20.12+), cheaper than `createHash` for one input. */
 const oneShot = (crypto as { hash?: (algorithm: string, input: string, encoding: 'base64url') => string })
   .hash;
 
