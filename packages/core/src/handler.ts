@@ -8,7 +8,6 @@ import {
   notificationKey,
   type TransactionalStore,
 } from './dedupe.js';
-import type { Delivery } from './delivery.js';
 import { RequestError, type WebhookError } from './errors.js';
 import { ExactlyOnce } from './exactly-once.js';
 import type { Notification, NotificationEvent, NotificationFor } from './notification.js';
@@ -149,26 +148,12 @@ export function createWebhookHandler<C = undefined>(options: WebhookHandlerOptio
   const algorithm = checkAlgorithm(options.algorithm);
   const logger = options.logger === undefined ? console : options.logger;
   const secrets = secretSource(options.secret, logger ? (message) => logger.warn(message) : undefined);
-  const store = options.store === false ? undefined : (options.store ?? new MemoryStore());
-  if (store !== undefined && !isStore(store)) {
-    throw new TypeError(
-      '[@payhook/core] store must have claim, renew, commit and release (a DedupeStore), or transaction (a TransactionalStore).',
-    );
-  }
-  if (store !== undefined && isTransactionalStore(store) && options.failOpen) {
-    throw new TypeError(
-      '[@payhook/core] failOpen cannot be used with a transactional store: handlers would run without the transaction their writes need (inbox.client(delivery)).',
-    );
-  }
-  const keyOf = options.key ?? notificationKey;
-  const limits = {
-    maxBodyBytes: positive('maxBodyBytes', options.maxBodyBytes, 1024 * 1024),
-    readTimeoutMs: duration('readTimeoutMs', options.readTimeoutMs, 10_000),
-  };
-  const senderAllowed = options.allowedSenders ? createSenderCheck(options.allowedSenders) : undefined;
-  const ordering = options.ordering
-    ? new OrderingGuard(options.ordering === true ? undefined : options.ordering)
-    : undefined;
+  const store = checkedStore(options);
+  const limits = bodyLimits(options);
+  const checkRequest = createRequestCheck(options);
+  const keyFor = createKeyFor(options.key ?? notificationKey, logger);
+  const report = createReport(options.onError, logger);
+  const ordering = orderingGuard(options.ordering);
   const routes = new Routes<C>();
   if (options.handle) routes.addAny(options.handle);
   const once = new ExactlyOnce<C>({
@@ -182,26 +167,17 @@ export function createWebhookHandler<C = undefined>(options: WebhookHandlerOptio
     report: (error) => report(error, undefined),
   });
 
-  /**
-   * One delivery, top to bottom: every refusal is thrown by its step and answered at the end. Steps that may finish
-   * at once (a body already read, static secrets, a synchronous store and handler) are awaited only when they
-   * return a promise: each `await` of a plain value costs a turn of the microtask queue.
-   */
+  /** One delivery, top to bottom: each step throws its refusal, answered at the end (a step's promise awaited). */
   async function handle(request: WebhookRequest, context: C): Promise<WebhookResult> {
     try {
-      checkMethodAndSender(request);
+      checkRequest(request);
       const type = mediaTypeOf(getHeader(request.headers, 'content-type'));
       const read = readEnvelope(request, type, limits);
       const envelope = isPromiseLike(read) ? await read : read;
       const verification = verifyEnvelope(envelope, secrets, algorithm);
       const { notification, secret } = isPromiseLike(verification) ? await verification : verification;
       const key = keyFor(notification);
-      const delivery: Delivery = {
-        key,
-        secretIndex: secret.index,
-        secretId: secret.id,
-        raw: notification.raw,
-      };
+      const delivery = { key, secretIndex: secret.index, secretId: secret.id, raw: notification.raw };
       const handlers = routes.match(notification);
       if (handlers.length === 0) return accepted('ignored', notification);
       if (ordering?.isStale(notification)) {
@@ -223,7 +199,42 @@ export function createWebhookHandler<C = undefined>(options: WebhookHandlerOptio
     }
   }
 
-  function checkMethodAndSender(request: WebhookRequest): void {
+  return withMethods(handle, routes);
+}
+
+type Logger = Pick<Console, 'warn' | 'error'> | false;
+
+/** The `store` option: the default `MemoryStore`, none (`false`), or one with the methods of a store contract. */
+function checkedStore(options: WebhookHandlerOptions<never>): DedupeStore | TransactionalStore | undefined {
+  const store = options.store === false ? undefined : (options.store ?? new MemoryStore());
+  if (store !== undefined && !isStore(store)) {
+    throw new TypeError(
+      '[@payhook/core] store must have claim, renew, commit and release (a DedupeStore), or transaction (a TransactionalStore).',
+    );
+  }
+  if (store !== undefined && isTransactionalStore(store) && options.failOpen) {
+    throw new TypeError(
+      '[@payhook/core] failOpen cannot be used with a transactional store: handlers would run without the transaction their writes need (inbox.client(delivery)).',
+    );
+  }
+  return store;
+}
+
+function bodyLimits(options: WebhookHandlerOptions<never>): { maxBodyBytes: number; readTimeoutMs: number } {
+  return {
+    maxBodyBytes: positive('maxBodyBytes', options.maxBodyBytes, 1024 * 1024),
+    readTimeoutMs: duration('readTimeoutMs', options.readTimeoutMs, 10_000),
+  };
+}
+
+function orderingGuard(ordering: boolean | OrderingOptions | undefined): OrderingGuard | undefined {
+  return ordering ? new OrderingGuard(ordering === true ? undefined : ordering) : undefined;
+}
+
+/** Refuses a method other than POST (405) and, with `allowedSenders`, a sender outside it (403). */
+function createRequestCheck(options: SenderOptions): (request: WebhookRequest) => void {
+  const senderAllowed = options.allowedSenders ? createSenderCheck(options.allowedSenders) : undefined;
+  return (request) => {
     if (request.method !== undefined && request.method.toUpperCase() !== 'POST') {
       throw new RequestError(
         'request.method_not_allowed',
@@ -234,9 +245,15 @@ export function createWebhookHandler<C = undefined>(options: WebhookHandlerOptio
     if (senderAllowed && !senderAllowed(sender)) {
       throw new RequestError('sender.forbidden', 'the sender address is not in allowedSenders.');
     }
-  }
+  };
+}
 
-  function keyFor(notification: Notification): string | undefined {
+/** A notification's key for the store, bounded; `undefined` (with a warning) when nothing tells it apart. */
+function createKeyFor(
+  keyOf: KeyFunction,
+  logger: Logger,
+): (notification: Notification) => string | undefined {
+  return (notification) => {
     const key = keyOf(notification);
     if (key !== undefined) return boundKey(key);
     if (logger) {
@@ -245,12 +262,18 @@ export function createWebhookHandler<C = undefined>(options: WebhookHandlerOptio
       );
     }
     return undefined;
-  }
+  };
+}
 
-  function report(error: WebhookError, remoteAddress: string | undefined): void {
-    if (options.onError) {
+/** Sends every refusal and store failure to `onError` and, from 500 up, to the logger. */
+function createReport(
+  onError: ErrorHook | undefined,
+  logger: Logger,
+): (error: WebhookError, remoteAddress: string | undefined) => void {
+  return (error, remoteAddress) => {
+    if (onError) {
       try {
-        options.onError(error, { remoteAddress });
+        onError(error, { remoteAddress });
       } catch {
         // A failing hook must not change the answer.
       }
@@ -263,8 +286,14 @@ export function createWebhookHandler<C = undefined>(options: WebhookHandlerOptio
     } catch {
       // A failing logger must not change the answer, nor crash the process from a background renewal.
     }
-  }
+  };
+}
 
+/** `handle` with the surface of a `WebhookHandler`: `.on`, `.onAny` and `.fetch`. */
+function withMethods<C>(
+  handle: (request: WebhookRequest, context: C) => Promise<WebhookResult>,
+  routes: Routes<C>,
+): WebhookHandler<C> {
   const handler = handle as WebhookHandler<C>;
   handler.on = (event, fn) => {
     routes.add(event, fn as NotificationHandler<Notification, C>);
