@@ -47,7 +47,7 @@ export function addInterval(anchor: Date, unit: IntervalUnit, count: number): Da
       return addMonths(anchor, count * 12);
     default:
       throw new RangeError(
-        `[@payhook/testing] interval_unit ${JSON.stringify(unit)} is not one of the spec's (day, week, month, quarter, year): the fake cannot schedule it.`,
+        `[@payhook/testing] interval_unit ${JSON.stringify(unit)} is not one of the spec's units: the fake cannot schedule it.`,
       );
   }
 }
