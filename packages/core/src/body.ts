@@ -149,10 +149,39 @@ function isEscapedPadding(value: string, from: number): boolean {
   return true;
 }
 
+/** The envelope field a form field name stands for, once decoded as standard form parsers decode names. */
+type FieldName = 'data' | 'signature' | 'other';
+
+/**
+ * The field a form field name is: names are percent-decoded (`%64ata` is `data`), as URLSearchParams, qs and
+ * querystring decode them, and one they cannot decode stays as it is (another field) as it does there. A name that
+ * qs (body-parser `extended`, koa's parsers) would turn into an object or a list (`data[a]`, `data[]`) is refused
+ * as a field that is not a string, the answer those parsers' users get.
+ */
+function fieldNameOf(raw: string): FieldName {
+  let name = raw;
+  if (raw.includes('%') || raw.includes('+')) {
+    try {
+      name = decodeEscapes(raw);
+    } catch {
+      return 'other';
+    }
+  }
+  if (name === 'data' || name === 'signature') return name;
+  if (isBracketed(name, 'data')) throw notAString('data');
+  if (isBracketed(name, 'signature')) throw notAString('signature');
+  return 'other';
+}
+
+function isBracketed(name: string, field: string): boolean {
+  return name.startsWith(field) && name.charCodeAt(field.length) === 91 && name.includes(']', field.length);
+}
+
 /**
  * Picks `data` and `signature` out of a urlencoded body without a general parser; other fields are ignored. Each
- * field is read once from its start (one `indexOf` for its end, a prefix test for its name), so the work is
- * linear in the body whatever its shape, and stops at `MAX_ENVELOPE_FIELDS`.
+ * field is read once from its start (one `indexOf` for its end, a prefix test for the service's own names, else
+ * one look at the name alone), so the work is linear in the body whatever its shape, and stops at
+ * `MAX_ENVELOPE_FIELDS`. A name without `=` is a field with an empty value, as in every form parser.
  */
 export function parseForm(text: string): Envelope {
   let data: string | undefined;
@@ -163,12 +192,26 @@ export function parseForm(text: string): Envelope {
     if (++fields > MAX_ENVELOPE_FIELDS) throw tooManyFields();
     let end = text.indexOf('&', start);
     if (end === -1) end = text.length;
+    let name: FieldName;
+    let valueStart: number;
     if (text.startsWith('data=', start)) {
-      if (data !== undefined) throw fieldRepeated('data');
-      data = decodeFormValue(text.slice(start + 5, end));
+      name = 'data';
+      valueStart = start + 5;
     } else if (text.startsWith('signature=', start)) {
+      name = 'signature';
+      valueStart = start + 10;
+    } else {
+      const field = text.slice(start, end);
+      const equals = field.indexOf('=');
+      name = fieldNameOf(equals === -1 ? field : field.slice(0, equals));
+      valueStart = equals === -1 ? end : start + equals + 1;
+    }
+    if (name === 'data') {
+      if (data !== undefined) throw fieldRepeated('data');
+      data = decodeFormValue(text.slice(valueStart, end));
+    } else if (name === 'signature') {
       if (signature !== undefined) throw fieldRepeated('signature');
-      signature = decodeFormValue(text.slice(start + 10, end));
+      signature = decodeFormValue(text.slice(valueStart, end));
     }
     start = end + 1;
   }
@@ -180,14 +223,76 @@ export function parseForm(text: string): Envelope {
 /** Picks `data` and `signature` from an object a body parser (form or JSON) already built. */
 export function envelopeFromObject(body: object): Envelope {
   const { data, signature } = body as { data?: unknown; signature?: unknown };
-  return { data: fieldOf('data', data), signature: fieldOf('signature', signature) };
+  return { data: fieldOf(body, 'data', data), signature: fieldOf(body, 'signature', signature) };
 }
 
-function fieldOf(name: string, value: unknown): string {
+function fieldOf(body: object, name: string, value: unknown): string {
   if (typeof value === 'string') return value;
-  if (value === undefined || value === null) throw fieldMissing(name);
-  if (Array.isArray(value)) throw fieldRepeated(name);
-  throw new RequestError('payload.malformed', `the field ${name} is not a string.`);
+  if (Array.isArray(value) && value.length > 1) throw fieldRepeated(name);
+  if (value !== undefined && value !== null) throw notAString(name);
+  // Only on the way to a refusal: a parser without nested names (body-parser's `extended: false`) kept
+  // `data[a]` as a key; it answers as the nesting parsers' object does.
+  for (const key in body) if (isBracketed(key, name)) throw notAString(name);
+  throw fieldMissing(name);
+}
+
+function notAString(name: string): RequestError {
+  return new RequestError('payload.malformed', `the field ${name} is not a string.`);
+}
+
+/**
+ * The first of `data` and `signature` that is a key of the top-level object more than once, in a text that
+ * JSON.parse read (which keeps the last). Without a backslash a key is spelled as it is, so one occurrence of each
+ * quoted name settles it at memchr speed; otherwise one pass over the text, stepping over strings with `indexOf`.
+ */
+export function repeatedJsonField(text: string): 'data' | 'signature' | undefined {
+  if (!text.includes('\\') && occursOnce(text, '"data"') && occursOnce(text, '"signature"')) return undefined;
+  let depth = 0;
+  let atKey = false;
+  let data = false;
+  let signature = false;
+  for (let i = 0; i < text.length; i++) {
+    const char = text.charCodeAt(i);
+    if (char === 34) {
+      const end = stringEnd(text, i);
+      if (atKey && depth === 1) {
+        const key: unknown = JSON.parse(text.slice(i, end + 1));
+        if (key === 'data') {
+          if (data) return 'data';
+          data = true;
+        } else if (key === 'signature') {
+          if (signature) return 'signature';
+          signature = true;
+        }
+      }
+      atKey = false;
+      i = end;
+    } else if (char === 123 || char === 91) {
+      depth++;
+      atKey = depth === 1;
+    } else if (char === 125 || char === 93) {
+      depth--;
+    } else if (char === 44) {
+      atKey = depth === 1;
+    }
+  }
+  return undefined;
+}
+
+function occursOnce(text: string, part: string): boolean {
+  const first = text.indexOf(part);
+  return first === -1 || text.indexOf(part, first + part.length) === -1;
+}
+
+/** The index of the quote that closes the JSON string opening at `open` (one not escaped by a backslash). */
+function stringEnd(text: string, open: number): number {
+  let close = text.indexOf('"', open + 1);
+  for (;;) {
+    let backslashes = 0;
+    while (text.charCodeAt(close - 1 - backslashes) === 92) backslashes++;
+    if (backslashes % 2 === 0) return close;
+    close = text.indexOf('"', close + 1);
+  }
 }
 
 /** Reads a raw body (bytes or text) of the given media type into an envelope. */
@@ -213,6 +318,8 @@ export function parseRawBody(body: Uint8Array | string, type: MediaType): Envelo
       'the JSON envelope is not an object with data and signature.',
     );
   }
+  const repeated = repeatedJsonField(text);
+  if (repeated !== undefined) throw fieldRepeated(repeated);
   return envelopeFromObject(value);
 }
 
