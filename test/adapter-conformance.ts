@@ -106,6 +106,29 @@ export function itAnswersEveryStatus(build: BuildApp): void {
     expect(handled).toEqual([]);
   });
 
+  it('answers 200 handled to a form whose field names are percent-encoded, as form parsers decode them', async () => {
+    const { data, signature } = envelope(purchase(), SECRET);
+    const res = await request(await app())
+      .post('/webhooks')
+      .type(FORM)
+      .send(`%64%61%74%61=${data}&%73ignature=${encodeURIComponent(signature)}`);
+    expect([res.status, res.text]).toEqual([200, '{"ok":true,"outcome":"handled"}']);
+    expect(handled).toHaveLength(1);
+  });
+
+  it.each([
+    ['data[a]=1 beside a signed delivery', (body: string) => `${body}&data[a]=1`],
+    ['data[a]=1 in place of data', (body: string) => body.replace('data=', 'data[a]=')],
+  ])('answers 400 payload.malformed to %s, whatever the form parser', async (_, change) => {
+    const res = await request(await app())
+      .post('/webhooks')
+      .type(FORM)
+      .send(change(signedForm(purchase(), SECRET)));
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject(reason('payload.malformed'));
+    expect(handled).toEqual([]);
+  });
+
   it('answers 401 signature.invalid when the data was changed after signing', async () => {
     const { signature } = envelope(purchase(), SECRET);
     const { data } = envelope(purchase({ amount: 1 }), SECRET);
@@ -329,6 +352,31 @@ export function itAnswersTimeout(build: BuildApp): void {
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
     }
+  });
+}
+
+/**
+ * A JSON envelope with `data` twice: 400 `payload.field_repeated`, as the form. Only where payhook reads the JSON
+ * itself: a JSON body parser in front keeps the last value before payhook sees the body (docs/errors.md).
+ */
+export function itRefusesRepeatedJsonFields(build: BuildApp): void {
+  it('answers 400 payload.field_repeated to a JSON envelope with data twice', async () => {
+    const handled: Notification[] = [];
+    const server = await build({
+      secret: SECRET,
+      logger: false,
+      handle: (notification) => {
+        handled.push(notification);
+      },
+    });
+    const { data, signature } = envelope(purchase(), SECRET);
+    const res = await request(server)
+      .post('/webhooks')
+      .set('content-type', 'application/json')
+      .send(`{"data":"e30","data":${JSON.stringify(data)},"signature":${JSON.stringify(signature)}}`);
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject(reason('payload.field_repeated'));
+    expect(handled).toEqual([]);
   });
 }
 

@@ -202,6 +202,11 @@ describe('envelopeFromObject, on what a body parser built', () => {
     ],
     ['a one-element list (qs, data[]=1)', { data: ['1'], signature: 's' }, 'payload.malformed'],
     ['a list of two (qs, data=a&data=b)', { data: ['a', 'b'], signature: 's' }, 'payload.field_repeated'],
+    [
+      'a list with an object (qs, data=a&data[b]=1)',
+      { data: ['a', { b: '1' }], signature: 's' },
+      'payload.malformed',
+    ],
     ['no data at all', { datum: 'a', signature: 's' }, 'payload.field_missing'],
   ])('answers %s with %s', (_, body, code) => {
     expect(() => envelopeFromObject(body)).toThrow(expect.objectContaining({ code }));

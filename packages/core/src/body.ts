@@ -222,18 +222,23 @@ export function parseForm(text: string): Envelope {
 
 /** Picks `data` and `signature` from an object a body parser (form or JSON) already built. */
 export function envelopeFromObject(body: object): Envelope {
+  // A parser without nested names (body-parser's `extended: false`) keeps `data[a]` as a key, where qs
+  // (`extended: true`, koa's parsers) makes `data` an object or a list: both answer as qs's users see it.
+  for (const key in body) {
+    if (isBracketed(key, 'data')) throw notAString('data');
+    if (isBracketed(key, 'signature')) throw notAString('signature');
+  }
   const { data, signature } = body as { data?: unknown; signature?: unknown };
-  return { data: fieldOf(body, 'data', data), signature: fieldOf(body, 'signature', signature) };
+  return { data: fieldOf('data', data), signature: fieldOf('signature', signature) };
 }
 
-function fieldOf(body: object, name: string, value: unknown): string {
+function fieldOf(name: string, value: unknown): string {
   if (typeof value === 'string') return value;
-  if (Array.isArray(value) && value.length > 1) throw fieldRepeated(name);
-  if (value !== undefined && value !== null) throw notAString(name);
-  // Only on the way to a refusal: a parser without nested names (body-parser's `extended: false`) kept
-  // `data[a]` as a key; it answers as the nesting parsers' object does.
-  for (const key in body) if (isBracketed(key, name)) throw notAString(name);
-  throw fieldMissing(name);
+  // qs makes a list of a repeated name (`data=a&data=b`), and of `data[]=1` or `data=a&data[b]=1` too.
+  if (Array.isArray(value) && value.length > 1 && value.every((item) => typeof item === 'string'))
+    throw fieldRepeated(name);
+  if (value === undefined || value === null) throw fieldMissing(name);
+  throw notAString(name);
 }
 
 function notAString(name: string): RequestError {

@@ -2,7 +2,11 @@ import type { Express, RequestHandler } from 'express';
 import express5 from 'express';
 import express4 from 'express4';
 import { describe, expect, it } from 'vitest';
-import { itAnswersEveryStatus, itAnswersTimeout } from '../../../test/adapter-conformance.ts';
+import {
+  itAnswersEveryStatus,
+  itAnswersTimeout,
+  itRefusesRepeatedJsonFields,
+} from '../../../test/adapter-conformance.ts';
 import { parserErrorHandler, webhookMiddleware } from './index.ts';
 
 type Parser = (e: typeof express5) => RequestHandler[];
@@ -35,6 +39,7 @@ describe.each(versions)('%s', (_, express) => {
 
   describe('with no body parser', () => {
     itAnswersTimeout((options) => express().use('/webhooks', webhookMiddleware(options)));
+    itRefusesRepeatedJsonFields((options) => express().use('/webhooks', webhookMiddleware(options)));
   });
 });
 

@@ -1,5 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { itAnswersEveryStatus, itAnswersTimeout } from '../../../test/adapter-conformance.ts';
+import {
+  itAnswersEveryStatus,
+  itAnswersTimeout,
+  itRefusesRepeatedJsonFields,
+} from '../../../test/adapter-conformance.ts';
 import { PARSERS, VERSIONS } from '../test/parsers.ts';
 import { parserErrorHandler, webhookMiddleware } from './index.ts';
 
@@ -16,6 +20,9 @@ describe.each(VERSIONS)('%s', (_, Koa) => {
 
   describe('with no body parser', () => {
     itAnswersTimeout((options) =>
+      new Koa().use(webhookMiddleware({ ...options, path: '/webhooks' })).callback(),
+    );
+    itRefusesRepeatedJsonFields((options) =>
       new Koa().use(webhookMiddleware({ ...options, path: '/webhooks' })).callback(),
     );
   });

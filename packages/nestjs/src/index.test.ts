@@ -1,6 +1,10 @@
 import { Module } from '@nestjs/common';
 import { describe, expect, it } from 'vitest';
-import { itAnswersEveryStatus, itAnswersTimeout } from '../../../test/adapter-conformance.ts';
+import {
+  itAnswersEveryStatus,
+  itAnswersTimeout,
+  itRefusesRepeatedJsonFields,
+} from '../../../test/adapter-conformance.ts';
 import { NEST, nestServer, PLATFORMS } from '../test/apps.ts';
 import { PayhookModule, type PayhookModuleOptions } from './index.ts';
 
@@ -13,6 +17,10 @@ function appModule(options: PayhookModuleOptions) {
 describe.each(PLATFORMS)(`${NEST}, %s platform, with Nest's default body parsers`, (platform) => {
   itAnswersEveryStatus((options) => nestServer(platform, appModule({ ...options, path: '/webhooks' })));
   itAnswersTimeout((options) => nestServer(platform, appModule({ ...options, path: '/webhooks' })));
+  // Mounted before Nest's body parsers, the module reads the JSON bytes itself.
+  itRefusesRepeatedJsonFields((options) =>
+    nestServer(platform, appModule({ ...options, path: '/webhooks' })),
+  );
 });
 
 describe('a secret read from an unset environment variable', () => {
