@@ -12,6 +12,7 @@ import type { MiddlewareOptions } from '@payhook/core/adapter';
 import request from 'supertest';
 import { expect, it } from 'vitest';
 import { purchase } from '../examples/shared/src/deliveries.ts';
+import { close, listen, postExpectingContinue } from './support/expect-continue.ts';
 import { encodeForm, envelope, FORM, signedData, signedForm } from './support/signed-form.ts';
 
 /**
@@ -377,6 +378,60 @@ export function itRefusesRepeatedJsonFields(build: BuildApp): void {
     expect(res.status).toBe(400);
     expect(res.body).toMatchObject(reason('payload.field_repeated'));
     expect(handled).toEqual([]);
+  });
+}
+
+/**
+ * `Expect: 100-continue` on a server passed through core's `deferContinue`, as each adapter's README shows: a
+ * declared length over `maxBodyBytes` is answered 413 before Node could send `100 Continue`; a delivery that fits
+ * is invited, then handled. `build` returns that server, not listening.
+ */
+export function itDefersContinue(build: (options: MiddlewareOptions<unknown>) => Promise<Server>): void {
+  const serve = async () => {
+    const handled: Notification[] = [];
+    const server = await build({
+      secret: SECRET,
+      maxBodyBytes: MAX_BODY_BYTES,
+      logger: false,
+      handle: (notification) => {
+        handled.push(notification);
+      },
+    });
+    return { server: await listen(server), handled };
+  };
+
+  it('answers 413 payload.too_large to Expect: 100-continue with a length over maxBodyBytes, never 100 Continue', async () => {
+    const { server, handled } = await serve();
+    try {
+      const { received, continued } = await postExpectingContinue(
+        server,
+        '/webhooks',
+        FORM,
+        '',
+        MAX_BODY_BYTES + 1,
+      );
+      expect(continued).toBe(false);
+      expect(received.slice(0, received.indexOf('\r\n'))).toBe('HTTP/1.1 413 Payload Too Large');
+      expect(received).not.toContain('100 Continue');
+      expect(received).toContain('"code":"payload.too_large"');
+      expect(handled).toEqual([]);
+    } finally {
+      await close(server);
+    }
+  });
+
+  it('sends 100 Continue to Expect: 100-continue within maxBodyBytes, then handles the delivery', async () => {
+    const { server, handled } = await serve();
+    try {
+      const body = signedForm(purchase(), SECRET);
+      const { received, continued } = await postExpectingContinue(server, '/webhooks', FORM, body);
+      expect(continued).toBe(true);
+      expect(received).toContain('\r\n\r\nHTTP/1.1 200 OK\r\n');
+      expect(received.endsWith('{"ok":true,"outcome":"handled"}')).toBe(true);
+      expect(handled).toHaveLength(1);
+    } finally {
+      await close(server);
+    }
   });
 }
 

@@ -1,3 +1,4 @@
+import { createServer } from 'node:http';
 import type { Express, RequestHandler } from 'express';
 import express5 from 'express';
 import express4 from 'express4';
@@ -5,9 +6,10 @@ import { describe, expect, it } from 'vitest';
 import {
   itAnswersEveryStatus,
   itAnswersTimeout,
+  itDefersContinue,
   itRefusesRepeatedJsonFields,
 } from '../../../test/adapter-conformance.ts';
-import { parserErrorHandler, webhookMiddleware } from './index.ts';
+import { deferContinue, parserErrorHandler, webhookMiddleware } from './index.ts';
 
 type Parser = (e: typeof express5) => RequestHandler[];
 
@@ -40,6 +42,10 @@ describe.each(versions)('%s', (_, express) => {
   describe('with no body parser', () => {
     itAnswersTimeout((options) => express().use('/webhooks', webhookMiddleware(options)));
     itRefusesRepeatedJsonFields((options) => express().use('/webhooks', webhookMiddleware(options)));
+    // The README's one line: the server Express runs on, through deferContinue.
+    itDefersContinue(async (options) =>
+      deferContinue(createServer(express().use('/webhooks', webhookMiddleware(options)))),
+    );
   });
 });
 

@@ -2,10 +2,11 @@ import { describe, expect, it } from 'vitest';
 import {
   itAnswersEveryStatus,
   itAnswersTimeout,
+  itDefersContinue,
   itRefusesRepeatedJsonFields,
 } from '../../../test/adapter-conformance.ts';
 import { PARSERS, VERSIONS } from '../test/parsers.ts';
-import { type FastifyWebhookOptions, webhookPlugin } from './index.ts';
+import { deferContinue, type FastifyWebhookOptions, webhookPlugin } from './index.ts';
 
 describe.each(VERSIONS)('%s', (_, version) => {
   describe.each(PARSERS)('with %s registered before the plugin', (_, parsersFor) => {
@@ -22,6 +23,13 @@ describe.each(VERSIONS)('%s', (_, version) => {
   });
 
   describe('with no parser of its own', () => {
+    // Fastify lets Node send 100 Continue before any hook runs unless its server goes through deferContinue.
+    itDefersContinue(async (options) => {
+      const app = version.fastify();
+      await app.register(webhookPlugin({ ...options, path: '/webhooks' }));
+      await app.ready();
+      return deferContinue(app.server);
+    });
     itAnswersTimeout(async (options) => {
       const app = version.fastify();
       await app.register(webhookPlugin({ ...options, path: '/webhooks' }));

@@ -1,11 +1,13 @@
+import { createServer } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import {
   itAnswersEveryStatus,
   itAnswersTimeout,
+  itDefersContinue,
   itRefusesRepeatedJsonFields,
 } from '../../../test/adapter-conformance.ts';
 import { PARSERS, VERSIONS } from '../test/parsers.ts';
-import { parserErrorHandler, webhookMiddleware } from './index.ts';
+import { deferContinue, parserErrorHandler, webhookMiddleware } from './index.ts';
 
 describe.each(VERSIONS)('%s', (_, Koa) => {
   describe.each(PARSERS)('with %s before the middleware', (_, parsersFor) => {
@@ -24,6 +26,11 @@ describe.each(VERSIONS)('%s', (_, Koa) => {
     );
     itRefusesRepeatedJsonFields((options) =>
       new Koa().use(webhookMiddleware({ ...options, path: '/webhooks' })).callback(),
+    );
+    itDefersContinue(async (options) =>
+      deferContinue(
+        createServer(new Koa().use(webhookMiddleware({ ...options, path: '/webhooks' })).callback()),
+      ),
     );
   });
 });

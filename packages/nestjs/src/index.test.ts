@@ -3,10 +3,11 @@ import { describe, expect, it } from 'vitest';
 import {
   itAnswersEveryStatus,
   itAnswersTimeout,
+  itDefersContinue,
   itRefusesRepeatedJsonFields,
 } from '../../../test/adapter-conformance.ts';
 import { NEST, nestServer, PLATFORMS } from '../test/apps.ts';
-import { PayhookModule, type PayhookModuleOptions } from './index.ts';
+import { deferContinue, PayhookModule, type PayhookModuleOptions } from './index.ts';
 
 function appModule(options: PayhookModuleOptions) {
   @Module({ imports: [PayhookModule.forRoot(options)] })
@@ -20,6 +21,9 @@ describe.each(PLATFORMS)(`${NEST}, %s platform, with Nest's default body parsers
   // Mounted before Nest's body parsers, the module reads the JSON bytes itself.
   itRefusesRepeatedJsonFields((options) =>
     nestServer(platform, appModule({ ...options, path: '/webhooks' })),
+  );
+  itDefersContinue(async (options) =>
+    deferContinue(await nestServer(platform, appModule({ ...options, path: '/webhooks' }))),
   );
 });
 
