@@ -64,10 +64,8 @@ function tooManyFields(): RequestError {
 
 /**
  * True when `text` has at most `limit` of the characters `,`, `[` and `{` (in strings too), so JSON.parse makes at
- * most `limit + 1` values of it. Each character is looked for with `indexOf` from past its last find, so the
- * text is scanned three times at memchr speed (a regular expression's class scan is 30 times slower) and at most
- * `limit + 3` calls are made. JSON.parse spends 40 to 130 ms on a megabyte of small values or deep nesting, 1 ms
- * on a megabyte of string.
+ * most `limit + 1` values of it: the cost of parsing grows with values, not bytes. Each character is looked for
+ * with `indexOf` from past its last find (memchr speed; bench/README.md, "Why the body readers look as they do").
  */
 export function hasAtMostJsonValues(text: string, limit: number): boolean {
   let comma = text.indexOf(',');
@@ -109,8 +107,8 @@ for (let i = 0; i < 16; i++) {
 }
 
 /**
- * `decodeURIComponent(value.replace(/\+/g, ' '))` in one pass over the value's UTF-8 bytes (where `+` and `%` are
- * only ever themselves): V8's global replace costs about 100 ns a match, 100 ms for a megabyte of `+`.
+ * A form value or name decoded (`+` as a space, then `%XX` escapes) in one pass over its UTF-8 bytes, where `+`
+ * and `%` are only ever themselves; linear whatever the value (bench/README.md has the measurements).
  */
 function decodeEscapes(value: string): string {
   const bytes = Buffer.from(value);
