@@ -1,11 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import * as core from '@payhook/core';
-import * as express from '@payhook/express';
-import * as fastify from '@payhook/fastify';
-import * as koa from '@payhook/koa';
-import * as nestjs from '@payhook/nestjs';
 import { describe, expect, it } from 'vitest';
+import * as core from '../packages/core/src/index.ts';
+import * as express from '../packages/express/src/index.ts';
+import * as fastify from '../packages/fastify/src/index.ts';
+import * as koa from '../packages/koa/src/index.ts';
+import * as nestjs from '../packages/nestjs/src/index.ts';
 
 /**
  * What an application imports from its adapter instead of @payhook/core (the adapters' READMEs, "Errors"): the error
