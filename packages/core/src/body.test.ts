@@ -61,6 +61,18 @@ describe('hostile bodies at the 1 MiB limit, refused before the signature is che
     expect(result.error).toEqual(TOO_MANY);
   });
 
+  it.each([
+    ['escaped quotes', '\\"'],
+    ['backslashes', '\\\\'],
+    ['quoted names', '\\"data\\":'],
+  ])('answers JSON whose strings hold a megabyte of %s as any JSON envelope', async (_, unit) => {
+    const body = `${fill('{"data":"x","signature":"y","note":"', unit, MiB - 2)}"}`;
+    expect(await answer(body, JSON_TYPE)).toMatchObject({
+      status: 401,
+      error: { code: 'signature.invalid' },
+    });
+  });
+
   it('answers JSON holding one long string, and long numbers, as any JSON envelope', async () => {
     const text = await answer(`${fill('{"signature":"x","data":"', 'A', MiB - 2)}"}`, JSON_TYPE);
     expect(text).toMatchObject({ status: 401, error: { code: 'signature.invalid' } });
