@@ -358,7 +358,7 @@ export function itAnswersTimeout(build: BuildApp): void {
 
 /**
  * A JSON envelope with `data` twice: 400 `payload.field_repeated`, as the form. Only where payhook reads the JSON
- * itself: a JSON body parser in front keeps the last value before payhook sees the body (docs/errors.md).
+ * bytes: a JSON body parser that keeps no text hands on the last value only (docs/errors.md).
  */
 export function itRefusesRepeatedJsonFields(build: BuildApp): void {
   it('answers 400 payload.field_repeated to a JSON envelope with data twice', async () => {
