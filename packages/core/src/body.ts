@@ -232,7 +232,8 @@ export function envelopeFromObject(body: object): Envelope {
 
 function fieldOf(name: string, value: unknown): string {
   if (typeof value === 'string') return value;
-  // qs makes a list of a repeated name (`data=a&data=b`), and of `data[]=1` or `data=a&data[b]=1` too.
+  // A list of strings is qs's reading of a repeated name (`data=a&data=b`); any other list, of a nested one
+  // (`data[]=1`, `data=a&data[b]=1`), answered as the raw reader answers that name.
   if (Array.isArray(value) && value.length > 1 && value.every((item) => typeof item === 'string'))
     throw fieldRepeated(name);
   if (value === undefined || value === null) throw fieldMissing(name);
