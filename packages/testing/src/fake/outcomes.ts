@@ -7,8 +7,9 @@
 export type PaymentOutcome = 'success' | '3ds' | 'decline';
 
 /**
- * Card numbers (all pass the Luhn check) whose outcome is fixed, so a test picks a scenario by card alone.
- * Any other valid card succeeds.
+ * Card numbers (all pass the Luhn check) whose outcome is fixed, so a test picks a scenario by card alone, in a
+ * direct request or typed into the hosted checkout. Any other valid card succeeds. `threeDs` asks for the
+ * 3-D Secure code: `THREE_DS_CODE` passes, any other code fails (`2123`).
  *
  * @example
  * const body = { ...payment, cc_number: TEST_CARDS.threeDs }; // answers pending 2122
@@ -18,6 +19,14 @@ export const TEST_CARDS = {
   threeDs: '4000000000003220',
   decline: '4000000000000002',
 } as const;
+
+/**
+ * The code that passes the fake's 3-D Secure page; any other code fails the payment (`2123`).
+ *
+ * @example
+ * await page.getByLabel('Verification code').fill(THREE_DS_CODE);
+ */
+export const THREE_DS_CODE = '123456';
 
 /** Status texts of the fake: 1000, 1002, 1004, 2122 from the spec and public facts; the failure codes (2000, as the fixtures, 2123 and 2124) and 1100 are the toolkit's. */
 export const STATUS = {
