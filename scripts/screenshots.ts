@@ -1,8 +1,8 @@
 // Screenshots of the fake service's hosted checkout and 3DS page for the testing README (docs/images/), taken in
-// Debian's Chromium from the built package: `pnpm screenshots`. Not a test: it asserts nothing, it shows.
+// Debian's Chromium from the sources: `pnpm screenshots`. Not a test: it asserts nothing, it shows.
 import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { startFakeServer, TEST_CARDS } from '@payhook/testing';
+import { startFakeServer, TEST_CARDS } from '../packages/testing/src/index.js';
 import { launchChromium } from '../packages/testing/test/chromium.js';
 
 const out = fileURLToPath(new URL('../docs/images/', import.meta.url));

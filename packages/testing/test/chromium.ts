@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { type Browser, chromium } from 'playwright-core';
 
 /** Debian's Chromium, which scripts/ensure-services.sh installs (`apt-get install -y chromium`). */
-export const CHROMIUM = '/usr/bin/chromium';
+const CHROMIUM = '/usr/bin/chromium';
 
 /** True when the browser tests can run here; under CI they must (a missing Chromium fails them). */
 export const canRunChromium: boolean = existsSync(CHROMIUM) || process.env.CI === 'true';

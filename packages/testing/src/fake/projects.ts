@@ -33,6 +33,7 @@ export interface FakeProject {
   readonly endpointsKey: string;
   readonly secret: string;
   readonly sector: string | undefined;
+  /** The name the hosted checkout shows. */
   readonly merchantName: string;
 }
 

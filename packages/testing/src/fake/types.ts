@@ -110,6 +110,7 @@ export interface CheckoutCard {
  * const { record, redirectTo }: CheckoutStep = fake.payByCard(checkoutId, card);
  */
 export interface CheckoutStep {
+  /** The payment's record after the step. */
   record: PaymentRecord;
   /** The 3DS page while the payment waits for its code, else `result_url` (when the request had one). */
   redirectTo?: string;
@@ -122,6 +123,7 @@ export interface CheckoutStep {
  * const { record, open, threeDs, expired }: CheckoutView = fake.checkout(checkoutId);
  */
 export interface CheckoutView {
+  /** The payment's record as it stands. */
   readonly record: PaymentRecord;
   /** The project's `merchantName`. */
   readonly merchantName: string;
