@@ -102,12 +102,17 @@ describe('the hosted checkout over HTTP', () => {
     });
     const declined = setup();
     expect(declined.post(card(TEST_CARDS.decline)).status).toBe(303);
-    await Promise.all([paid.fake.idle(), declined.fake.idle()]);
+    const poor = setup();
+    expect(poor.post(card(TEST_CARDS.insufficientFunds)).status).toBe(303);
+    await Promise.all([paid.fake.idle(), declined.fake.idle(), poor.fake.idle()]);
     expect(paid.sent.map((n) => [n.status, n.status_code, n.cc_mask])).toEqual([
       ['success', '1000', '424242******4242'],
     ]);
     expect(declined.sent.map((n) => [n.status, n.status_code, n.limit_info])).toEqual([
       ['failure', '2000', { retry_after: '2026-05-06T12:00:00', description: 'Daily card limit exceeded' }],
+    ]);
+    expect(poor.sent.map((n) => [n.status, n.status_code, n.status_description, n.limit_info])).toEqual([
+      ['failure', '2001', 'Transaction declined: insufficient funds', undefined],
     ]);
   });
 

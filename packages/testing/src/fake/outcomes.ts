@@ -1,10 +1,11 @@
 /**
- * How the fake settles a payment: paid, paused for 3-D Secure, or declined with `limit_info`.
+ * How the fake settles a payment: paid, paused for 3-D Secure, declined with `limit_info`, or declined for
+ * insufficient funds (`2001`, no `limit_info`).
  *
  * @example
  * fake.setOutcome({ orderId: 'order-7' }, '3ds');
  */
-export type PaymentOutcome = 'success' | '3ds' | 'decline';
+export type PaymentOutcome = 'success' | '3ds' | 'decline' | 'insufficient_funds';
 
 /**
  * Card numbers (all pass the Luhn check) whose outcome is fixed, so a test picks a scenario by card alone, in a
@@ -18,6 +19,7 @@ export const TEST_CARDS = {
   success: '4242424242424242',
   threeDs: '4000000000003220',
   decline: '4000000000000002',
+  insufficientFunds: '4000000000009995',
 } as const;
 
 /**
@@ -28,7 +30,7 @@ export const TEST_CARDS = {
  */
 export const THREE_DS_CODE = '123456';
 
-/** Status texts of the fake: 1000, 1002, 1004, 2122 from the spec and public facts; the failure codes (2000, as the fixtures, 2123 and 2124) and 1100 are the toolkit's. */
+/** Status texts of the fake: 1000, 1002, 1004, 2122 from the spec and public facts; the failure codes (2000, as the fixtures, 2001, 2123 and 2124) and 1100 are the toolkit's. */
 export const STATUS = {
   purchaseSuccess: {
     status: 'success',
@@ -46,6 +48,11 @@ export const STATUS = {
     status: 'failure',
     status_code: '2000',
     status_description: 'Transaction declined: limit exceeded',
+  },
+  insufficientFunds: {
+    status: 'failure',
+    status_code: '2001',
+    status_description: 'Transaction declined: insufficient funds',
   },
   failed3ds: { status: 'failure', status_code: '2123', status_description: '3DS verification failed' },
   created: { status: 'init', status_code: '1100', status_description: 'Waiting for the customer' },
@@ -66,5 +73,6 @@ export function chooseOutcome(
   if (forCard) return forCard;
   if (cardNumber === TEST_CARDS.threeDs) return '3ds';
   if (cardNumber === TEST_CARDS.decline) return 'decline';
+  if (cardNumber === TEST_CARDS.insufficientFunds) return 'insufficient_funds';
   return 'success';
 }

@@ -153,7 +153,7 @@ export function applyOutcome(ledger: Ledger, state: PaymentState): void {
     });
     notifyPayment(ledger, state);
   } else {
-    settlePayment(ledger, state, state.outcome === 'decline' ? 'decline' : 'pay', false);
+    settlePayment(ledger, state, state.outcome === 'success' ? 'pay' : state.outcome, false);
   }
 }
 
@@ -164,7 +164,7 @@ export function applyOutcome(ledger: Ledger, state: PaymentState): void {
 export function settlePayment(
   ledger: Ledger,
   state: PaymentState,
-  action: CheckoutAction,
+  action: CheckoutAction | 'insufficient_funds',
   afterThreeDs: boolean,
 ): void {
   const { record } = state;
@@ -179,7 +179,14 @@ export function settlePayment(
     issueReceipt(ledger, record);
     setStatusOfSubscription(ledger, state, 'active', now);
   } else {
-    Object.assign(record, action === 'decline' ? STATUS.declined : STATUS.failed3ds);
+    Object.assign(
+      record,
+      action === 'decline'
+        ? STATUS.declined
+        : action === 'insufficient_funds'
+          ? STATUS.insufficientFunds
+          : STATUS.failed3ds,
+    );
     if (action === 'decline') record.limit_info = limitInfo(now);
     setStatusOfSubscription(ledger, state, 'canceled', now);
   }
