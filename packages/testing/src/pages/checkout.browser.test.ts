@@ -113,6 +113,15 @@ describe.skipIf(!canRunChromium)('the hosted checkout in Chromium, driven as a c
     await page.getByLabel('Cardholder name').fill('Ada Lovelace');
   }
 
+  /** Types the 3DS test card and pays: the browser lands on the challenge page beside the checkout. */
+  async function payToChallenge(page: Page, location: string): Promise<void> {
+    await typeCard(page, TEST_CARDS.threeDs);
+    await Promise.all([
+      page.waitForURL(location.replace(/\/form$/, '/3ds')),
+      page.getByRole('button', { name: 'Pay 349.50 UAH' }).click(),
+    ]);
+  }
+
   async function handledFor(orderId: string) {
     await server.fake.idle();
     return merchant.handled.filter((n) => n.order_id === orderId);
@@ -173,11 +182,7 @@ describe.skipIf(!canRunChromium)('the hosted checkout in Chromium, driven as a c
   it('passes a 3-D Secure challenge with THREE_DS_CODE: pending 2122, then success, then result_url', async () => {
     const location = await createHosted('3ds-pass');
     const { page, requests } = await openPage(location);
-    await typeCard(page, TEST_CARDS.threeDs);
-    await Promise.all([
-      page.waitForURL(location.replace(/\/form$/, '/3ds')),
-      page.getByRole('button', { name: 'Pay 349.50 UAH' }).click(),
-    ]);
+    await payToChallenge(page, location);
     expect(await page.getByRole('heading', { level: 2 }).textContent()).toBe('Confirm it is you');
     expect(await page.locator('#amount').textContent()).toBe('349.50 UAH');
     await page.getByLabel('Verification code').fill(THREE_DS_CODE);
@@ -197,11 +202,7 @@ describe.skipIf(!canRunChromium)('the hosted checkout in Chromium, driven as a c
   it('fails a 3-D Secure challenge with any other code: failure 2123, then result_url', async () => {
     const location = await createHosted('3ds-fail');
     const { page, requests } = await openPage(location);
-    await typeCard(page, TEST_CARDS.threeDs);
-    await Promise.all([
-      page.waitForURL(location.replace(/\/form$/, '/3ds')),
-      page.getByRole('button', { name: 'Pay 349.50 UAH' }).click(),
-    ]);
+    await payToChallenge(page, location);
     await page.getByLabel('Verification code').fill('000000');
     await Promise.all([
       page.waitForURL(`${merchant.url}/thanks?order=3ds-fail`),
