@@ -2,6 +2,7 @@
 // validation for outgoing payments: `@payhook/core/validation`; stores: `@payhook/core/redis`, `/postgres`.
 export { decodeBase64Url, encodeBase64Url } from './base64url.js';
 export type { BodyStream, Envelope, HeaderBag } from './body.js';
+export { deferContinue } from './continue.js';
 export { decodeData } from './decode.js';
 export type {
   ClaimResult,
