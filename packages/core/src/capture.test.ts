@@ -18,7 +18,11 @@ describe('createCapture: what a line holds', () => {
     const { lines, write } = collect();
     const capture = createCapture({ write });
     const webhook = createWebhookHandler({ secret: SECRET, capture, handle: () => {} });
-    const sent = purchase({ customer_email: 'jo@example.com', customer_phone: '+380501112233', payload: 'p-1' });
+    const sent = purchase({
+      customer_email: 'jo@example.com',
+      customer_phone: '+380501112233',
+      payload: 'p-1',
+    });
     const result = await webhook(post(formBody(sent)), undefined);
     await capture.flush();
 
@@ -193,9 +197,9 @@ describe('createCapture: a failing or slow writer never changes the answer', () 
     expect(() => createCapture({ path: 'x.jsonl', maxBytes: 0 })).toThrow(
       '[@payhook/core] capture.maxBytes must be a positive number, not 0.',
     );
-    expect(() =>
-      createWebhookHandler({ secret: SECRET, capture: { path: 'x' } as never }),
-    ).toThrow('[@payhook/core] capture must be made by createCapture({ path | write, … }).');
+    expect(() => createWebhookHandler({ secret: SECRET, capture: { path: 'x' } as never })).toThrow(
+      '[@payhook/core] capture must be made by createCapture({ path | write, … }).',
+    );
   });
 });
 

@@ -111,7 +111,9 @@ export function createCapture(options: CaptureOptions): DeliveryCapture {
   const masked = new Set(options.mask ?? DEFAULT_MASKED_FIELDS);
   const maxQueue = options.maxQueue ?? 1_000;
   if (!Number.isSafeInteger(maxQueue) || maxQueue < 1) {
-    throw new TypeError(`[@payhook/core] capture.maxQueue must be a positive integer, not ${String(maxQueue)}.`);
+    throw new TypeError(
+      `[@payhook/core] capture.maxQueue must be a positive integer, not ${String(maxQueue)}.`,
+    );
   }
   const logger = options.logger === undefined ? console : options.logger;
   const queue: string[] = [];
@@ -220,11 +222,15 @@ function maskValue(value: unknown, fields: ReadonlySet<string>): unknown {
 function sinkOf(options: CaptureOptions): (line: string) => unknown {
   if (typeof options.write === 'function') return options.write;
   if (typeof options.path !== 'string' || options.path === '') {
-    throw new TypeError('[@payhook/core] capture needs a path (a JSON-lines file) or a write(line) function.');
+    throw new TypeError(
+      '[@payhook/core] capture needs a path (a JSON-lines file) or a write(line) function.',
+    );
   }
   const maxBytes = options.maxBytes ?? 10 * 1024 * 1024;
   if (typeof maxBytes !== 'number' || !Number.isFinite(maxBytes) || maxBytes <= 0) {
-    throw new TypeError(`[@payhook/core] capture.maxBytes must be a positive number, not ${String(maxBytes)}.`);
+    throw new TypeError(
+      `[@payhook/core] capture.maxBytes must be a positive number, not ${String(maxBytes)}.`,
+    );
   }
   return rotatingFile(options.path, maxBytes);
 }
