@@ -168,11 +168,15 @@ describe('FakeService payments and secondary operations', () => {
     ]);
   });
 
-  it('gives the same ids for the same seed', () => {
-    const a = setup().fake;
-    const b = setup().fake;
+  it('gives the same credentials for the same seed, and the same ids only with fixedIds', () => {
+    const a = setup({ fixedIds: true }).fake;
+    const b = setup({ fixedIds: true }).fake;
     expect(a.project).toEqual(b.project);
     expect(pay(a, { order_id: 'same' }).payment_id).toBe(pay(b, { order_id: 'same' }).payment_id);
+    const c = setup().fake;
+    const d = setup().fake;
+    expect(c.project).toEqual(a.project);
+    expect(pay(c, { order_id: 'same' }).payment_id).not.toBe(pay(d, { order_id: 'same' }).payment_id);
   });
 });
 

@@ -37,8 +37,19 @@ export interface FakeServiceOptions extends Partial<FakeProjectOptions> {
   projects?: readonly FakeProjectOptions[];
   /** @default the current time */
   now?: Date | string | number;
-  /** Seed of every generated id and key. @default 1 */
+  /**
+   * Seed of the generated credentials (`posId`, `apiKey`, `endpointsKey`) and, with `fixedIds`, of every id.
+   * @default 1
+   */
   seed?: number;
+  /**
+   * Draw payment, transaction, operation and subscription ids, card tokens and checkout ids from `seed` alone, the
+   * same on every run (for snapshots). Off, they are mixed with a value fresh for each fake, so a second run
+   * against a store that remembers the first (Redis, PostgreSQL) is not answered `duplicate` throughout. With
+   * fixed ids, clear the store between runs; `api.done()` names the webhooks a stale store swallowed either way.
+   * @default false
+   */
+  fixedIds?: boolean;
   /** How webhooks are delivered. @default fetchTransport (form POST with `fetch`) */
   transport?: WebhookTransport;
   /**
