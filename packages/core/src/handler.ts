@@ -133,7 +133,10 @@ export interface WebhookHandlerOptions<C = undefined> extends SenderOptions {
 /** The framework-agnostic webhook handler: call it with a request, answer with the result. */
 export interface WebhookHandler<C = undefined> {
   (request: WebhookRequest, context: C): Promise<WebhookResult>;
-  /** Adds a handler for a method (`purchase`), `recurring`, or either with a status (`refund.success`). */
+  /**
+   * Adds a handler for a method (`purchase`), `recurring` (a subscription's first payment and each scheduled
+   * charge), or either with a status (`refund.success`); the events table of the README says what each matches.
+   */
   on<E extends NotificationEvent>(
     event: E,
     handler: NotificationHandler<NotificationFor<E>, C>,
