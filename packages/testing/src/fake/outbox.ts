@@ -342,7 +342,7 @@ export class Outbox implements Timeline {
       ...(error !== undefined ? { error } : {}),
     };
     this.attempts.push(attempt);
-    if (ok && item.firstTime && item.attempt === 1 && outcomeOf(answer.body) === 'duplicate') {
+    if (ok && answer && item.firstTime && item.attempt === 1 && outcomeOf(answer.body) === 'duplicate') {
       this.#firstAnsweredDuplicate.push(attempt);
     }
     const delay = this.#retrySchedule[item.attempt - 1];
