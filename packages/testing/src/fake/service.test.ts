@@ -272,7 +272,7 @@ describe('the fake follows the spec where it shows a value, and is never stricte
     }
   });
 
-  it('applies splitSum to split purchases (equal by default)', () => {
+  it('applies splitSum to split purchases (ignore by default, equal when strict)', () => {
     const split = (fake: FakeService) => () =>
       fake.createPayment(
         {
@@ -290,9 +290,72 @@ describe('the fake follows the spec where it shows a value, and is never stricte
         },
         { split: true },
       );
-    expect(codeOf(split(setup().fake))).toEqual(['V-400', 400]);
-    expect(codeOf(split(setup({ splitSum: 'at_most' }).fake))).toBeUndefined();
-    expect(codeOf(split(setup({ splitSum: 'ignore' }).fake))).toBeUndefined();
+    expect(codeOf(split(setup().fake))).toBeUndefined();
+    expect(codeOf(split(setup({ strict: true }).fake))).toEqual(['V-400', 400]);
+    expect(codeOf(split(setup({ splitSum: 'equal' }).fake))).toEqual(['V-400', 400]);
+    expect(codeOf(split(setup({ strict: true, splitSum: 'at_most' }).fake))).toBeUndefined();
+    expect(codeOf(split(setup({ strict: true, splitSum: 'ignore' }).fake))).toBeUndefined();
+  });
+
+  describe.each([
+    ['a /payment without description', { description: undefined }, [['description', 'required']]],
+    ['a /payment without currency', { currency: undefined }, [['currency', 'required']]],
+    ['a card number with spaces', { cc_number: '4242 4242 4242 4242' }, [['cc_number', 'card.format']]],
+    [
+      'init_recurring with auth',
+      { method: 'auth', init_recurring: { interval_unit: 'month', interval_count: 1 } },
+      [['method', 'recurring.method']],
+    ],
+  ])('%s (not shown by the spec)', (_, change, violations) => {
+    const attempt = (fake: FakeService) => () => pay(fake, change);
+    it('is accepted by default', () => {
+      expect(codeOf(attempt(setup().fake))).toBeUndefined();
+    });
+    it('is refused with strict: true, with the violation core names', () => {
+      const { fake } = setup({ strict: true });
+      let error: unknown;
+      try {
+        attempt(fake)();
+      } catch (caught) {
+        error = caught;
+      }
+      expect(error).toBeInstanceOf(FakeServiceError);
+      const { status, violations: found } = error as FakeServiceError;
+      expect(status).toBe(400);
+      expect(found.map((v) => [v.field, v.code])).toEqual(violations);
+    });
+  });
+
+  it('reads a card number with spaces as its digits, and gives a payment without currency UAH', async () => {
+    const { fake, sent } = setup();
+    const record = pay(fake, { cc_number: '4242 4242 4242 4242', currency: undefined });
+    await fake.idle();
+    expect(record.cc_mask).toBe('424242******4242');
+    expect(record.currency).toBe('UAH');
+    expect(sent.map((n) => n.currency)).toEqual(['UAH']);
+  });
+
+  it('ignores card fields on a hosted request by default, and refuses them with strict: true', () => {
+    const hosted = (fake: FakeService) => () =>
+      fake.createPayment({
+        pos_id: fake.project.posId,
+        mode: 'hosted',
+        method: 'purchase',
+        amount: 10,
+        currency: 'UAH',
+        description: 'Hosted',
+        order_id: `order-${++orders}`,
+        cc_number: '4242424242424242',
+        exp_month: 12,
+        exp_year: 2030,
+        card_cvv: '123',
+      });
+    const { fake } = setup();
+    const created = hosted(fake)();
+    expect(created.mode).toBe('hosted');
+    const paymentId = (created as { paymentId: string }).paymentId;
+    expect(fake.payment(paymentId)!.record).not.toHaveProperty('cc_mask');
+    expect(codeOf(hosted(setup({ strict: true }).fake))).toEqual(['V-400', 400]);
   });
 
   it('accepts a wallet payment whose cryptogram replaces the card, and any order_3ds_bypass string', async () => {

@@ -60,6 +60,7 @@ export class FakeService {
       outbox,
       ids: createIdSource(options.fixedIds ? seed : (seed ^ randomInt(1, 2 ** 31)) >>> 0),
       splitSum: options.splitSum,
+      strict: options.strict ?? false,
       refundWebhookCode: options.refundWebhookCode ?? '1000',
       projects: new Map(),
       payments: new Map(),

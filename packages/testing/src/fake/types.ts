@@ -63,9 +63,18 @@ export interface FakeServiceOptions extends Partial<FakeProjectOptions> {
   verifyAuth?: (check: AuthCheck) => boolean;
   /**
    * How split amounts must relate to `amount` on `/split/purchase` (not shown by the spec): core's `splitSum`.
-   * @default 'equal'
+   * @default 'ignore', or 'equal' when `strict`
    */
   splitSum?: SplitSumRule;
+  /**
+   * Also enforce the rules the spec does not show, as core's validators do: `description` and `currency` required,
+   * split amounts adding up to `amount` (unless `splitSum`), no card fields on a hosted request, digits only in
+   * `cc_number`, `init_recurring` with `purchase` only. Off, the fake accepts what the service could (a card number
+   * with spaces is read without them, hosted card fields are ignored, a missing currency is `UAH`); each rule is
+   * listed in docs/assumptions.md.
+   * @default false
+   */
+  strict?: boolean;
   /**
    * `status_code` of refund webhooks. Spec 3.1 shows `1000` on refund webhooks and `1004` only on a refund
    * response; `'1004'` lets a test prove its handler takes both.
