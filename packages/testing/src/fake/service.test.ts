@@ -326,6 +326,33 @@ describe('the fake follows the spec where it shows a value, and is never stricte
     });
   });
 
+  it('still refuses a split purchase without description or currency: spec 4.2 requires them', () => {
+    const { fake } = setup();
+    let error: unknown;
+    try {
+      fake.createPayment(
+        {
+          pos_id: fake.project.posId,
+          mode: 'hosted',
+          method: 'purchase',
+          amount: 100,
+          order_id: `order-${++orders}`,
+          order_3ds_bypass: 'supported',
+          customer_email: 'a@example.com',
+          customer_phone: '+380501234567',
+          split: [{ amount: 100, sub_merchant_id: '0b6c7a4e-3f7d-4a8e-b1c2-9d0e1f2a3b4c' }],
+        },
+        { split: true },
+      );
+    } catch (caught) {
+      error = caught;
+    }
+    expect((error as FakeServiceError).violations.map((v) => [v.field, v.code])).toEqual([
+      ['currency', 'required'],
+      ['description', 'required'],
+    ]);
+  });
+
   it('reads a card number with spaces as its digits, and gives a payment without currency UAH', async () => {
     const { fake, sent } = setup();
     const record = pay(fake, { cc_number: '4242 4242 4242 4242', currency: undefined });

@@ -26,12 +26,13 @@ const DEFAULT_CURRENCY = 'UAH';
 
 /**
  * Core's rules the spec does not show (docs/assumptions.md, "The fake's strict mode"): enforced only with
- * `strict: true`, because a fake stricter than the service fails a merchant's valid code.
+ * `strict: true`, because a fake stricter than the service fails a merchant's valid code. A split purchase's
+ * `description` and `currency` are required by the spec (4.2), so they stay required there.
  */
-function onlyStrict(violation: Violation): boolean {
+function onlyStrict(violation: Violation, split: boolean): boolean {
+  const payment = !split && violation.code === 'required';
   return (
-    (violation.field === 'description' && violation.code === 'required') ||
-    (violation.field === 'currency' && violation.code === 'required') ||
+    (payment && (violation.field === 'description' || violation.field === 'currency')) ||
     violation.code === 'recurring.method'
   );
 }
@@ -40,10 +41,10 @@ function onlyStrict(violation: Violation): boolean {
  * What the service could accept where the spec says nothing: a card number with spaces (digits kept), card fields on
  * a hosted request (dropped), no currency (`UAH`).
  */
-function lenient(body: unknown): unknown {
+function lenient(body: unknown, split: boolean): unknown {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) return body;
   const out: Record<string, unknown> = { ...body };
-  if (out.currency === undefined) out.currency = DEFAULT_CURRENCY;
+  if (out.currency === undefined && !split) out.currency = DEFAULT_CURRENCY;
   if (typeof out.cc_number === 'string') out.cc_number = out.cc_number.replace(/ /g, '');
   if (out.mode === 'hosted') for (const field of HOSTED_CARD_FIELDS) delete out[field];
   return out;
@@ -64,7 +65,7 @@ export function validRequest(
     strict: boolean;
   },
 ): ValidRequest {
-  const request = options.strict ? body : lenient(body);
+  const request = options.strict ? body : lenient(body, options.split);
   const context = {
     now: options.now,
     ...(options.sector !== undefined ? { sector: options.sector } : {}),
@@ -73,7 +74,7 @@ export function validRequest(
   const result = options.split
     ? validateSplitPurchaseRequest(request, context)
     : validatePaymentRequest(request, context);
-  const violations = options.strict ? result.violations : result.violations.filter((v) => !onlyStrict(v));
+  const violations = options.strict ? result.violations : result.violations.filter((v) => !onlyStrict(v, options.split));
   if (violations.length > 0) {
     throw new FakeServiceError('V-400', 400, 'The request is invalid: see args.violations.', violations);
   }
