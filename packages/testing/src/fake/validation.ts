@@ -74,7 +74,9 @@ export function validRequest(
   const result = options.split
     ? validateSplitPurchaseRequest(request, context)
     : validatePaymentRequest(request, context);
-  const violations = options.strict ? result.violations : result.violations.filter((v) => !onlyStrict(v, options.split));
+  const violations = options.strict
+    ? result.violations
+    : result.violations.filter((v) => !onlyStrict(v, options.split));
   if (violations.length > 0) {
     throw new FakeServiceError('V-400', 400, 'The request is invalid: see args.violations.', violations);
   }
