@@ -57,6 +57,17 @@ function codeOf(fn: () => unknown): [string, number] | undefined {
   return undefined;
 }
 
+/** The status and the violations (field, code) of the refusal `fn` throws. */
+function refusalOf(fn: () => unknown): [number, string[][]] {
+  try {
+    fn();
+  } catch (error) {
+    if (!(error instanceof FakeServiceError)) throw error;
+    return [error.status, error.violations.map((v) => [v.field, v.code])];
+  }
+  throw new Error('expected a refusal');
+}
+
 describe('FakeService payments and secondary operations', () => {
   it('signs every webhook per spec part 5 so core parses it', async () => {
     const deliveries: WebhookMessage[] = [];
@@ -312,24 +323,13 @@ describe('the fake follows the spec where it shows a value, and is never stricte
       expect(codeOf(attempt(setup().fake))).toBeUndefined();
     });
     it('is refused with strict: true, with the violation core names', () => {
-      const { fake } = setup({ strict: true });
-      let error: unknown;
-      try {
-        attempt(fake)();
-      } catch (caught) {
-        error = caught;
-      }
-      expect(error).toBeInstanceOf(FakeServiceError);
-      const { status, violations: found } = error as FakeServiceError;
-      expect(status).toBe(400);
-      expect(found.map((v) => [v.field, v.code])).toEqual(violations);
+      expect(refusalOf(attempt(setup({ strict: true }).fake))).toEqual([400, violations]);
     });
   });
 
   it('still refuses a split purchase without description or currency: spec 4.2 requires them', () => {
     const { fake } = setup();
-    let error: unknown;
-    try {
+    const refusal = refusalOf(() =>
       fake.createPayment(
         {
           pos_id: fake.project.posId,
@@ -343,13 +343,14 @@ describe('the fake follows the spec where it shows a value, and is never stricte
           split: [{ amount: 100, sub_merchant_id: '0b6c7a4e-3f7d-4a8e-b1c2-9d0e1f2a3b4c' }],
         },
         { split: true },
-      );
-    } catch (caught) {
-      error = caught;
-    }
-    expect((error as FakeServiceError).violations.map((v) => [v.field, v.code])).toEqual([
-      ['currency', 'required'],
-      ['description', 'required'],
+      ),
+    );
+    expect(refusal).toEqual([
+      400,
+      [
+        ['currency', 'required'],
+        ['description', 'required'],
+      ],
     ]);
   });
 
