@@ -1,4 +1,3 @@
-import { appendFile, rename, stat } from 'node:fs/promises';
 import type { WebhookResult } from './answers.js';
 import { getHeader, type HeaderBag } from './body.js';
 
@@ -124,7 +123,7 @@ export function createCapture(options: CaptureOptions): DeliveryCapture {
 
   async function drain(): Promise<void> {
     // Let the answer go out first: a writer that works synchronously must not delay it.
-    await new Promise<void>((resolve) => setImmediate(resolve));
+    await new Promise<void>((resolve) => setTimeout(resolve, 0));
     for (let line = queue.shift(); line !== undefined; line = queue.shift()) {
       try {
         await sink(line);
@@ -235,10 +234,14 @@ function sinkOf(options: CaptureOptions): (line: string) => unknown {
   return rotatingFile(options.path, maxBytes);
 }
 
-/** Appends lines to `path`; before a line would take it past `maxBytes`, the file becomes `<path>.1`. */
+/**
+ * Appends lines to `path`; before a line would take it past `maxBytes`, the file becomes `<path>.1`. `node:fs` is
+ * loaded on the first line, so the handler's module graph stays free of it on runtimes without a file system.
+ */
 function rotatingFile(path: string, maxBytes: number): (line: string) => Promise<void> {
   let size: number | undefined;
   return async (line) => {
+    const { appendFile, rename, stat } = await import('node:fs/promises');
     const text = `${line}\n`;
     const bytes = Buffer.byteLength(text);
     size ??= await stat(path).then(
