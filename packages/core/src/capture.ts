@@ -133,7 +133,9 @@ export function createCapture(options: CaptureOptions): DeliveryCapture {
         if (!failing && logger) {
           failing = true;
           try {
-            const why = error instanceof Error ? ` (${error.message})` : '';
+            // The code only (ENOSPC, EACCES): a writer's message could quote the line.
+            const code = (error as { code?: unknown } | null)?.code;
+            const why = typeof code === 'string' ? ` (${code})` : '';
             logger.warn(`[@payhook/core] a delivery could not be captured${why}; answers are not affected.`);
           } catch {
             // A failing logger changes nothing either.
