@@ -9,7 +9,7 @@ import {
   UsageError,
 } from './args.js';
 import type { CliIO } from './io.js';
-import { post } from './post.js';
+import { clipReply, post } from './post.js';
 
 const REPLAY_HELP = `Usage: payhook replay FILE --url URL [--resign SECRET] [options]
 
@@ -70,7 +70,7 @@ export async function replayCommand(argv: string[], io: CliIO): Promise<number> 
       try {
         const { status, text: reply } = await post(url, signed.headers, signed.body, timeout);
         if (status < 200 || status > 299) failed++;
-        io.stdout(`${what} → ${status} ${reply.length > 300 ? `${reply.slice(0, 300)}…` : reply}`);
+        io.stdout(`${what} → ${status} ${clipReply(reply)}`);
       } catch (error) {
         failed++;
         io.stderr(`${what} → no answer: ${error instanceof Error ? error.message : String(error)}`);
