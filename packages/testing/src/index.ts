@@ -11,18 +11,22 @@ export type {
 } from './fake/outbox.js';
 export { DEFAULT_RETRY_SCHEDULE, fetchTransport } from './fake/outbox.js';
 export type { PaymentOutcome } from './fake/outcomes.js';
-export { TEST_CARDS } from './fake/outcomes.js';
+export { TEST_CARDS, THREE_DS_CODE } from './fake/outcomes.js';
 export type { FakeProject, FakeProjectOptions } from './fake/projects.js';
 export { FakeService } from './fake/service.js';
 export type { SubscriptionPlan, SubscriptionStatus } from './fake/subscriptions.js';
 export type {
   AuthCheck,
   CheckoutAction,
+  CheckoutCard,
+  CheckoutStep,
+  CheckoutView,
   CreatedPayment,
   FakeCharge,
   FakePaymentView,
   FakeServiceOptions,
   FakeSubscriptionView,
+  Wallet,
 } from './fake/types.js';
 export { DECLINED, PENDING_3DS } from './fixtures/codes.js';
 export type { RecurringChargeOptions } from './fixtures/primary.js';

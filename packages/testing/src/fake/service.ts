@@ -1,7 +1,15 @@
 import { randomInt } from 'node:crypto';
 import type { OperationRecord, PaymentRecord } from '@payhook/core/validation';
 import { nextCharge, runCharges } from './charges.js';
-import { checkoutOf, completeCheckout, expirePayments, nextExpiry } from './checkout.js';
+import {
+  checkoutOf,
+  completeCheckout,
+  confirmThreeDs,
+  expirePayments,
+  nextExpiry,
+  payByCard,
+  payByWallet,
+} from './checkout.js';
 import { FakeClock } from './clock.js';
 import { FakeServiceError } from './errors.js';
 import { createIdSource, type IdSource } from './ids.js';
@@ -15,10 +23,14 @@ import { resendWebhook } from './resend.js';
 import type {
   AuthCheck,
   CheckoutAction,
+  CheckoutCard,
+  CheckoutStep,
+  CheckoutView,
   CreatedPayment,
   FakePaymentView,
   FakeServiceOptions,
   FakeSubscriptionView,
+  Wallet,
 } from './types.js';
 
 /**
@@ -156,7 +168,7 @@ export class FakeService {
   }
 
   /** The payment behind a checkout (hosted form or 3DS page), for the pages. */
-  checkout(checkoutId: string): { record: PaymentRecord; open: boolean; threeDs: boolean; expired: boolean } {
+  checkout(checkoutId: string): CheckoutView {
     return checkoutOf(this.#ledger, checkoutId);
   }
 
@@ -167,16 +179,40 @@ export class FakeService {
   }
 
   /**
-   * The customer's choice on the checkout form or the 3DS page: settles the payment, sends its webhook, and
-   * answers where to send the customer (`result_url`, when the request had one).
+   * The shortcut past the checkout's and the 3DS page's fields: settles the payment as `action` says, sends its
+   * webhook, and answers where to send the customer (`result_url`, when the request had one).
    * @throws {FakeServiceError} `N-404` (404) unknown checkout, `C-409` (409) a checkout already completed,
    * `C-410` (410) a hosted payment past its `order_timeout`.
    */
-  completeCheckout(
-    checkoutId: string,
-    action: CheckoutAction,
-  ): { record: PaymentRecord; redirectTo?: string } {
+  completeCheckout(checkoutId: string, action: CheckoutAction): CheckoutStep {
     return completeCheckout(this.#ledger, checkoutId, action);
+  }
+
+  /**
+   * What the hosted checkout's card form does: checks the card (Luhn, expiry on the fake clock, CVV digits, a
+   * cardholder), then the card decides the outcome (`TEST_CARDS`, `setOutcome`); `redirectTo` is the 3DS page
+   * when the card asks for 3-D Secure, else `result_url`.
+   * @throws {FakeServiceError} `V-400` (400) with the card's violations, and as `completeCheckout`.
+   */
+  payByCard(checkoutId: string, card: CheckoutCard): CheckoutStep {
+    return payByCard(this.#ledger, checkoutId, card);
+  }
+
+  /**
+   * What the hosted checkout's Apple Pay and Google Pay buttons do: the wallet pays (`payway` names it) unless
+   * `setOutcome` chose otherwise for the order.
+   * @throws {FakeServiceError} as `completeCheckout`.
+   */
+  payByWallet(checkoutId: string, wallet: Wallet): CheckoutStep {
+    return payByWallet(this.#ledger, checkoutId, wallet);
+  }
+
+  /**
+   * What the 3DS page does with its code: `THREE_DS_CODE` pays, any other code fails the payment (`2123`).
+   * @throws {FakeServiceError} `C-409` (409) when no 3-D Secure step waits, and as `completeCheckout`.
+   */
+  confirmThreeDs(checkoutId: string, code: string): CheckoutStep {
+    return confirmThreeDs(this.#ledger, checkoutId, code);
   }
 
   /**

@@ -95,12 +95,75 @@ export type CreatedPayment =
   | { readonly mode: 'hosted'; readonly location: string; readonly paymentId: string };
 
 /**
- * A customer's choice on the checkout or 3DS page.
+ * A shortcut past the checkout or 3DS page's fields (`completeCheckout`, or a form POST of `action=`): pay,
+ * decline, or fail 3-D Secure.
  *
  * @example
  * fake.completeCheckout(checkoutId, 'fail_3ds');
  */
 export type CheckoutAction = 'pay' | 'decline' | 'fail_3ds';
+
+/**
+ * A card as the customer types it into the hosted checkout. The fake checks it as the spec asks of any card page
+ * (Luhn, expiry not past on the fake clock, CVV of 3 or 4 digits) whatever the page's script did.
+ *
+ * @example
+ * fake.payByCard(checkoutId, { number: '4242 4242 4242 4242', expMonth: 12, expYear: 30, cvv: '123', holder: 'Ada' });
+ */
+export interface CheckoutCard {
+  /** The card number; spaces and dashes between the digits are dropped. */
+  number: string;
+  /** 1-12. */
+  expMonth: number;
+  /** 2 or 4 digits (`30` is 2030). */
+  expYear: number;
+  /** 3 or 4 digits. */
+  cvv: string;
+  /** The name on the card; required. */
+  holder: string;
+}
+
+/**
+ * Where a checkout sends the customer next, and the payment as it stands.
+ *
+ * @example
+ * const { record, redirectTo }: CheckoutStep = fake.payByCard(checkoutId, card);
+ */
+export interface CheckoutStep {
+  /** The payment's record after the step. */
+  record: PaymentRecord;
+  /** The 3DS page while the payment waits for its code, else `result_url` (when the request had one). */
+  redirectTo?: string;
+}
+
+/**
+ * The payment behind a checkout, as the hosted form and the 3DS page show it.
+ *
+ * @example
+ * const { record, open, threeDs, expired }: CheckoutView = fake.checkout(checkoutId);
+ */
+export interface CheckoutView {
+  /** The payment's record as it stands. */
+  readonly record: PaymentRecord;
+  /** The project's `merchantName`. */
+  readonly merchantName: string;
+  /** Still to be paid: `init`, or `pending` on its 3DS step. */
+  readonly open: boolean;
+  /** Waiting for its 3-D Secure code. */
+  readonly threeDs: boolean;
+  /** Past its `order_timeout` unpaid. */
+  readonly expired: boolean;
+  /** When an unpaid hosted payment expires (`order_timeout`), on the fake clock. */
+  readonly expiresAt?: Date;
+}
+
+/**
+ * A wallet button of the hosted checkout; the payment's `payway` names it.
+ *
+ * @example
+ * fake.payByWallet(checkoutId, 'google_pay');
+ */
+export type Wallet = 'apple_pay' | 'google_pay';
 
 /**
  * One charge of a subscription, with its place in the schedule.
