@@ -1,5 +1,6 @@
 import { accepted, asWebhookError, refusal, toResponse, type WebhookResult } from './answers.js';
 import { type BodyStream, getHeader, type HeaderBag, mediaTypeOf, readEnvelope } from './body.js';
+import { type DeliveryCapture, withCapture } from './capture.js';
 import {
   boundKey,
   type DedupeStore,
@@ -121,12 +122,21 @@ export interface WebhookHandlerOptions<C = undefined> extends SenderOptions {
    * @default console
    */
   logger?: Pick<Console, 'warn' | 'error'> | false;
+  /**
+   * Records every delivery (the notification with card and customer fields masked, and the answer) for
+   * `replayDeliveries` in `@payhook/testing`; see `createCapture`. Off when not set; a failing capture never
+   * changes or delays an answer.
+   */
+  capture?: DeliveryCapture;
 }
 
 /** The framework-agnostic webhook handler: call it with a request, answer with the result. */
 export interface WebhookHandler<C = undefined> {
   (request: WebhookRequest, context: C): Promise<WebhookResult>;
-  /** Adds a handler for a method (`purchase`), `recurring`, or either with a status (`refund.success`). */
+  /**
+   * Adds a handler for a method (`purchase`), `recurring` (a subscription's first payment and each scheduled
+   * charge), or either with a status (`refund.success`); the events table of the README says what each matches.
+   */
   on<E extends NotificationEvent>(
     event: E,
     handler: NotificationHandler<NotificationFor<E>, C>,
@@ -195,6 +205,7 @@ export function createWebhookHandler<C = undefined>(options: WebhookHandlerOptio
    * return a promise: each `await` of a plain value costs a turn of the microtask queue.
    */
   async function handle(request: WebhookRequest, context: C): Promise<WebhookResult> {
+    let notification: Notification | undefined;
     try {
       checkMethodAndSender(request);
       const type = mediaTypeOf(getHeader(request.headers, 'content-type'));
@@ -202,7 +213,7 @@ export function createWebhookHandler<C = undefined>(options: WebhookHandlerOptio
       const envelope = read instanceof Promise ? await read : read;
       const verification = verifySignature(envelope.data, envelope.signature, secrets, { algorithm });
       const secret = verified(verification instanceof Promise ? await verification : verification, algorithm);
-      const notification = notificationFromData(envelope.data);
+      notification = notificationFromData(envelope.data);
       const key = keyFor(notification);
       const delivery: Delivery = {
         key,
@@ -227,7 +238,7 @@ export function createWebhookHandler<C = undefined>(options: WebhookHandlerOptio
     } catch (error) {
       const known = asWebhookError(error);
       report(known, request.remoteAddress);
-      return refusal(known);
+      return refusal(known, notification);
     }
   }
 
@@ -273,7 +284,8 @@ export function createWebhookHandler<C = undefined>(options: WebhookHandlerOptio
     }
   }
 
-  const handler = handle as WebhookHandler<C>;
+  const answer = options.capture ? withCapture(handle, options.capture) : handle;
+  const handler = answer as WebhookHandler<C>;
   handler.on = (event, fn) => {
     routes.add(event, fn as NotificationHandler<Notification, C>);
     return handler;
@@ -284,7 +296,7 @@ export function createWebhookHandler<C = undefined>(options: WebhookHandlerOptio
   };
   handler.fetch = async (request, context, remoteAddress) =>
     toResponse(
-      await handle(
+      await answer(
         {
           method: request.method,
           headers: request.headers,
