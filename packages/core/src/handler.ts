@@ -1,5 +1,6 @@
 import { accepted, asWebhookError, refusal, toResponse, type WebhookResult } from './answers.js';
 import { type BodyStream, getHeader, type HeaderBag, mediaTypeOf, readEnvelope } from './body.js';
+import { type DeliveryCapture, withCapture } from './capture.js';
 import {
   boundKey,
   type DedupeStore,
@@ -113,12 +114,21 @@ export interface WebhookHandlerOptions<C = undefined> extends SenderOptions {
    * @default console
    */
   logger?: Pick<Console, 'warn' | 'error'> | false;
+  /**
+   * Records every delivery (the notification with card and customer fields masked, and the answer) for
+   * `replayDeliveries` in `@payhook/testing`; see `createCapture`. Off when not set; a failing capture never
+   * changes or delays an answer.
+   */
+  capture?: DeliveryCapture;
 }
 
 /** The framework-agnostic webhook handler: call it with a request, answer with the result. */
 export interface WebhookHandler<C = undefined> {
   (request: WebhookRequest, context: C): Promise<WebhookResult>;
-  /** Adds a handler for a method (`purchase`), `recurring`, or either with a status (`refund.success`). */
+  /**
+   * Adds a handler for a method (`purchase`), `recurring` (a subscription's first payment and each scheduled
+   * charge), or either with a status (`refund.success`); the events table of the README says what each matches.
+   */
   on<E extends NotificationEvent>(
     event: E,
     handler: NotificationHandler<NotificationFor<E>, C>,
@@ -169,13 +179,16 @@ export function createWebhookHandler<C = undefined>(options: WebhookHandlerOptio
 
   /** One delivery, top to bottom: each step throws its refusal, answered at the end (a step's promise awaited). */
   async function handle(request: WebhookRequest, context: C): Promise<WebhookResult> {
+    let notification: Notification | undefined;
     try {
       checkRequest(request);
       const type = mediaTypeOf(getHeader(request.headers, 'content-type'));
       const read = readEnvelope(request, type, limits);
       const envelope = isPromiseLike(read) ? await read : read;
       const verification = verifyEnvelope(envelope, secrets, algorithm);
-      const { notification, secret } = isPromiseLike(verification) ? await verification : verification;
+      const verified = isPromiseLike(verification) ? await verification : verification;
+      const { secret } = verified;
+      notification = verified.notification;
       const key = keyFor(notification);
       const delivery = { key, secretIndex: secret.index, secretId: secret.id, raw: notification.raw };
       const handlers = routes.match(notification);
@@ -195,11 +208,11 @@ export function createWebhookHandler<C = undefined>(options: WebhookHandlerOptio
     } catch (error) {
       const known = asWebhookError(error);
       report(known, request.remoteAddress);
-      return refusal(known);
+      return refusal(known, notification);
     }
   }
 
-  return withMethods(handle, routes);
+  return withMethods(options.capture ? withCapture(handle, options.capture) : handle, routes);
 }
 
 type Logger = Pick<Console, 'warn' | 'error'> | false;

@@ -2,6 +2,8 @@
 // validation for outgoing payments: `@payhook/core/validation`; stores: `@payhook/core/redis`, `/postgres`.
 export { decodeBase64Url, encodeBase64Url } from './base64url.js';
 export type { BodyStream, Envelope, HeaderBag } from './body.js';
+export type { CapturedDelivery, CaptureOptions, DeliveryCapture } from './capture.js';
+export { createCapture, DEFAULT_MASKED_FIELDS } from './capture.js';
 export { deferContinue } from './continue.js';
 export { decodeData } from './decode.js';
 export type {

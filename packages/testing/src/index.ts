@@ -58,6 +58,8 @@ export type {
   FakeVoid,
   Wire,
 } from './fixtures/wire.js';
+export type { ReplayedDelivery, ReplayOptions } from './replay.js';
+export { replayDeliveries } from './replay.js';
 export { burst, outOfOrder, redeliver, redeliverWithNewField } from './scenarios.js';
 export type { FakeServer, FakeServerOptions } from './server.js';
 export { startFakeServer } from './server.js';

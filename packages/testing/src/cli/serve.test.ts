@@ -43,27 +43,12 @@ describe('payhook serve arguments', () => {
     ]);
   });
 
-  it('applies --split-sum to /split/purchase: at_most accepts splits adding up to less than amount', async () => {
+  /** The status /split/purchase answers a split adding up to less than amount, on a server run with `flags`. */
+  async function splitShortOfAmount(flags: string[]): Promise<number> {
     const { io, out } = memoryIO();
     const stop = new AbortController();
-    const done = runServe(
-      [
-        '--port',
-        '0',
-        '--secret',
-        's',
-        '--seed',
-        '3',
-        '--split-sum',
-        'at_most',
-        '--api-key',
-        'ak',
-        '--endpoints-key',
-        'ek',
-      ],
-      io,
-      stop.signal,
-    );
+    const args = ['--port', '0', '--secret', 's', '--seed', '3', '--api-key', 'ak', '--endpoints-key', 'ek'];
+    const done = runServe([...args, ...flags], io, stop.signal);
     try {
       const url = await listening(out);
       const posId = out.find((l) => l.startsWith('pos_id: '))!.slice('pos_id: '.length);
@@ -89,10 +74,16 @@ describe('payhook serve arguments', () => {
           split: [{ amount: 60, sub_merchant_id: '0b6c7a4e-3f7d-4a8e-b1c2-9d0e1f2a3b4c' }],
         }),
       });
-      expect(response.status).toBe(303);
+      return response.status;
     } finally {
       stop.abort();
       expect(await done).toBe(0);
     }
+  }
+
+  it('accepts split amounts that do not add up by default, refuses them with --strict, and --split-sum overrides', async () => {
+    expect(await splitShortOfAmount([])).toBe(303);
+    expect(await splitShortOfAmount(['--strict'])).toBe(400);
+    expect(await splitShortOfAmount(['--strict', '--split-sum', 'at_most'])).toBe(303);
   });
 });

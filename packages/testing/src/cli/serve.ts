@@ -4,13 +4,15 @@ import { parseCommand, secretsFrom, UsageError } from './args.js';
 import type { CliIO } from './io.js';
 
 const USAGE = `Usage: payhook serve --port P --secret S [--api-key K] [--endpoints-key E] [--pos-id ID] [--sector NAME] [--seed N]
-                     [--split-sum equal|at_most|ignore] [--refund-webhook-code 1000|1004]
+                     [--split-sum equal|at_most|ignore] [--refund-webhook-code 1000|1004] [--strict]
 
 Runs the fake payment service on http://127.0.0.1:P (P = 0 picks a free port): the API, the hosted checkout and
 the 3DS pages, webhooks signed with S. Credentials not given are generated and printed. PAYHOOK_SECRET may
 replace --secret. Stops on SIGINT or SIGTERM.
 
---split-sum       how split amounts must relate to amount (not shown by the spec; default equal)
+--split-sum       how split amounts must relate to amount (not shown by the spec; default ignore, equal with --strict)
+--strict          also refuse what the spec does not show as refused (no description or currency, a card number
+                  with spaces, card fields on a hosted request, init_recurring with auth, split sums)
 --refund-webhook-code  status_code of refund webhooks (spec 3.1 shows 1000, the default; 1004 on a response)
 
 Admin routes (header X-API-KEY: the endpoints key), for end-to-end tests in any language:
@@ -63,6 +65,7 @@ export async function runServe(argv: string[], io: CliIO, signal: AbortSignal): 
         seed: { type: 'string' },
         'split-sum': { type: 'string' },
         'refund-webhook-code': { type: 'string' },
+        strict: { type: 'boolean' },
       },
       io,
       USAGE,
@@ -98,6 +101,7 @@ export async function runServe(argv: string[], io: CliIO, signal: AbortSignal): 
       ...(values.sector !== undefined ? { sector: values.sector } : {}),
       ...(splitSum !== undefined ? { splitSum: splitSum as (typeof SPLIT_SUM)[number] } : {}),
       ...(refundCode !== undefined ? { refundWebhookCode: refundCode } : {}),
+      ...(values.strict ? { strict: true } : {}),
     });
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;

@@ -40,6 +40,7 @@ export interface Ledger {
   readonly outbox: Outbox;
   readonly ids: IdSource;
   readonly splitSum: SplitSumRule | undefined;
+  readonly strict: boolean;
   readonly refundWebhookCode: '1000' | '1004';
   readonly projects: Map<string, FakeProject>;
   readonly payments: Map<string, PaymentState>;

@@ -15,7 +15,7 @@ import { chooseOutcome, STATUS } from './outcomes.js';
 import { type CardFields, limitInfo, maskCard, newPaymentRecord } from './records.js';
 import { scheduleAnchor, setSubscriptionStatus } from './subscriptions.js';
 import type { CheckoutAction, CreatedPayment } from './types.js';
-import { assertValidRequest, planFor, type ValidRequest } from './validation.js';
+import { planFor, type ValidRequest, validRequest } from './validation.js';
 
 /** The hosted checkout page of a payment. */
 export function checkoutUrl(ledger: Ledger, checkoutId: string): string {
@@ -85,16 +85,22 @@ function subscribe(
  */
 export function createPayment(
   ledger: Ledger,
-  body: Readonly<Record<string, unknown>>,
+  input: Readonly<Record<string, unknown>>,
   options?: { split?: boolean; posId?: string },
 ): CreatedPayment {
-  const posId = options?.posId ?? body.pos_id;
+  const posId = options?.posId ?? input.pos_id;
   const project = typeof posId === 'string' ? ledger.projects.get(posId) : undefined;
-  if (!project || (typeof body.pos_id === 'string' && body.pos_id !== project.posId))
+  if (!project || (typeof input.pos_id === 'string' && input.pos_id !== project.posId))
     throw credentialsError();
   const now = ledger.clock.now();
   const split = options?.split ?? false;
-  assertValidRequest(body, { split, sector: project.sector, now, splitSum: ledger.splitSum });
+  const body = validRequest(input, {
+    split,
+    sector: project.sector,
+    now,
+    splitSum: ledger.splitSum,
+    strict: ledger.strict,
+  });
   const key = ownerKey(project.posId, body.order_id);
   if (ledger.byOrder.has(key)) {
     throw new FakeServiceError('P-409', 409, 'A payment with this order_id already exists for this project.');

@@ -1,3 +1,4 @@
+import { randomInt } from 'node:crypto';
 import type { OperationRecord, PaymentRecord } from '@payhook/core/validation';
 import { nextCharge, runCharges } from './charges.js';
 import {
@@ -11,7 +12,7 @@ import {
 } from './checkout.js';
 import { FakeClock } from './clock.js';
 import { FakeServiceError } from './errors.js';
-import { createIdSource } from './ids.js';
+import { createIdSource, type IdSource } from './ids.js';
 import { type Ledger, ownerKey, paymentState, subscriptionOf, viewOf } from './ledger.js';
 import { capture, refund, voidPayment } from './operations.js';
 import { type DeliveryAttempt, type DeliveryFaults, Outbox } from './outbox.js';
@@ -50,9 +51,11 @@ export class FakeService {
   readonly outbox: Outbox;
   readonly verifyAuth: ((check: AuthCheck) => boolean) | undefined;
   readonly #ledger: Ledger;
+  readonly #credentials: IdSource;
 
   constructor(options: FakeServiceOptions = {}) {
     const clock = new FakeClock(options.now ?? Date.now());
+    const seed = options.seed ?? 1;
     const outbox = new Outbox({
       now: () => clock.now().getTime(),
       ...(options.transport ? { transport: options.transport } : {}),
@@ -67,8 +70,9 @@ export class FakeService {
       baseUrl: this.baseUrl,
       clock,
       outbox,
-      ids: createIdSource(options.seed ?? 1),
+      ids: createIdSource(options.fixedIds ? seed : (seed ^ randomInt(1, 2 ** 31)) >>> 0),
       splitSum: options.splitSum,
+      strict: options.strict ?? false,
       refundWebhookCode: options.refundWebhookCode ?? '1000',
       projects: new Map(),
       payments: new Map(),
@@ -81,6 +85,7 @@ export class FakeService {
       outcomeByCard: new Map(),
     };
     this.#ledger = ledger;
+    this.#credentials = createIdSource(seed);
     if (options.secret !== undefined) this.addProject({ ...options, secret: options.secret });
     for (const project of options.projects ?? []) this.addProject(project);
     clock.register({ next: () => nextCharge(ledger), run: (now) => runCharges(ledger, now) });
@@ -90,7 +95,7 @@ export class FakeService {
 
   /** Adds a POS project; credentials not given are generated from the seed. */
   addProject(options: FakeProjectOptions): FakeProject {
-    const project = createProject(options, this.#ledger.ids);
+    const project = createProject(options, this.#credentials);
     this.#ledger.projects.set(project.posId, project);
     return project;
   }

@@ -37,8 +37,19 @@ export interface FakeServiceOptions extends Partial<FakeProjectOptions> {
   projects?: readonly FakeProjectOptions[];
   /** @default the current time */
   now?: Date | string | number;
-  /** Seed of every generated id and key. @default 1 */
+  /**
+   * Seed of the generated credentials (`posId`, `apiKey`, `endpointsKey`) and, with `fixedIds`, of every id.
+   * @default 1
+   */
   seed?: number;
+  /**
+   * Draw payment, transaction, operation and subscription ids, card tokens and checkout ids from `seed` alone, the
+   * same on every run (for snapshots). Off, they are mixed with a value fresh for each fake, so a second run
+   * against a store that remembers the first (Redis, PostgreSQL) is not answered `duplicate` throughout. With
+   * fixed ids, clear the store between runs; `api.done()` names the webhooks a stale store swallowed either way.
+   * @default false
+   */
+  fixedIds?: boolean;
   /** How webhooks are delivered. @default fetchTransport (form POST with `fetch`) */
   transport?: WebhookTransport;
   /**
@@ -52,9 +63,18 @@ export interface FakeServiceOptions extends Partial<FakeProjectOptions> {
   verifyAuth?: (check: AuthCheck) => boolean;
   /**
    * How split amounts must relate to `amount` on `/split/purchase` (not shown by the spec): core's `splitSum`.
-   * @default 'equal'
+   * @default 'ignore', or 'equal' when `strict`
    */
   splitSum?: SplitSumRule;
+  /**
+   * Also enforce the rules the spec does not show, as core's validators do: `description` and `currency` required,
+   * split amounts adding up to `amount` (unless `splitSum`), no card fields on a hosted request, digits only in
+   * `cc_number`, `init_recurring` with `purchase` only. Off, the fake accepts what the service could (a card number
+   * with spaces is read without them, hosted card fields are ignored, a missing currency is `UAH`); each rule is
+   * listed in docs/assumptions.md.
+   * @default false
+   */
+  strict?: boolean;
   /**
    * `status_code` of refund webhooks. Spec 3.1 shows `1000` on refund webhooks and `1004` only on a refund
    * response; `'1004'` lets a test prove its handler takes both.
