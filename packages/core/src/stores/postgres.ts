@@ -424,8 +424,8 @@ function claimedBy(token: string, fence: unknown): ClaimResult {
  * database rolls the open transaction back). A concurrent copy waits on the row (up to the handler's
  * storeTimeoutMs), then answers duplicate, or 409 while the first still runs; a handler failure rolls back the
  * row with the application's writes, so the redelivery is handled. Three round trips besides the handler's own:
- * `BEGIN`, the claim (a named prepared statement that also sets the transaction's `lock_timeout` for its own wait
- * and puts it back), `COMMIT`.
+ * `BEGIN` with the claim's `lock_timeout`, the claim (a named prepared statement that also puts the transaction's
+ * `lock_timeout` back), `COMMIT`.
  *
  * @example
  * const inbox = new PostgresInbox({ pool });
@@ -448,20 +448,15 @@ export class PostgresInbox<C extends PgPoolClientLike = PgPoolClientLike> implem
     this.#ttlMs = options.ttlMs ?? 7 * 24 * 60 * 60 * 1000;
     const t = tableOf(options.table);
     this.#table = t;
-    // `before` is read ahead of `timeout` (which reads it), so RETURNING puts back the value the transaction had:
-    // the application's own queries keep their lock_timeout. Without a row returned (a duplicate, or the wait
-    // timed out) the transaction rolls back, and the setting with it.
+    // RETURNING puts back the lock_timeout BEGIN stashed (see transaction()), so the application's own queries
+    // keep theirs; without a row returned (a duplicate) the transaction rolls back, and the setting with it.
     this.#claim = statement(
-      `WITH before AS MATERIALIZED (SELECT current_setting('lock_timeout') AS value),
-      timeout AS MATERIALIZED (
-        SELECT set_config('lock_timeout', coalesce($3, before.value), true) AS value FROM before
-      )
-      INSERT INTO ${t.name} AS i (key, done, token, expires_at, fence)
-      SELECT $1, true, NULL, now() + $2 * interval '1 millisecond', 1 FROM timeout
+      `INSERT INTO ${t.name} AS i (key, done, token, expires_at, fence)
+      VALUES ($1, true, NULL, now() + $2 * interval '1 millisecond', 1)
       ON CONFLICT (key) DO UPDATE
       SET done = true, token = NULL, expires_at = excluded.expires_at, fence = i.fence + 1
       WHERE i.expires_at <= now()
-      RETURNING fence, set_config('lock_timeout', (SELECT value FROM before), true) AS lock_timeout`,
+      RETURNING fence, set_config('lock_timeout', current_setting('payhook.lock_timeout'), true) AS lock_timeout`,
       options.prepare,
     );
   }
@@ -485,13 +480,18 @@ export class PostgresInbox<C extends PgPoolClientLike = PgPoolClientLike> implem
     }
     let broken: Error | undefined;
     try {
-      await client.query('BEGIN');
       const lockTimeoutMs = options?.lockTimeoutMs;
-      // A copy waits on the row a running copy's transaction holds only this long, and gives its connection back.
-      const lockTimeout = lockTimeoutMs === undefined ? null : String(Math.max(1, Math.ceil(lockTimeoutMs)));
+      // One round trip: BEGIN, the lock_timeout the transaction has (stashed for the claim to put back), and the
+      // claim's own bound, which must be in place before the claim statement starts: a table lock (a migration)
+      // is waited for before any of the statement's own expressions run.
+      await client.query(
+        `BEGIN; SELECT set_config('payhook.lock_timeout', current_setting('lock_timeout'), true)${
+          lockTimeoutMs === undefined ? '' : `; SET LOCAL lock_timeout = ${Math.max(1, Math.ceil(lockTimeoutMs))}`
+        }`,
+      );
       let claimed: PgResult;
       try {
-        claimed = await client.query(this.#claim([key, this.#ttlMs, lockTimeout]));
+        claimed = await client.query(this.#claim([key, this.#ttlMs]));
       } catch (error) {
         if ((error as { code?: unknown }).code !== LOCK_NOT_AVAILABLE) throw error;
         await client.query('ROLLBACK');
