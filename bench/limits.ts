@@ -59,7 +59,11 @@ export function pgbenchScript(queries: readonly SentQuery[], key: string, token?
     const values = query.values ?? [];
     // Several statements in one simple query (the inbox's BEGIN) travel in one round trip: a pgbench pipeline.
     if (values.length === 0 && query.text.includes(';')) {
-      lines.push('\\startpipeline', ...query.text.split(';').map((text) => `${text.trim()};`), '\\endpipeline');
+      lines.push(
+        '\\startpipeline',
+        ...query.text.split(';').map((text) => `${text.trim()};`),
+        '\\endpipeline',
+      );
       continue;
     }
     let text = query.text;

@@ -71,10 +71,10 @@ const STORES: StoreCase[] = [
     make: () => new PostgresStore({ pool: pool!, table: TABLE }),
   },
   {
-    name: 'PostgresStore, batched',
+    name: 'PostgresStore, unbatched',
     up: postgresUp,
     transactional: false,
-    make: () => new PostgresStore({ pool: pool!, table: TABLE, batch: true }),
+    make: () => new PostgresStore({ pool: pool!, table: TABLE, batch: false }),
   },
   {
     name: 'PostgresInbox',
@@ -293,7 +293,7 @@ describe('failOpen and a store that is only slow', () => {
 describe.skipIf(!postgresUp)('a frozen PostgreSQL (a lock held on the inbox table)', () => {
   it.each([
     ['store', 503, 'store.unavailable'],
-    ['batched store', 503, 'store.unavailable'],
+    ['unbatched store', 503, 'store.unavailable'],
     ['inbox', 409, 'notification.in_flight'],
   ] as const)(
     'the %s answers %i %s after storeTimeoutMs, and once the table is free the redelivery is handled',
@@ -301,7 +301,7 @@ describe.skipIf(!postgresUp)('a frozen PostgreSQL (a lock held on the inbox tabl
       const store =
         which === 'inbox'
           ? new PostgresInbox({ pool: pool!, table: TABLE })
-          : new PostgresStore({ pool: pool!, table: TABLE, batch: which === 'batched store' });
+          : new PostgresStore({ pool: pool!, table: TABLE, batch: which !== 'unbatched store' });
       let runs = 0;
       const webhook = createWebhookHandler({
         ...base(store),

@@ -45,9 +45,9 @@ const SCENARIOS: Scenario[] = [
     example: { DATABASE_URL, PAYHOOK_TABLE: `payhook_test_mp_${RUN}`, REDIS_URL: '' },
   },
   {
-    name: 'PostgreSQL store, batched',
+    name: 'PostgreSQL store, unbatched',
     up: postgresUp,
-    env: { STORE: 'postgres', BATCH: '1', DATABASE_URL, TABLE: `payhook_test_mp_batch_${RUN}` },
+    env: { STORE: 'postgres', BATCH: '0', DATABASE_URL, TABLE: `payhook_test_mp_unbatched_${RUN}` },
   },
   {
     name: 'PostgreSQL inbox',

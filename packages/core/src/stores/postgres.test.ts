@@ -254,8 +254,8 @@ describe.skipIf(!postgresUp)('PostgreSQL stores', () => {
       expect((await store.claim(key, 60_000)).status).toBe('claimed');
     });
 
-    it('grants one of 64 concurrent claims, and runs the handler once for 64 concurrent copies', async () => {
-      const key = await expectOnceUnderConcurrency(store);
+    it('unbatched: grants one of 64 concurrent claims, and runs the handler once for 64 concurrent copies', async () => {
+      const key = await expectOnceUnderConcurrency(new PostgresStore({ pool, table: TABLE, batch: false }));
       expect((await row(key))?.done).toBe(true);
     });
 
@@ -611,6 +611,7 @@ describe.skipIf(!postgresUp)('PostgreSQL stores', () => {
 
     it.each([
       ['PostgresStore', () => new PostgresStore({ pool: cutPool, table: TABLE })],
+      ['PostgresStore, batch: false', () => new PostgresStore({ pool: cutPool, table: TABLE, batch: false })],
       ['PostgresInbox', () => new PostgresInbox({ pool: cutPool, table: TABLE })],
     ])(
       '%s: answers 503 store.unavailable naming postgres, then handles the redelivery',

@@ -68,8 +68,8 @@ export interface PostgresStoreOptions extends PostgresTableOptions {
   pool: PgQueryable;
   /**
    * Claims (and commits) made while others are being sent share one statement and one transaction: one WAL
-   * flush for many webhooks. A lone claim goes out at once, as without it.
-   * @default false
+   * flush for many webhooks. A lone claim goes out at once, with the same statement as without it.
+   * @default true
    */
   batch?: boolean;
 }
@@ -226,7 +226,7 @@ function rounds<T extends { readonly key: string }>(items: readonly T[]): T[][] 
  * caller's token holds the key or nobody does, and answers `false` otherwise (a stale run: fencing); `renew` and
  * `release` act only for the token's holder (`release` ends the lease and keeps the row and its fence). Times come
  * from the database clock, so instances need not agree on time. Every statement is a named prepared statement;
- * with `batch`, claims and commits made while others are under way share one statement.
+ * claims and commits made while others are under way share one statement (`batch`, on by default).
  *
  * @example
  * import pg from 'pg';
@@ -305,7 +305,7 @@ export class PostgresStore implements DedupeStore {
       `UPDATE ${t.name} SET expires_at = now() WHERE key = $1 AND token = $2 AND NOT done AND expires_at > now()`,
       prepare,
     );
-    if (options.batch) {
+    if (options.batch ?? true) {
       const lanes = { lanes: BATCH_LANES, max: MAX_BATCH };
       this.#claimBatcher = new Batcher((claims) => this.#claimAll(claims), lanes);
       this.#commitBatcher = new Batcher((commits) => this.#commitAll(commits), lanes);
@@ -486,7 +486,9 @@ export class PostgresInbox<C extends PgPoolClientLike = PgPoolClientLike> implem
       // is waited for before any of the statement's own expressions run.
       await client.query(
         `BEGIN; SELECT set_config('payhook.lock_timeout', current_setting('lock_timeout'), true)${
-          lockTimeoutMs === undefined ? '' : `; SET LOCAL lock_timeout = ${Math.max(1, Math.ceil(lockTimeoutMs))}`
+          lockTimeoutMs === undefined
+            ? ''
+            : `; SET LOCAL lock_timeout = ${Math.max(1, Math.ceil(lockTimeoutMs))}`
         }`,
       );
       let claimed: PgResult;
