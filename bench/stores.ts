@@ -248,6 +248,28 @@ async function pairsPerSecond(candidate: Candidate, inFlight: number, ms: number
   return { rate: durations.length / ((performance.now() - started) / 1000), ...percentiles(durations) };
 }
 
+/**
+ * One limit measurement, tried up to three times: on a shared server a run can fail outright (pgbench prints no
+ * tps when a connection is refused: too many clients).
+ */
+async function measureLimit(
+  probe: LimitProbe,
+  clients: number,
+  seconds: number,
+  log: (line: string) => void,
+): Promise<Limit> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await probe.measure(clients, seconds);
+    } catch (error) {
+      if (attempt === 3) throw error;
+      log(
+        `  ${probe.tool} failed, once more: ${error instanceof Error ? error.message.split('\n')[0] : error}`,
+      );
+    }
+  }
+}
+
 /** Mean wall time per webhook through the full handler, one after another. */
 async function perWebhook(handler: WebhookHandler, count: number): Promise<number> {
   const next = createDeliverySource();
@@ -330,7 +352,7 @@ export async function runStores(
         // same store right before it.
         const probes = new Map(candidates.flatMap((c) => (c.limit ? [[c.limit.key, c.limit] as const] : [])));
         for (const probe of rotate([...probes.values()], round)) {
-          const limit = await probe.measure(Math.min(inFlight, POOL), options.limitSeconds);
+          const limit = await measureLimit(probe, Math.min(inFlight, POOL), options.limitSeconds, log);
           keep(`${probe.key}@${inFlight}`, limit);
           log(
             `  round ${round + 1}, ${inFlight} in flight: ${probe.tool} (${probe.key}): ${Math.round(limit.rate)}`,
