@@ -4,10 +4,12 @@ import pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
   expectOnceUnderConcurrency,
+  fencesOfTakeovers,
   formRequest,
   purchaseKey,
   STORE_SECRET,
   signedPurchase,
+  takeOver,
 } from '../../test/deliveries.js';
 import { CuttableProxy, DATABASE_URL, reachPostgres } from '../../test/servers.js';
 import { createWebhookHandler } from '../handler.js';
@@ -174,24 +176,12 @@ describe.skipIf(!postgresUp)('PostgreSQL stores', () => {
     });
 
     it('each takeover of a lease that ran out gets the next fence', async () => {
-      const key = randomUUID();
-      const fences: number[] = [];
-      for (let i = 0; i < 3; i++) {
-        const claim = await store.claim(key, 60_000);
-        if (claim.status !== 'claimed') throw new Error('expected a claim');
-        fences.push(claim.fence ?? 0);
-        await expire(key);
-      }
-      expect(fences).toEqual([1, 2, 3]);
+      expect(await fencesOfTakeovers(store, expire)).toEqual([1, 2, 3]);
     });
 
     it('a stale commit answers false, writes nothing and leaves the newer claim lease intact', async () => {
       const key = randomUUID();
-      const stale = await store.claim(key, 60_000);
-      if (stale.status !== 'claimed') throw new Error('expected a claim');
-      await expire(key);
-      const current = await store.claim(key, 60_000);
-      if (current.status !== 'claimed') throw new Error('expected a takeover');
+      const { stale, current } = await takeOver(store, key, expire);
       expect(current.fence).toBe(2);
       expect(await store.commit(key, stale.token, 3_600_000)).toBe(false);
       expect(await row(key)).toEqual({
@@ -214,11 +204,7 @@ describe.skipIf(!postgresUp)('PostgreSQL stores', () => {
 
     it('release ends only the caller own lease and keeps the row, so the next claim counts on', async () => {
       const key = randomUUID();
-      const late = await store.claim(key, 60_000);
-      if (late.status !== 'claimed') throw new Error('expected a claim');
-      await expire(key);
-      const current = await store.claim(key, 60_000);
-      if (current.status !== 'claimed') throw new Error('expected the expired lease to be taken over');
+      const { stale: late, current } = await takeOver(store, key, expire);
       await store.release(key, late.token);
       expect((await row(key))?.token).toBe(current.token);
       await store.release(key, current.token);

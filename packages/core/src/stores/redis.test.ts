@@ -4,10 +4,12 @@ import { createClient } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   expectOnceUnderConcurrency,
+  fencesOfTakeovers,
   formRequest,
   purchaseKey,
   STORE_SECRET,
   signedPurchase,
+  takeOver,
 } from '../../test/deliveries.js';
 import { freePort, REDIS_URL, reachRedis } from '../../test/servers.js';
 import { createWebhookHandler } from '../handler.js';
@@ -105,15 +107,7 @@ describe.skipIf(!redisUp).each(FLAVOURS)('RedisStore with $name', (flavour) => {
   });
 
   it('each takeover of a lease that ran out gets the next fence', async () => {
-    const key = randomUUID();
-    const fences: number[] = [];
-    for (let i = 0; i < 3; i++) {
-      const claim = await store.claim(key, 60_000);
-      if (claim.status !== 'claimed') throw new Error('expected a claim');
-      fences.push(claim.fence ?? 0);
-      await expire(key);
-    }
-    expect(fences).toEqual([1, 2, 3]);
+    expect(await fencesOfTakeovers(store, expire)).toEqual([1, 2, 3]);
   });
 
   it('release ends the caller own lease, so the next copy is claimed with the next fence', async () => {
@@ -128,11 +122,7 @@ describe.skipIf(!redisUp).each(FLAVOURS)('RedisStore with $name', (flavour) => {
 
   it('release and renew with a stale token leave the lease another process took over', async () => {
     const key = randomUUID();
-    const late = await store.claim(key, 60_000);
-    if (late.status !== 'claimed') throw new Error('expected a claim');
-    await expire(key);
-    const current = await store.claim(key, 60_000);
-    if (current.status !== 'claimed') throw new Error('expected a takeover');
+    const { stale: late, current } = await takeOver(store, key, expire);
     expect(await store.renew(key, late.token, 60_000)).toBe(false);
     await store.release(key, late.token);
     expect(await admin.get(prefix + key)).toBe(current.token);
@@ -141,11 +131,7 @@ describe.skipIf(!redisUp).each(FLAVOURS)('RedisStore with $name', (flavour) => {
 
   it('a stale commit answers false and leaves the newer claim lease intact', async () => {
     const key = randomUUID();
-    const stale = await store.claim(key, 60_000);
-    if (stale.status !== 'claimed') throw new Error('expected a claim');
-    await expire(key);
-    const current = await store.claim(key, 60_000);
-    if (current.status !== 'claimed') throw new Error('expected a takeover');
+    const { stale, current } = await takeOver(store, key, expire);
     expect(current.fence).toBe(2);
     const before = await admin.pttl(prefix + key);
     expect(await store.commit(key, stale.token, 3_600_000)).toBe(false);
