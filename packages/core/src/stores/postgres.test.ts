@@ -492,6 +492,17 @@ describe.skipIf(!postgresUp)('PostgreSQL stores', () => {
       expect(await state(paymentId)).toEqual({ app: [], inbox: undefined });
     });
 
+    it('takes over a row whose time ran out with the next fence', async () => {
+      const key = randomUUID();
+      await pool.query(
+        `INSERT INTO ${TABLE} (key, done, expires_at, fence) VALUES ($1, true, now() - interval '1 ms', 4)`,
+        [key],
+      );
+      expect(await inbox.transaction(key, async () => 'ran')).toEqual({ status: 'done', value: 'ran' });
+      expect(await row(key)).toEqual({ done: true, token: null, live: true, seconds: 3600, fence: 5 });
+      expect(await inbox.transaction(key, async () => 'again')).toEqual({ status: 'duplicate' });
+    });
+
     it('the claim waits lockTimeoutMs at most, and the handler queries run with the connection own lock_timeout', async () => {
       const paymentId = randomUUID();
       const seen: string[] = [];
