@@ -4,7 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { plusForSpace } from './base64url.js';
 import { mediaTypeOf, parseForm, parseRawBody, repeatedJsonField } from './body.js';
 import { decodeData } from './decode.js';
-import { matchSecret, normalizeSignature, resolveSecrets } from './signature.js';
+import { resolveSecrets } from './secrets.js';
+import { matchSecret, normalizeSignature } from './signature.js';
 
 /**
  * Characters a call may visit, charged to every built-in the refusal path can call: a scan by how far it went, a

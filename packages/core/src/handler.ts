@@ -9,25 +9,17 @@ import {
   notificationKey,
   type TransactionalStore,
 } from './dedupe.js';
-import type { Delivery } from './delivery.js';
 import { RequestError, type WebhookError } from './errors.js';
 import { ExactlyOnce } from './exactly-once.js';
 import type { Notification, NotificationEvent, NotificationFor } from './notification.js';
 import { OrderingGuard, type OrderingOptions } from './ordering.js';
-import { notificationFromData } from './parse.js';
+import { isPromiseLike } from './promise.js';
 import { type NotificationHandler, Routes } from './routes.js';
+import { type Secrets, secretSource } from './secrets.js';
 import { createSenderCheck, type SenderOptions, senderAddress } from './sender.js';
-import {
-  checkAlgorithm,
-  checkSecretOption,
-  type Secret,
-  type Secrets,
-  type SignatureAlgorithm,
-  toSecretArray,
-  verifySignature,
-} from './signature.js';
+import { checkAlgorithm, type SignatureAlgorithm } from './signature.js';
 import { MemoryStore } from './stores/memory.js';
-import { verified } from './verify.js';
+import { verifyEnvelope } from './verify.js';
 
 export type { WebhookOutcome, WebhookResult } from './answers.js';
 export type { Delivery } from './delivery.js';
@@ -165,27 +157,13 @@ export interface WebhookHandler<C = undefined> {
 export function createWebhookHandler<C = undefined>(options: WebhookHandlerOptions<C>): WebhookHandler<C> {
   const algorithm = checkAlgorithm(options.algorithm);
   const logger = options.logger === undefined ? console : options.logger;
-  const secrets = checkedSecrets(options.secret, logger);
-  const store = options.store === false ? undefined : (options.store ?? new MemoryStore());
-  if (store !== undefined && !isStore(store)) {
-    throw new TypeError(
-      '[@payhook/core] store must have claim, renew, commit and release (a DedupeStore), or transaction (a TransactionalStore).',
-    );
-  }
-  if (store !== undefined && isTransactionalStore(store) && options.failOpen) {
-    throw new TypeError(
-      '[@payhook/core] failOpen cannot be used with a transactional store: handlers would run without the transaction their writes need (inbox.client(delivery)).',
-    );
-  }
-  const keyOf = options.key ?? notificationKey;
-  const limits = {
-    maxBodyBytes: positive('maxBodyBytes', options.maxBodyBytes, 1024 * 1024),
-    readTimeoutMs: duration('readTimeoutMs', options.readTimeoutMs, 10_000),
-  };
-  const senderAllowed = options.allowedSenders ? createSenderCheck(options.allowedSenders) : undefined;
-  const ordering = options.ordering
-    ? new OrderingGuard(options.ordering === true ? undefined : options.ordering)
-    : undefined;
+  const secrets = secretSource(options.secret, logger ? (message) => logger.warn(message) : undefined);
+  const store = checkedStore(options);
+  const limits = bodyLimits(options);
+  const checkRequest = createRequestCheck(options);
+  const keyFor = createKeyFor(options.key ?? notificationKey, logger);
+  const report = createReport(options.onError, logger);
+  const ordering = orderingGuard(options.ordering);
   const routes = new Routes<C>();
   if (options.handle) routes.addAny(options.handle);
   const once = new ExactlyOnce<C>({
@@ -199,28 +177,20 @@ export function createWebhookHandler<C = undefined>(options: WebhookHandlerOptio
     report: (error) => report(error, undefined),
   });
 
-  /**
-   * One delivery, top to bottom: every refusal is thrown by its step and answered at the end. Steps that may finish
-   * at once (a body already read, static secrets, a synchronous store and handler) are awaited only when they
-   * return a promise: each `await` of a plain value costs a turn of the microtask queue.
-   */
+  /** One delivery, top to bottom: each step throws its refusal, answered at the end (a step's promise awaited). */
   async function handle(request: WebhookRequest, context: C): Promise<WebhookResult> {
     let notification: Notification | undefined;
     try {
-      checkMethodAndSender(request);
+      checkRequest(request);
       const type = mediaTypeOf(getHeader(request.headers, 'content-type'));
       const read = readEnvelope(request, type, limits);
-      const envelope = read instanceof Promise ? await read : read;
-      const verification = verifySignature(envelope.data, envelope.signature, secrets, { algorithm });
-      const secret = verified(verification instanceof Promise ? await verification : verification, algorithm);
-      notification = notificationFromData(envelope.data);
+      const envelope = isPromiseLike(read) ? await read : read;
+      const verification = verifyEnvelope(envelope, secrets, algorithm);
+      const verified = isPromiseLike(verification) ? await verification : verification;
+      const { secret } = verified;
+      notification = verified.notification;
       const key = keyFor(notification);
-      const delivery: Delivery = {
-        key,
-        secretIndex: secret.index,
-        secretId: secret.id,
-        raw: notification.raw,
-      };
+      const delivery = { key, secretIndex: secret.index, secretId: secret.id, raw: notification.raw };
       const handlers = routes.match(notification);
       if (handlers.length === 0) return accepted('ignored', notification);
       if (ordering?.isStale(notification)) {
@@ -232,7 +202,7 @@ export function createWebhookHandler<C = undefined>(options: WebhookHandlerOptio
         return accepted(outcome === 'duplicate' ? 'duplicate' : 'stale', notification);
       }
       const run = once.run({ key, routes: handlers, notification, context, delivery });
-      const outcome = run instanceof Promise ? await run : run;
+      const outcome = isPromiseLike(run) ? await run : run;
       if (outcome === 'handled') ordering?.record(notification);
       return accepted(outcome, notification);
     } catch (error) {
@@ -242,7 +212,42 @@ export function createWebhookHandler<C = undefined>(options: WebhookHandlerOptio
     }
   }
 
-  function checkMethodAndSender(request: WebhookRequest): void {
+  return withMethods(options.capture ? withCapture(handle, options.capture) : handle, routes);
+}
+
+type Logger = Pick<Console, 'warn' | 'error'> | false;
+
+/** The `store` option: the default `MemoryStore`, none (`false`), or one with the methods of a store contract. */
+function checkedStore(options: WebhookHandlerOptions<never>): DedupeStore | TransactionalStore | undefined {
+  const store = options.store === false ? undefined : (options.store ?? new MemoryStore());
+  if (store !== undefined && !isStore(store)) {
+    throw new TypeError(
+      '[@payhook/core] store must have claim, renew, commit and release (a DedupeStore), or transaction (a TransactionalStore).',
+    );
+  }
+  if (store !== undefined && isTransactionalStore(store) && options.failOpen) {
+    throw new TypeError(
+      '[@payhook/core] failOpen cannot be used with a transactional store: handlers would run without the transaction their writes need (inbox.client(delivery)).',
+    );
+  }
+  return store;
+}
+
+function bodyLimits(options: WebhookHandlerOptions<never>): { maxBodyBytes: number; readTimeoutMs: number } {
+  return {
+    maxBodyBytes: positive('maxBodyBytes', options.maxBodyBytes, 1024 * 1024),
+    readTimeoutMs: duration('readTimeoutMs', options.readTimeoutMs, 10_000),
+  };
+}
+
+function orderingGuard(ordering: boolean | OrderingOptions | undefined): OrderingGuard | undefined {
+  return ordering ? new OrderingGuard(ordering === true ? undefined : ordering) : undefined;
+}
+
+/** Refuses a method other than POST (405) and, with `allowedSenders`, a sender outside it (403). */
+function createRequestCheck(options: SenderOptions): (request: WebhookRequest) => void {
+  const senderAllowed = options.allowedSenders ? createSenderCheck(options.allowedSenders) : undefined;
+  return (request) => {
     if (request.method !== undefined && request.method.toUpperCase() !== 'POST') {
       throw new RequestError(
         'request.method_not_allowed',
@@ -253,9 +258,15 @@ export function createWebhookHandler<C = undefined>(options: WebhookHandlerOptio
     if (senderAllowed && !senderAllowed(sender)) {
       throw new RequestError('sender.forbidden', 'the sender address is not in allowedSenders.');
     }
-  }
+  };
+}
 
-  function keyFor(notification: Notification): string | undefined {
+/** A notification's key for the store, bounded; `undefined` (with a warning) when nothing tells it apart. */
+function createKeyFor(
+  keyOf: KeyFunction,
+  logger: Logger,
+): (notification: Notification) => string | undefined {
+  return (notification) => {
     const key = keyOf(notification);
     if (key !== undefined) return boundKey(key);
     if (logger) {
@@ -264,12 +275,18 @@ export function createWebhookHandler<C = undefined>(options: WebhookHandlerOptio
       );
     }
     return undefined;
-  }
+  };
+}
 
-  function report(error: WebhookError, remoteAddress: string | undefined): void {
-    if (options.onError) {
+/** Sends every refusal and store failure to `onError` and, from 500 up, to the logger. */
+function createReport(
+  onError: ErrorHook | undefined,
+  logger: Logger,
+): (error: WebhookError, remoteAddress: string | undefined) => void {
+  return (error, remoteAddress) => {
+    if (onError) {
       try {
-        options.onError(error, { remoteAddress });
+        onError(error, { remoteAddress });
       } catch {
         // A failing hook must not change the answer.
       }
@@ -282,10 +299,15 @@ export function createWebhookHandler<C = undefined>(options: WebhookHandlerOptio
     } catch {
       // A failing logger must not change the answer, nor crash the process from a background renewal.
     }
-  }
+  };
+}
 
-  const answer = options.capture ? withCapture(handle, options.capture) : handle;
-  const handler = answer as WebhookHandler<C>;
+/** `handle` with the surface of a `WebhookHandler`: `.on`, `.onAny` and `.fetch`. */
+function withMethods<C>(
+  handle: (request: WebhookRequest, context: C) => Promise<WebhookResult>,
+  routes: Routes<C>,
+): WebhookHandler<C> {
+  const handler = handle as WebhookHandler<C>;
   handler.on = (event, fn) => {
     routes.add(event, fn as NotificationHandler<Notification, C>);
     return handler;
@@ -296,7 +318,7 @@ export function createWebhookHandler<C = undefined>(options: WebhookHandlerOptio
   };
   handler.fetch = async (request, context, remoteAddress) =>
     toResponse(
-      await answer(
+      await handle(
         {
           method: request.method,
           headers: request.headers,
@@ -338,37 +360,4 @@ function isStore(store: object): boolean {
   return ['claim', 'renew', 'commit', 'release'].every(
     (method) => typeof (s as Record<string, unknown>)[method] === 'function',
   );
-}
-
-/**
- * The secrets to verify with, checked once (`checkSecretOption` names a missing or ill-typed one); a resolver is
- * wrapped to warn about whitespace in what it returns.
- */
-function checkedSecrets(secret: Secrets, logger: Pick<Console, 'warn'> | false): Secrets {
-  const warned = { done: false };
-  const warn = (list: readonly Secret[]) => {
-    if (warned.done || !logger) return;
-    // Only what is a secret: anything else is refused by `checkSecret` after the resolver, as a TypeError (500).
-    if (list.some((s) => secretText(s) !== secretText(s)?.trim())) {
-      warned.done = true;
-      logger.warn(
-        '[@payhook/core] a webhook secret has leading or trailing whitespace; it is used as given. Trim it if it was copied with a newline.',
-      );
-    }
-  };
-  const checked = checkSecretOption(secret);
-  if (typeof checked !== 'function') {
-    warn(checked);
-    return checked;
-  }
-  return async (posId) => {
-    const found = await checked(posId);
-    if (found !== undefined) warn(toSecretArray(found));
-    return found;
-  };
-}
-
-function secretText(secret: Secret): string | undefined {
-  const text: unknown = typeof secret === 'string' ? secret : (secret as { secret?: unknown } | null)?.secret;
-  return typeof text === 'string' ? text : undefined;
 }

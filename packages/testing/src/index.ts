@@ -1,4 +1,5 @@
-export type { Duration, IntervalUnit } from './fake/calendar.js';
+export type { IntervalUnit } from '@payhook/core/validation';
+export type { Duration } from './fake/calendar.js';
 export type { FakeClock, Timeline } from './fake/clock.js';
 export type { FakeViolation } from './fake/errors.js';
 export { FakeServiceError } from './fake/errors.js';

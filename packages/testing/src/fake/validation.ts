@@ -87,7 +87,7 @@ export function validRequest(
 export function planFor(init: InitRecurring, payment: { amount: number; createdAt: Date }): SubscriptionPlan {
   const resolved = resolveInitRecurring(init);
   return {
-    interval_unit: resolved.interval_unit as SubscriptionPlan['interval_unit'],
+    interval_unit: resolved.interval_unit,
     interval_count: resolved.interval_count,
     retry_attempts: resolved.retry_attempts,
     retry_interval_hours: resolved.retry_interval_hours,
