@@ -1,4 +1,5 @@
 import type { CliIO } from './io.js';
+import { replayCommand } from './replay.js';
 import { resendCommand } from './resend.js';
 import { sendCommand } from './send.js';
 import { serveCommand } from './serve.js';
@@ -13,6 +14,7 @@ Commands:
   send     post a signed fake notification to a webhook endpoint (purchase.success, refund.success, …)
   resend   ask the service (or 'payhook serve') to deliver an operation's webhook again (spec 4.3, 4.4)
   verify   check a captured delivery read from standard input; card tokens are masked
+  replay   post a capture file (core's createCapture) to an endpoint again, re-signed with a test secret
   serve    run the fake payment service
 
 Run 'payhook <command> --help' for a command's options.
@@ -23,6 +25,7 @@ const COMMANDS: Record<string, (argv: string[], io: CliIO) => Promise<number>> =
   send: sendCommand,
   resend: resendCommand,
   verify: verifyCommand,
+  replay: replayCommand,
   serve: serveCommand,
 };
 
