@@ -10,7 +10,10 @@ const alias = [
   { find: /^@payhook\/core\/validation$/, replacement: src('core/src/validation/index.ts') },
   { find: /^@payhook\/core\/(redis|postgres|memory)$/, replacement: src('core/src/stores/$1.ts') },
   { find: /^@payhook\/testing\/nock$/, replacement: src('testing/src/nock.ts') },
-  { find: /^@payhook\/(core|express|fastify|koa|nestjs|testing)$/, replacement: src('$1/src/index.ts') },
+  {
+    find: /^@payhook\/(core|express|fastify|koa|nestjs|opentelemetry|testing)$/,
+    replacement: src('$1/src/index.ts'),
+  },
 ];
 const timeouts = { testTimeout: 30_000, hookTimeout: 60_000 };
 
