@@ -2,7 +2,7 @@
  * `pnpm smoke`: what a merchant meets after `npm install`. Packs every package with pnpm, installs the tarballs
  * with npm into a fresh project in a temp dir, then on Node 20 (this machine), 22 and 24 (the npm registry's
  * `node` package): `import`s (ESM) and `require`s (CJS) each package and runs a signed delivery through core,
- * Express, Koa, Fastify and NestJS; typechecks a TypeScript consumer under `moduleResolution` `node16` (ESM and CJS files) and
+ * Express, Koa, Fastify and NestJS, traced by `@payhook/opentelemetry` into OpenTelemetry's in-memory exporter; typechecks a TypeScript consumer under `moduleResolution` `node16` (ESM and CJS files) and
  * `bundler`; and runs the installed `payhook` CLI. It never asks a registry what is published, so it passes
  * whatever is already on npm (`pnpm release:rehearsal` publishes to a local registry). Needs the packages built.
  * `--nodes 20` limits the Node versions; `--keep` keeps the temp dir.
@@ -65,9 +65,17 @@ async function serve(server, label, seen) {
   }
 }
 
+const spans = new otelSdk.InMemorySpanExporter();
+const instrumentation = new packages.opentelemetry.PayhookInstrumentation({ enabled: false });
+instrumentation.setTracerProvider(new otelSdk.BasicTracerProvider({ spanProcessors: [new otelSdk.SimpleSpanProcessor(spans)] }));
+instrumentation.enable();
 const handled = [];
 const webhook = core.createWebhookHandler({ secret: ${JSON.stringify(SECRET)}, logger: false, handle: (n) => handled.push(n.order_id) });
 await serve(http.createServer(core.createNodeListener(webhook)), 'node:http', handled);
+instrumentation.disable();
+const traced = spans.getFinishedSpans().filter((span) => span.name.startsWith('process '))
+  .map((span) => span.name + ' ' + (span.attributes['error.type'] ?? span.attributes['payhook.outcome'])).join(', ');
+assert(traced === 'process purchase.success handled, process purchase.success duplicate, process payhook signature.invalid', '@payhook/opentelemetry traces the deliveries: ' + traced);
 
 const expressSeen = [];
 const app = expressLib();
@@ -110,6 +118,9 @@ export const FRAMEWORKS: string[] = [
   '@nestjs/platform-express@^12',
   'reflect-metadata@^0.2',
   'rxjs@^7',
+  // @payhook/opentelemetry's peer, and the SDK a merchant runs beside it.
+  '@opentelemetry/api@^1',
+  '@opentelemetry/sdk-trace-base@^2',
 ];
 
 /** An ES module that loads every package and runs a signed delivery through core, Express, Koa, Fastify and NestJS. */
@@ -130,7 +141,9 @@ import * as redisPkg from '@payhook/core/redis';
 import * as postgresPkg from '@payhook/core/postgres';
 import * as coreAdapterPkg from '@payhook/core/adapter';
 import * as validationPkg from '@payhook/core/validation';
-const packages = { core: corePkg, express: expressPkg, koa: koaPkg, fastify: fastifyPkg, nestjs: nestjsPkg, testing: testingPkg, redis: redisPkg, postgres: postgresPkg, coreAdapter: coreAdapterPkg, validation: validationPkg };`);
+import * as opentelemetryPkg from '@payhook/opentelemetry';
+import * as otelSdk from '@opentelemetry/sdk-trace-base';
+const packages = { core: corePkg, express: expressPkg, koa: koaPkg, fastify: fastifyPkg, nestjs: nestjsPkg, testing: testingPkg, redis: redisPkg, postgres: postgresPkg, coreAdapter: coreAdapterPkg, validation: validationPkg, opentelemetry: opentelemetryPkg };`);
 
 const CJS = `(async () => {${RUNTIME_CHECK(`const MODE = 'cjs';
 const http = require('node:http');
@@ -139,7 +152,8 @@ const KoaLib = require('koa');
 const fastifyLib = require('fastify');
 const nestCommon = require('@nestjs/common');
 const nestCore = require('@nestjs/core');
-const packages = { core: require('@payhook/core'), express: require('@payhook/express'), koa: require('@payhook/koa'), fastify: require('@payhook/fastify'), nestjs: require('@payhook/nestjs'), testing: require('@payhook/testing'), redis: require('@payhook/core/redis'), postgres: require('@payhook/core/postgres'), coreAdapter: require('@payhook/core/adapter'), validation: require('@payhook/core/validation') };`)}})().catch((error) => { console.error(error); process.exit(1); });\n`;
+const otelSdk = require('@opentelemetry/sdk-trace-base');
+const packages = { opentelemetry: require('@payhook/opentelemetry'), core: require('@payhook/core'), express: require('@payhook/express'), koa: require('@payhook/koa'), fastify: require('@payhook/fastify'), nestjs: require('@payhook/nestjs'), testing: require('@payhook/testing'), redis: require('@payhook/core/redis'), postgres: require('@payhook/core/postgres'), coreAdapter: require('@payhook/core/adapter'), validation: require('@payhook/core/validation') };`)}})().catch((error) => { console.error(error); process.exit(1); });\n`;
 
 const TYPED = `import type { IncomingMessage } from 'node:http';
 import { createNodeListener, createWebhookHandler, type Notification, type WebhookErrorCode, WebhookError } from '@payhook/core';
@@ -153,6 +167,7 @@ import { RedisStore } from '@payhook/core/redis';
 import { PostgresStore } from '@payhook/core/postgres';
 import { sendNodeResponse, toWebhookRequest } from '@payhook/core/adapter';
 import { type PaymentRequest, validatePaymentRequest } from '@payhook/core/validation';
+import { PayhookInstrumentation, type PayhookInstrumentationConfig } from '@payhook/opentelemetry';
 
 export const stores = [RedisStore, PostgresStore] as const;
 const webhook = createWebhookHandler<IncomingMessage>({ secret: ['current', { id: 'old', secret: 'previous' }], maxBodyBytes: 65_536 })
@@ -174,6 +189,8 @@ export const testingExports: string[] = Object.keys(testing);
 export const routed = async (req: IncomingMessage, res: import('node:http').ServerResponse): Promise<void> =>
   sendNodeResponse(res, await webhook(toWebhookRequest(req), req));
 export const checked = (request: PaymentRequest): boolean => validatePaymentRequest(request).valid;
+const otelConfig: PayhookInstrumentationConfig = { enabled: false };
+export const instrumentation: { instrumentationName: string } = new PayhookInstrumentation(otelConfig);
 `;
 
 function tsconfig(moduleKind: string, resolution: string, include: string[]): string {

@@ -79,6 +79,7 @@ export interface HandlerRunMessage {
  * tracingChannel(PAYHOOK_CHANNELS.store).subscribe({ error: (m) => alert((m as StoreCallMessage).store) });
  */
 export interface StoreCallMessage {
+  /** Which method: `claim`, `renew`, `commit`, `release`, `forget`, or a transactional store's `transaction`. */
   readonly step: StoreStep;
   /** The store's `name`. */
   readonly store: string;
@@ -97,8 +98,11 @@ export interface StoreCallMessage {
  * subscribe(PAYHOOK_CHANNELS.refusal, (m) => counter.add(1, { code: (m as RefusalMessage).code }));
  */
 export interface RefusalMessage {
+  /** `request`: an HTTP delivery was answered with the refusal; `process`: `webhook.process` threw it. */
   readonly via: 'request' | 'process';
+  /** The error code (docs/errors.md). */
   readonly code: WebhookErrorCode;
+  /** The HTTP status it answers. */
   readonly status: number;
 }
 

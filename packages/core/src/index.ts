@@ -85,6 +85,7 @@ export type {
   VerifyResult,
 } from './signature.js';
 export { sign, verifySignature } from './signature.js';
+export type { StoreStep } from './store-calls.js';
 export type { MemoryStoreOptions } from './stores/memory.js';
 export { MemoryStore } from './stores/memory.js';
 export { parseTimestamp } from './time.js';

@@ -4,7 +4,12 @@ import { traceStoreCall } from './diagnostics.js';
 import { StoreError, type WebhookError } from './errors.js';
 import { isPromiseLike } from './promise.js';
 
-/** Which store call failed: it decides what the failure means for the notification. */
+/**
+ * A call to the duplicate store, by the method it calls: what a failure means for the notification depends on it.
+ *
+ * @example
+ * const step: StoreStep = 'claim';
+ */
 export type StoreStep = 'claim' | 'renew' | 'commit' | 'release' | 'forget' | 'transaction';
 
 /** The end of a failure's message at each step: what was being done, and what the failure leaves behind. */

@@ -80,7 +80,9 @@ type TracingHandlers = {
  * registerInstrumentations({ instrumentations: [new PayhookInstrumentation()] });
  */
 export class PayhookInstrumentation {
+  /** `@payhook/opentelemetry`: the tracer's and meter's name. */
   readonly instrumentationName: string = NAME;
+  /** This package's version. */
   readonly instrumentationVersion: string = VERSION;
   #config: PayhookInstrumentationConfig;
   #tracer: Tracer;
@@ -105,10 +107,12 @@ export class PayhookInstrumentation {
     this.#instruments = instrumentsOf(provider);
   }
 
+  /** Replaces the configuration (`enabled` takes effect through `enable()` and `disable()`). */
   setConfig(config: PayhookInstrumentationConfig): void {
     this.#config = { ...config };
   }
 
+  /** The configuration; `enabled` says whether it is subscribed. */
   getConfig(): PayhookInstrumentationConfig {
     return this.#config;
   }
