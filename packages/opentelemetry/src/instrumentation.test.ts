@@ -389,10 +389,16 @@ describe('PayhookInstrumentation: metrics', () => {
     const delta = (name: string, match: Record<string, unknown>) =>
       (after(name, match) ?? 0) - (before(name, match) ?? 0);
     expect(
-      delta('payhook.deliveries', { 'payhook.outcome': 'handled', 'payhook.event': 'refund.success' }),
+      delta('messaging.process.duration', {
+        'payhook.outcome': 'handled',
+        'payhook.event': 'refund.success',
+      }),
     ).toBe(1);
     expect(
-      delta('payhook.deliveries', { 'payhook.outcome': 'duplicate', 'payhook.event': 'refund.success' }),
+      delta('messaging.process.duration', {
+        'payhook.outcome': 'duplicate',
+        'payhook.event': 'refund.success',
+      }),
     ).toBe(1);
     expect(delta('payhook.refusals', { 'error.type': 'signature.invalid', 'payhook.status_code': 401 })).toBe(
       1,

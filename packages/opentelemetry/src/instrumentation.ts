@@ -44,7 +44,6 @@ export interface PayhookInstrumentationConfig {
 
 interface Instruments {
   readonly processDuration: Histogram;
-  readonly deliveries: Counter;
   readonly refusals: Counter;
   readonly handlerDuration: Histogram;
   readonly storeDuration: Histogram;
@@ -183,9 +182,8 @@ export class PayhookInstrumentation {
       if (message.event !== undefined) open?.span.updateName(`process ${message.event}`);
       const attributes = deliveryAttributes(message);
       const seconds = this.#finish(message, message.errorCode, attributes);
-      const recorded = metricAttributes(message);
-      this.#instruments.deliveries.add(1, recorded);
-      if (seconds !== undefined) this.#instruments.processDuration.record(seconds, recorded);
+      // One record per delivery: its count is the deliveries by outcome and event (no separate counter to pay for).
+      if (seconds !== undefined) this.#instruments.processDuration.record(seconds, metricAttributes(message));
     },
   };
 
@@ -262,11 +260,8 @@ function instrumentsOf(provider: MeterProvider): Instruments {
   return {
     processDuration: meter.createHistogram(METRICS.processDuration, {
       ...seconds,
-      description: 'Duration of handling one webhook delivery, from the request to its answer.',
-    }),
-    deliveries: meter.createCounter(METRICS.deliveries, {
-      unit: '{delivery}',
-      description: 'Webhook deliveries by outcome (handled, duplicate, ignored, stale, refused) and event.',
+      description:
+        'Duration of handling one webhook delivery, from the request to its answer; its count is the deliveries by outcome (handled, duplicate, ignored, stale, refused) and event.',
     }),
     refusals: meter.createCounter(METRICS.refusals, {
       unit: '{delivery}',

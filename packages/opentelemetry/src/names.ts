@@ -32,10 +32,9 @@ export const ATTRIBUTES = {
  * const view = { instrumentName: METRICS.handlerDuration, aggregation: { type: AggregationType.EXPONENTIAL_HISTOGRAM } };
  */
 export const METRICS = {
-  /** Semantic conventions: the duration of processing one message (a delivery). */
+  /** Semantic conventions: the duration of processing one message (a delivery); its count is the deliveries. */
   processDuration: 'messaging.process.duration',
   /** payhook's own. */
-  deliveries: 'payhook.deliveries',
   refusals: 'payhook.refusals',
   handlerDuration: 'payhook.handler.duration',
   storeDuration: 'payhook.store.duration',
