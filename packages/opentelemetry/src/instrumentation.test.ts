@@ -375,10 +375,15 @@ describe('PayhookInstrumentation: one span tree per outcome', () => {
 
 describe('PayhookInstrumentation: metrics', () => {
   it('counts deliveries by outcome and event, refusals by code, and records handler and store durations', async () => {
-    const handler = createWebhookHandler({ secret: SECRET, logger: false, store: new MemoryStore() }).on(
-      'refund',
-      () => {},
-    );
+    const memory = new MemoryStore();
+    const store: DedupeStore = {
+      name: 'async-memory',
+      claim: async (key, leaseMs) => memory.claim(key, leaseMs),
+      renew: async (key, token, leaseMs) => memory.renew(key, token, leaseMs),
+      commit: async (key, token, ttlMs) => memory.commit(key, token, ttlMs),
+      release: async (key, token) => memory.release(key, token),
+    };
+    const handler = createWebhookHandler({ secret: SECRET, logger: false, store }).on('refund', () => {});
     await reader.collect();
     const before = await points();
     const body = signedForm(notification({ method: 'refund', operation_id: 'op-metrics' }), SECRET);
@@ -405,8 +410,22 @@ describe('PayhookInstrumentation: metrics', () => {
     );
     expect(delta('payhook.handler.duration', { 'payhook.handler.id': 'refund#0' })).toBe(1);
     expect(
-      delta('payhook.store.duration', { 'payhook.store.step': 'commit', 'payhook.store.name': 'memory' }),
+      delta('payhook.store.duration', {
+        'payhook.store.step': 'commit',
+        'payhook.store.name': 'async-memory',
+      }),
     ).toBe(1);
+    // MemoryStore answers in-process, without a promise: spans, but no duration record.
+    const inProcess = { 'payhook.store.step': 'commit', 'payhook.store.name': 'memory' };
+    const beforeMemory = await points();
+    await createWebhookHandler({ secret: SECRET, logger: false, handle: () => {} })(
+      post(signedForm(notification(), SECRET)),
+      undefined,
+    );
+    expect(
+      ((await points())('payhook.store.duration', inProcess) ?? 0) -
+        (beforeMemory('payhook.store.duration', inProcess) ?? 0),
+    ).toBe(0);
     expect(
       delta('messaging.process.duration', {
         'payhook.outcome': 'refused',

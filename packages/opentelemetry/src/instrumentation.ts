@@ -241,7 +241,9 @@ export class PayhookInstrumentation {
       attributes[A.errorType] = message.errorCode;
       this.#instruments.storeFailures.add(1, attributes);
     }
-    this.#instruments.storeDuration.record(seconds, attributes);
+    // An answer without a promise is in-process (MemoryStore): no time worth a histogram record, which would cost
+    // more than the call itself.
+    if (!message.settled) this.#instruments.storeDuration.record(seconds, attributes);
   }
 
   readonly #refusal = (m: unknown): void => {
