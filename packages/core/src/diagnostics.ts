@@ -253,12 +253,17 @@ function currentDelivery(): DeliveryMessage | undefined {
   return channels?.current?.getStore();
 }
 
+/** Whether anyone listens on `payhook:handler`: without, a handler is called as it is (no closure to build). */
+export function handlerTraced(): boolean {
+  return channels !== undefined && subscribed(channels.handler);
+}
+
 /**
- * Calls an application handler (`call`), traced on `payhook:handler` when anyone listens: its value or promise
- * unchanged, so a synchronous handler stays synchronous.
+ * Calls an application handler (`call`), traced on `payhook:handler` (check `handlerTraced` first): its value or
+ * promise unchanged, so a synchronous handler stays synchronous.
  */
 export function traceHandler<T>(handler: string, key: string | undefined, call: () => T): T {
-  if (channels === undefined || !subscribed(channels.handler)) return call();
+  if (channels === undefined) return call();
   const message: HandlerRunMessage = {
     handler,
     key,

@@ -8,7 +8,7 @@ import {
   type TransactionResult,
 } from './dedupe.js';
 import { type Delivery, type DeliveryFacts, deliveryFor } from './delivery.js';
-import { traceHandler } from './diagnostics.js';
+import { handlerTraced, traceHandler } from './diagnostics.js';
 import { HandlerError, StoreError, WebhookError } from './errors.js';
 import type { Notification } from './notification.js';
 import { isPromiseLike } from './promise.js';
@@ -380,6 +380,7 @@ async function runHandler<C>(handler: Route<C>, work: Work<C>, delivery: Deliver
 
 /** One handler called, traced on `payhook:handler` when anyone listens. */
 function runRoute<C>(handler: Route<C>, work: Work<C>, delivery: Delivery): unknown {
+  if (!handlerTraced()) return handler.run(work.notification, work.context, delivery);
   return traceHandler(handler.id, work.key, () => handler.run(work.notification, work.context, delivery));
 }
 
