@@ -151,27 +151,23 @@ function build(dc: DiagnosticsChannel | undefined, hooks: { AsyncLocalStorage?: 
 }
 
 /**
- * Loaded without a static `import`, so core loads where `node:` modules do not exist (workerd without
- * `nodejs_compat`): `process.getBuiltinModule` (Node.js 20.16+, Bun, Deno) at once; otherwise a dynamic import,
- * which settles within a turn of the event loop after core loads (before any request a server can receive).
+ * Loaded through `process.getBuiltinModule` (Node.js 20.16+ and 22.3+, Bun, Deno, workerd with `nodejs_compat`),
+ * not a static `import`, so core also loads where `node:` modules do not exist; there, and on Node.js before 20.16,
+ * nothing is published. Not a dynamic `import()` either: bundlers for Workers (wrangler, miniflare) refuse one whose
+ * specifier is not a literal, and a literal one fails to resolve without `nodejs_compat`.
  */
 function load(): void {
-  const getBuiltin = (
-    globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }
-  ).process?.getBuiltinModule?.bind(undefined);
-  if (typeof getBuiltin === 'function') {
+  const getBuiltin = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process
+    ?.getBuiltinModule;
+  if (typeof getBuiltin !== 'function') return;
+  try {
     build(
       getBuiltin('node:diagnostics_channel') as DiagnosticsChannel | undefined,
       getBuiltin('node:async_hooks') as { AsyncLocalStorage?: unknown } | undefined,
     );
-    return;
+  } catch {
+    // A runtime whose getBuiltinModule lacks them: nothing is published.
   }
-  const modules: [string, string] = ['node:diagnostics_channel', 'node:async_hooks'];
-  Promise.all(modules.map((id) => import(/* @vite-ignore */ id)))
-    .then(([dc, hooks]) => build(dc as DiagnosticsChannel, hooks as { AsyncLocalStorage?: unknown }))
-    .catch(() => {
-      // No node: modules here (workerd without nodejs_compat, a browser): nothing is published.
-    });
 }
 load();
 
