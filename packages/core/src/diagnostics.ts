@@ -157,13 +157,12 @@ function build(dc: DiagnosticsChannel | undefined, hooks: { AsyncLocalStorage?: 
  * specifier is not a literal, and a literal one fails to resolve without `nodejs_compat`.
  */
 function load(): void {
-  const getBuiltin = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process
-    ?.getBuiltinModule;
-  if (typeof getBuiltin !== 'function') return;
+  const runtime = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process;
+  if (typeof runtime?.getBuiltinModule !== 'function') return;
   try {
     build(
-      getBuiltin('node:diagnostics_channel') as DiagnosticsChannel | undefined,
-      getBuiltin('node:async_hooks') as { AsyncLocalStorage?: unknown } | undefined,
+      runtime.getBuiltinModule('node:diagnostics_channel') as DiagnosticsChannel | undefined,
+      runtime.getBuiltinModule('node:async_hooks') as { AsyncLocalStorage?: unknown } | undefined,
     );
   } catch {
     // A runtime whose getBuiltinModule lacks them: nothing is published.
