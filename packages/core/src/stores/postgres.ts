@@ -36,6 +36,7 @@ export interface PgQueryable {
 export interface PgPoolClientLike extends PgQueryable {
   release(error?: Error | boolean): void;
   on?(event: 'error', listener: (error: Error) => void): unknown;
+  removeListener?(event: 'error', listener: (error: Error) => void): unknown;
 }
 
 /**
@@ -239,14 +240,7 @@ export class PostgresStore implements DedupeStore {
   readonly name = 'postgres';
   readonly #pool: PgQueryable;
   readonly #table: Table;
-  readonly #claim: Statement;
-  readonly #claims: Statement;
-  readonly #state: Statement;
-  readonly #states: Statement;
-  readonly #commit: Statement;
-  readonly #commits: Statement;
-  readonly #renew: Statement;
-  readonly #release: Statement;
+  readonly #sql: StoreStatements;
   readonly #claimBatcher: Batcher<Claim, ClaimResult | undefined> | undefined;
   readonly #commitBatcher: Batcher<Commit, boolean> | undefined;
 
@@ -256,55 +250,8 @@ export class PostgresStore implements DedupeStore {
     }
     this.#pool = options.pool;
     const t = tableOf(options.table);
-    const prepare = options.prepare;
     this.#table = t;
-    const takeOver = `ON CONFLICT (key) DO UPDATE
-      SET done = false, token = excluded.token, expires_at = excluded.expires_at, fence = i.fence + 1
-      WHERE i.expires_at <= now()`;
-    this.#claim = statement(
-      `INSERT INTO ${t.name} AS i (key, done, token, expires_at, fence)
-      VALUES ($1, false, $2, now() + $3 * interval '1 millisecond', 1)
-      ${takeOver} RETURNING fence`,
-      prepare,
-    );
-    this.#claims = statement(
-      `INSERT INTO ${t.name} AS i (key, done, token, expires_at, fence)
-      SELECT c.key, false, c.token, now() + c.ms * interval '1 millisecond', 1
-      FROM unnest($1::text[], $2::text[], $3::float8[]) WITH ORDINALITY AS c(key, token, ms, n) ORDER BY c.n
-      ${takeOver} RETURNING key, fence`,
-      prepare,
-    );
-    this.#state = statement(`SELECT done FROM ${t.name} WHERE key = $1 AND expires_at > now()`, prepare);
-    this.#states = statement(
-      `SELECT key, done FROM ${t.name} WHERE key = ANY($1::text[]) AND expires_at > now()`,
-      prepare,
-    );
-    // The caller's token still holds the key (not committed yet), or nobody holds it (a lease that ran out).
-    const fenced = `ON CONFLICT (key) DO UPDATE
-      SET done = true, token = excluded.token, expires_at = excluded.expires_at
-      WHERE (i.token = excluded.token AND NOT i.done) OR i.expires_at <= now()`;
-    this.#commit = statement(
-      `INSERT INTO ${t.name} AS i (key, done, token, expires_at)
-      VALUES ($1, true, $2, now() + $3 * interval '1 millisecond')
-      ${fenced} RETURNING 1`,
-      prepare,
-    );
-    this.#commits = statement(
-      `INSERT INTO ${t.name} AS i (key, done, token, expires_at)
-      SELECT c.key, true, c.token, now() + c.ms * interval '1 millisecond'
-      FROM unnest($1::text[], $2::text[], $3::float8[]) WITH ORDINALITY AS c(key, token, ms, n) ORDER BY c.n
-      ${fenced} RETURNING key`,
-      prepare,
-    );
-    this.#renew = statement(
-      `UPDATE ${t.name} SET expires_at = now() + $3 * interval '1 millisecond'
-      WHERE key = $1 AND token = $2 AND NOT done`,
-      prepare,
-    );
-    this.#release = statement(
-      `UPDATE ${t.name} SET expires_at = now() WHERE key = $1 AND token = $2 AND NOT done AND expires_at > now()`,
-      prepare,
-    );
+    this.#sql = storeStatements(t, options.prepare);
     if (options.batch ?? true) {
       const lanes = { lanes: BATCH_LANES, max: MAX_BATCH };
       this.#claimBatcher = new Batcher((claims) => this.#claimAll(claims), lanes);
@@ -323,17 +270,22 @@ export class PostgresStore implements DedupeStore {
   async commit(key: string, token: string, ttlMs: number): Promise<boolean> {
     const commit = { key, token, ttlMs: Math.ceil(ttlMs) };
     if (this.#commitBatcher) return this.#commitBatcher.call(commit);
-    const committed = await this.#pool.query(this.#commit([key, token, commit.ttlMs]));
+    const committed = await this.#pool.query(this.#sql.commit([key, token, commit.ttlMs]));
     return committed.rowCount === 1;
   }
 
   async renew(key: string, token: string, leaseMs: number): Promise<boolean> {
-    const renewed = await this.#pool.query(this.#renew([key, token, Math.ceil(leaseMs)]));
+    const renewed = await this.#pool.query(this.#sql.renew([key, token, Math.ceil(leaseMs)]));
     return renewed.rowCount === 1;
   }
 
   async release(key: string, token: string): Promise<void> {
-    await this.#pool.query(this.#release([key, token]));
+    await this.#pool.query(this.#sql.release([key, token]));
+  }
+
+  /** Deletes a done row (a committed notification's handler completions: nothing reads them again). */
+  async forget(key: string): Promise<void> {
+    await this.#pool.query(this.#sql.forget([key]));
   }
 
   /**
@@ -349,9 +301,9 @@ export class PostgresStore implements DedupeStore {
 
   /** One claim; `undefined` when the row changed between the INSERT and the SELECT. */
   async #claimOne({ key, token, leaseMs }: Claim): Promise<ClaimResult | undefined> {
-    const claimed = await this.#pool.query(this.#claim([key, token, leaseMs]));
+    const claimed = await this.#pool.query(this.#sql.claim([key, token, leaseMs]));
     if (claimed.rowCount === 1) return claimedBy(token, (claimed.rows[0] as { fence: unknown }).fence);
-    const state = await this.#pool.query(this.#state([key]));
+    const state = await this.#pool.query(this.#sql.state([key]));
     const row = state.rows[0] as { done: boolean } | undefined;
     return row === undefined ? undefined : row.done ? DUPLICATE : IN_FLIGHT;
   }
@@ -362,7 +314,7 @@ export class PostgresStore implements DedupeStore {
     const answers = new Map<Claim, ClaimResult | undefined>();
     for (const round of rounds(claims)) {
       const values = [round.map((c) => c.key), round.map((c) => c.token), round.map((c) => c.leaseMs)];
-      const claimed = await this.#pool.query(this.#claims(values));
+      const claimed = await this.#pool.query(this.#sql.claims(values));
       const fences = new Map(
         (claimed.rows as { key: string; fence: unknown }[]).map((r) => [r.key, r.fence]),
       );
@@ -371,10 +323,9 @@ export class PostgresStore implements DedupeStore {
         taken.length === 0
           ? new Map<string, boolean>()
           : new Map(
-              ((await this.#pool.query(this.#states([taken.map((c) => c.key)]))).rows as Row[]).map((r) => [
-                r.key,
-                r.done,
-              ]),
+              ((await this.#pool.query(this.#sql.states([taken.map((c) => c.key)]))).rows as Row[]).map(
+                (r) => [r.key, r.done],
+              ),
             );
       for (const c of round) {
         const done = states.get(c.key);
@@ -399,7 +350,7 @@ export class PostgresStore implements DedupeStore {
     for (const round of rounds(commits)) {
       const values = [round.map((c) => c.key), round.map((c) => c.token), round.map((c) => c.ttlMs)];
       const committed = await this.#pool.query(
-        round.length === 1 ? this.#commit(values.map((v) => v[0])) : this.#commits(values),
+        round.length === 1 ? this.#sql.commit(values.map((v) => v[0])) : this.#sql.commits(values),
       );
       const keys = new Set((committed.rows as { key?: string }[]).map((r) => r.key));
       for (const c of round) answers.set(c, round.length === 1 ? committed.rowCount === 1 : keys.has(c.key));
@@ -407,6 +358,61 @@ export class PostgresStore implements DedupeStore {
     return commits.map((c) => answers.get(c)!);
   }
 }
+
+/** PostgresStore's statements on table `t`: one row each, and the batched forms over arrays of keys. */
+function storeStatements(t: Table, prepare: boolean | undefined) {
+  const takeOver = `ON CONFLICT (key) DO UPDATE
+    SET done = false, token = excluded.token, expires_at = excluded.expires_at, fence = i.fence + 1
+    WHERE i.expires_at <= now()`;
+  const claim = statement(
+    `INSERT INTO ${t.name} AS i (key, done, token, expires_at, fence)
+    VALUES ($1, false, $2, now() + $3 * interval '1 millisecond', 1)
+    ${takeOver} RETURNING fence`,
+    prepare,
+  );
+  const claims = statement(
+    `INSERT INTO ${t.name} AS i (key, done, token, expires_at, fence)
+    SELECT c.key, false, c.token, now() + c.ms * interval '1 millisecond', 1
+    FROM unnest($1::text[], $2::text[], $3::float8[]) WITH ORDINALITY AS c(key, token, ms, n) ORDER BY c.n
+    ${takeOver} RETURNING key, fence`,
+    prepare,
+  );
+  const state = statement(`SELECT done FROM ${t.name} WHERE key = $1 AND expires_at > now()`, prepare);
+  const states = statement(
+    `SELECT key, done FROM ${t.name} WHERE key = ANY($1::text[]) AND expires_at > now()`,
+    prepare,
+  );
+  // The caller's token still holds the key (not committed yet), or nobody holds it (a lease that ran out).
+  const fenced = `ON CONFLICT (key) DO UPDATE
+    SET done = true, token = excluded.token, expires_at = excluded.expires_at
+    WHERE (i.token = excluded.token AND NOT i.done) OR i.expires_at <= now()`;
+  const commit = statement(
+    `INSERT INTO ${t.name} AS i (key, done, token, expires_at)
+    VALUES ($1, true, $2, now() + $3 * interval '1 millisecond')
+    ${fenced} RETURNING 1`,
+    prepare,
+  );
+  const commits = statement(
+    `INSERT INTO ${t.name} AS i (key, done, token, expires_at)
+    SELECT c.key, true, c.token, now() + c.ms * interval '1 millisecond'
+    FROM unnest($1::text[], $2::text[], $3::float8[]) WITH ORDINALITY AS c(key, token, ms, n) ORDER BY c.n
+    ${fenced} RETURNING key`,
+    prepare,
+  );
+  const renew = statement(
+    `UPDATE ${t.name} SET expires_at = now() + $3 * interval '1 millisecond'
+    WHERE key = $1 AND token = $2 AND NOT done`,
+    prepare,
+  );
+  const release = statement(
+    `UPDATE ${t.name} SET expires_at = now() WHERE key = $1 AND token = $2 AND NOT done AND expires_at > now()`,
+    prepare,
+  );
+  const forget = statement(`DELETE FROM ${t.name} WHERE key = $1 AND done`, prepare);
+  return { claim, claims, state, states, commit, commits, renew, release, forget };
+}
+
+type StoreStatements = ReturnType<typeof storeStatements>;
 
 interface Row {
   key: string;
@@ -464,45 +470,17 @@ export class PostgresInbox<C extends PgPoolClientLike = PgPoolClientLike> implem
   async transaction<T>(
     key: string,
     work: (tx: C) => Promise<T>,
-    options?: { readonly lockTimeoutMs?: number },
+    options?: { readonly lockTimeoutMs?: number; readonly onLost?: (reason: unknown) => void },
   ): Promise<TransactionResult<T>> {
-    const client = await this.#pool.connect();
-    if (typeof client?.release !== 'function') {
-      throw new TypeError(
-        '[@payhook/core] PostgresInbox needs a pg Pool (its connect() lends a client); a single Client cannot run concurrent transactions.',
-      );
-    }
-    if (!guarded.has(client) && typeof client.on === 'function') {
-      // A connection that dies while lent out emits 'error'; unheard, that would crash the app. The query in
-      // flight rejects with the same error, which is what the handler reports (503).
-      client.on('error', () => {});
-      guarded.add(client);
-    }
+    const client = await this.#lend();
+    // A connection that dies while lent out emits 'error': the transaction is gone (the database rolls it back),
+    // so the handlers hear it through `onLost` (their signal) while the query in flight, if any, rejects with it.
+    const lost = (error: Error) => options?.onLost?.(error);
+    client.on?.('error', lost);
     let broken: Error | undefined;
     try {
-      const lockTimeoutMs = options?.lockTimeoutMs;
-      // One round trip: BEGIN, the lock_timeout the transaction has (stashed for the claim to put back), and the
-      // claim's own bound, which must be in place before the claim statement starts: a table lock (a migration)
-      // is waited for before any of the statement's own expressions run.
-      await client.query(
-        `BEGIN; SELECT set_config('payhook.lock_timeout', current_setting('lock_timeout'), true)${
-          lockTimeoutMs === undefined
-            ? ''
-            : `; SET LOCAL lock_timeout = ${Math.max(1, Math.ceil(lockTimeoutMs))}`
-        }`,
-      );
-      let claimed: PgResult;
-      try {
-        claimed = await client.query(this.#claim([key, this.#ttlMs]));
-      } catch (error) {
-        if ((error as { code?: unknown }).code !== LOCK_NOT_AVAILABLE) throw error;
-        await client.query('ROLLBACK');
-        return { status: 'in_flight' };
-      }
-      if (claimed.rowCount !== 1) {
-        await client.query('ROLLBACK');
-        return { status: 'duplicate' };
-      }
+      const claim = await this.#claimRow(client, key, options?.lockTimeoutMs);
+      if (claim !== 'claimed') return { status: claim };
       const value = await work(client);
       // A run whose connection died has nothing left to commit: its transaction (the row's lock with it) was
       // rolled back by the database, and this COMMIT fails. While the transaction lives, no other run can take
@@ -516,16 +494,59 @@ export class PostgresInbox<C extends PgPoolClientLike = PgPoolClientLike> implem
       }
       return { status: 'done', value };
     } catch (error) {
-      try {
-        await client.query('ROLLBACK');
-      } catch (rollbackError) {
-        broken = rollbackError as Error;
-      }
+      broken = await rollBack(client);
       throw error;
     } finally {
+      client.removeListener?.('error', lost);
       // A connection that could not roll back is destroyed, never returned to the pool mid-transaction.
       client.release(broken ?? false);
     }
+  }
+
+  /** A connection from the pool, heard once for 'error' (unheard, a connection dying while lent would crash the app). */
+  async #lend(): Promise<C> {
+    const client = await this.#pool.connect();
+    if (typeof client?.release !== 'function') {
+      throw new TypeError(
+        '[@payhook/core] PostgresInbox needs a pg Pool (its connect() lends a client); a single Client cannot run concurrent transactions.',
+      );
+    }
+    if (!guarded.has(client) && typeof client.on === 'function') {
+      client.on('error', () => {});
+      guarded.add(client);
+    }
+    return client;
+  }
+
+  /**
+   * BEGIN and the claim, in two round trips; anything but `claimed` is rolled back. The first carries BEGIN, the
+   * lock_timeout the transaction has (stashed for the claim to put back), and the claim's own bound, which must be
+   * in place before the claim statement starts: a table lock (a migration) is waited for before any of the
+   * statement's own expressions run.
+   */
+  async #claimRow(
+    client: C,
+    key: string,
+    lockTimeoutMs: number | undefined,
+  ): Promise<'claimed' | 'duplicate' | 'in_flight'> {
+    await client.query(
+      `BEGIN; SELECT set_config('payhook.lock_timeout', current_setting('lock_timeout'), true)${
+        lockTimeoutMs === undefined
+          ? ''
+          : `; SET LOCAL lock_timeout = ${Math.max(1, Math.ceil(lockTimeoutMs))}`
+      }`,
+    );
+    let claimed: PgResult;
+    try {
+      claimed = await client.query(this.#claim([key, this.#ttlMs]));
+    } catch (error) {
+      if ((error as { code?: unknown }).code !== LOCK_NOT_AVAILABLE) throw error;
+      await client.query('ROLLBACK');
+      return 'in_flight';
+    }
+    if (claimed.rowCount === 1) return 'claimed';
+    await client.query('ROLLBACK');
+    return 'duplicate';
   }
 
   /**
@@ -568,4 +589,14 @@ export function inboxClient<C extends PgQueryable = PgPoolClientLike>(delivery: 
     );
   }
   return tx;
+}
+
+/** Rolls an inbox transaction back; resolves the error when that failed too (the connection is then destroyed). */
+async function rollBack(client: PgPoolClientLike): Promise<Error | undefined> {
+  try {
+    await client.query('ROLLBACK');
+    return undefined;
+  } catch (error) {
+    return error as Error;
+  }
 }
