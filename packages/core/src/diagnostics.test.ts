@@ -1,6 +1,6 @@
 import diagnostics_channel from 'node:diagnostics_channel';
 import { afterEach, describe, expect, it } from 'vitest';
-import { formBody, post, purchase, SECRET, setup } from '../test/fixtures.js';
+import { asyncMemoryStore, formBody, post, purchase, SECRET, setup } from '../test/fixtures.js';
 import type { DedupeStore } from './dedupe.js';
 import { type DeliveryMessage, deliveryMessage, PAYHOOK_CHANNELS } from './diagnostics.js';
 import { createWebhookHandler } from './handler.js';
@@ -91,14 +91,7 @@ describe('diagnostics channels', () => {
 
   it('links an asynchronous handler and store to their delivery, and ends them when they settle', async () => {
     recording = record();
-    const memory = new MemoryStore();
-    const store: DedupeStore = {
-      name: 'async-memory',
-      claim: async (key, leaseMs) => memory.claim(key, leaseMs),
-      renew: async (key, token, leaseMs) => memory.renew(key, token, leaseMs),
-      commit: async (key, token, ttlMs) => memory.commit(key, token, ttlMs),
-      release: async (key, token) => memory.release(key, token),
-    };
+    const store = asyncMemoryStore();
     const webhook = createWebhookHandler({ secret: SECRET, logger: false, store }).on(
       'purchase.success',
       async function fulfil() {},

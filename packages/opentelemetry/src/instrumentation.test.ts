@@ -13,13 +13,13 @@ import {
   createWebhookHandler,
   type DedupeStore,
   ERROR_STATUS,
-  MemoryStore,
   type WebhookHandler,
   type WebhookRequest,
 } from '@payhook/core';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { encodeForm, envelope, signedData, signedForm } from '../../../test/support/signed-form.ts';
 import { encodeBase64Url } from '../../core/src/base64url.ts';
+import { asyncMemoryStore } from '../../core/test/fixtures.ts';
 import { ATTRIBUTES, PayhookInstrumentation } from './index.js';
 
 const SECRET = 'otel-live-secret-5d1e9c';
@@ -375,14 +375,7 @@ describe('PayhookInstrumentation: one span tree per outcome', () => {
 
 describe('PayhookInstrumentation: metrics', () => {
   it('counts deliveries by outcome and event, refusals by code, and records handler and store durations', async () => {
-    const memory = new MemoryStore();
-    const store: DedupeStore = {
-      name: 'async-memory',
-      claim: async (key, leaseMs) => memory.claim(key, leaseMs),
-      renew: async (key, token, leaseMs) => memory.renew(key, token, leaseMs),
-      commit: async (key, token, ttlMs) => memory.commit(key, token, ttlMs),
-      release: async (key, token) => memory.release(key, token),
-    };
+    const store = asyncMemoryStore();
     const handler = createWebhookHandler({ secret: SECRET, logger: false, store }).on('refund', () => {});
     await reader.collect();
     const before = await points();

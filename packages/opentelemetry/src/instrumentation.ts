@@ -201,12 +201,7 @@ export class PayhookInstrumentation {
         },
       );
     },
-    end: (m) => {
-      if ((m as HandlerRunMessage).settled) this.#handlerDone(m as HandlerRunMessage);
-    },
-    asyncStart: () => {},
-    error: () => {},
-    asyncEnd: (m) => this.#handlerDone(m as HandlerRunMessage),
+    ...settledBy((m) => this.#handlerDone(m as HandlerRunMessage)),
   };
 
   #handlerDone(message: HandlerRunMessage): void {
@@ -225,12 +220,7 @@ export class PayhookInstrumentation {
         [A.storeName]: message.store,
       });
     },
-    end: (m) => {
-      if ((m as StoreCallMessage).settled) this.#storeDone(m as StoreCallMessage);
-    },
-    asyncStart: () => {},
-    error: () => {},
-    asyncEnd: (m) => this.#storeDone(m as StoreCallMessage),
+    ...settledBy((m) => this.#storeDone(m as StoreCallMessage)),
   };
 
   #storeDone(message: StoreCallMessage): void {
@@ -253,6 +243,21 @@ export class PayhookInstrumentation {
       [A.status]: message.status,
       [A.via]: message.via,
     });
+  };
+}
+
+/**
+ * The end of a handler run's or store call's trace: at `end` when it answered without a promise (`settled`), else
+ * at `asyncEnd`.
+ */
+function settledBy(done: (message: unknown) => void): Omit<TracingHandlers, 'start'> {
+  return {
+    end: (m) => {
+      if ((m as { settled: boolean }).settled) done(m);
+    },
+    asyncStart: () => {},
+    error: () => {},
+    asyncEnd: done,
   };
 }
 
