@@ -60,6 +60,30 @@ describe('createCapture: what a line holds', () => {
     expect(texts[0]).not.toContain('"signature"');
   });
 
+  it('masks by default the card number, expiry and CVV a payment record may echo from a direct request', async () => {
+    const texts: string[] = [];
+    const capture = createCapture({ write: (line) => void texts.push(line) });
+    const webhook = createWebhookHandler({ secret: SECRET, capture, handle: () => {} });
+    const card = {
+      cc_number: '4111111111111111',
+      exp_month: 12,
+      exp_year: 2030,
+      card_cvv: '123',
+      cc_cvv: '321',
+    };
+    await webhook(post(formBody(purchase(card))), undefined);
+    await capture.flush();
+    const line = JSON.parse(texts[0]!) as CapturedDelivery;
+    expect(line.notification).toMatchObject({
+      cc_number: '[masked]',
+      exp_month: '[masked]',
+      exp_year: '[masked]',
+      card_cvv: '[masked]',
+      cc_cvv: '[masked]',
+    });
+    expect(texts[0]).not.toContain('4111111111111111');
+  });
+
   it('masks the fields given in mask instead of the defaults, at any depth', async () => {
     const { lines, write } = collect();
     const capture = createCapture({ write, mask: ['payload', 'description'] });

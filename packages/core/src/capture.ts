@@ -2,13 +2,19 @@ import type { WebhookResult } from './answers.js';
 import { getHeader, type HeaderBag } from './body.js';
 
 /**
- * Fields masked by default wherever they appear in a notification: the card token and mask, and every customer
- * detail spec 2.1 lists.
+ * Fields masked by default wherever they appear in a notification: the card token and mask, the card data spec 2.1
+ * says the payment record echoes from a direct request (number, expiry, CVV under both its names), and every
+ * customer detail spec 2.1 lists.
  */
 export const DEFAULT_MASKED_FIELDS: readonly string[] = [
   'cc_token',
   'cc_mask',
   'cc_token_expiration',
+  'cc_number',
+  'exp_month',
+  'exp_year',
+  'card_cvv',
+  'cc_cvv',
   'customer_id',
   'customer_ip',
   'customer_fname',
