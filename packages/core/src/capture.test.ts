@@ -272,6 +272,25 @@ describe('createCapture: a file, rotated at maxBytes', () => {
     expect(ids(current)).toEqual(['p-4']);
   });
 
+  it('keeps capturing after the file was deleted (the incident is over, as docs/security.md advises)', async () => {
+    const path = join(dir, 'deliveries.jsonl');
+    const capture = createCapture({ path, maxBytes: 1000, logger: false });
+    const webhook = createWebhookHandler({ secret: SECRET, capture, handle: () => {} });
+    await webhook(post(formBody(purchase({ payment_id: 'p-0' }))), undefined);
+    await capture.flush();
+    await rm(path);
+    for (let n = 1; n < 3; n++) {
+      await webhook(post(formBody(purchase({ payment_id: `p-${n}` }))), undefined);
+      await capture.flush();
+    }
+    expect(capture.failed).toBe(0);
+    const ids = (await readFile(path, 'utf8'))
+      .trimEnd()
+      .split('\n')
+      .map((line) => (JSON.parse(line) as CapturedDelivery).notification!.payment_id);
+    expect(ids).toEqual(['p-2']);
+  });
+
   it('answers 200 handled when the file cannot be written', async () => {
     const capture = createCapture({ path: join(dir, 'missing-dir', 'deliveries.jsonl'), logger: false });
     const webhook = createWebhookHandler({ secret: SECRET, capture, handle: () => {} });

@@ -257,7 +257,10 @@ function rotatingFile(path: string, maxBytes: number): (line: string) => Promise
       () => 0,
     );
     if (size > 0 && size + bytes > maxBytes) {
-      await rename(path, `${path}.1`);
+      // A file deleted meanwhile (the incident is over) has nothing to rotate: append starts a new one.
+      await rename(path, `${path}.1`).catch((error: unknown) => {
+        if ((error as { code?: unknown } | null)?.code !== 'ENOENT') throw error;
+      });
       size = 0;
     }
     await appendFile(path, text, { mode: 0o600 });
