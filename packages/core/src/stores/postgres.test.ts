@@ -350,6 +350,20 @@ describe.skipIf(!postgresUp)('PostgreSQL stores', () => {
         expect(sent).toHaveLength(6 + 4 + 1);
       });
 
+      it('answers copies of one key in a batch from its first claim: a replay flood costs no extra round trips', async () => {
+        const { queryable, sent } = recording();
+        const batched = new PostgresStore({ pool: queryable, table: TABLE, batch: true });
+        const lanes = Array.from({ length: 4 }, () => randomUUID());
+        const replayed = randomUUID();
+        const others = Array.from({ length: 10 }, () => randomUUID());
+        const keys = [...lanes, ...Array<string>(40).fill(replayed), ...others];
+        const claims = await Promise.all(keys.map((key) => batched.claim(key, 60_000)));
+        // Four lanes at once, then everything else together in one INSERT (it was an INSERT and a SELECT per copy).
+        expect(sent).toHaveLength(4 + 1);
+        expect(claims.slice(4, 44).map((c) => c.status)).toEqual(['claimed', ...Array(39).fill('in_flight')]);
+        expect(claims.slice(44).map((c) => c.status)).toEqual(Array(10).fill('claimed'));
+      });
+
       it('refuses a stale commit inside a batch and commits the others', async () => {
         const batched = new PostgresStore({ pool, table: TABLE, batch: true });
         const key = randomUUID();

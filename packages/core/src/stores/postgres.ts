@@ -356,41 +356,34 @@ export class PostgresStore implements DedupeStore {
     return row === undefined ? undefined : row.done ? DUPLICATE : IN_FLIGHT;
   }
 
-  /** Claims sent together: one statement per round of distinct keys, one `SELECT` for the keys not taken. */
+  /**
+   * Claims sent together: one statement for their distinct keys, one `SELECT` for the keys not taken. Copies of one
+   * key (a redelivery, a flood of replays) take the answer of its first claim, as a later statement would give
+   * them, so they cost no round trip.
+   */
   async #claimAll(claims: readonly Claim[]): Promise<(ClaimResult | undefined)[]> {
     if (claims.length === 1) return [await this.#claimOne(claims[0]!)];
-    const answers = new Map<Claim, ClaimResult | undefined>();
-    for (const round of rounds(claims)) {
-      const values = [round.map((c) => c.key), round.map((c) => c.token), round.map((c) => c.leaseMs)];
-      const claimed = await this.#pool.query(this.#claims(values));
-      const fences = new Map(
-        (claimed.rows as { key: string; fence: unknown }[]).map((r) => [r.key, r.fence]),
-      );
-      const taken = round.filter((c) => !fences.has(c.key));
-      const states =
-        taken.length === 0
-          ? new Map<string, boolean>()
-          : new Map(
-              ((await this.#pool.query(this.#states([taken.map((c) => c.key)]))).rows as Row[]).map((r) => [
-                r.key,
-                r.done,
-              ]),
-            );
-      for (const c of round) {
-        const done = states.get(c.key);
-        answers.set(
-          c,
-          fences.has(c.key)
-            ? claimedBy(c.token, fences.get(c.key))
-            : done === undefined
-              ? undefined
-              : done
-                ? DUPLICATE
-                : IN_FLIGHT,
-        );
-      }
-    }
-    return claims.map((c) => answers.get(c));
+    const firsts = new Map<string, Claim>();
+    for (const c of claims) if (!firsts.has(c.key)) firsts.set(c.key, c);
+    const [round] = rounds([...firsts.values()]) as [Claim[]];
+    const values = [round.map((c) => c.key), round.map((c) => c.token), round.map((c) => c.leaseMs)];
+    const claimed = await this.#pool.query(this.#claims(values));
+    const fences = new Map((claimed.rows as { key: string; fence: unknown }[]).map((r) => [r.key, r.fence]));
+    const taken = round.filter((c) => !fences.has(c.key));
+    const states =
+      taken.length === 0
+        ? new Map<string, boolean>()
+        : new Map(
+            ((await this.#pool.query(this.#states([taken.map((c) => c.key)]))).rows as Row[]).map((r) => [
+              r.key,
+              r.done,
+            ]),
+          );
+    return claims.map((c) => {
+      const done = states.get(c.key);
+      if (!fences.has(c.key)) return done === undefined ? undefined : done ? DUPLICATE : IN_FLIGHT;
+      return firsts.get(c.key) === c ? claimedBy(c.token, fences.get(c.key)) : IN_FLIGHT;
+    });
   }
 
   /** Commits sent together: one statement per round of distinct keys. */
