@@ -141,6 +141,17 @@ describe('createCapture: what a line holds', () => {
     ]);
   });
 
+  it('keeps the media type alone, not what an unsigned sender put in the header after it', async () => {
+    const texts: string[] = [];
+    const capture = createCapture({ write: (line) => void texts.push(line) });
+    const webhook = createWebhookHandler({ secret: SECRET, capture, handle: () => {} });
+    const header = `Application/X-WWW-Form-Urlencoded; charset=utf-8; x=${'A'.repeat(8_000)}`;
+    await webhook(post(formBody(purchase(), 'another-secret'), { 'content-type': header }), undefined);
+    await capture.flush();
+    expect((JSON.parse(texts[0]!) as CapturedDelivery).contentType).toBe('application/x-www-form-urlencoded');
+    expect(texts[0]!.length).toBeLessThan(200);
+  });
+
   it('records deliveries answered through fetch() too', async () => {
     const { lines, write } = collect();
     const capture = createCapture({ write });

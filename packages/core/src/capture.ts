@@ -199,7 +199,12 @@ function captured(
   result: WebhookResult,
   masked: ReadonlySet<string>,
 ): CapturedDelivery {
-  const contentType = getHeader(request.headers, 'content-type');
+  // The media type alone: parameters are the sender's text, unsigned, and replay needs only form or JSON.
+  const contentType = getHeader(request.headers, 'content-type')
+    ?.split(';', 1)[0]!
+    .trim()
+    .toLowerCase()
+    .slice(0, 100);
   return {
     v: 1,
     at: new Date().toISOString(),
