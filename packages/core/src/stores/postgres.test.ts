@@ -153,6 +153,22 @@ describe.skipIf(!postgresUp)('PostgreSQL stores', () => {
       expect(await old.claim('kept', 60_000)).toEqual({ status: 'duplicate' });
       expect(await old.claim('new', 60_000)).toMatchObject({ status: 'claimed', fence: 1 });
     });
+
+    it('names migrate when the table is missing or older than the stores, for the store and the inbox', async () => {
+      await pool.query(`DROP TABLE IF EXISTS ${OLD}`);
+      const missing = `[@payhook/core] the inbox table "${OLD}" does not exist: run migrate(pool, { table: '${OLD}' }) from @payhook/core/postgres (or its migrations/payhook_inbox.sql) before the first delivery, and again after upgrading payhook.`;
+      await expect(new PostgresStore({ pool, table: OLD, batch: false }).claim('k', 60_000)).rejects.toThrow(
+        missing,
+      );
+      await expect(new PostgresInbox({ pool, table: OLD }).transaction('k', async () => 1)).rejects.toThrow(
+        missing,
+      );
+      await pool.query(`CREATE TABLE ${OLD} (key text PRIMARY KEY, done boolean NOT NULL DEFAULT false,
+        token text, expires_at timestamptz NOT NULL, created_at timestamptz NOT NULL DEFAULT now())`);
+      await expect(new PostgresStore({ pool, table: OLD }).claim('k', 60_000)).rejects.toThrow(
+        `[@payhook/core] the inbox table "${OLD}" was made by an earlier payhook: run migrate(pool, { table: '${OLD}' })`,
+      );
+    });
   });
 
   describe('PostgresStore', () => {
