@@ -199,6 +199,20 @@ describe('createCapture: a failing or slow writer never changes the answer', () 
     expect(capture.failed).toBe(1);
   });
 
+  it('answers 200 handled when a capture the application made itself throws from record', async () => {
+    const capture = {
+      record: () => {
+        throw new Error('sink down');
+      },
+      flush: async () => {},
+      dropped: 0,
+      failed: 0,
+    };
+    const webhook = createWebhookHandler({ secret: SECRET, capture, handle: () => {} });
+    const result = await webhook(post(formBody(purchase())), undefined);
+    expect([result.status, result.body]).toEqual([200, HANDLED]);
+  });
+
   it('answers before a writer that never finishes, and drops lines beyond maxQueue instead of waiting', async () => {
     const started: string[] = [];
     let writing: () => void = () => {};

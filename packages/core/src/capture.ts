@@ -189,7 +189,11 @@ export function withCapture<R extends { headers: HeaderBag }, C>(
   }
   return async (request, context) => {
     const result = await handle(request, context);
-    capture.record(request, result);
+    try {
+      capture.record(request, result);
+    } catch {
+      // createCapture's never throws; one the application made itself must not change the answer either.
+    }
     return result;
   };
 }
