@@ -297,6 +297,20 @@ describe('createCapture: a file, rotated at maxBytes', () => {
     expect(ids(current)).toEqual(['p-4']);
   });
 
+  it('keeps the bound when several processes append to one path (cluster workers): each measures the file', async () => {
+    const path = join(dir, 'deliveries.jsonl');
+    const workers = [createCapture({ path, maxBytes: 1500 }), createCapture({ path, maxBytes: 1500 })];
+    const webhooks = workers.map((capture) =>
+      createWebhookHandler({ secret: SECRET, capture, handle: () => {} }),
+    );
+    for (let n = 0; n < 8; n++) {
+      await webhooks[n % 2]!(post(formBody(purchase({ payment_id: `p-${n}` }))), undefined);
+      await workers[n % 2]!.flush();
+    }
+    expect(Buffer.byteLength(await readFile(path, 'utf8'))).toBeLessThanOrEqual(1500);
+    expect(Buffer.byteLength(await readFile(`${path}.1`, 'utf8'))).toBeLessThanOrEqual(1500);
+  });
+
   it('keeps capturing after the file was deleted (the incident is over, as docs/security.md advises)', async () => {
     const path = join(dir, 'deliveries.jsonl');
     const capture = createCapture({ path, maxBytes: 1000, logger: false });

@@ -256,23 +256,20 @@ function sinkOf(options: CaptureOptions): (line: string) => unknown {
  * loaded on the first line, so the handler's module graph stays free of it on runtimes without a file system.
  */
 function rotatingFile(path: string, maxBytes: number): (line: string) => Promise<void> {
-  let size: number | undefined;
   return async (line) => {
     const { appendFile, rename, stat } = await import('node:fs/promises');
     const text = `${line}\n`;
-    const bytes = Buffer.byteLength(text);
-    size ??= await stat(path).then(
+    // Measured before each line, not counted: other processes (cluster workers) may append to the same path.
+    const size = await stat(path).then(
       (s) => s.size,
       () => 0,
     );
-    if (size > 0 && size + bytes > maxBytes) {
-      // A file deleted meanwhile (the incident is over) has nothing to rotate: append starts a new one.
+    if (size > 0 && size + Buffer.byteLength(text) > maxBytes) {
+      // Gone meanwhile (deleted, or rotated by another process): nothing to rotate, append starts a new file.
       await rename(path, `${path}.1`).catch((error: unknown) => {
         if ((error as { code?: unknown } | null)?.code !== 'ENOENT') throw error;
       });
-      size = 0;
     }
     await appendFile(path, text, { mode: 0o600 });
-    size += bytes;
   };
 }
