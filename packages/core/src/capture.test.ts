@@ -239,6 +239,25 @@ describe('createCapture: a failing or slow writer never changes the answer', () 
     expect(capture.dropped).toBe(2);
   });
 
+  it('flush(timeoutMs) gives up on a writer that never finishes, so a shutdown still ends', async () => {
+    vi.useFakeTimers();
+    try {
+      const capture = createCapture({ write: () => new Promise(() => {}) });
+      const webhook = createWebhookHandler({ secret: SECRET, capture, handle: () => {} });
+      await webhook(post(formBody(purchase())), undefined);
+      let flushed = false;
+      void capture.flush(5_000).then(() => {
+        flushed = true;
+      });
+      await vi.advanceTimersByTimeAsync(4_999);
+      expect(flushed).toBe(false);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(flushed).toBe(true);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   it('refuses an option that cannot capture when the handler is built', () => {
     expect(() => createCapture({})).toThrow(
       '[@payhook/core] capture needs a path (a JSON-lines file) or a write(line) function.',

@@ -89,13 +89,16 @@ export interface CaptureOptions {
  * @example
  * const capture = createCapture({ path: 'deliveries.jsonl' });
  * const webhook = createWebhookHandler({ secret, capture });
- * process.on('SIGTERM', async () => { await capture.flush(); process.exit(0); });
+ * process.on('SIGTERM', async () => { await capture.flush(5_000); process.exit(0); });
  */
 export interface DeliveryCapture {
   /** Queues one delivery's line. Never throws. */
   record(request: { headers: HeaderBag }, result: WebhookResult): void;
-  /** Resolves when every queued line was written (or failed). */
-  flush(): Promise<void>;
+  /**
+   * Resolves when every queued line was written (or failed), or once `timeoutMs` passed: a writer that hangs
+   * (a stalled disk or log sink) must not keep a shutdown waiting forever.
+   */
+  flush(timeoutMs?: number): Promise<void>;
   /** Lines dropped because the queue was full or the line could not be built. */
   readonly dropped: number;
   /** Lines whose write failed. */
@@ -165,8 +168,20 @@ export function createCapture(options: CaptureOptions): DeliveryCapture {
         dropped++;
       }
     },
-    flush: async () => {
-      while (draining) await draining;
+    flush: async (timeoutMs) => {
+      const drained = (async () => {
+        while (draining) await draining;
+      })();
+      if (timeoutMs === undefined) return drained;
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const deadline = new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, timeoutMs);
+      });
+      try {
+        await Promise.race([drained, deadline]);
+      } finally {
+        clearTimeout(timer);
+      }
     },
     get dropped() {
       return dropped;
