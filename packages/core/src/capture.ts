@@ -219,11 +219,8 @@ function captured(
   masked: ReadonlySet<string>,
 ): CapturedDelivery {
   // The media type alone: parameters are the sender's text, unsigned, and replay needs only form or JSON.
-  const contentType = getHeader(request.headers, 'content-type')
-    ?.split(';', 1)[0]!
-    .trim()
-    .toLowerCase()
-    .slice(0, 100);
+  const header = getHeader(request.headers, 'content-type');
+  const contentType = header?.split(';', 1)[0]?.trim().toLowerCase().slice(0, 100);
   return {
     v: 1,
     at: new Date().toISOString(),
