@@ -422,6 +422,28 @@ describe.skipIf(!postgresUp)('PostgreSQL stores', () => {
         expect((await batched.claim(randomUUID(), 60_000)).status).toBe('claimed');
       });
 
+      it('keeps the claims its INSERT granted when the SELECT after it fails: only the others fail, each alone', async () => {
+        let failStates = false;
+        const failing: PgQueryable = {
+          query: (config, values) =>
+            failStates && typeof config !== 'string' && config.text.includes('ANY(')
+              ? Promise.reject(new Error('connection terminated'))
+              : pool.query(config as pg.QueryConfig, values),
+        };
+        const batched = new PostgresStore({ pool: failing, table: TABLE, batch: true });
+        const leased = randomUUID();
+        await batched.claim(leased, 60_000);
+        failStates = true;
+        const keys = [...Array.from({ length: 4 }, () => randomUUID()), leased, randomUUID(), randomUUID()];
+        const claims = await Promise.allSettled(keys.map((key) => batched.claim(key, 60_000)));
+        expect(claims.map((c) => (c.status === 'fulfilled' ? c.value.status : c.reason))).toEqual([
+          ...Array(4).fill('claimed'),
+          'in_flight',
+          'claimed',
+          'claimed',
+        ]);
+      });
+
       it('grants one of 64 concurrent claims, and runs the handler once for 64 concurrent copies', async () => {
         const batched = new PostgresStore({ pool, table: TABLE, batch: true });
         const key = await expectOnceUnderConcurrency(batched);

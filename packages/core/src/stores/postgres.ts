@@ -397,14 +397,14 @@ export class PostgresStore implements DedupeStore {
     const claimed = await this.#query(this.#claims(values));
     const fences = new Map((claimed.rows as { key: string; fence: unknown }[]).map((r) => [r.key, r.fence]));
     const taken = round.filter((c) => !fences.has(c.key));
+    // Should the SELECT fail, the claims granted stand (failing them would strand their leases), and the keys it
+    // was for are claimed again one by one, each failing alone if the database still does.
     const states =
       taken.length === 0
         ? new Map<string, boolean>()
-        : new Map(
-            ((await this.#query(this.#states([taken.map((c) => c.key)]))).rows as Row[]).map((r) => [
-              r.key,
-              r.done,
-            ]),
+        : await this.#query(this.#states([taken.map((c) => c.key)])).then(
+            (result) => new Map((result.rows as Row[]).map((r) => [r.key, r.done])),
+            () => new Map<string, boolean>(),
           );
     return claims.map((c) => {
       const done = states.get(c.key);
