@@ -76,6 +76,8 @@ const post = (body, headers = FORM) => ({ method: 'POST', headers, body, remoteA
 const stuck = { name: 'stuck', claim: () => ({ status: 'in_flight' }), renew: () => true, commit() {}, release() {} };
 const broken = { name: 'broken', claim: () => { throw new Error('connection refused'); }, renew: () => true, commit() {}, release() {} };
 const app = (n) => { if (n.order_id === 'boom') throw new Error('the fulfilment service is unavailable'); };
+// Another copy claimed the key: the first renewal answers false, and the second handler is never started.
+const taken = { name: 'taken', claim: () => ({ status: 'claimed', token: 't', fence: 1 }), renew: () => false, commit: () => false, release() {} };
 const main = core.createWebhookHandler({ secret: [SECRET, { id: 'old', secret: OLD_SECRET }], maxBodyBytes: 4096, readTimeoutMs: 50, handle: app });
 const handlers = {
   main,
@@ -86,6 +88,7 @@ const handlers = {
   broken: core.createWebhookHandler({ secret: SECRET, store: broken, handle: app }),
   spaced: core.createWebhookHandler({ secret: SECRET + '\\n', handle: app }),
   hanging: core.createWebhookHandler({ secret: SECRET, handlerTimeoutMs: 30, handle: () => new Promise(() => {}) }),
+  taken: core.createWebhookHandler({ secret: SECRET, store: taken, leaseMs: 30, handle: (_n, _c, d) => new Promise((r) => d.signal.addEventListener('abort', r)) }).onAny(app),
 };
 const consumed = new PassThrough(); consumed.end(); consumed.resume(); await new Promise((r) => consumed.on('end', r));
 const never = { async *[Symbol.asyncIterator]() { await new Promise(() => {}); } };
@@ -112,6 +115,7 @@ const calls = [
   ['broken', post(BODY.valid)],
   ['main', post(BODY.boom)],
   ['hanging', post(BODY.valid)],
+  ['taken', post(BODY.valid)],
   ['main', post(BODY.oldSecret)],
   ['spaced', post(BODY.spacedSecret)],
 ];
@@ -191,6 +195,7 @@ describe('log output of a run with every refusal', () => {
       'store.unavailable',
       'handler.failed',
       'handler.timeout',
+      'claim.lost',
       'handled',
       'handled',
       'express:401',

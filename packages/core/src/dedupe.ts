@@ -31,19 +31,26 @@ export interface DedupeStore {
   renew(key: string, token: string, leaseMs: number): boolean | Promise<boolean>;
   commit(key: string, token: string, ttlMs: number): boolean | void | Promise<boolean | void>;
   release(key: string, token: string): void | Promise<void>;
+  /**
+   * Optional: drops a done key's record. Called for a notification's handler completions (its steps) once the
+   * notification itself is committed, as nothing reads them again; a store without it keeps them until `ttlMs`.
+   */
+  forget?(key: string): void | Promise<void>;
 }
 
 /**
  * A store that runs the application's work inside its own transaction with the claim (a transactional inbox):
  * the claim row and the application's writes commit together or not at all. A concurrent copy waits for the
  * first up to `lockTimeoutMs`, then answers duplicate (it committed) or `in_flight` (it is still running).
+ * A store that can tell its transaction will not commit while `work` still runs (its connection died) calls
+ * `onLost`, so the handlers' `delivery.signal` aborts.
  */
 export interface TransactionalStore<Tx = unknown> {
   readonly name: string;
   transaction<T>(
     key: string,
     work: (tx: Tx) => Promise<T>,
-    options?: { readonly lockTimeoutMs?: number },
+    options?: { readonly lockTimeoutMs?: number; readonly onLost?: (reason: unknown) => void },
   ): Promise<TransactionResult<T>>;
 }
 

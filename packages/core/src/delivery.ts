@@ -2,12 +2,59 @@
 export interface Delivery {
   /** The duplicate-detection key as stored (see `boundKey`); `undefined` when the notification is not deduplicated. */
   readonly key: string | undefined;
-  /** The position of the matching secret in the configured list (0 = current; more = an old one still in use). */
+  /**
+   * The position of the matching secret in the configured list (0 = current; more = an old one still in use);
+   * -1 for a notification handed to `process` without one (fetched from the API, not signed).
+   */
   readonly secretIndex: number;
   /** The matching secret's `id`, when secrets are named. */
   readonly secretId: string | undefined;
   /** The decoded object as sent, unknown fields included. */
   readonly raw: Readonly<Record<string, unknown>>;
+  /**
+   * Aborted when this run may no longer be the only one: its claim could not be renewed for `leaseMs` (the store
+   * was unreachable) or another copy claimed the notification, or the run was given up after ten
+   * `handlerTimeoutMs`. Check it before an effect that must not happen twice; `signal.reason` says why.
+   */
+  readonly signal: AbortSignal;
   /** With a transactional store: its transaction (for `pg`, the client inside `BEGIN`). */
   readonly transaction?: unknown;
+}
+
+/** What a delivery says before a run adds its own part (its signal, a transaction). */
+export type DeliveryFacts = Omit<Delivery, 'signal' | 'transaction'>;
+
+/**
+ * What a handler of a run is told: the delivery facts, the run's signal (made when first read), its transaction.
+ * A class, not an object literal with a getter: V8 keeps it a fast object on the hot path.
+ */
+class RunDelivery implements Delivery {
+  readonly key: string | undefined;
+  readonly secretIndex: number;
+  readonly secretId: string | undefined;
+  readonly raw: Readonly<Record<string, unknown>>;
+  readonly transaction: unknown;
+  readonly #run: { readonly signal: AbortSignal };
+
+  constructor(facts: DeliveryFacts, run: { readonly signal: AbortSignal }, transaction: unknown) {
+    this.key = facts.key;
+    this.secretIndex = facts.secretIndex;
+    this.secretId = facts.secretId;
+    this.raw = facts.raw;
+    this.transaction = transaction;
+    this.#run = run;
+  }
+
+  get signal(): AbortSignal {
+    return this.#run.signal;
+  }
+}
+
+/** The delivery a run's handlers are given. */
+export function deliveryFor(
+  facts: DeliveryFacts,
+  run: { readonly signal: AbortSignal },
+  transaction?: unknown,
+): Delivery {
+  return new RunDelivery(facts, run, transaction);
 }

@@ -20,6 +20,7 @@ export const ERROR_STATUS = {
   'data.not_object': 400,
   'notification.invalid': 400,
   'notification.in_flight': 409,
+  'claim.lost': 503,
   'store.unavailable': 503,
   'handler.failed': 500,
   'handler.timeout': 503,

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
   base,
   DUPLICATE,
@@ -14,6 +14,10 @@ import { formBody, purchase } from '../test/fixtures.js';
 import type { DedupeStore, TransactionalStore } from './dedupe.js';
 import { createWebhookHandler, type WebhookHandlerOptions } from './handler.js';
 import { MemoryStore } from './stores/memory.js';
+
+afterEach(() => {
+  vi.useRealTimers();
+});
 
 // What holds in one process whatever the store: keys of recurring charges, logging, step identity, the
 // synchronous path, runs that never settle, refused options. exactly-once.test.ts runs the edges on every store.
@@ -154,6 +158,7 @@ describe('a lone handler that returns without a promise (handled without trackin
   });
 
   it('makes a copy wait for a commit still on its way, even past the lease, instead of running the handler again', async () => {
+    vi.useFakeTimers();
     const memory = new MemoryStore();
     // Claims at once, commits over the network: the commit lands after the 50 ms lease has run out.
     const store: DedupeStore = {
@@ -162,7 +167,7 @@ describe('a lone handler that returns without a promise (handled without trackin
       renew: (key, token, leaseMs) => memory.renew(key, token, leaseMs),
       commit: async (key, token, ttlMs) => {
         await sleep(200);
-        memory.commit(key, token, ttlMs);
+        return memory.commit(key, token, ttlMs);
       },
       release: (key, token) => memory.release(key, token),
     };
@@ -176,18 +181,21 @@ describe('a lone handler that returns without a promise (handled without trackin
     });
     const body = signedPurchase();
     const first = webhook(formRequest(body), undefined);
-    await sleep(100);
-    const copy = await webhook(formRequest(body), undefined);
+    await vi.advanceTimersByTimeAsync(100);
+    const copy = webhook(formRequest(body), undefined);
+    await vi.advanceTimersByTimeAsync(100);
     expect((await first).body).toBe(HANDLED);
-    expect(copy.body).toBe(DUPLICATE);
+    expect((await copy).body).toBe(DUPLICATE);
     expect(runs).toBe(1);
   });
 });
 
 describe('a handler whose promise never settles', () => {
   it('is given up after ten handler timeouts: its claim is no longer renewed, and a redelivery handles the notification', async () => {
+    vi.useFakeTimers();
     const store = new MemoryStore();
     const errors: string[] = [];
+    const signals: AbortSignal[] = [];
     let runs = 0;
     const options: WebhookHandlerOptions = {
       ...base(store),
@@ -195,18 +203,26 @@ describe('a handler whose promise never settles', () => {
       handlerTimeoutMs: 50,
       inFlightWaitMs: 0,
       onError: (error) => void errors.push(error.code),
-      handle: () => {
+      handle: (_n, _c, delivery) => {
         runs++;
+        signals.push(delivery.signal);
         return new Promise(() => {});
       },
     };
     const webhook = createWebhookHandler(options);
     const body = signedPurchase();
-    expect((await webhook(formRequest(body), undefined)).status).toBe(503);
-    await sleep(1_200); // ten timeouts (500 ms), then the lease runs out (300 ms)
-    expect((await webhook(formRequest(body), undefined)).status).toBe(503);
+    const first = webhook(formRequest(body), undefined);
+    await vi.advanceTimersByTimeAsync(100);
+    expect((await first).status).toBe(503);
+    expect(signals[0]!.aborted).toBe(false);
+    await vi.advanceTimersByTimeAsync(1_100); // ten timeouts (500 ms), then the lease runs out (300 ms)
+    expect(signals[0]!.aborted).toBe(true);
+    expect((signals[0]!.reason as Error).message).toContain('has not settled 10 times handlerTimeoutMs');
+    const second = webhook(formRequest(body), undefined);
+    await vi.advanceTimersByTimeAsync(100);
+    expect((await second).status).toBe(503);
     expect(runs).toBe(2);
-    expect(errors.slice(0, 2)).toEqual(['handler.timeout', 'handler.timeout']);
+    expect(errors.slice(0, 3)).toEqual(['handler.timeout', 'handler.timeout', 'handler.timeout']);
   });
 });
 

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { Redis } from 'ioredis';
-import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type pg from 'pg';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
   base,
   DUPLICATE,
+  deferred,
   formRequest,
   HANDLED,
   recurringCharge,
@@ -13,87 +13,35 @@ import {
   sleep,
 } from '../test/deliveries.js';
 import { formBody, purchase } from '../test/fixtures.js';
-import { DATABASE_URL, REDIS_URL, reachPostgres, reachRedis } from '../test/servers.js';
+import { storeCases } from '../test/store-cases.js';
 import type { DedupeStore, TransactionalStore } from './dedupe.js';
 import { createWebhookHandler, type WebhookHandlerOptions } from './handler.js';
 import { MemoryStore } from './stores/memory.js';
-import { migrate, PostgresInbox, PostgresStore } from './stores/postgres.js';
-import { RedisStore } from './stores/redis.js';
+import { PostgresInbox, PostgresStore } from './stores/postgres.js';
 
-const redisUp = await reachRedis();
-const postgresUp = await reachPostgres();
-const TABLE = `payhook_edges_${process.pid}`;
-const APP_TABLE = `payhook_edges_app_${process.pid}`;
+const servers = await storeCases('edges');
+const STORES = servers.cases;
+const TABLE = servers.table;
+const APP_TABLE = servers.appTable;
+const postgresUp = STORES.some((c) => c.name === 'PostgresStore' && c.up);
 
-let redis: Redis | undefined;
-let pool: pg.Pool | undefined;
-
-beforeAll(async () => {
-  if (redisUp) redis = new Redis(REDIS_URL);
-  if (postgresUp) {
-    pool = new pg.Pool({ connectionString: DATABASE_URL, max: 20 });
-    await pool.query(`DROP TABLE IF EXISTS ${TABLE}, ${APP_TABLE}`);
-    await migrate(pool, { table: TABLE });
-    await pool.query(`CREATE TABLE ${APP_TABLE} (id text PRIMARY KEY)`);
-  }
-});
-
-afterAll(async () => {
-  if (redis) {
-    const keys = await redis.keys(`payhook-test:edges:${process.pid}:*`);
-    if (keys.length > 0) await redis.del(...keys);
-    redis.disconnect();
-  }
-  await pool?.query(`DROP TABLE IF EXISTS ${TABLE}, ${APP_TABLE}`);
-  await pool?.end();
-});
-
-interface StoreCase {
-  name: string;
-  up: boolean;
-  /** A transactional store rolls every handler's writes back on a failure, so all run again. */
-  transactional: boolean;
-  make(): DedupeStore | TransactionalStore;
+/** Lets `ms` pass: on fake timers by advancing them, on a real store by waiting. */
+function passer(fake: boolean): (ms: number) => Promise<unknown> {
+  return fake ? (ms) => vi.advanceTimersByTimeAsync(ms) : sleep;
 }
 
-const STORES: StoreCase[] = [
-  { name: 'MemoryStore', up: true, transactional: false, make: () => new MemoryStore() },
-  {
-    name: 'RedisStore',
-    up: redisUp,
-    transactional: false,
-    make: () => new RedisStore({ client: redis!, prefix: `payhook-test:edges:${process.pid}:` }),
-  },
-  {
-    name: 'PostgresStore',
-    up: postgresUp,
-    transactional: false,
-    make: () => new PostgresStore({ pool: pool!, table: TABLE }),
-  },
-  {
-    name: 'PostgresStore, unbatched',
-    up: postgresUp,
-    transactional: false,
-    make: () => new PostgresStore({ pool: pool!, table: TABLE, batch: false }),
-  },
-  {
-    name: 'PostgresInbox',
-    up: postgresUp,
-    transactional: true,
-    make: () => new PostgresInbox({ pool: pool!, table: TABLE }),
-  },
-];
-
-function deferred(): { promise: Promise<void>; resolve: () => void } {
-  let resolve!: () => void;
-  const promise = new Promise<void>((r) => {
-    resolve = r;
+/** Awaits `promise` while time passes, so timers it waits on (a copy's polling, a timeout) fire. */
+async function meanwhile<T>(pass: (ms: number) => Promise<unknown>, promise: Promise<T>): Promise<T> {
+  let settled = false;
+  const watched = promise.finally(() => {
+    settled = true;
   });
-  return { promise, resolve };
+  while (!settled) await pass(5);
+  return watched;
 }
 
-async function until(condition: () => boolean): Promise<void> {
-  for (let i = 0; i < 500 && !condition(); i++) await sleep(10);
+async function until(pass: (ms: number) => Promise<unknown>, condition: () => boolean): Promise<void> {
+  for (let i = 0; i < 500 && !condition(); i++) await pass(10);
   expect(condition()).toBe(true);
 }
 
@@ -117,6 +65,14 @@ function gated(store: DedupeStore | TransactionalStore, extra: Partial<WebhookHa
 
 describe.each(STORES)('exactly once with $name', (storeCase) => {
   describe.skipIf(!storeCase.up)('', () => {
+    const pass = passer(storeCase.fake);
+    beforeEach(() => {
+      if (storeCase.fake) vi.useFakeTimers();
+    });
+    afterEach(() => {
+      vi.useRealTimers();
+    });
+
     it('runs each of several handlers once per notification: a redelivery after a failure skips those that succeeded', async () => {
       const store = storeCase.make();
       const calls: string[] = [];
@@ -150,52 +106,58 @@ describe.each(STORES)('exactly once with $name', (storeCase) => {
       expect(calls).toEqual(storeCase.transactional ? [...order, ...order] : [...order, 'onAny']);
     });
 
+    // The one real-time case per real store: the lease lives in the store's own clock.
     it('keeps the claim while a handler runs longer than the lease: a copy to another instance never runs it again', async () => {
       const { options, gate, runs } = gated(storeCase.make());
       const [a, b] = [createWebhookHandler(options), createWebhookHandler(options)];
       const body = signedPurchase();
       const first = a(formRequest(body), undefined);
-      await until(() => runs() === 1);
-      await sleep(2_000); // more than three leases
+      await until(pass, () => runs() === 1);
+      await pass(2_000); // more than three leases
 
-      const copy = await b(formRequest(body), undefined);
+      const copy = await meanwhile(pass, b(formRequest(body), undefined));
       // The others see the renewed lease; the inbox's copy waits on the row lock until storeTimeoutMs.
       expect(copy.status).toBe(409);
       expect(JSON.parse(copy.body).error.code).toBe('notification.in_flight');
       gate.resolve();
-      expect((await first).body).toBe(HANDLED);
-      expect((await b(formRequest(body), undefined)).body).toBe(DUPLICATE);
+      expect((await meanwhile(pass, first)).body).toBe(HANDLED);
+      expect((await meanwhile(pass, b(formRequest(body), undefined))).body).toBe(DUPLICATE);
       expect(runs()).toBe(1);
     });
 
-    it('answers 503 handler.timeout past handlerTimeoutMs, never starts the run again while it goes on, then commits it', async () => {
-      const { options, gate, runs } = gated(storeCase.make(), { handlerTimeoutMs: 200 });
-      const webhook = createWebhookHandler(options);
-      const body = signedPurchase();
+    it.runIf(storeCase.fake)(
+      'answers 503 handler.timeout past handlerTimeoutMs, never starts the run again while it goes on, then commits it',
+      async () => {
+        const { options, gate, runs } = gated(storeCase.make(), { handlerTimeoutMs: 200 });
+        const webhook = createWebhookHandler(options);
+        const body = signedPurchase();
 
-      const timedOut = await webhook(formRequest(body), undefined);
-      expect(timedOut.status).toBe(503);
-      expect(timedOut.headers['retry-after']).toBe('1');
-      expect(JSON.parse(timedOut.body).error).toEqual({
-        code: 'handler.timeout',
-        message:
-          '[@payhook/core] the application handler did not finish within 200 ms (handlerTimeoutMs): answered 503 so the service retries; the run goes on and will not be started again while it does.',
-      });
-      await sleep(1_000); // past the lease, had it not been renewed
-      expect((await webhook(formRequest(body), undefined)).status).toBe(409);
-      const other = await createWebhookHandler(options)(formRequest(body), undefined);
-      expect(other.status).toBe(409);
-      expect(runs()).toBe(1);
+        const answer = webhook(formRequest(body), undefined);
+        await pass(200);
+        const timedOut = await answer;
+        expect(timedOut.status).toBe(503);
+        expect(timedOut.headers['retry-after']).toBe('1');
+        expect(JSON.parse(timedOut.body).error).toEqual({
+          code: 'handler.timeout',
+          message:
+            '[@payhook/core] the application handler did not finish within 200 ms (handlerTimeoutMs): answered 503 so the service retries; the run goes on and will not be started again while it does.',
+        });
+        await pass(1_000); // past the lease, had it not been renewed
+        expect((await meanwhile(pass, webhook(formRequest(body), undefined))).status).toBe(409);
+        const other = await meanwhile(pass, createWebhookHandler(options)(formRequest(body), undefined));
+        expect(other.status).toBe(409);
+        expect(runs()).toBe(1);
 
-      gate.resolve();
-      let after = await webhook(formRequest(body), undefined);
-      for (let i = 0; i < 50 && after.status !== 200; i++) {
-        await sleep(20);
-        after = await webhook(formRequest(body), undefined);
-      }
-      expect(after.body).toBe(DUPLICATE);
-      expect(runs()).toBe(1);
-    });
+        gate.resolve();
+        let after = await meanwhile(pass, webhook(formRequest(body), undefined));
+        for (let i = 0; i < 50 && after.status !== 200; i++) {
+          await pass(20);
+          after = await meanwhile(pass, webhook(formRequest(body), undefined));
+        }
+        expect(after.body).toBe(DUPLICATE);
+        expect(runs()).toBe(1);
+      },
+    );
 
     it('handles a signed notification whose id is 3,000 characters long, then answers duplicate', async () => {
       const store = storeCase.make();
@@ -233,16 +195,21 @@ describe.each(STORES)('exactly once with $name', (storeCase) => {
       'releases a claim that landed after storeTimeoutMs, so the redelivery is handled at once',
       async () => {
         const inner = storeCase.make() as DedupeStore;
+        const gate = deferred();
+        const released = deferred();
         let slow = true;
         const store: DedupeStore = {
           name: inner.name,
           async claim(key, leaseMs) {
-            if (slow) await sleep(300);
+            if (slow) await gate.promise;
             return inner.claim(key, leaseMs);
           },
           renew: (key, token, leaseMs) => inner.renew(key, token, leaseMs),
           commit: (key, token, ttlMs) => inner.commit(key, token, ttlMs),
-          release: (key, token) => inner.release(key, token),
+          release: async (key, token) => {
+            await inner.release(key, token);
+            released.resolve();
+          },
         };
         let runs = 0;
         const webhook = createWebhookHandler({
@@ -252,11 +219,14 @@ describe.each(STORES)('exactly once with $name', (storeCase) => {
           handle: () => void runs++,
         });
         const body = signedPurchase();
-        const frozen = await webhook(formRequest(body), undefined);
+        const answer = webhook(formRequest(body), undefined);
+        await pass(100);
+        const frozen = await answer;
         expect(frozen.status).toBe(503);
         expect(JSON.parse(frozen.body).error.code).toBe('store.unavailable');
         slow = false;
-        await sleep(400); // the late claim lands, and is released
+        gate.resolve();
+        await released.promise; // the late claim lands, and is released
         expect((await webhook(formRequest(body), undefined)).body).toBe(HANDLED);
         expect(runs).toBe(1);
       },
@@ -265,14 +235,16 @@ describe.each(STORES)('exactly once with $name', (storeCase) => {
 });
 
 describe('failOpen and a store that is only slow', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
   it('answers 503 instead of running the handler without the store: the slow store may be serving another copy', async () => {
+    vi.useFakeTimers();
     const memory = new MemoryStore();
     const slow: DedupeStore = {
       name: 'slow',
-      claim: async (key, leaseMs) => {
-        await sleep(200);
-        return memory.claim(key, leaseMs);
-      },
+      claim: () => new Promise(() => {}),
       renew: (key, token, leaseMs) => memory.renew(key, token, leaseMs),
       commit: (key, token, ttlMs) => memory.commit(key, token, ttlMs),
       release: (key, token) => memory.release(key, token),
@@ -284,7 +256,9 @@ describe('failOpen and a store that is only slow', () => {
       storeTimeoutMs: 50,
       handle: () => void runs++,
     });
-    const result = await webhook(formRequest(signedPurchase()), undefined);
+    const answer = webhook(formRequest(signedPurchase()), undefined);
+    await vi.advanceTimersByTimeAsync(50);
+    const result = await answer;
     expect(result.status).toBe(503);
     expect(runs).toBe(0);
   });
@@ -300,8 +274,8 @@ describe.skipIf(!postgresUp)('a frozen PostgreSQL (a lock held on the inbox tabl
     async (which, status, code) => {
       const store =
         which === 'inbox'
-          ? new PostgresInbox({ pool: pool!, table: TABLE })
-          : new PostgresStore({ pool: pool!, table: TABLE, batch: which !== 'unbatched store' });
+          ? new PostgresInbox({ pool: servers.pool(), table: TABLE })
+          : new PostgresStore({ pool: servers.pool(), table: TABLE, batch: which !== 'unbatched store' });
       let runs = 0;
       const webhook = createWebhookHandler({
         ...base(store),
@@ -310,7 +284,7 @@ describe.skipIf(!postgresUp)('a frozen PostgreSQL (a lock held on the inbox tabl
         handle: () => void runs++,
       });
       const body = signedPurchase();
-      const locker = await pool!.connect();
+      const locker = await servers.pool().connect();
       try {
         await locker.query('BEGIN');
         await locker.query(`LOCK TABLE ${TABLE} IN ACCESS EXCLUSIVE MODE`);
@@ -327,8 +301,13 @@ describe.skipIf(!postgresUp)('a frozen PostgreSQL (a lock held on the inbox tabl
         await locker.query('COMMIT');
         locker.release();
       }
-      await sleep(300); // the claim that waited on the lock lands, and is released or rolled back
-      expect((await webhook(formRequest(body), undefined)).body).toBe(HANDLED);
+      // The claim that waited on the lock lands, and is released or rolled back: then the redelivery is handled.
+      let after = await webhook(formRequest(body), undefined);
+      for (let i = 0; i < 50 && after.status !== 200; i++) {
+        await sleep(20);
+        after = await webhook(formRequest(body), undefined);
+      }
+      expect(after.body).toBe(HANDLED);
       expect(runs).toBe(1);
     },
   );
@@ -336,7 +315,7 @@ describe.skipIf(!postgresUp)('a frozen PostgreSQL (a lock held on the inbox tabl
 
 describe.skipIf(!postgresUp)('several handlers with the PostgreSQL inbox', () => {
   it('rolls back every handler write on a failure, so running them all again writes each once', async () => {
-    const inbox = new PostgresInbox<pg.PoolClient>({ pool: pool!, table: TABLE });
+    const inbox = new PostgresInbox<pg.PoolClient>({ pool: servers.pool(), table: TABLE });
     const id = randomUUID();
     let auditFails = true;
     const webhook = createWebhookHandler(base(inbox))
@@ -352,7 +331,8 @@ describe.skipIf(!postgresUp)('several handlers with the PostgreSQL inbox', () =>
       });
     const body = recurringCharge();
     expect((await webhook(formRequest(body), undefined)).status).toBe(500);
-    const rows = () => pool!.query(`SELECT id FROM ${APP_TABLE} WHERE id LIKE $1 ORDER BY id`, [`${id}:%`]);
+    const rows = () =>
+      servers.pool().query(`SELECT id FROM ${APP_TABLE} WHERE id LIKE $1 ORDER BY id`, [`${id}:%`]);
     expect((await rows()).rows).toEqual([]);
     expect((await webhook(formRequest(body), undefined)).body).toBe(HANDLED);
     expect((await rows()).rows).toEqual([{ id: `${id}:audit` }, { id: `${id}:fulfil` }]);

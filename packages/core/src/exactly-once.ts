@@ -1,15 +1,32 @@
+import { type Clock, sleep } from './clock.js';
 import {
   boundKey,
   type ClaimResult,
   type DedupeStore,
   isTransactionalStore,
   type TransactionalStore,
+  type TransactionResult,
 } from './dedupe.js';
-import type { Delivery } from './delivery.js';
+import { type Delivery, type DeliveryFacts, deliveryFor } from './delivery.js';
 import { HandlerError, StoreError, WebhookError } from './errors.js';
 import type { Notification } from './notification.js';
+import { isPromiseLike } from './promise.js';
 import type { Route } from './routes.js';
-import { type Run, Runs } from './runs.js';
+import { fenceOf, type Lease, Run, Runs } from './runs.js';
+import { StoreCalls, StoreTimeout, settle } from './store-calls.js';
+
+/*
+ * Glossary, one noun per idea (here, in runs.ts and in store-calls.ts):
+ * - notification: what the service sent, verified and parsed.
+ * - key: the notification's identity in the store (`notificationKey`, then `boundKey`).
+ * - handler: a function registered with `.on` / `.onAny` (a `Route`, with its id). A step is one handler's
+ *   completion, stored under `key#id` when a notification reaches several handlers.
+ * - work: a notification with the handlers it reaches, the context and the delivery facts: what a run runs.
+ * - lease: a key this process holds in the store (token, fence), lost unless renewed within `leaseMs`.
+ * - run: this process running one work's handlers, from the claim to the commit or release (`Run`, kept by `Runs`).
+ * - delivery: what a handler is told about its run (`Delivery`: key, secret, raw, signal, transaction).
+ * - outcome: what a run comes to for its caller: handled, or duplicate.
+ */
 
 export interface ExactlyOnceOptions {
   /** `undefined`: no duplicate detection. */
@@ -20,34 +37,36 @@ export interface ExactlyOnceOptions {
   handlerTimeoutMs: number;
   storeTimeoutMs: number;
   failOpen: boolean;
+  clock: Clock;
   report(error: WebhookError): void;
 }
 
-/** What a run of a notification's handlers comes to. */
+/** What a run comes to for its caller. */
 export type Outcome = 'handled' | 'duplicate';
 
-/** One verified notification and the handlers it reaches. */
-export interface Job<C> {
+/** A notification, the handlers it reaches in order, and what they are told: what a run runs. */
+export interface Work<C> {
   /** The stored key; `undefined` handles it without duplicate detection. */
   readonly key: string | undefined;
-  readonly routes: readonly Route<C>[];
+  readonly handlers: readonly Route<C>[];
   readonly notification: Notification;
   readonly context: C;
-  readonly delivery: Delivery;
+  readonly delivery: DeliveryFacts;
 }
 
 /** How often a copy looks again at a notification another process is handling (ms, then the last one repeats). */
 const IN_FLIGHT_DELAYS = [5, 10, 20, 40, 80, 160, 250];
 
 /**
- * The claim / handle / commit protocol: a notification's handlers run once, however many copies arrive, on
- * however many instances.
+ * The claim / run / commit protocol: a notification's handlers run once, however many copies arrive, on however
+ * many instances.
  *
  * 1. Claim the key (a lease). A duplicate is answered as such; a copy in progress elsewhere is waited for, then
  *    409; a copy in progress in this process is awaited directly, never started again.
  * 2. Run the handlers in order under the lease, renewed while they run. With several handlers each one's
- *    completion is remembered under its own step key, so a redelivery after a failure skips those that succeeded.
- * 3. Commit the key once every handler succeeded; on a failure release it, so the redelivery is handled.
+ *    completion is a step under its own lease, so a redelivery after a failure skips those that succeeded.
+ * 3. Commit the key once every handler succeeded (the store refuses the commit of a run that lost its lease:
+ *    fencing); on a failure release it, so the redelivery is handled.
  *
  * A transactional store instead runs every handler inside its transaction with the claim: a failure rolls all
  * their writes back, so the redelivery runs them all again. Past `handlerTimeoutMs` the request answers 503
@@ -55,58 +74,65 @@ const IN_FLIGHT_DELAYS = [5, 10, 20, 40, 80, 160, 250];
  */
 export class ExactlyOnce<C> {
   readonly #options: ExactlyOnceOptions;
+  readonly #calls: StoreCalls;
   readonly #runs: Runs;
 
   constructor(options: ExactlyOnceOptions) {
     this.#options = options;
-    const store = options.store;
+    const { store, clock, report } = options;
+    this.#calls = new StoreCalls(store?.name ?? 'none', options.storeTimeoutMs, clock, report);
     this.#runs = new Runs({
       store: store === undefined || isTransactionalStore(store) ? undefined : store,
       leaseMs: options.leaseMs,
       handlerTimeoutMs: options.handlerTimeoutMs,
-      call: (operation) => this.#call(operation),
-      report: options.report,
+      calls: this.#calls,
+      clock,
+      report,
     });
   }
 
-  /** Runs the job's handlers once; `duplicate` when this notification was already handled. */
-  run(job: Job<C>): Outcome | Promise<Outcome> {
+  /** Runs the work's handlers once; `duplicate` when this notification was handled already. */
+  run(work: Work<C>): Outcome | Promise<Outcome> {
     const { store } = this.#options;
-    if (store === undefined || job.key === undefined) return this.#unguarded(job, job.key);
-    if (isTransactionalStore(store)) return this.#inTransaction(store, job, job.key);
-    return this.#atOnce(store, job, job.key);
+    const key = work.key;
+    if (store === undefined || key === undefined) return this.#runUnguarded(work);
+    if (isTransactionalStore(store)) return this.#runInTransaction(store, work, key);
+    if (work.handlers.length === 1 && !this.#runs.running(key)) return this.#runAtOnce(store, work, key);
+    return this.#claimAndRun(store, work, key);
   }
 
   /**
-   * The common delivery without waiting for anything: a store that answers at once (`MemoryStore`) and one handler
-   * that returns without a promise. Nothing else runs meanwhile, so there is no lease to renew, no timeout to
-   * watch and no copy to make wait. Whatever returns a promise on the way (the store, the handler, the commit)
-   * continues on the general path from where it is.
+   * The common delivery without an `await` (`pnpm bench`'s hot path): a store that answers at once (`MemoryStore`)
+   * and one handler that returns without a promise need no renewal, no timeout and no copy made to wait. Whatever
+   * returns a promise on the way (the claim, the handler, the commit) goes on as a tracked run from where it is.
    */
-  #atOnce(store: DedupeStore, job: Job<C>, key: string): Outcome | Promise<Outcome> {
-    if (job.routes.length !== 1 || this.#runs.running(key)) return this.#claimed(store, job, key);
+  #runAtOnce(store: DedupeStore, work: Work<C>, key: string): Outcome | Promise<Outcome> {
     const claim = settle(() => store.claim(key, this.#options.leaseMs));
-    if (isPromiseLike(claim) || claim.status === 'in_flight') return this.#claimed(store, job, key, claim);
+    if (isPromiseLike(claim) || claim.status === 'in_flight')
+      return this.#claimAndRun(store, work, key, claim);
     if (claim.status === 'duplicate') return 'duplicate';
-    const { token } = claim;
+    const run = new Run(key);
+    const lease = this.#leaseOf(key, claim);
     try {
-      const result = job.routes[0]!.run(job.notification, job.context, job.delivery);
+      const result = work.handlers[0]!.run(work.notification, work.context, deliveryFor(work.delivery, run));
       // Inside the try: reading `then` runs the application's code too (a getter, a proxy), as `await` would.
-      if (isPromiseLike(result)) return this.#handleClaimed(store, job, key, token, result);
+      if (isPromiseLike(result)) return this.#runUnderLease(store, work, run, lease, result);
     } catch (cause) {
-      return this.#released(store, key, token, handlerFailed(cause));
+      return this.#releaseAndThrow(store, lease, handlerFailed(cause));
     }
-    const commit = settle(() => store.commit(key, token, this.#options.ttlMs));
-    if (!isPromiseLike(commit)) return 'handled';
-    // Watched as a run, as on the general path: a copy arriving before the commit lands waits for it here, even if
-    // the lease runs out meanwhile, instead of claiming again and running the handler a second time.
-    return this.#runs.track(key, () => this.#quietly(() => commit)).then(() => 'handled');
+    const committed = settle(() => store.commit(key, lease.token, this.#options.ttlMs));
+    if (isPromiseLike(committed)) {
+      // Tracked as a run: a copy arriving before the commit lands waits for it, even past the lease.
+      return this.#runs.track(run, () => this.#commit(store, run, lease, committed)).then(() => 'handled');
+    }
+    if (committed === false) this.#reportStale(run, lease);
+    return 'handled';
   }
 
-  /** Claims (or goes on with `first`, a claim already made), then handles; see the class comment. */
-  async #claimed(
+  /** Claims (or goes on with `first`, a claim already asked for), waiting for a copy in progress; then runs. */
+  async #claimAndRun(
     store: DedupeStore,
-    job: Job<C>,
+    work: Work<C>,
     key: string,
     first?: ClaimResult | PromiseLike<ClaimResult>,
   ): Promise<Outcome> {
@@ -116,105 +142,154 @@ export class ExactlyOnce<C> {
     } catch (error) {
       if (!this.#failsOpen(error)) throw error;
       this.#options.report(error as StoreError);
-      return this.#unguarded(job, key);
+      return this.#runUnguarded(work);
     }
     if (claim.status !== 'claimed') return 'duplicate';
-    return this.#handleClaimed(store, job, key, claim.token);
+    return this.#runUnderLease(store, work, new Run(key), this.#leaseOf(key, claim));
   }
 
-  /** Runs the handlers under the claim (or awaits the lone handler already `started`), then commits or releases. */
-  async #handleClaimed(
+  /** Runs the handlers (or awaits the lone handler already `started`) holding the notification's lease. */
+  async #runUnderLease(
     store: DedupeStore,
-    job: Job<C>,
-    key: string,
-    token: string,
+    work: Work<C>,
+    run: Run,
+    lease: Lease,
     started?: PromiseLike<unknown>,
   ): Promise<'handled'> {
-    await this.#runs.track(key, async (run) => {
-      const lease = { key, token };
-      run.leases.add(lease);
-      try {
-        if (started === undefined) await this.#runSteps(store, job, key, run);
-        else await started.then(undefined, (cause) => Promise.reject(handlerFailed(cause)));
-      } catch (error) {
-        run.leases.delete(lease);
-        await this.#quietly(() => store.release(key, token));
-        throw error;
-      }
-      run.leases.delete(lease);
-      // The work is done: a failing commit must not make the service redeliver it, so it is only reported.
-      await this.#quietly(() => store.commit(key, token, this.#options.ttlMs));
+    await this.#runs.track(run, async () => {
+      const body = started === undefined ? () => this.#runSteps(store, work, run) : () => settled(started);
+      const committed = await this.#withLease(store, run, lease, body);
+      if (committed && work.handlers.length > 1) void this.#forgetSteps(store, work);
     });
     return 'handled';
   }
 
-  /** Releases a claim whose handler failed, then rejects with the failure. */
-  async #released(store: DedupeStore, key: string, token: string, failure: WebhookError): Promise<never> {
-    await this.#quietly(() => store.release(key, token));
-    throw failure;
+  /**
+   * Holds `lease` while `body` runs: renewed with the run, committed when `body` succeeds, released when it throws
+   * (the throw goes on). Resolves whether the store recorded the commit.
+   */
+  async #withLease(store: DedupeStore, run: Run, lease: Lease, body: () => Promise<void>): Promise<boolean> {
+    run.leases.add(lease);
+    try {
+      await body();
+    } catch (error) {
+      run.leases.delete(lease);
+      await this.#calls.quietly('release', () => store.release(lease.key, lease.token));
+      throw error;
+    }
+    run.leases.delete(lease);
+    return this.#commit(store, run, lease);
   }
 
-  /** Runs the handlers in order; with more than one, each under its own step key (see the class comment). */
-  async #runSteps(store: DedupeStore, job: Job<C>, key: string, run: Run): Promise<void> {
-    if (job.routes.length === 1) return runHandler(job.routes[0]!, job, job.delivery);
-    for (const route of job.routes) {
-      const stepKey = boundKey(`${key}#${route.id}`);
-      const step = await this.#claim(store, stepKey);
-      if (step.status === 'duplicate') continue;
-      // Only a crashed run leaves a step leased while its notification's lease is free: wait for it to expire.
-      if (step.status === 'in_flight') throw inFlight();
-      const lease = { key: stepKey, token: step.token };
-      run.leases.add(lease);
-      try {
-        await runHandler(route, job, job.delivery);
-      } catch (error) {
-        run.leases.delete(lease);
-        await this.#quietly(() => store.release(stepKey, step.token));
-        throw error;
-      }
-      run.leases.delete(lease);
-      await this.#quietly(() => store.commit(stepKey, step.token, this.#options.ttlMs));
+  /** Commits `lease` (`asked`: a commit on its way already). A failure is only reported: the handlers ran. */
+  async #commit(
+    store: DedupeStore,
+    run: Run,
+    lease: Lease,
+    asked = settle(() => store.commit(lease.key, lease.token, this.#options.ttlMs)),
+  ): Promise<boolean> {
+    try {
+      const committed = await this.#calls.call('commit', () => asked);
+      if (committed === false) this.#reportStale(run, lease);
+      return committed !== false;
+    } catch (error) {
+      this.#options.report(error as WebhookError);
+      return false;
     }
   }
 
-  async #inTransaction(store: TransactionalStore, job: Job<C>, key: string): Promise<Outcome> {
+  /** The handlers in order: one as the notification itself; several each as a step under its own lease. */
+  async #runSteps(store: DedupeStore, work: Work<C>, run: Run): Promise<void> {
+    const delivery = deliveryFor(work.delivery, run);
+    if (work.handlers.length === 1) return runHandler(work.handlers[0]!, work, delivery);
+    for (const handler of work.handlers) {
+      // A run that lost its lease starts no further handler: another copy may be running them.
+      run.throwIfAborted();
+      const key = stepKey(work, handler);
+      const step = await this.#calls.claim(store, key, this.#options.leaseMs);
+      if (step.status === 'duplicate') continue;
+      // Only a crashed run leaves a step leased while its notification's lease is free: wait for it to expire.
+      if (step.status === 'in_flight') throw inFlight();
+      await this.#withLease(store, run, this.#leaseOf(key, step), () => runHandler(handler, work, delivery));
+    }
+  }
+
+  /** Drops the steps of a committed notification, where the store can: the notification's own key answers now. */
+  async #forgetSteps(store: DedupeStore, work: Work<C>): Promise<void> {
+    if (store.forget === undefined) return;
+    for (const handler of work.handlers) {
+      await this.#calls.quietly('forget', () => store.forget!(stepKey(work, handler)));
+    }
+  }
+
+  /** Says once per run that the store refused its commit (another claim took the key), and starts no more handlers. */
+  #reportStale(run: Run, lease: Lease): void {
+    const error = new StoreError(
+      'claim.lost',
+      `the run${fenceOf(lease.fence)} lost the notification to a later claim: the store refused its commit (fencing), so only the run holding the claim records it.`,
+    );
+    run.abort(error);
+    if (run.firstTime('stale')) this.#options.report(error);
+  }
+
+  async #releaseAndThrow(store: DedupeStore, lease: Lease, failure: WebhookError): Promise<never> {
+    await this.#calls.quietly('release', () => store.release(lease.key, lease.token));
+    throw failure;
+  }
+
+  async #runInTransaction(store: TransactionalStore, work: Work<C>, key: string): Promise<Outcome> {
     if (this.#runs.running(key)) await this.#waitForLocalRun(key);
-    const outcome = await this.#runs.track(key, async () => {
-      let answered = false;
-      let started!: () => void;
-      const start = new Promise<void>((resolve) => {
-        started = resolve;
-      });
-      // A copy waits for another copy's transaction as long as copies wait with any store, then answers in_flight.
-      const options = { lockTimeoutMs: Math.max(1, this.#options.inFlightWaitMs) };
-      const transaction = store.transaction(
-        key,
-        async (tx) => {
-          // The store answered after the request was refused (503): roll back, the redelivery handles it.
-          if (answered) throw new Error('[@payhook/core] the claim arrived after storeTimeoutMs.');
-          started();
-          const delivery: Delivery = { ...job.delivery, transaction: tx };
-          for (const route of job.routes) await runHandler(route, job, delivery);
-        },
-        options,
-      );
-      transaction.catch(() => {});
-      // The store's part (connect, BEGIN, claim) may wait for another copy, then has storeTimeoutMs to answer;
-      // handlerTimeoutMs bounds the handlers' part.
-      try {
-        await this.#bounded(Promise.race([start, transaction]), options.lockTimeoutMs);
-      } catch (error) {
-        answered = true;
-        throw error instanceof HandlerError ? error : storeFailure(this.#options, error);
-      }
-      try {
-        return await transaction;
-      } catch (error) {
-        throw error instanceof HandlerError ? error : storeFailure(this.#options, error);
-      }
+    const run = new Run(key);
+    const result = await this.#runs.track(run, () => this.#transaction(store, work, key, run));
+    if (result.status === 'in_flight') throw inFlight();
+    return result.status === 'duplicate' ? 'duplicate' : 'handled';
+  }
+
+  /**
+   * One transaction, bounded in three parts: the store's part until the handlers start (connect, BEGIN, the claim,
+   * which may wait up to `inFlightWaitMs` on another copy's lock) by `storeTimeoutMs` more; the handlers by
+   * `handlerTimeoutMs` (`Runs`); the commit, once they returned, by `storeTimeoutMs`. A claim that arrives after its
+   * bound is rolled back; a commit past its bound is answered 503 while it settles (landed: the retry is a duplicate).
+   */
+  async #transaction(
+    store: TransactionalStore,
+    work: Work<C>,
+    key: string,
+    run: Run,
+  ): Promise<TransactionResult<void>> {
+    const { clock, storeTimeoutMs } = this.#options;
+    const lockTimeoutMs = Math.max(1, this.#options.inFlightWaitMs);
+    let answered = false;
+    let started!: () => void;
+    const start = new Promise<void>((resolve) => {
+      started = resolve;
     });
-    if (outcome.status === 'in_flight') throw inFlight();
-    return outcome.status === 'duplicate' ? 'duplicate' : 'handled';
+    let commitTimer: ReturnType<Clock['setTimeout']> | undefined;
+    const transaction = store.transaction(
+      key,
+      async (tx) => {
+        if (answered) throw new Error('[@payhook/core] the claim arrived after storeTimeoutMs.');
+        started();
+        await runAll(work, deliveryFor(work.delivery, run, tx));
+        const late = this.#calls.failure('transaction', new StoreTimeout(storeTimeoutMs));
+        commitTimer = clock.setTimeout(() => run.refuse(late), storeTimeoutMs);
+      },
+      { lockTimeoutMs, onLost: () => this.#runs.lose(run, undefined) },
+    );
+    transaction.catch(() => {});
+    try {
+      await this.#calls.bounded(Promise.race([start, transaction]), lockTimeoutMs);
+    } catch (error) {
+      answered = true;
+      throw error instanceof HandlerError ? error : this.#calls.failure('claim', error);
+    }
+    try {
+      return await transaction;
+    } catch (error) {
+      throw error instanceof HandlerError ? error : this.#calls.failure('transaction', error);
+    } finally {
+      clock.clearTimeout(commitTimer);
+    }
   }
 
   /**
@@ -225,17 +300,16 @@ export class ExactlyOnce<C> {
     return this.#options.failOpen && error instanceof StoreError && !(error.cause instanceof StoreTimeout);
   }
 
-  /** Without duplicate detection (`store: false`, no key, or a failed store with `failOpen`). */
-  async #unguarded(job: Job<C>, key: string | undefined): Promise<'handled'> {
-    if (key !== undefined && this.#runs.running(key)) await this.#waitForLocalRun(key);
-    await this.#runs.track(key, async () => {
-      for (const route of job.routes) await runHandler(route, job, job.delivery);
-    });
+  /** Without duplicate detection (`store: false`, no key, or a failed store with `failOpen`): once at a time here. */
+  async #runUnguarded(work: Work<C>): Promise<'handled'> {
+    if (work.key !== undefined && this.#runs.running(work.key)) await this.#waitForLocalRun(work.key);
+    const run = new Run(work.key);
+    await this.#runs.track(run, () => runAll(work, deliveryFor(work.delivery, run)));
     return 'handled';
   }
 
   /**
-   * Claims `key` (the first attempt may be made already); a copy in progress is waited for up to
+   * Claims `key` (the first attempt may be asked for already); a copy in progress is waited for up to
    * `inFlightWaitMs`, then answered 409.
    */
   async #claimOrWait(
@@ -243,92 +317,68 @@ export class ExactlyOnce<C> {
     key: string,
     first?: ClaimResult | PromiseLike<ClaimResult>,
   ): Promise<ClaimResult> {
-    const waitUntil = Date.now() + this.#options.inFlightWaitMs;
+    const { clock, inFlightWaitMs, leaseMs } = this.#options;
+    const waitUntil = clock.now() + inFlightWaitMs;
     for (let attempt = 0; ; attempt++) {
       if (this.#runs.running(key)) await this.#waitForLocalRun(key, waitUntil);
-      const claim = await this.#claim(store, key, attempt === 0 ? first : undefined);
+      const claim = await this.#calls.claim(store, key, leaseMs, attempt === 0 ? first : undefined);
       if (claim.status !== 'in_flight') return claim;
       const delay = IN_FLIGHT_DELAYS[Math.min(attempt, IN_FLIGHT_DELAYS.length - 1)]!;
-      if (Date.now() + delay > waitUntil) throw inFlight();
-      await sleep(delay);
+      if (clock.now() + delay > waitUntil) throw inFlight();
+      await sleep(clock, delay);
     }
   }
 
   /** Waits for this process's own run of `key` to settle; 409 if it is still going at `until`. */
-  async #waitForLocalRun(key: string, until = Date.now() + this.#options.inFlightWaitMs): Promise<void> {
+  async #waitForLocalRun(
+    key: string,
+    until = this.#options.clock.now() + this.#options.inFlightWaitMs,
+  ): Promise<void> {
     const running = this.#runs.running(key);
     if (running === undefined) return;
-    const left = until - Date.now();
-    let timer: NodeJS.Timeout | undefined;
+    const { clock } = this.#options;
+    const left = until - clock.now();
+    let timer: ReturnType<Clock['setTimeout']> | undefined;
     const gaveUp = new Promise<boolean>((resolve) => {
-      timer = setTimeout(() => resolve(false), Math.max(0, left));
+      timer = clock.setTimeout(() => resolve(false), Math.max(0, left));
     });
-    const settled = running.then(
+    const settledRun = running.then(
       () => true,
       () => true,
     );
     try {
-      if (left <= 0 || !(await Promise.race([settled, gaveUp]))) throw inFlight();
+      if (left <= 0 || !(await Promise.race([settledRun, gaveUp]))) throw inFlight();
     } finally {
-      clearTimeout(timer);
+      clock.clearTimeout(timer);
     }
   }
 
-  /** A claim bounded by `storeTimeoutMs`; one that lands after the timeout is released, so it blocks nobody. */
-  async #claim(
-    store: DedupeStore,
-    key: string,
-    claim = settle(() => store.claim(key, this.#options.leaseMs)),
-  ): Promise<ClaimResult> {
-    if (!isPromiseLike(claim)) return claim;
-    try {
-      return await this.#bounded(claim);
-    } catch (error) {
-      Promise.resolve(claim)
-        .then((late) => (late.status === 'claimed' ? store.release(key, late.token) : undefined))
-        .then(undefined, () => undefined);
-      throw storeFailure(this.#options, error);
-    }
-  }
-
-  /** One store call, bounded by `storeTimeoutMs`; any failure is a `StoreError` (503). */
-  async #call<T>(operation: () => T | Promise<T>): Promise<T> {
-    try {
-      const result = operation();
-      return isPromiseLike(result) ? await this.#bounded(result) : result;
-    } catch (error) {
-      throw storeFailure(this.#options, error);
-    }
-  }
-
-  /** A store call whose failure is reported, not thrown: after the work ran, the answer stays the work's. */
-  async #quietly(operation: () => unknown): Promise<void> {
-    try {
-      await this.#call(operation);
-    } catch (error) {
-      this.#options.report(error as WebhookError);
-    }
-  }
-
-  #bounded<T>(operation: PromiseLike<T>, waitMs = 0): Promise<T> {
-    const ms = this.#options.storeTimeoutMs + waitMs;
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new StoreTimeout(ms)), ms);
-    });
-    return Promise.race([operation, timeout]).finally(() => clearTimeout(timer));
+  #leaseOf(key: string, claim: { readonly token: string; readonly fence?: number }): Lease {
+    const heldUntil = this.#options.clock.now() + this.#options.leaseMs;
+    return { key, token: claim.token, fence: claim.fence, heldUntil };
   }
 }
 
-class StoreTimeout extends Error {
-  constructor(ms: number) {
-    super(`[@payhook/core] the store did not answer within ${ms} ms (storeTimeoutMs).`);
-  }
+function stepKey<C>(work: Work<C>, handler: Route<C>): string {
+  return boundKey(`${work.key}#${handler.id}`);
 }
 
-async function runHandler<C>(route: Route<C>, job: Job<C>, delivery: Delivery): Promise<void> {
+async function runAll<C>(work: Work<C>, delivery: Delivery): Promise<void> {
+  for (const handler of work.handlers) await runHandler(handler, work, delivery);
+}
+
+async function runHandler<C>(handler: Route<C>, work: Work<C>, delivery: Delivery): Promise<void> {
   try {
-    await route.run(job.notification, job.context, delivery);
+    await handler.run(work.notification, work.context, delivery);
+  } catch (cause) {
+    throw handlerFailed(cause);
+  }
+}
+
+/** The lone handler's promise, already started: its failure as `handler.failed`. */
+async function settled(started: PromiseLike<unknown>): Promise<void> {
+  try {
+    await started;
   } catch (cause) {
     throw handlerFailed(cause);
   }
@@ -342,36 +392,9 @@ function handlerFailed(cause: unknown): HandlerError {
   );
 }
 
-/** Calls a store method: its value, its promise, or what it threw as a rejected promise. */
-function settle<T>(call: () => T | PromiseLike<T>): T | PromiseLike<T> {
-  try {
-    return call();
-  } catch (error) {
-    return Promise.reject(error);
-  }
-}
-
-function storeFailure(options: ExactlyOnceOptions, cause: unknown): StoreError {
-  if (cause instanceof StoreError) return cause;
-  const timedOut = cause instanceof StoreTimeout;
-  return new StoreError(
-    'store.unavailable',
-    `the duplicate store (${options.store?.name ?? 'none'}) ${timedOut ? `did not answer within ${options.storeTimeoutMs} ms (storeTimeoutMs)` : 'failed'}; nothing was marked processed, so the service's retry is safe.`,
-    { cause },
-  );
-}
-
 function inFlight(): WebhookError {
   return new WebhookError(
     'notification.in_flight',
     'another copy of this notification is still being handled; retry later.',
   );
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-function isPromiseLike<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
-  return typeof (value as PromiseLike<T> | null)?.then === 'function';
 }

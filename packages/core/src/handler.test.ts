@@ -277,16 +277,23 @@ describe('createWebhookHandler: answers', () => {
 describe('createWebhookHandler: concurrency', () => {
   it('runs the handler once for 32 concurrent copies of one notification', async () => {
     let calls = 0;
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => {
+      open = resolve;
+    });
     const handler = createWebhookHandler({
       secret: SECRET,
       logger: false,
       handle: async () => {
         calls++;
-        await new Promise((resolve) => setTimeout(resolve, 20));
+        await gate;
       },
     });
     const body = formBody(purchase());
-    const results = await Promise.all(Array.from({ length: 32 }, () => handler(post(body), undefined)));
+    const copies = Promise.all(Array.from({ length: 32 }, () => handler(post(body), undefined)));
+    await new Promise((resolve) => setImmediate(resolve)); // every copy has arrived
+    open();
+    const results = await copies;
     expect(calls).toBe(1);
     expect(results.filter((r) => r.outcome === 'handled')).toHaveLength(1);
     expect(results.filter((r) => r.outcome === 'duplicate')).toHaveLength(31);
@@ -295,17 +302,24 @@ describe('createWebhookHandler: concurrency', () => {
 
   it('hands the notification to a waiting copy when the first copy fails', async () => {
     let calls = 0;
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => {
+      open = resolve;
+    });
     const handler = createWebhookHandler({
       secret: SECRET,
       logger: false,
       handle: async () => {
         calls++;
-        await new Promise((resolve) => setTimeout(resolve, 10));
+        await gate;
         if (calls === 1) throw new Error('first attempt fails');
       },
     });
     const body = formBody(purchase());
-    const results = await Promise.all(Array.from({ length: 8 }, () => handler(post(body), undefined)));
+    const copies = Promise.all(Array.from({ length: 8 }, () => handler(post(body), undefined)));
+    await new Promise((resolve) => setImmediate(resolve)); // every copy has arrived
+    open();
+    const results = await copies;
     expect(results.filter((r) => r.status === 500)).toHaveLength(1);
     expect(results.filter((r) => r.outcome === 'handled')).toHaveLength(1);
     expect(results.filter((r) => r.outcome === 'duplicate')).toHaveLength(6);

@@ -1,6 +1,14 @@
-import { accepted, asWebhookError, refusal, toResponse, type WebhookResult } from './answers.js';
+import {
+  accepted,
+  asWebhookError,
+  refusal,
+  toResponse,
+  type WebhookOutcome,
+  type WebhookResult,
+} from './answers.js';
 import { type BodyStream, getHeader, type HeaderBag, mediaTypeOf, readEnvelope } from './body.js';
 import { type DeliveryCapture, withCapture } from './capture.js';
+import { systemClock } from './clock.js';
 import {
   boundKey,
   type DedupeStore,
@@ -9,12 +17,13 @@ import {
   notificationKey,
   type TransactionalStore,
 } from './dedupe.js';
+import type { DeliveryFacts } from './delivery.js';
 import { RequestError, type WebhookError } from './errors.js';
-import { ExactlyOnce } from './exactly-once.js';
+import { ExactlyOnce, type ExactlyOnceOptions, type Outcome } from './exactly-once.js';
 import type { Notification, NotificationEvent, NotificationFor } from './notification.js';
 import { OrderingGuard, type OrderingOptions } from './ordering.js';
 import { isPromiseLike } from './promise.js';
-import { type NotificationHandler, Routes } from './routes.js';
+import { type NotificationHandler, type Route, Routes } from './routes.js';
 import { type Secrets, secretSource } from './secrets.js';
 import { createSenderCheck, type SenderOptions, senderAddress } from './sender.js';
 import { checkAlgorithm, type SignatureAlgorithm } from './signature.js';
@@ -137,6 +146,40 @@ export interface WebhookHandler<C = undefined> {
   onAny(handler: NotificationHandler<Notification, C>): WebhookHandler<C>;
   /** The same handler for Fetch API runtimes: Next.js route handlers, Hono, Bun, Deno. */
   fetch(request: Request, context?: C, remoteAddress?: string): Promise<Response>;
+  /**
+   * Runs a notification's handlers outside a request (a queue worker, a reconciler with a record fetched from the
+   * API): the same routes and order, the same key, `ordering` and exactly-once protocol as a delivery, so a copy
+   * delivered later is a duplicate and a handler that succeeded before is not run again. Resolves the outcome a
+   * delivery would answer with 200; throws the `WebhookError` it would answer otherwise (also given to `onError`).
+   *
+   * @example
+   * const outcome = await webhook.process(notification); // 'handled' | 'duplicate' | 'ignored' | 'stale'
+   */
+  process(notification: Notification, context?: C, options?: ProcessOptions): Promise<ProcessOutcome>;
+}
+
+/**
+ * What `process` resolves: how a notification was taken, as a delivery's 200 answer says it.
+ *
+ * @example
+ * const outcome: ProcessOutcome = await webhook.process(notification); // 'handled' | 'duplicate' | …
+ */
+export type ProcessOutcome = Exclude<WebhookOutcome, 'refused'>;
+
+/**
+ * What `process` passes on to the handlers' `delivery` about how the notification was verified.
+ *
+ * @example
+ * await webhook.process(notification, undefined, { secretIndex: 0 });
+ */
+export interface ProcessOptions {
+  /**
+   * The position of the secret its signature matched, when it was verified as a webhook; -1 (the default) when it
+   * was not (a record fetched from the API).
+   */
+  secretIndex?: number;
+  /** That secret's `id`, when secrets are named. */
+  secretId?: string;
 }
 
 /**
@@ -158,24 +201,13 @@ export function createWebhookHandler<C = undefined>(options: WebhookHandlerOptio
   const algorithm = checkAlgorithm(options.algorithm);
   const logger = options.logger === undefined ? console : options.logger;
   const secrets = secretSource(options.secret, logger ? (message) => logger.warn(message) : undefined);
-  const store = checkedStore(options);
   const limits = bodyLimits(options);
   const checkRequest = createRequestCheck(options);
-  const keyFor = createKeyFor(options.key ?? notificationKey, logger);
   const report = createReport(options.onError, logger);
-  const ordering = orderingGuard(options.ordering);
   const routes = new Routes<C>();
   if (options.handle) routes.addAny(options.handle);
-  const once = new ExactlyOnce<C>({
-    store,
-    leaseMs: duration('leaseMs', options.leaseMs, 15_000),
-    ttlMs: positive('ttlMs', options.ttlMs, 7 * 24 * 60 * 60 * 1000),
-    inFlightWaitMs: duration('inFlightWaitMs', options.inFlightWaitMs, 5_000, 0),
-    handlerTimeoutMs: duration('handlerTimeoutMs', options.handlerTimeoutMs, 20_000),
-    storeTimeoutMs: duration('storeTimeoutMs', options.storeTimeoutMs, 2_000),
-    failOpen: options.failOpen ?? false,
-    report: (error) => report(error, undefined),
-  });
+  const keyFor = createKeyFor(options.key ?? notificationKey, logger);
+  const processNotification = createProcessor(options, routes, keyFor, report);
 
   /** One delivery, top to bottom: each step throws its refusal, answered at the end (a step's promise awaited). */
   async function handle(request: WebhookRequest, context: C): Promise<WebhookResult> {
@@ -189,22 +221,8 @@ export function createWebhookHandler<C = undefined>(options: WebhookHandlerOptio
       const verified = isPromiseLike(verification) ? await verification : verification;
       const { secret } = verified;
       notification = verified.notification;
-      const key = keyFor(notification);
-      const delivery = { key, secretIndex: secret.index, secretId: secret.id, raw: notification.raw };
-      const handlers = routes.match(notification);
-      if (handlers.length === 0) return accepted('ignored', notification);
-      if (ordering?.isStale(notification)) {
-        if (!options.onStale) return accepted('stale', notification);
-        // Once per notification, as every handler: a stale copy redelivered, or one handled before it became stale,
-        // is a duplicate.
-        const stale = [{ id: 'onStale', run: options.onStale }];
-        const outcome = await once.run({ key, routes: stale, notification, context, delivery });
-        return accepted(outcome === 'duplicate' ? 'duplicate' : 'stale', notification);
-      }
-      const run = once.run({ key, routes: handlers, notification, context, delivery });
-      const outcome = isPromiseLike(run) ? await run : run;
-      if (outcome === 'handled') ordering?.record(notification);
-      return accepted(outcome, notification);
+      const outcome = processNotification(notification, context, secret.index, secret.id);
+      return accepted(isPromiseLike(outcome) ? await outcome : outcome, notification);
     } catch (error) {
       const known = asWebhookError(error);
       report(known, request.remoteAddress);
@@ -212,7 +230,77 @@ export function createWebhookHandler<C = undefined>(options: WebhookHandlerOptio
     }
   }
 
-  return withMethods(options.capture ? withCapture(handle, options.capture) : handle, routes);
+  const handler = withMethods(options.capture ? withCapture(handle, options.capture) : handle, routes);
+  handler.process = async (notification, context, processOptions) => {
+    try {
+      const { secretIndex = -1, secretId } = processOptions ?? {};
+      return await processNotification(notification, context as C, secretIndex, secretId);
+    } catch (error) {
+      const known = asWebhookError(error);
+      report(known, undefined);
+      throw known;
+    }
+  };
+  return handler;
+}
+
+/** A verified notification's way through its key, routes, `ordering` and the exactly-once protocol. */
+type Processor<C> = (
+  notification: Notification,
+  context: C,
+  secretIndex: number,
+  secretId: string | undefined,
+) => ProcessOutcome | PromiseLike<ProcessOutcome>;
+
+/** What `handle` and `process` share once a notification is verified: its key, its handlers, one run of them. */
+function createProcessor<C>(
+  options: WebhookHandlerOptions<C>,
+  routes: Routes<C>,
+  keyFor: (notification: Notification) => string | undefined,
+  report: (error: WebhookError, remoteAddress: string | undefined) => void,
+): Processor<C> {
+  const once = new ExactlyOnce<C>(protocolOptions(options, (error) => report(error, undefined)));
+  const ordering = orderingGuard(options.ordering);
+  const recorded = (notification: Notification, outcome: Outcome): Outcome => {
+    if (outcome === 'handled') ordering?.record(notification);
+    return outcome;
+  };
+  return (notification, context, secretIndex, secretId) => {
+    const key = keyFor(notification);
+    const delivery: DeliveryFacts = { key, secretIndex, secretId, raw: notification.raw };
+    const handlers = routes.match(notification);
+    if (handlers.length === 0) return 'ignored';
+    if (ordering?.isStale(notification)) {
+      if (!options.onStale) return 'stale';
+      // Once per notification, as every handler: a stale copy redelivered, or one handled before it became stale,
+      // is a duplicate.
+      const stale: Route<C>[] = [{ id: 'onStale', run: options.onStale }];
+      const outcome = once.run({ key, handlers: stale, notification, context, delivery });
+      return Promise.resolve(outcome).then((ran) => (ran === 'duplicate' ? 'duplicate' : 'stale'));
+    }
+    const outcome = once.run({ key, handlers, notification, context, delivery });
+    return isPromiseLike(outcome)
+      ? outcome.then((ran) => recorded(notification, ran))
+      : recorded(notification, outcome);
+  };
+}
+
+/** The exactly-once protocol's options: the store and the time options checked, with their defaults. */
+function protocolOptions<C>(
+  options: WebhookHandlerOptions<C>,
+  report: (error: WebhookError) => void,
+): ExactlyOnceOptions {
+  return {
+    store: checkedStore(options as WebhookHandlerOptions<never>),
+    leaseMs: duration('leaseMs', options.leaseMs, 15_000),
+    ttlMs: positive('ttlMs', options.ttlMs, 7 * 24 * 60 * 60 * 1000),
+    inFlightWaitMs: duration('inFlightWaitMs', options.inFlightWaitMs, 5_000, 0),
+    handlerTimeoutMs: duration('handlerTimeoutMs', options.handlerTimeoutMs, 20_000),
+    storeTimeoutMs: duration('storeTimeoutMs', options.storeTimeoutMs, 2_000),
+    failOpen: options.failOpen ?? false,
+    clock: systemClock,
+    report,
+  };
 }
 
 type Logger = Pick<Console, 'warn' | 'error'> | false;
@@ -302,7 +390,7 @@ function createReport(
   };
 }
 
-/** `handle` with the surface of a `WebhookHandler`: `.on`, `.onAny` and `.fetch`. */
+/** `handle` with the surface of a `WebhookHandler`: `.on`, `.onAny` and `.fetch` (`process` is added by the caller). */
 function withMethods<C>(
   handle: (request: WebhookRequest, context: C) => Promise<WebhookResult>,
   routes: Routes<C>,

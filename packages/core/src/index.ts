@@ -28,6 +28,8 @@ export type {
   Delivery,
   ErrorHook,
   NotificationHandler,
+  ProcessOptions,
+  ProcessOutcome,
   WebhookHandler,
   WebhookHandlerOptions,
   WebhookOutcome,

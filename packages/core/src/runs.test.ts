@@ -41,9 +41,11 @@ const request = (orderId: string) =>
 describe('timers that are numbers and die with their request (workerd)', () => {
   afterEach(() => {
     vi.unstubAllGlobals();
+    vi.useRealTimers();
   });
 
   it('handles a delivery, leaves no timer behind, and still answers a later hanging handler with handler.timeout', async () => {
+    vi.useFakeTimers();
     const timers = workerdTimers();
     const webhook = createWebhookHandler({ secret: SECRET, logger: false, handlerTimeoutMs: 100 }).on(
       'purchase.success',
@@ -57,7 +59,9 @@ describe('timers that are numbers and die with their request (workerd)', () => {
     timers.endRequest();
 
     // A timer shared with the first request would be dead here, and this answer would never come.
-    const second = await webhook.fetch(request('hangs'));
+    const answer = webhook.fetch(request('hangs'));
+    await vi.advanceTimersByTimeAsync(150);
+    const second = await answer;
     expect(second.status).toBe(503);
     expect(await second.json()).toMatchObject({ error: { code: 'handler.timeout' } });
     const again = await webhook.fetch(request('o-1'));

@@ -95,6 +95,15 @@ export async function expectOnceUnderConcurrency(store: DedupeStore): Promise<st
 export const HANDLED = '{"ok":true,"outcome":"handled"}';
 export const DUPLICATE = '{"ok":true,"outcome":"duplicate"}';
 
+/** A promise the test settles: a gate a handler waits on. */
+export function deferred(): { promise: Promise<void>; resolve: () => void } {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => {
+    resolve = r;
+  });
+  return { promise, resolve };
+}
+
 export const sleep = (ms: number): Promise<unknown> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A recurring charge: it reaches `purchase.success`, `purchase`, `recurring.success`, `recurring` and `onAny`. */

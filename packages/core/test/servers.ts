@@ -208,12 +208,15 @@ export class PrivateRedis {
 
 /**
  * A TCP proxy in front of a server, which a test can cut (every open connection destroyed, new ones refused at
- * once) and restore: a deterministic outage without stopping the shared server.
+ * once) and restore: a deterministic outage without stopping the shared server. It can also stall: stop forwarding
+ * bytes either way without closing anything, as a frozen server or network does, until `resume`.
  */
 export class CuttableProxy {
   readonly #server: Server;
   readonly #sockets = new Set<Socket>();
+  readonly #pairs = new Set<[Socket, Socket]>();
   #cut = false;
+  #stalled = false;
   port = 0;
 
   private constructor(target: { host: string; port: number }) {
@@ -223,15 +226,20 @@ export class CuttableProxy {
         return;
       }
       const upstream = createConnection(target);
-      for (const socket of [client, upstream]) {
+      const pair: [Socket, Socket] = [client, upstream];
+      this.#pairs.add(pair);
+      for (const socket of pair) {
         this.#sockets.add(socket);
-        socket.once('close', () => this.#sockets.delete(socket));
+        socket.once('close', () => {
+          this.#sockets.delete(socket);
+          this.#pairs.delete(pair);
+        });
         socket.on('error', () => {
           client.destroy();
           upstream.destroy();
         });
       }
-      client.pipe(upstream).pipe(client);
+      if (!this.#stalled) forward(pair);
     });
   }
 
@@ -252,8 +260,30 @@ export class CuttableProxy {
     this.#cut = false;
   }
 
+  /** Stops forwarding: what either side sends waits in the proxy, and nothing is closed. */
+  stall(): void {
+    this.#stalled = true;
+    for (const [client, upstream] of this.#pairs) {
+      client.unpipe(upstream);
+      upstream.unpipe(client);
+      client.pause();
+      upstream.pause();
+    }
+  }
+
+  /** Forwards again, what waited first. */
+  resume(): void {
+    this.#stalled = false;
+    for (const pair of this.#pairs) forward(pair);
+  }
+
   close(): Promise<void> {
     this.cut();
     return new Promise((resolve) => this.#server.close(() => resolve()));
   }
+}
+
+function forward([client, upstream]: [Socket, Socket]): void {
+  client.pipe(upstream);
+  upstream.pipe(client);
 }

@@ -2,6 +2,9 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { DUPLICATE, formRequest, HANDLED } from '../../test/deliveries.js';
+import { formBody, purchase, SECRET } from '../../test/fixtures.js';
+import { createWebhookHandler } from '../handler.js';
 import { keyHash, MemoryStore } from './memory.js';
 
 function fakeClock(start = 1_700_000_000_000) {
@@ -163,5 +166,65 @@ describe('MemoryStore', () => {
       if (again.status === 'claimed') store.commit(a, again.token, 60_000);
       expect(store.claim(a, 60_000).status).toBe('duplicate');
     }
+  });
+  it('fences its claims: each claim of a key holds a larger fence, and a stale commit is refused without writing', () => {
+    const clock = fakeClock();
+    const store = new MemoryStore({ now: clock.now });
+    const first = store.claim('k', 1_000);
+    clock.advance(1_001);
+    const second = store.claim('k', 1_000);
+    if (first.status !== 'claimed' || second.status !== 'claimed') throw new Error('both claims should hold');
+    expect(second.fence).toBeGreaterThan(first.fence!);
+    expect(store.commit('k', first.token, 60_000)).toBe(false);
+    expect(store.claim('k', 1_000)).toEqual({ status: 'in_flight' });
+    expect(store.commit('k', second.token, 60_000)).toBe(true);
+    expect(store.commit('k', second.token, 60_000)).toBe(false);
+    expect(store.claim('k', 1_000)).toEqual({ status: 'duplicate' });
+  });
+
+  it('commits a claim whose lease expired when no other claim took the key', () => {
+    const clock = fakeClock();
+    const store = new MemoryStore({ now: clock.now });
+    const claim = store.claim('k', 1_000);
+    clock.advance(5_000);
+    if (claim.status === 'claimed') expect(store.commit('k', claim.token, 60_000)).toBe(true);
+    expect(store.claim('k', 1_000)).toEqual({ status: 'duplicate' });
+  });
+
+  it('counts its bound in notifications: completions done under a live lease and forgotten after the commit take no place', () => {
+    const store = new MemoryStore({ maxEntries: 100 });
+    const claim = (key: string) => {
+      const claimed = store.claim(key, 60_000);
+      if (claimed.status !== 'claimed') throw new Error(`${key} was ${claimed.status}`);
+      return claimed.token;
+    };
+    for (let n = 0; n < 1_000; n++) {
+      // As the protocol does it: the notification's lease held while each handler's completion is recorded.
+      const token = claim(`n${n}`);
+      for (let step = 0; step < 3; step++) store.commit(`n${n}#${step}`, claim(`n${n}#${step}`), 60_000);
+      store.commit(`n${n}`, token, 60_000);
+      for (let step = 0; step < 3; step++) store.forget(`n${n}#${step}`);
+      expect(store.size).toBe(Math.min(n + 1, 100));
+    }
+    expect(store.claim('n900', 1).status).toBe('duplicate');
+    expect(store.claim('n899', 1).status).toBe('claimed');
+    expect(store.claim('n999#0', 1).status).toBe('claimed');
+  });
+});
+
+describe.each([1, 2, 3])('the MemoryStore duplicate window with %i handler(s)', (handlers) => {
+  it('counts notifications, not handlers: the maxEntries-th latest notification is still a duplicate', async () => {
+    const webhook = createWebhookHandler({
+      secret: SECRET,
+      logger: false,
+      store: new MemoryStore({ maxEntries: 100 }),
+    });
+    for (let i = 0; i < handlers; i++) webhook.on('purchase', function step() {});
+    const body = (n: number) => formBody(purchase({ payment_id: `p-${n}`, order_id: `o-${n}` }));
+    const deliver = async (n: number) => (await webhook(formRequest(body(n)), undefined)).body;
+    for (let n = 0; n < 250; n++) expect(await deliver(n)).toBe(HANDLED);
+    // The 100th latest (150) is remembered; the 101st (149) was forgotten, as with one handler.
+    expect(await deliver(150)).toBe(DUPLICATE);
+    expect(await deliver(149)).toBe(HANDLED);
   });
 });
