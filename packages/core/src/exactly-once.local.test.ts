@@ -1,15 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import {
-  base,
-  DUPLICATE,
-  FORM,
-  formRequest,
-  HANDLED,
-  recurringCharge,
-  STORE_SECRET,
-  signedPurchase,
-  sleep,
-} from '../test/deliveries.js';
+import { recurringCharge, STORE_SECRET, signedPurchase } from '../test/bodies.js';
+import { base, DUPLICATE, FORM, formRequest, HANDLED, sleep } from '../test/deliveries.js';
 import { formBody, purchase } from '../test/fixtures.js';
 import type { DedupeStore, TransactionalStore } from './dedupe.js';
 import { createWebhookHandler, type WebhookHandlerOptions } from './handler.js';

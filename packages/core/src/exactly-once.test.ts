@@ -1,17 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import {
-  base,
-  DUPLICATE,
-  deferred,
-  formRequest,
-  HANDLED,
-  recurringCharge,
-  STORE_SECRET,
-  signedPurchase,
-  sleep,
-} from '../test/deliveries.js';
+import { recurringCharge, STORE_SECRET, signedPurchase } from '../test/bodies.js';
+import { base, DUPLICATE, deferred, formRequest, HANDLED, sleep } from '../test/deliveries.js';
 import { formBody, purchase } from '../test/fixtures.js';
 import { storeCases } from '../test/store-cases.js';
 import type { DedupeStore, TransactionalStore } from './dedupe.js';

@@ -2,16 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import {
-  expectOnceUnderConcurrency,
-  fencesOfTakeovers,
-  formRequest,
-  purchaseKey,
-  STORE_SECRET,
-  signedPurchase,
-  takeOver,
-} from '../../test/deliveries.js';
+import { purchaseKey, STORE_SECRET, signedPurchase } from '../../test/bodies.js';
+import { formRequest } from '../../test/deliveries.js';
 import { CuttableProxy, DATABASE_URL, reachPostgres } from '../../test/servers.js';
+import { expectOnceUnderConcurrency, fencesOfTakeovers, takeOver } from '../../test/takeovers.js';
 import { createWebhookHandler } from '../handler.js';
 import {
   inboxClient,

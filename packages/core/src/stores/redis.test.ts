@@ -2,16 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { createClient } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  expectOnceUnderConcurrency,
-  fencesOfTakeovers,
-  formRequest,
-  purchaseKey,
-  STORE_SECRET,
-  signedPurchase,
-  takeOver,
-} from '../../test/deliveries.js';
+import { purchaseKey, STORE_SECRET, signedPurchase } from '../../test/bodies.js';
+import { formRequest } from '../../test/deliveries.js';
 import { freePort, REDIS_URL, reachRedis } from '../../test/servers.js';
+import { expectOnceUnderConcurrency, fencesOfTakeovers, takeOver } from '../../test/takeovers.js';
 import { createWebhookHandler } from '../handler.js';
 import { type RedisClientLike, RedisStore } from './redis.js';
 
