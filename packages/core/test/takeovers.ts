@@ -62,3 +62,19 @@ export async function fencesOfTakeovers(store: DedupeStore, expire: (key: string
   }
   return fences;
 }
+
+/**
+ * Claims a new key, lets that lease run out (`expire`) with nobody taking it over, and commits with the lapsed
+ * claim's token: the key, that token, and what the commit answered.
+ */
+export async function commitAfterLapse(
+  store: DedupeStore,
+  expire: (key: string) => Promise<unknown>,
+): Promise<{ key: string; token: string; committed: boolean | undefined }> {
+  const key = randomUUID();
+  const claim = await store.claim(key, 60_000);
+  if (claim.status !== 'claimed') throw new Error('expected a claim');
+  await expire(key);
+  const committed = (await store.commit(key, claim.token, 60_000)) ?? undefined;
+  return { key, token: claim.token, committed };
+}

@@ -5,7 +5,12 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { purchaseKey, STORE_SECRET, signedPurchase } from '../../test/bodies.js';
 import { formRequest } from '../../test/deliveries.js';
 import { CuttableProxy, DATABASE_URL, reachPostgres } from '../../test/servers.js';
-import { expectOnceUnderConcurrency, fencesOfTakeovers, takeOver } from '../../test/takeovers.js';
+import {
+  commitAfterLapse,
+  expectOnceUnderConcurrency,
+  fencesOfTakeovers,
+  takeOver,
+} from '../../test/takeovers.js';
 import { createWebhookHandler } from '../handler.js';
 import {
   inboxClient,
@@ -188,24 +193,13 @@ describe.skipIf(!postgresUp)('PostgreSQL stores', () => {
     it('a stale commit answers false, writes nothing and leaves the newer claim lease intact', async () => {
       const key = randomUUID();
       const { stale, current } = await takeOver(store, key, expire);
+      const { token } = current;
       expect(current.fence).toBe(2);
       expect(await store.commit(key, stale.token, 3_600_000)).toBe(false);
-      expect(await row(key)).toEqual({
-        done: false,
-        token: current.token,
-        live: true,
-        seconds: 60,
-        fence: 2,
-      });
+      expect(await row(key)).toEqual({ done: false, token, live: true, seconds: 60, fence: 2 });
       expect(await store.renew(key, stale.token, 60_000)).toBe(false);
-      expect(await store.commit(key, current.token, 3_600_000)).toBe(true);
-      expect(await row(key)).toEqual({
-        done: true,
-        token: current.token,
-        live: true,
-        seconds: 3600,
-        fence: 2,
-      });
+      expect(await store.commit(key, token, 3_600_000)).toBe(true);
+      expect(await row(key)).toEqual({ done: true, token, live: true, seconds: 3600, fence: 2 });
     });
 
     it('release ends only the caller own lease and keeps the row, so the next claim counts on', async () => {
@@ -219,13 +213,10 @@ describe.skipIf(!postgresUp)('PostgreSQL stores', () => {
     });
 
     it('commit marks done when the caller lease ran out and nobody took it (the work ran once)', async () => {
-      const key = randomUUID();
-      const claim = await store.claim(key, 60_000);
-      if (claim.status !== 'claimed') throw new Error('expected a claim');
-      await expire(key);
-      expect(await store.commit(key, claim.token, 60_000)).toBe(true);
-      await store.release(key, claim.token);
-      expect(await row(key)).toEqual({ done: true, token: claim.token, live: true, seconds: 60, fence: 1 });
+      const { key, token, committed } = await commitAfterLapse(store, expire);
+      expect(committed).toBe(true);
+      await store.release(key, token);
+      expect(await row(key)).toEqual({ done: true, token, live: true, seconds: 60, fence: 1 });
     });
 
     it('commit marks done when the row was pruned meanwhile', async () => {
