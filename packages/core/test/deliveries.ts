@@ -1,5 +1,5 @@
 import type { DedupeStore, TransactionalStore } from '../src/dedupe.js';
-import type { WebhookHandlerOptions } from '../src/handler.js';
+import { createWebhookHandler, type WebhookHandlerOptions } from '../src/handler.js';
 import { STORE_SECRET } from './bodies.js';
 
 export const FORM = { 'content-type': 'application/x-www-form-urlencoded' } as const;
@@ -49,4 +49,11 @@ export const sleep = (ms: number): Promise<unknown> => new Promise((resolve) => 
 /** The options every store test starts from: the store under test, its secret, no logging. */
 export function base(store: DedupeStore | TransactionalStore): WebhookHandlerOptions {
   return { secret: STORE_SECRET, store, logger: false };
+}
+
+/** A handler over `options` whose application handler only counts its runs. */
+export function countingHandler(options: WebhookHandlerOptions) {
+  let runs = 0;
+  const webhook = createWebhookHandler({ ...options, handle: () => void runs++ });
+  return { webhook, runs: () => runs };
 }

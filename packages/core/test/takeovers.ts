@@ -78,3 +78,15 @@ export async function commitAfterLapse(
   const committed = (await store.commit(key, claim.token, 60_000)) ?? undefined;
   return { key, token: claim.token, committed };
 }
+
+/** `inner` with the calls in `calls` replaced (a store that is slow, or unreachable, in one way). */
+export function wrapStore(inner: DedupeStore, calls: Partial<DedupeStore>): DedupeStore {
+  return {
+    name: inner.name,
+    claim: (key, leaseMs) => inner.claim(key, leaseMs),
+    renew: (key, token, leaseMs) => inner.renew(key, token, leaseMs),
+    commit: (key, token, ttlMs) => inner.commit(key, token, ttlMs),
+    release: (key, token) => inner.release(key, token),
+    ...calls,
+  };
+}
