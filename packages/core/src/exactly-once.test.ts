@@ -49,28 +49,24 @@ async function until(pass: (ms: number) => Promise<unknown>, condition: () => bo
 function gated(store: DedupeStore | TransactionalStore, extra: Partial<WebhookHandlerOptions> = {}) {
   const gate = deferred();
   let runs = 0;
-  const options: WebhookHandlerOptions = {
-    ...base(store),
-    leaseMs: 600,
-    inFlightWaitMs: 50,
-    storeTimeoutMs: 300,
-    handle: () => {
-      runs++;
-      return gate.promise;
-    },
-    ...extra,
+  const handle = () => {
+    runs++;
+    return gate.promise;
   };
+  const timing = { leaseMs: 600, inFlightWaitMs: 50, storeTimeoutMs: 300 };
+  const options: WebhookHandlerOptions = { ...base(store), ...timing, handle, ...extra };
   return { options, gate, runs: () => runs };
 }
+
+afterEach(() => {
+  vi.useRealTimers();
+});
 
 describe.each(STORES)('exactly once with $name', (storeCase) => {
   describe.skipIf(!storeCase.up)('', () => {
     const pass = passer(storeCase.fake);
     beforeEach(() => {
       if (storeCase.fake) vi.useFakeTimers();
-    });
-    afterEach(() => {
-      vi.useRealTimers();
     });
 
     it('runs each of several handlers once per notification: a redelivery after a failure skips those that succeeded', async () => {
@@ -229,10 +225,6 @@ describe.each(STORES)('exactly once with $name', (storeCase) => {
 });
 
 describe('failOpen and a store that is only slow', () => {
-  afterEach(() => {
-    vi.useRealTimers();
-  });
-
   it('answers 503 instead of running the handler without the store: the slow store may be serving another copy', async () => {
     vi.useFakeTimers();
     const memory = new MemoryStore();
