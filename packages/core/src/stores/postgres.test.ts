@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { purchaseKey, STORE_SECRET, signedPurchase } from '../../test/bodies.js';
-import { formRequest } from '../../test/deliveries.js';
+import { purchaseKey, signedPurchase } from '../../test/bodies.js';
+import { base, formRequest } from '../../test/deliveries.js';
 import { CuttableProxy, DATABASE_URL, reachPostgres } from '../../test/servers.js';
 import {
   commitAfterLapse,
@@ -413,9 +413,7 @@ describe.skipIf(!postgresUp)('PostgreSQL stores', () => {
     function webhookWriting(options: { fail?: () => boolean; slowMs?: number } = {}) {
       let runs = 0;
       const webhook = createWebhookHandler({
-        secret: STORE_SECRET,
-        store: inbox,
-        logger: false,
+        ...base(inbox),
         handle: async (n, _context, delivery) => {
           runs++;
           const tx = inbox.client(delivery);
@@ -474,9 +472,7 @@ describe.skipIf(!postgresUp)('PostgreSQL stores', () => {
     it('answers 503 when a failed query was swallowed inside the handler, and keeps neither write', async () => {
       const paymentId = randomUUID();
       const webhook = createWebhookHandler({
-        secret: STORE_SECRET,
-        store: inbox,
-        logger: false,
+        ...base(inbox),
         handle: async (n, _context, delivery) => {
           const tx = inbox.client(delivery);
           await tx.query(`INSERT INTO ${APP_TABLE} (payment_id, amount) VALUES ($1, $2)`, [n.payment_id, 10]);
@@ -504,9 +500,7 @@ describe.skipIf(!postgresUp)('PostgreSQL stores', () => {
       const paymentId = randomUUID();
       const seen: string[] = [];
       const webhook = createWebhookHandler({
-        secret: STORE_SECRET,
-        store: inbox,
-        logger: false,
+        ...base(inbox),
         handle: async (_n, _context, delivery) => {
           const tx = inbox.client(delivery);
           seen.push((await tx.query('SHOW lock_timeout')).rows[0].lock_timeout);
@@ -535,9 +529,7 @@ describe.skipIf(!postgresUp)('PostgreSQL stores', () => {
       // Two instances: one process would make the second copy wait for its own run instead of the database.
       const instance = () =>
         createWebhookHandler({
-          secret: STORE_SECRET,
-          store: inbox,
-          logger: false,
+          ...base(inbox),
           inFlightWaitMs: 30_000,
           handlerTimeoutMs: 30_000,
           handle: async (n, _context, delivery) => {
@@ -612,9 +604,7 @@ describe.skipIf(!postgresUp)('PostgreSQL stores', () => {
       async (_name, create) => {
         const seen: string[] = [];
         const webhook = createWebhookHandler({
-          secret: STORE_SECRET,
-          store: create(),
-          logger: false,
+          ...base(create()),
           handle: (n) => void seen.push(n.payment_id),
         });
         const before = randomUUID();
