@@ -3,7 +3,7 @@ import { recurringCharge, STORE_SECRET, signedPurchase } from '../test/bodies.js
 import { base, DUPLICATE, FORM, formRequest, HANDLED, sleep } from '../test/deliveries.js';
 import { formBody, purchase } from '../test/fixtures.js';
 import { wrapStore } from '../test/takeovers.js';
-import type { DedupeStore, TransactionalStore } from './dedupe.js';
+import type { TransactionalStore } from './dedupe.js';
 import { createWebhookHandler, type WebhookHandlerOptions } from './handler.js';
 import { MemoryStore } from './stores/memory.js';
 
