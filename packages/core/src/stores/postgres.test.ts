@@ -2,16 +2,15 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { purchaseKey, signedPurchase } from '../../test/bodies.js';
+import { base, formRequest } from '../../test/deliveries.js';
+import { CuttableProxy, DATABASE_URL, reachPostgres } from '../../test/servers.js';
 import {
+  commitAfterLapse,
   expectOnceUnderConcurrency,
   fencesOfTakeovers,
-  formRequest,
-  purchaseKey,
-  STORE_SECRET,
-  signedPurchase,
   takeOver,
-} from '../../test/deliveries.js';
-import { CuttableProxy, DATABASE_URL, reachPostgres } from '../../test/servers.js';
+} from '../../test/takeovers.js';
 import { createWebhookHandler } from '../handler.js';
 import {
   inboxClient,
@@ -210,24 +209,13 @@ describe.skipIf(!postgresUp)('PostgreSQL stores', () => {
     it('a stale commit answers false, writes nothing and leaves the newer claim lease intact', async () => {
       const key = randomUUID();
       const { stale, current } = await takeOver(store, key, expire);
+      const { token } = current;
       expect(current.fence).toBe(2);
       expect(await store.commit(key, stale.token, 3_600_000)).toBe(false);
-      expect(await row(key)).toEqual({
-        done: false,
-        token: current.token,
-        live: true,
-        seconds: 60,
-        fence: 2,
-      });
+      expect(await row(key)).toEqual({ done: false, token, live: true, seconds: 60, fence: 2 });
       expect(await store.renew(key, stale.token, 60_000)).toBe(false);
-      expect(await store.commit(key, current.token, 3_600_000)).toBe(true);
-      expect(await row(key)).toEqual({
-        done: true,
-        token: current.token,
-        live: true,
-        seconds: 3600,
-        fence: 2,
-      });
+      expect(await store.commit(key, token, 3_600_000)).toBe(true);
+      expect(await row(key)).toEqual({ done: true, token, live: true, seconds: 3600, fence: 2 });
     });
 
     it('release ends only the caller own lease and keeps the row, so the next claim counts on', async () => {
@@ -241,13 +229,10 @@ describe.skipIf(!postgresUp)('PostgreSQL stores', () => {
     });
 
     it('commit marks done when the caller lease ran out and nobody took it (the work ran once)', async () => {
-      const key = randomUUID();
-      const claim = await store.claim(key, 60_000);
-      if (claim.status !== 'claimed') throw new Error('expected a claim');
-      await expire(key);
-      expect(await store.commit(key, claim.token, 60_000)).toBe(true);
-      await store.release(key, claim.token);
-      expect(await row(key)).toEqual({ done: true, token: claim.token, live: true, seconds: 60, fence: 1 });
+      const { key, token, committed } = await commitAfterLapse(store, expire);
+      expect(committed).toBe(true);
+      await store.release(key, token);
+      expect(await row(key)).toEqual({ done: true, token, live: true, seconds: 60, fence: 1 });
     });
 
     it('commit marks done when the row was pruned meanwhile', async () => {
@@ -480,9 +465,7 @@ describe.skipIf(!postgresUp)('PostgreSQL stores', () => {
     function webhookWriting(options: { fail?: () => boolean; slowMs?: number } = {}) {
       let runs = 0;
       const webhook = createWebhookHandler({
-        secret: STORE_SECRET,
-        store: inbox,
-        logger: false,
+        ...base(inbox),
         handle: async (n, _context, delivery) => {
           runs++;
           const tx = inbox.client(delivery);
@@ -541,9 +524,7 @@ describe.skipIf(!postgresUp)('PostgreSQL stores', () => {
     it('answers 503 when a failed query was swallowed inside the handler, and keeps neither write', async () => {
       const paymentId = randomUUID();
       const webhook = createWebhookHandler({
-        secret: STORE_SECRET,
-        store: inbox,
-        logger: false,
+        ...base(inbox),
         handle: async (n, _context, delivery) => {
           const tx = inbox.client(delivery);
           await tx.query(`INSERT INTO ${APP_TABLE} (payment_id, amount) VALUES ($1, $2)`, [n.payment_id, 10]);
@@ -571,9 +552,7 @@ describe.skipIf(!postgresUp)('PostgreSQL stores', () => {
       const paymentId = randomUUID();
       const seen: string[] = [];
       const webhook = createWebhookHandler({
-        secret: STORE_SECRET,
-        store: inbox,
-        logger: false,
+        ...base(inbox),
         handle: async (_n, _context, delivery) => {
           const tx = inbox.client(delivery);
           seen.push((await tx.query('SHOW lock_timeout')).rows[0].lock_timeout);
@@ -602,9 +581,7 @@ describe.skipIf(!postgresUp)('PostgreSQL stores', () => {
       // Two instances: one process would make the second copy wait for its own run instead of the database.
       const instance = () =>
         createWebhookHandler({
-          secret: STORE_SECRET,
-          store: inbox,
-          logger: false,
+          ...base(inbox),
           inFlightWaitMs: 30_000,
           handlerTimeoutMs: 30_000,
           handle: async (n, _context, delivery) => {
@@ -679,9 +656,7 @@ describe.skipIf(!postgresUp)('PostgreSQL stores', () => {
       async (_name, create) => {
         const seen: string[] = [];
         const webhook = createWebhookHandler({
-          secret: STORE_SECRET,
-          store: create(),
-          logger: false,
+          ...base(create()),
           handle: (n) => void seen.push(n.payment_id),
         });
         const before = randomUUID();
