@@ -1,5 +1,6 @@
 import { isUtf8 } from 'node:buffer';
 import { RequestError } from './errors.js';
+import { type JsonProblem, parseJsonObject } from './json-object.js';
 
 /** The two fields of a delivery (spec 2.6), exactly as received. */
 export interface Envelope {
@@ -309,22 +310,19 @@ export function parseRawBody(body: Uint8Array | string, type: MediaType): Envelo
         : Buffer.from(body.buffer, body.byteOffset, body.length).toString();
   if (type === 'form') return parseForm(text);
   if (!hasAtMostJsonValues(text, MAX_ENVELOPE_FIELDS)) throw tooManyFields();
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    // No cause: V8's message quotes the text (a piece of the payload), and causes end up in logs.
-    throw new RequestError('payload.malformed', 'the JSON envelope is not valid JSON.');
-  }
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-    throw new RequestError(
-      'payload.malformed',
-      'the JSON envelope is not an object with data and signature.',
-    );
-  }
+  const value = parseJsonObject(text, envelopeRefused);
   const repeated = repeatedJsonField(text);
   if (repeated !== undefined) throw fieldRepeated(repeated);
   return envelopeFromObject(value);
+}
+
+function envelopeRefused(problem: JsonProblem): RequestError {
+  return new RequestError(
+    'payload.malformed',
+    problem === 'not_json'
+      ? 'the JSON envelope is not valid JSON.'
+      : 'the JSON envelope is not an object with data and signature.',
+  );
 }
 
 function tooLarge(limit: number): RequestError {
@@ -475,6 +473,9 @@ export function readEnvelope(
   const body = request.body;
   if (typeof body === 'string' || body instanceof Uint8Array) {
     if (body.length > maxBodyBytes) throw tooLarge(maxBodyBytes);
+    // A text counts in UTF-8 bytes, up to three per character: measured only when it could be over.
+    if (typeof body === 'string' && body.length * 3 > maxBodyBytes && Buffer.byteLength(body) > maxBodyBytes)
+      throw tooLarge(maxBodyBytes);
     return parseRawBody(body, type);
   }
   if (body !== null && typeof body === 'object') {

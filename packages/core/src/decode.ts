@@ -1,5 +1,6 @@
 import { decodeBase64UrlText } from './base64url.js';
 import { PayloadError } from './errors.js';
+import { type JsonProblem, parseJsonObject } from './json-object.js';
 
 /**
  * Decodes the `data` field (base64url JSON; standard base64 and missing padding tolerated) into the plain object
@@ -25,15 +26,11 @@ export function decodeDataText(data: string): string {
 
 /** The object a notification's JSON text holds. @throws {PayloadError} `data.json_invalid` or `data.not_object`. */
 export function parseDataJson(text: string): Record<string, unknown> {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    // No cause: V8's message quotes the text (a piece of the payload), and causes end up in logs.
-    throw new PayloadError('data.json_invalid', 'data decodes to text that is not JSON.');
-  }
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-    throw new PayloadError('data.not_object', 'data decodes to JSON that is not an object.');
-  }
-  return value as Record<string, unknown>;
+  return parseJsonObject(text, dataRefused);
+}
+
+function dataRefused(problem: JsonProblem): PayloadError {
+  return problem === 'not_json'
+    ? new PayloadError('data.json_invalid', 'data decodes to text that is not JSON.')
+    : new PayloadError('data.not_object', 'data decodes to JSON that is not an object.');
 }

@@ -1,17 +1,9 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import {
-  base,
-  DUPLICATE,
-  FORM,
-  formRequest,
-  HANDLED,
-  recurringCharge,
-  STORE_SECRET,
-  signedPurchase,
-  sleep,
-} from '../test/deliveries.js';
+import { recurringCharge, STORE_SECRET, signedPurchase } from '../test/bodies.js';
+import { base, DUPLICATE, FORM, formRequest, HANDLED, sleep } from '../test/deliveries.js';
 import { formBody, purchase } from '../test/fixtures.js';
-import type { DedupeStore, TransactionalStore } from './dedupe.js';
+import { wrapStore } from '../test/takeovers.js';
+import type { TransactionalStore } from './dedupe.js';
 import { createWebhookHandler, type WebhookHandlerOptions } from './handler.js';
 import { MemoryStore } from './stores/memory.js';
 
@@ -161,16 +153,13 @@ describe('a lone handler that returns without a promise (handled without trackin
     vi.useFakeTimers();
     const memory = new MemoryStore();
     // Claims at once, commits over the network: the commit lands after the 50 ms lease has run out.
-    const store: DedupeStore = {
+    const store = wrapStore(memory, {
       name: 'slow-commit',
-      claim: (key, leaseMs) => memory.claim(key, leaseMs),
-      renew: (key, token, leaseMs) => memory.renew(key, token, leaseMs),
       commit: async (key, token, ttlMs) => {
         await sleep(200);
         return memory.commit(key, token, ttlMs);
       },
-      release: (key, token) => memory.release(key, token),
-    };
+    });
     let runs = 0;
     const webhook = createWebhookHandler({
       ...base(store),

@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { base, deferred, formRequest, HANDLED, signedPurchase, sleep } from '../test/deliveries.js';
+import { signedPurchase } from '../test/bodies.js';
+import { base, deferred, formRequest, HANDLED, sleep } from '../test/deliveries.js';
 import { CuttableProxy, DATABASE_URL, REDIS_URL } from '../test/servers.js';
 import { type StoreCase, storeCases } from '../test/store-cases.js';
 import type { DedupeStore, TransactionalStore } from './dedupe.js';
@@ -52,6 +53,22 @@ const REAL_OPTIONS = {
   inFlightWaitMs: 2_000,
 } satisfies Partial<WebhookHandlerOptions>;
 
+/**
+ * Two handler instances for one notification (`body`), both running `slowFirstRun`'s handler: `first` on `far`,
+ * reporting to `a`, and `second` on `near`.
+ */
+function twoInstances(
+  far: DedupeStore | TransactionalStore,
+  near: DedupeStore,
+  options: Partial<WebhookHandlerOptions>,
+) {
+  const { gate, signals, handle } = slowFirstRun();
+  const a = reports();
+  const first = createWebhookHandler({ ...base(far), ...options, onError: a.onError, handle });
+  const second = createWebhookHandler({ ...base(near), ...options, handle });
+  return { gate, signals, a, first, second, body: signedPurchase() };
+}
+
 /** `store` as seen through a network that is down while `down()` says so: every call fails at once. */
 function through(store: DedupeStore, down: () => boolean): DedupeStore {
   const unreachable = () => Promise.reject(new Error('connect ECONNREFUSED'));
@@ -64,25 +81,20 @@ function through(store: DedupeStore, down: () => boolean): DedupeStore {
   };
 }
 
-describe('a store unreachable past the lease, on fake timers (MemoryStore shared by two instances)', () => {
-  afterEach(() => {
-    vi.useRealTimers();
-  });
+afterEach(() => {
+  vi.useRealTimers();
+});
 
+describe('a store unreachable past the lease, on fake timers (MemoryStore shared by two instances)', () => {
   it('aborts the first run’s signal, lets the second instance run, and reports the refused stale commit once', async () => {
     vi.useFakeTimers();
     const memory = new MemoryStore();
     let down = false;
-    const { gate, signals, handle } = slowFirstRun();
-    const a = reports();
-    const first = createWebhookHandler({
-      ...base(through(memory, () => down)),
-      ...OPTIONS,
-      onError: a.onError,
-      handle,
-    });
-    const second = createWebhookHandler({ ...base(memory), ...OPTIONS, handle });
-    const body = signedPurchase();
+    const { gate, signals, a, first, second, body } = twoInstances(
+      through(memory, () => down),
+      memory,
+      OPTIONS,
+    );
 
     const answer = first(formRequest(body), undefined);
     await vi.advanceTimersByTimeAsync(0);
@@ -237,16 +249,7 @@ describe.each(REAL.filter((c) => !c.transactional))(
         const proxy = storeCase.name === 'RedisStore' ? redisProxy! : postgresProxy!;
         const far = viaProxy(storeCase);
         const near = storeCase.make() as DedupeStore;
-        const { gate, signals, handle } = slowFirstRun();
-        const a = reports();
-        const first = createWebhookHandler({
-          ...base(far.store),
-          ...REAL_OPTIONS,
-          onError: a.onError,
-          handle,
-        });
-        const second = createWebhookHandler({ ...base(near), ...REAL_OPTIONS, handle });
-        const body = signedPurchase();
+        const { gate, signals, a, first, second, body } = twoInstances(far.store, near, REAL_OPTIONS);
 
         const answer = first(formRequest(body), undefined);
         await until(() => signals.length === 1);

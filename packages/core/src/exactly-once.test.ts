@@ -1,19 +1,19 @@
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { recurringCharge, STORE_SECRET, signedPurchase } from '../test/bodies.js';
 import {
   base,
+  countingHandler,
   DUPLICATE,
   deferred,
   formRequest,
   HANDLED,
-  recurringCharge,
-  STORE_SECRET,
-  signedPurchase,
   sleep,
 } from '../test/deliveries.js';
 import { formBody, purchase } from '../test/fixtures.js';
 import { storeCases } from '../test/store-cases.js';
+import { wrapStore } from '../test/takeovers.js';
 import type { DedupeStore, TransactionalStore } from './dedupe.js';
 import { createWebhookHandler, type WebhookHandlerOptions } from './handler.js';
 import { MemoryStore } from './stores/memory.js';
@@ -49,28 +49,24 @@ async function until(pass: (ms: number) => Promise<unknown>, condition: () => bo
 function gated(store: DedupeStore | TransactionalStore, extra: Partial<WebhookHandlerOptions> = {}) {
   const gate = deferred();
   let runs = 0;
-  const options: WebhookHandlerOptions = {
-    ...base(store),
-    leaseMs: 600,
-    inFlightWaitMs: 50,
-    storeTimeoutMs: 300,
-    handle: () => {
-      runs++;
-      return gate.promise;
-    },
-    ...extra,
+  const handle = () => {
+    runs++;
+    return gate.promise;
   };
+  const timing = { leaseMs: 600, inFlightWaitMs: 50, storeTimeoutMs: 300 };
+  const options: WebhookHandlerOptions = { ...base(store), ...timing, handle, ...extra };
   return { options, gate, runs: () => runs };
 }
+
+afterEach(() => {
+  vi.useRealTimers();
+});
 
 describe.each(STORES)('exactly once with $name', (storeCase) => {
   describe.skipIf(!storeCase.up)('', () => {
     const pass = passer(storeCase.fake);
     beforeEach(() => {
       if (storeCase.fake) vi.useFakeTimers();
-    });
-    afterEach(() => {
-      vi.useRealTimers();
     });
 
     it('runs each of several handlers once per notification: a redelivery after a failure skips those that succeeded', async () => {
@@ -161,12 +157,11 @@ describe.each(STORES)('exactly once with $name', (storeCase) => {
 
     it('handles a signed notification whose id is 3,000 characters long, then answers duplicate', async () => {
       const store = storeCase.make();
-      let runs = 0;
-      const webhook = createWebhookHandler({ ...base(store), handle: () => void runs++ });
+      const { webhook, runs } = countingHandler(base(store));
       const body = formBody(purchase({ payment_id: `p-${randomUUID()}-${'x'.repeat(3_000)}` }), STORE_SECRET);
       expect((await webhook(formRequest(body), undefined)).body).toBe(HANDLED);
       expect((await webhook(formRequest(body), undefined)).body).toBe(DUPLICATE);
-      expect(runs).toBe(1);
+      expect(runs()).toBe(1);
     });
 
     it('runs onStale once per stale notification: its redelivery answers duplicate', async () => {
@@ -198,25 +193,20 @@ describe.each(STORES)('exactly once with $name', (storeCase) => {
         const gate = deferred();
         const released = deferred();
         let slow = true;
-        const store: DedupeStore = {
-          name: inner.name,
+        const store = wrapStore(inner, {
           async claim(key, leaseMs) {
             if (slow) await gate.promise;
             return inner.claim(key, leaseMs);
           },
-          renew: (key, token, leaseMs) => inner.renew(key, token, leaseMs),
-          commit: (key, token, ttlMs) => inner.commit(key, token, ttlMs),
           release: async (key, token) => {
             await inner.release(key, token);
             released.resolve();
           },
-        };
-        let runs = 0;
-        const webhook = createWebhookHandler({
+        });
+        const { webhook, runs } = countingHandler({
           ...base(store),
           storeTimeoutMs: 100,
           inFlightWaitMs: 0,
-          handle: () => void runs++,
         });
         const body = signedPurchase();
         const answer = webhook(formRequest(body), undefined);
@@ -228,39 +218,27 @@ describe.each(STORES)('exactly once with $name', (storeCase) => {
         gate.resolve();
         await released.promise; // the late claim lands, and is released
         expect((await webhook(formRequest(body), undefined)).body).toBe(HANDLED);
-        expect(runs).toBe(1);
+        expect(runs()).toBe(1);
       },
     );
   });
 });
 
 describe('failOpen and a store that is only slow', () => {
-  afterEach(() => {
-    vi.useRealTimers();
-  });
-
   it('answers 503 instead of running the handler without the store: the slow store may be serving another copy', async () => {
     vi.useFakeTimers();
     const memory = new MemoryStore();
-    const slow: DedupeStore = {
-      name: 'slow',
-      claim: () => new Promise(() => {}),
-      renew: (key, token, leaseMs) => memory.renew(key, token, leaseMs),
-      commit: (key, token, ttlMs) => memory.commit(key, token, ttlMs),
-      release: (key, token) => memory.release(key, token),
-    };
-    let runs = 0;
-    const webhook = createWebhookHandler({
+    const slow = wrapStore(memory, { name: 'slow', claim: () => new Promise(() => {}) });
+    const { webhook, runs } = countingHandler({
       ...base(slow),
       failOpen: true,
       storeTimeoutMs: 50,
-      handle: () => void runs++,
     });
     const answer = webhook(formRequest(signedPurchase()), undefined);
     await vi.advanceTimersByTimeAsync(50);
     const result = await answer;
     expect(result.status).toBe(503);
-    expect(runs).toBe(0);
+    expect(runs()).toBe(0);
   });
 });
 
@@ -276,12 +254,10 @@ describe.skipIf(!postgresUp)('a frozen PostgreSQL (a lock held on the inbox tabl
         which === 'inbox'
           ? new PostgresInbox({ pool: servers.pool(), table: TABLE })
           : new PostgresStore({ pool: servers.pool(), table: TABLE, batch: which !== 'unbatched store' });
-      let runs = 0;
-      const webhook = createWebhookHandler({
+      const { webhook, runs } = countingHandler({
         ...base(store),
         storeTimeoutMs: 200,
         inFlightWaitMs: 0,
-        handle: () => void runs++,
       });
       const body = signedPurchase();
       const locker = await servers.pool().connect();
@@ -308,7 +284,7 @@ describe.skipIf(!postgresUp)('a frozen PostgreSQL (a lock held on the inbox tabl
         after = await webhook(formRequest(body), undefined);
       }
       expect(after.body).toBe(HANDLED);
-      expect(runs).toBe(1);
+      expect(runs()).toBe(1);
     },
   );
 });

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { base, DUPLICATE, formRequest, HANDLED, STORE_SECRET } from '../test/deliveries.js';
+import { STORE_SECRET } from '../test/bodies.js';
+import { base, DUPLICATE, formRequest, HANDLED } from '../test/deliveries.js';
 import { formBody, purchase } from '../test/fixtures.js';
 import { storeCases } from '../test/store-cases.js';
 import type { Delivery } from './delivery.js';

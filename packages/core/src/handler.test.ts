@@ -274,26 +274,35 @@ describe('createWebhookHandler: answers', () => {
   });
 });
 
+/**
+ * Sends `copies` copies of one notification to a handler whose application handler waits on a gate, opens the
+ * gate once every copy has arrived, and answers the results and the number of handler calls.
+ */
+async function concurrentCopies(copies: number, afterGate: (calls: number) => void = () => undefined) {
+  let calls = 0;
+  let open!: () => void;
+  const gate = new Promise<void>((resolve) => {
+    open = resolve;
+  });
+  const handler = createWebhookHandler({
+    secret: SECRET,
+    logger: false,
+    handle: async () => {
+      calls++;
+      await gate;
+      afterGate(calls);
+    },
+  });
+  const body = formBody(purchase());
+  const answers = Promise.all(Array.from({ length: copies }, () => handler(post(body), undefined)));
+  await new Promise((resolve) => setImmediate(resolve)); // every copy has arrived
+  open();
+  return { results: await answers, calls };
+}
+
 describe('createWebhookHandler: concurrency', () => {
   it('runs the handler once for 32 concurrent copies of one notification', async () => {
-    let calls = 0;
-    let open!: () => void;
-    const gate = new Promise<void>((resolve) => {
-      open = resolve;
-    });
-    const handler = createWebhookHandler({
-      secret: SECRET,
-      logger: false,
-      handle: async () => {
-        calls++;
-        await gate;
-      },
-    });
-    const body = formBody(purchase());
-    const copies = Promise.all(Array.from({ length: 32 }, () => handler(post(body), undefined)));
-    await new Promise((resolve) => setImmediate(resolve)); // every copy has arrived
-    open();
-    const results = await copies;
+    const { results, calls } = await concurrentCopies(32);
     expect(calls).toBe(1);
     expect(results.filter((r) => r.outcome === 'handled')).toHaveLength(1);
     expect(results.filter((r) => r.outcome === 'duplicate')).toHaveLength(31);
@@ -301,25 +310,9 @@ describe('createWebhookHandler: concurrency', () => {
   });
 
   it('hands the notification to a waiting copy when the first copy fails', async () => {
-    let calls = 0;
-    let open!: () => void;
-    const gate = new Promise<void>((resolve) => {
-      open = resolve;
+    const { results, calls } = await concurrentCopies(8, (call) => {
+      if (call === 1) throw new Error('first attempt fails');
     });
-    const handler = createWebhookHandler({
-      secret: SECRET,
-      logger: false,
-      handle: async () => {
-        calls++;
-        await gate;
-        if (calls === 1) throw new Error('first attempt fails');
-      },
-    });
-    const body = formBody(purchase());
-    const copies = Promise.all(Array.from({ length: 8 }, () => handler(post(body), undefined)));
-    await new Promise((resolve) => setImmediate(resolve)); // every copy has arrived
-    open();
-    const results = await copies;
     expect(results.filter((r) => r.status === 500)).toHaveLength(1);
     expect(results.filter((r) => r.outcome === 'handled')).toHaveLength(1);
     expect(results.filter((r) => r.outcome === 'duplicate')).toHaveLength(6);

@@ -236,19 +236,34 @@ export function createWebhookHandler<C = undefined>(options: WebhookHandlerOptio
     }
   }
 
-  /** A delivery, traced on `payhook:delivery` when anyone listens. */
-  function deliver(request: WebhookRequest, context: C): Promise<WebhookResult> {
+  const deliver = tracedDelivery(handle);
+  const handler = withMethods(options.capture ? withCapture(deliver, options.capture) : deliver, routes);
+  handler.process = createProcess(processNotification, report);
+  return handler;
+}
+
+/** `handle` traced on `payhook:delivery` when anyone listens. */
+function tracedDelivery<C>(
+  handle: (request: WebhookRequest, context: C, traced?: DeliveryMessage) => Promise<WebhookResult>,
+): (request: WebhookRequest, context: C) => Promise<WebhookResult> {
+  return (request, context) => {
     const traced = deliveryMessage('request');
     if (traced === undefined) return handle(request, context);
     return traceDelivery(traced, () => handle(request, context, traced), finishDelivery);
-  }
+  };
+}
 
-  async function processOne(
+/** `webhook.process`: the processor outside a request, its refusals reported and thrown, traced when anyone listens. */
+function createProcess<C>(
+  processNotification: Processor<C>,
+  report: (error: WebhookError, remoteAddress: string | undefined) => void,
+): WebhookHandler<C>['process'] {
+  const processOne = async (
     notification: Notification,
     context: C,
     processOptions: ProcessOptions | undefined,
     traced?: DeliveryMessage,
-  ): Promise<ProcessOutcome> {
+  ): Promise<ProcessOutcome> => {
     try {
       const { secretIndex = -1, secretId } = processOptions ?? {};
       return await processNotification(notification, context, secretIndex, secretId, traced);
@@ -258,16 +273,13 @@ export function createWebhookHandler<C = undefined>(options: WebhookHandlerOptio
       publishRefusal('process', known.code, known.status);
       throw known;
     }
-  }
-
-  const handler = withMethods(options.capture ? withCapture(deliver, options.capture) : deliver, routes);
-  handler.process = (notification, context, processOptions) => {
+  };
+  return (notification, context, processOptions) => {
     const traced = deliveryMessage('process');
     if (traced === undefined) return processOne(notification, context as C, processOptions);
     const run = () => processOne(notification, context as C, processOptions, traced);
     return traceDelivery(traced, run, finishProcess);
   };
-  return handler;
 }
 
 /** A traced delivery's message completed from its answer. */

@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { STORE_SECRET } from './deliveries.js';
+import { STORE_SECRET } from './bodies.js';
 
 const SERVER = fileURLToPath(new URL('./store-server.mjs', import.meta.url));
 const EXPRESS_EXAMPLE = fileURLToPath(new URL('../../../examples/express/', import.meta.url));

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { pool, post, purchaseKey, signedPurchase } from './deliveries.js';
+import { purchaseKey, signedPurchase } from './bodies.js';
+import { pool, post } from './deliveries.js';
 import { allHandled, type Instance, startInstances, tally } from './instances.js';
 import {
   CuttableProxy,

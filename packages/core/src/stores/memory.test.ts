@@ -17,6 +17,15 @@ function fakeClock(start = 1_700_000_000_000) {
   };
 }
 
+/** A store on a fake clock and two claims of 'k': the first (`stale`), then `current` once its 1 s lease ran out. */
+function takenOver() {
+  const clock = fakeClock();
+  const store = new MemoryStore({ now: clock.now });
+  const stale = store.claim('k', 1_000);
+  clock.advance(1_001);
+  return { store, stale, current: store.claim('k', 1_000) };
+}
+
 describe('MemoryStore', () => {
   it('claims a key once; a second claim is in flight until committed, then duplicate', () => {
     const store = new MemoryStore();
@@ -36,11 +45,7 @@ describe('MemoryStore', () => {
   });
 
   it('releases only the caller own lease', () => {
-    const clock = fakeClock();
-    const store = new MemoryStore({ now: clock.now });
-    const late = store.claim('k', 1_000);
-    clock.advance(1_001);
-    const current = store.claim('k', 1_000);
+    const { store, stale: late, current } = takenOver();
     expect(current.status).toBe('claimed');
     if (late.status === 'claimed') store.release('k', late.token);
     expect(store.claim('k', 1_000)).toEqual({ status: 'in_flight' });
@@ -168,11 +173,7 @@ describe('MemoryStore', () => {
     }
   });
   it('fences its claims: each claim of a key holds a larger fence, and a stale commit is refused without writing', () => {
-    const clock = fakeClock();
-    const store = new MemoryStore({ now: clock.now });
-    const first = store.claim('k', 1_000);
-    clock.advance(1_001);
-    const second = store.claim('k', 1_000);
+    const { store, stale: first, current: second } = takenOver();
     if (first.status !== 'claimed' || second.status !== 'claimed') throw new Error('both claims should hold');
     expect(second.fence).toBeGreaterThan(first.fence!);
     expect(store.commit('k', first.token, 60_000)).toBe(false);

@@ -358,28 +358,16 @@ function hashKey(key: string): void {
   let h4 = 0;
   const blocks = length - (length % 8);
   for (let i = 0; i < blocks; i += 8) {
-    let k1 = key.charCodeAt(i) | (key.charCodeAt(i + 1) << 16);
-    let k2 = key.charCodeAt(i + 2) | (key.charCodeAt(i + 3) << 16);
-    let k3 = key.charCodeAt(i + 4) | (key.charCodeAt(i + 5) << 16);
-    let k4 = key.charCodeAt(i + 6) | (key.charCodeAt(i + 7) << 16);
-    k1 = Math.imul(rotl(Math.imul(k1, C1), 15), C2);
-    h1 ^= k1;
-    h1 = (Math.imul(rotl(h1, 19) + h2, 5) + 0x561ccd1b) | 0;
-    k2 = Math.imul(rotl(Math.imul(k2, C2), 16), C3);
-    h2 ^= k2;
-    h2 = (Math.imul(rotl(h2, 17) + h3, 5) + 0x0bcaa747) | 0;
-    k3 = Math.imul(rotl(Math.imul(k3, C3), 17), C4);
-    h3 ^= k3;
-    h3 = (Math.imul(rotl(h3, 15) + h4, 5) + 0x96cd1c35) | 0;
-    k4 = Math.imul(rotl(Math.imul(k4, C4), 18), C1);
-    h4 ^= k4;
-    h4 = (Math.imul(rotl(h4, 13) + h1, 5) + 0x32ac3b17) | 0;
+    h1 = mix(h1 ^ scramble(wordAt(key, i), C1, 15, C2), 19, h2, 0x561ccd1b);
+    h2 = mix(h2 ^ scramble(wordAt(key, i + 2), C2, 16, C3), 17, h3, 0x0bcaa747);
+    h3 = mix(h3 ^ scramble(wordAt(key, i + 4), C3, 17, C4), 15, h4, 0x96cd1c35);
+    h4 = mix(h4 ^ scramble(wordAt(key, i + 6), C4, 18, C1), 13, h1, 0x32ac3b17);
   }
   const tail = length - blocks;
-  if (tail > 6) h4 ^= Math.imul(rotl(Math.imul(unitAt(key, blocks + 6), C4), 18), C1);
-  if (tail > 4) h3 ^= Math.imul(rotl(Math.imul(pairAt(key, blocks + 4), C3), 17), C4);
-  if (tail > 2) h2 ^= Math.imul(rotl(Math.imul(pairAt(key, blocks + 2), C2), 16), C3);
-  if (tail > 0) h1 ^= Math.imul(rotl(Math.imul(pairAt(key, blocks), C1), 15), C2);
+  if (tail > 6) h4 ^= scramble(unitAt(key, blocks + 6), C4, 18, C1);
+  if (tail > 4) h3 ^= scramble(pairAt(key, blocks + 4), C3, 17, C4);
+  if (tail > 2) h2 ^= scramble(pairAt(key, blocks + 2), C2, 16, C3);
+  if (tail > 0) h1 ^= scramble(pairAt(key, blocks), C1, 15, C2);
   const bytes = length * 2;
   h1 ^= bytes;
   h2 ^= bytes;
@@ -413,8 +401,23 @@ function unitAt(key: string, i: number): number {
   return i < key.length ? key.charCodeAt(i) : 0;
 }
 
+/** Two code units from `i` as one word (inside a full block: no bounds check). */
+function wordAt(key: string, i: number): number {
+  return key.charCodeAt(i) | (key.charCodeAt(i + 1) << 16);
+}
+
 function pairAt(key: string, i: number): number {
   return unitAt(key, i) | (unitAt(key, i + 1) << 16);
+}
+
+/** One block word `k` multiplied, rotated by `r` and multiplied again. */
+function scramble(k: number, first: number, r: number, second: number): number {
+  return Math.imul(rotl(Math.imul(k, first), r), second);
+}
+
+/** One hash word after its block word is in: rotated by `r`, plus the next word, times 5, plus `add`. */
+function mix(h: number, r: number, next: number, add: number): number {
+  return (Math.imul(rotl(h, r) + next, 5) + add) | 0;
 }
 
 function rotl(x: number, r: number): number {

@@ -2,16 +2,15 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { purchaseKey, signedPurchase } from '../../test/bodies.js';
+import { base, formRequest } from '../../test/deliveries.js';
+import { CuttableProxy, DATABASE_URL, reachPostgres } from '../../test/servers.js';
 import {
+  commitAfterLapse,
   expectOnceUnderConcurrency,
   fencesOfTakeovers,
-  formRequest,
-  purchaseKey,
-  STORE_SECRET,
-  signedPurchase,
   takeOver,
-} from '../../test/deliveries.js';
-import { CuttableProxy, DATABASE_URL, reachPostgres } from '../../test/servers.js';
+} from '../../test/takeovers.js';
 import { createWebhookHandler } from '../handler.js';
 import {
   inboxClient,
@@ -153,6 +152,22 @@ describe.skipIf(!postgresUp)('PostgreSQL stores', () => {
       expect(await old.claim('kept', 60_000)).toEqual({ status: 'duplicate' });
       expect(await old.claim('new', 60_000)).toMatchObject({ status: 'claimed', fence: 1 });
     });
+
+    it('names migrate when the table is missing or older than the stores, for the store and the inbox', async () => {
+      await pool.query(`DROP TABLE IF EXISTS ${OLD}`);
+      const missing = `[@payhook/core] the inbox table "${OLD}" does not exist: run migrate(pool, { table: '${OLD}' }) from @payhook/core/postgres (or its migrations/payhook_inbox.sql) before the first delivery, and again after upgrading payhook.`;
+      await expect(new PostgresStore({ pool, table: OLD, batch: false }).claim('k', 60_000)).rejects.toThrow(
+        missing,
+      );
+      await expect(new PostgresInbox({ pool, table: OLD }).transaction('k', async () => 1)).rejects.toThrow(
+        missing,
+      );
+      await pool.query(`CREATE TABLE ${OLD} (key text PRIMARY KEY, done boolean NOT NULL DEFAULT false,
+        token text, expires_at timestamptz NOT NULL, created_at timestamptz NOT NULL DEFAULT now())`);
+      await expect(new PostgresStore({ pool, table: OLD }).claim('k', 60_000)).rejects.toThrow(
+        `[@payhook/core] the inbox table "${OLD}" was made by an earlier payhook: run migrate(pool, { table: '${OLD}' })`,
+      );
+    });
   });
 
   describe('PostgresStore', () => {
@@ -194,24 +209,13 @@ describe.skipIf(!postgresUp)('PostgreSQL stores', () => {
     it('a stale commit answers false, writes nothing and leaves the newer claim lease intact', async () => {
       const key = randomUUID();
       const { stale, current } = await takeOver(store, key, expire);
+      const { token } = current;
       expect(current.fence).toBe(2);
       expect(await store.commit(key, stale.token, 3_600_000)).toBe(false);
-      expect(await row(key)).toEqual({
-        done: false,
-        token: current.token,
-        live: true,
-        seconds: 60,
-        fence: 2,
-      });
+      expect(await row(key)).toEqual({ done: false, token, live: true, seconds: 60, fence: 2 });
       expect(await store.renew(key, stale.token, 60_000)).toBe(false);
-      expect(await store.commit(key, current.token, 3_600_000)).toBe(true);
-      expect(await row(key)).toEqual({
-        done: true,
-        token: current.token,
-        live: true,
-        seconds: 3600,
-        fence: 2,
-      });
+      expect(await store.commit(key, token, 3_600_000)).toBe(true);
+      expect(await row(key)).toEqual({ done: true, token, live: true, seconds: 3600, fence: 2 });
     });
 
     it('release ends only the caller own lease and keeps the row, so the next claim counts on', async () => {
@@ -225,13 +229,10 @@ describe.skipIf(!postgresUp)('PostgreSQL stores', () => {
     });
 
     it('commit marks done when the caller lease ran out and nobody took it (the work ran once)', async () => {
-      const key = randomUUID();
-      const claim = await store.claim(key, 60_000);
-      if (claim.status !== 'claimed') throw new Error('expected a claim');
-      await expire(key);
-      expect(await store.commit(key, claim.token, 60_000)).toBe(true);
-      await store.release(key, claim.token);
-      expect(await row(key)).toEqual({ done: true, token: claim.token, live: true, seconds: 60, fence: 1 });
+      const { key, token, committed } = await commitAfterLapse(store, expire);
+      expect(committed).toBe(true);
+      await store.release(key, token);
+      expect(await row(key)).toEqual({ done: true, token, live: true, seconds: 60, fence: 1 });
     });
 
     it('commit marks done when the row was pruned meanwhile', async () => {
@@ -362,6 +363,20 @@ describe.skipIf(!postgresUp)('PostgreSQL stores', () => {
         expect(sent).toHaveLength(6 + 4 + 1);
       });
 
+      it('answers copies of one key in a batch from its first claim: a replay flood costs no extra round trips', async () => {
+        const { queryable, sent } = recording();
+        const batched = new PostgresStore({ pool: queryable, table: TABLE, batch: true });
+        const lanes = Array.from({ length: 4 }, () => randomUUID());
+        const replayed = randomUUID();
+        const others = Array.from({ length: 10 }, () => randomUUID());
+        const keys = [...lanes, ...Array<string>(40).fill(replayed), ...others];
+        const claims = await Promise.all(keys.map((key) => batched.claim(key, 60_000)));
+        // Four lanes at once, then everything else together in one INSERT (it was an INSERT and a SELECT per copy).
+        expect(sent).toHaveLength(4 + 1);
+        expect(claims.slice(4, 44).map((c) => c.status)).toEqual(['claimed', ...Array(39).fill('in_flight')]);
+        expect(claims.slice(44).map((c) => c.status)).toEqual(Array(10).fill('claimed'));
+      });
+
       it('refuses a stale commit inside a batch and commits the others', async () => {
         const batched = new PostgresStore({ pool, table: TABLE, batch: true });
         const key = randomUUID();
@@ -404,6 +419,28 @@ describe.skipIf(!postgresUp)('PostgreSQL stores', () => {
         expect((await batched.claim(randomUUID(), 60_000)).status).toBe('claimed');
       });
 
+      it('keeps the claims its INSERT granted when the SELECT after it fails: only the others fail, each alone', async () => {
+        let failStates = false;
+        const failing: PgQueryable = {
+          query: (config, values) =>
+            failStates && typeof config !== 'string' && config.text.includes('ANY(')
+              ? Promise.reject(new Error('connection terminated'))
+              : pool.query(config as pg.QueryConfig, values),
+        };
+        const batched = new PostgresStore({ pool: failing, table: TABLE, batch: true });
+        const leased = randomUUID();
+        await batched.claim(leased, 60_000);
+        failStates = true;
+        const keys = [...Array.from({ length: 4 }, () => randomUUID()), leased, randomUUID(), randomUUID()];
+        const claims = await Promise.allSettled(keys.map((key) => batched.claim(key, 60_000)));
+        expect(claims.map((c) => (c.status === 'fulfilled' ? c.value.status : c.reason))).toEqual([
+          ...Array(4).fill('claimed'),
+          'in_flight',
+          'claimed',
+          'claimed',
+        ]);
+      });
+
       it('grants one of 64 concurrent claims, and runs the handler once for 64 concurrent copies', async () => {
         const batched = new PostgresStore({ pool, table: TABLE, batch: true });
         const key = await expectOnceUnderConcurrency(batched);
@@ -428,9 +465,7 @@ describe.skipIf(!postgresUp)('PostgreSQL stores', () => {
     function webhookWriting(options: { fail?: () => boolean; slowMs?: number } = {}) {
       let runs = 0;
       const webhook = createWebhookHandler({
-        secret: STORE_SECRET,
-        store: inbox,
-        logger: false,
+        ...base(inbox),
         handle: async (n, _context, delivery) => {
           runs++;
           const tx = inbox.client(delivery);
@@ -489,9 +524,7 @@ describe.skipIf(!postgresUp)('PostgreSQL stores', () => {
     it('answers 503 when a failed query was swallowed inside the handler, and keeps neither write', async () => {
       const paymentId = randomUUID();
       const webhook = createWebhookHandler({
-        secret: STORE_SECRET,
-        store: inbox,
-        logger: false,
+        ...base(inbox),
         handle: async (n, _context, delivery) => {
           const tx = inbox.client(delivery);
           await tx.query(`INSERT INTO ${APP_TABLE} (payment_id, amount) VALUES ($1, $2)`, [n.payment_id, 10]);
@@ -519,9 +552,7 @@ describe.skipIf(!postgresUp)('PostgreSQL stores', () => {
       const paymentId = randomUUID();
       const seen: string[] = [];
       const webhook = createWebhookHandler({
-        secret: STORE_SECRET,
-        store: inbox,
-        logger: false,
+        ...base(inbox),
         handle: async (_n, _context, delivery) => {
           const tx = inbox.client(delivery);
           seen.push((await tx.query('SHOW lock_timeout')).rows[0].lock_timeout);
@@ -550,9 +581,7 @@ describe.skipIf(!postgresUp)('PostgreSQL stores', () => {
       // Two instances: one process would make the second copy wait for its own run instead of the database.
       const instance = () =>
         createWebhookHandler({
-          secret: STORE_SECRET,
-          store: inbox,
-          logger: false,
+          ...base(inbox),
           inFlightWaitMs: 30_000,
           handlerTimeoutMs: 30_000,
           handle: async (n, _context, delivery) => {
@@ -627,9 +656,7 @@ describe.skipIf(!postgresUp)('PostgreSQL stores', () => {
       async (_name, create) => {
         const seen: string[] = [];
         const webhook = createWebhookHandler({
-          secret: STORE_SECRET,
-          store: create(),
-          logger: false,
+          ...base(create()),
           handle: (n) => void seen.push(n.payment_id),
         });
         const before = randomUUID();

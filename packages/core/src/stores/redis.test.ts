@@ -2,16 +2,15 @@ import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { createClient } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { purchaseKey, STORE_SECRET, signedPurchase } from '../../test/bodies.js';
+import { formRequest } from '../../test/deliveries.js';
+import { freePort, REDIS_URL, reachRedis } from '../../test/servers.js';
 import {
+  commitAfterLapse,
   expectOnceUnderConcurrency,
   fencesOfTakeovers,
-  formRequest,
-  purchaseKey,
-  STORE_SECRET,
-  signedPurchase,
   takeOver,
-} from '../../test/deliveries.js';
-import { freePort, REDIS_URL, reachRedis } from '../../test/servers.js';
+} from '../../test/takeovers.js';
 import { createWebhookHandler } from '../handler.js';
 import { type RedisClientLike, RedisStore } from './redis.js';
 
@@ -143,11 +142,8 @@ describe.skipIf(!redisUp).each(FLAVOURS)('RedisStore with $name', (flavour) => {
   });
 
   it('commit marks done when the caller lease ran out and nobody took it (the work ran once)', async () => {
-    const key = randomUUID();
-    const claim = await store.claim(key, 60_000);
-    if (claim.status !== 'claimed') throw new Error('expected a claim');
-    await expire(key);
-    expect(await store.commit(key, claim.token, 60_000)).toBe(true);
+    const { key, committed } = await commitAfterLapse(store, expire);
+    expect(committed).toBe(true);
     expect(await store.claim(key, 60_000)).toEqual({ status: 'duplicate' });
   });
 

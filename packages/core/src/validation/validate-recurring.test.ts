@@ -39,54 +39,40 @@ describe('validateInitRecurring', () => {
     ]);
   });
 
-  describe.each<[string, Record<string, unknown>, Pair[]]>([
-    ['interval_unit hour', { interval_unit: 'hour' }, [{ field: 'interval_unit', code: 'enum' }]],
-    ['interval_unit a number', { interval_unit: 1 }, [{ field: 'interval_unit', code: 'type' }]],
-    ['interval_count 0', { interval_count: 0 }, [{ field: 'interval_count', code: 'min' }]],
-    ['interval_count 31', { interval_count: 31 }, [{ field: 'interval_count', code: 'max' }]],
-    ['interval_count 1.5', { interval_count: 1.5 }, [{ field: 'interval_count', code: 'integer' }]],
-    ['interval_count "2"', { interval_count: '2' }, [{ field: 'interval_count', code: 'type' }]],
-    ['retry_attempts -1', { retry_attempts: -1 }, [{ field: 'retry_attempts', code: 'min' }]],
-    ['retry_attempts 8', { retry_attempts: 8 }, [{ field: 'retry_attempts', code: 'max' }]],
-    ['retry_interval_hours 0', { retry_interval_hours: 0 }, [{ field: 'retry_interval_hours', code: 'min' }]],
-    [
-      'retry_interval_hours 73',
-      { retry_interval_hours: 73 },
-      [{ field: 'retry_interval_hours', code: 'max' }],
-    ],
+  describe.each<[string, Record<string, unknown>, string, string]>([
+    ['interval_unit hour', { interval_unit: 'hour' }, 'interval_unit', 'enum'],
+    ['interval_unit a number', { interval_unit: 1 }, 'interval_unit', 'type'],
+    ['interval_count 0', { interval_count: 0 }, 'interval_count', 'min'],
+    ['interval_count 31', { interval_count: 31 }, 'interval_count', 'max'],
+    ['interval_count 1.5', { interval_count: 1.5 }, 'interval_count', 'integer'],
+    ['interval_count "2"', { interval_count: '2' }, 'interval_count', 'type'],
+    ['retry_attempts -1', { retry_attempts: -1 }, 'retry_attempts', 'min'],
+    ['retry_attempts 8', { retry_attempts: 8 }, 'retry_attempts', 'max'],
+    ['retry_interval_hours 0', { retry_interval_hours: 0 }, 'retry_interval_hours', 'min'],
+    ['retry_interval_hours 73', { retry_interval_hours: 73 }, 'retry_interval_hours', 'max'],
     [
       'retry_interval_hours 24 for day',
       { interval_unit: 'day', retry_interval_hours: 24 },
-      [{ field: 'retry_interval_hours', code: 'max' }],
+      'retry_interval_hours',
+      'max',
     ],
-    ['start_date not real', { start_date: '2026-13-01' }, [{ field: 'start_date', code: 'format.date' }]],
-    [
-      'start_date with a time',
-      { start_date: '2026-12-01T00:00:00' },
-      [{ field: 'start_date', code: 'format.date' }],
-    ],
-    [
-      'expiry_date Feb 29 of a common year',
-      { expiry_date: '2027-02-29' },
-      [{ field: 'expiry_date', code: 'format.date' }],
-    ],
+    ['start_date not real', { start_date: '2026-13-01' }, 'start_date', 'format.date'],
+    ['start_date with a time', { start_date: '2026-12-01T00:00:00' }, 'start_date', 'format.date'],
+    ['expiry_date Feb 29 of a common year', { expiry_date: '2027-02-29' }, 'expiry_date', 'format.date'],
     [
       'expiry_date before start_date',
       { start_date: '2026-12-02', expiry_date: '2026-12-01' },
-      [{ field: 'expiry_date', code: 'date.order' }],
+      'expiry_date',
+      'date.order',
     ],
-    ['time 24:00:00', { time: '24:00:00' }, [{ field: 'time', code: 'format.time' }]],
-    ['time without seconds', { time: '10:30' }, [{ field: 'time', code: 'format.time' }]],
-    [
-      'notification_url not a URL',
-      { notification_url: 'shop/recurring' },
-      [{ field: 'notification_url', code: 'format.url' }],
-    ],
-    ['amount with 3 decimals', { amount: 9.999 }, [{ field: 'amount', code: 'amount.invalid' }]],
-    ['amount negative', { amount: -1 }, [{ field: 'amount', code: 'amount.invalid' }]],
-  ])('%s', (_name, change, expected) => {
+    ['time 24:00:00', { time: '24:00:00' }, 'time', 'format.time'],
+    ['time without seconds', { time: '10:30' }, 'time', 'format.time'],
+    ['notification_url not a URL', { notification_url: 'shop/recurring' }, 'notification_url', 'format.url'],
+    ['amount with 3 decimals', { amount: 9.999 }, 'amount', 'amount.invalid'],
+    ['amount negative', { amount: -1 }, 'amount', 'amount.invalid'],
+  ])('%s', (_name, change, field, code) => {
     it('is refused with exactly that violation', () =>
-      expect(codes({ ...init, ...change })).toEqual(expected));
+      expect(codes({ ...init, ...change })).toEqual([{ field, code }]));
   });
 
   describe.each<[string, Record<string, unknown>]>([

@@ -4,24 +4,30 @@ import { validateSplitPurchaseRequest } from './validate-split.js';
 import type { ValidationOptions } from './violations.js';
 
 const now = new Date('2026-11-22T12:00:00Z');
+const POS = 'c2b6d5ae-3c8f-4e2b-9a7d-1f0e5b4c3a21';
 const SUB_A = '0b9f3c1e-6a2d-4f7b-8c5e-3d1a9b7c5e20';
 const SUB_B = '5e7d9a1b-2c4f-4a6e-9b8d-7f1c3e5a9b42';
-const hosted: Record<string, unknown> = {
-  pos_id: 'c2b6d5ae-3c8f-4e2b-9a7d-1f0e5b4c3a21',
-  mode: 'hosted',
-  method: 'purchase',
-  amount: 100.3,
-  currency: 'UAH',
-  description: 'Marketplace order',
-  order_id: 'm-1',
-  order_3ds_bypass: 'supported',
-  customer_email: 'olena@example.com',
-  customer_phone: '+380501234567',
-  split: [
-    { amount: 60.1, sub_merchant_id: SUB_A },
-    { amount: 40.2, sub_merchant_id: SUB_B, products: [{ name: 'Book' }] },
+/** Spec 4.2: every field a hosted split purchase requires, each with a valid value (`hosted` is exactly these). */
+const HOSTED_REQUIRED: [field: string, value: unknown][] = [
+  ['pos_id', POS],
+  ['mode', 'hosted'],
+  ['method', 'purchase'],
+  ['amount', 100.3],
+  ['currency', 'UAH'],
+  ['description', 'Marketplace order'],
+  ['order_id', 'm-1'],
+  ['order_3ds_bypass', 'supported'],
+  ['customer_email', 'olena@example.com'],
+  ['customer_phone', '+380501234567'],
+  [
+    'split',
+    [
+      { amount: 60.1, sub_merchant_id: SUB_A },
+      { amount: 40.2, sub_merchant_id: SUB_B, products: [{ name: 'Book' }] },
+    ],
   ],
-};
+];
+const hosted: Record<string, unknown> = Object.fromEntries(HOSTED_REQUIRED);
 const direct: Record<string, unknown> = {
   ...hosted,
   mode: 'direct',
@@ -47,17 +53,13 @@ describe('validateSplitPurchaseRequest', () => {
   });
 
   it('accepts a hosted request written against the SplitPurchaseRequest type with its required fields only', () => {
+    const payment = { pos_id: POS, mode: 'hosted', method: 'purchase', amount: 5, currency: 'XTS' } as const;
+    const order = { description: 'd', order_id: 'o', order_3ds_bypass: 'never' } as const;
+    const customer = { customer_email: 'a@b.co', customer_phone: '1' };
     const typed: SplitPurchaseRequest = {
-      pos_id: 'c2b6d5ae-3c8f-4e2b-9a7d-1f0e5b4c3a21',
-      mode: 'hosted',
-      method: 'purchase',
-      amount: 5,
-      currency: 'XTS',
-      description: 'd',
-      order_id: 'o',
-      order_3ds_bypass: 'never',
-      customer_email: 'a@b.co',
-      customer_phone: '1',
+      ...payment,
+      ...order,
+      ...customer,
       split: [{ amount: 5, sub_merchant_id: SUB_A }],
     };
     expect(codes(typed)).toEqual([]);
@@ -67,19 +69,7 @@ describe('validateSplitPurchaseRequest', () => {
     expect(codes([hosted])).toEqual([{ field: '', code: 'type' }]);
   });
 
-  it.each([
-    'pos_id',
-    'mode',
-    'method',
-    'amount',
-    'currency',
-    'description',
-    'order_id',
-    'order_3ds_bypass',
-    'customer_email',
-    'customer_phone',
-    'split',
-  ])('hosted requires %s', (field) => {
+  it.each(HOSTED_REQUIRED)('hosted requires %s', (field) => {
     expect(codes(without(hosted, field))).toEqual([{ field, code: 'required' }]);
   });
 
