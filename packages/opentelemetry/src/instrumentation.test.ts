@@ -462,8 +462,11 @@ describe('PayhookInstrumentation: lifecycle', () => {
     const handler = createWebhookHandler({ secret: SECRET, logger: false, handle: () => {} });
     await handler(post(signedForm(notification(), SECRET)), undefined);
     expect(exporter.getFinishedSpans()).toEqual([]);
+    instrumentation.setConfig({ enabled: false });
+    expect(instrumentation.getConfig()).toEqual({ enabled: false });
     instrumentation.enable();
     instrumentation.enable();
+    expect(instrumentation.getConfig()).toEqual({ enabled: true });
     await handler(post(signedForm(notification(), SECRET)), undefined);
     expect(exporter.getFinishedSpans().filter((span) => span.name.startsWith('process'))).toHaveLength(1);
   });
