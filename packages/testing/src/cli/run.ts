@@ -1,4 +1,5 @@
 import type { CliIO } from './io.js';
+import { reconcileCommand } from './reconcile.js';
 import { resendCommand } from './resend.js';
 import { sendCommand } from './send.js';
 import { serveCommand } from './serve.js';
@@ -12,6 +13,7 @@ Commands:
   sign     sign a notification (JSON) and print the form body, data and signature
   send     post a signed fake notification to a webhook endpoint (purchase.success, refund.success, …)
   resend   ask the service (or 'payhook serve') to deliver an operation's webhook again (spec 4.3, 4.4)
+  reconcile  ask the service to re-send the webhook of every order read from a file or stdin
   verify   check a captured delivery read from standard input; card tokens are masked
   serve    run the fake payment service
 
@@ -22,6 +24,7 @@ const COMMANDS: Record<string, (argv: string[], io: CliIO) => Promise<number>> =
   sign: signCommand,
   send: sendCommand,
   resend: resendCommand,
+  reconcile: reconcileCommand,
   verify: verifyCommand,
   serve: serveCommand,
 };
