@@ -156,6 +156,7 @@ import { RedisStore } from '@payhook/core/redis';
 import { PostgresStore } from '@payhook/core/postgres';
 import { sendNodeResponse, toWebhookRequest } from '@payhook/core/adapter';
 import { type PaymentRequest, validatePaymentRequest } from '@payhook/core/validation';
+import { ApiError, createReconciler, type ReconcileReport } from '@payhook/core/reconcile';
 
 export const stores = [RedisStore, PostgresStore] as const;
 const webhook = createWebhookHandler<IncomingMessage>({ secret: ['current', { id: 'old', secret: 'previous' }], maxBodyBytes: 65_536 })
@@ -177,6 +178,9 @@ export const testingExports: string[] = Object.keys(testing);
 export const routed = async (req: IncomingMessage, res: import('node:http').ServerResponse): Promise<void> =>
   sendNodeResponse(res, await webhook(toWebhookRequest(req), req));
 export const checked = (request: PaymentRequest): boolean => validatePaymentRequest(request).valid;
+export const reconcile = (): Promise<ReconcileReport> =>
+  createReconciler({ webhook, api: { baseUrl: 'https://pay.test', posId: 'p', apiKey: 'k', endpointsKey: 'e', apiSecret: 's' }, listPending: () => [{ orderId: 'o-1' }] }).run();
+export const apiCode = (error: unknown): string | undefined => (error instanceof ApiError ? error.code : undefined);
 `;
 
 function tsconfig(moduleKind: string, resolution: string, include: string[]): string {
