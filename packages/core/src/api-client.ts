@@ -18,10 +18,13 @@ import {
  * const request: SignableRequest = { method: 'GET', path: '/api/v1/pos/…/orders/o-1/purchase?callback=true', body: '', apiKey };
  */
 export interface SignableRequest {
+  /** `GET` for the re-sends. */
   readonly method: string;
   /** Path and query, e.g. `/api/v1/pos/<pos_id>/orders/<order_id>/purchase?callback=true`. */
   readonly path: string;
+  /** The body as sent; '' without one. */
   readonly body: string;
+  /** `API_KEY`, as sent in `X-API-AUTH`. */
   readonly apiKey: string;
 }
 
@@ -83,6 +86,7 @@ export interface ApiClientOptions {
  * await client.resend({ orderId: 'order-1', operation: 'refund' });
  */
 export interface ResendRequest {
+  /** The merchant's `order_id`. */
   orderId: string;
   /** @default 'purchase' */
   operation?: string;
@@ -98,7 +102,9 @@ export interface ResendRequest {
  * const { status, record } = await client.resend({ orderId: 'order-1' });
  */
 export interface ResendAnswer {
+  /** The HTTP status, a 2xx. */
   readonly status: number;
+  /** The JSON object answered, or `undefined` for an empty or non-JSON body. */
   readonly record: Readonly<Record<string, unknown>> | undefined;
 }
 

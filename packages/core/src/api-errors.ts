@@ -18,9 +18,13 @@ export type ApiErrorCode =
  */
 export class ApiError extends Error {
   override readonly name: string = 'ApiError';
+  /** Stable: match on it, never on the message. */
   readonly code: ApiErrorCode;
+  /** The HTTP status the service answered; `undefined` when it did not answer. */
   readonly status: number | undefined;
+  /** `args.code` of the service's error body (`S-404`), when it sent one. */
   readonly serviceCode: string | undefined;
+  /** `message` of the service's error body, cut to 200 characters. */
   readonly serviceMessage: string | undefined;
 
   constructor(

@@ -11,6 +11,7 @@ import { parseTimestamp } from './time.js';
  * const order: PendingOrder = { orderId: 'order-1', operation: 'purchase', createdAt: row.created_at };
  */
 export interface PendingOrder {
+  /** The merchant's `order_id`. */
   orderId: string;
   /** @default 'purchase' */
   operation?: string;
