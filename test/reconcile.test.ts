@@ -91,10 +91,12 @@ async function listen(server: Server): Promise<string> {
 /** The merchant: a webhook endpoint on 127.0.0.1 counting how often the handlers ran per order and transaction. */
 async function merchant(store: ReturnType<(typeof stores)[number]['make']>) {
   const runs = new Map<string, number>();
-  const webhook = createWebhookHandler<IncomingMessage>({ secret: SECRET, store, logger: false }).onAny((n: Notification) => {
-    const key = runKey(n.order_id, n.transaction_id);
-    runs.set(key, (runs.get(key) ?? 0) + 1);
-  });
+  const webhook = createWebhookHandler<IncomingMessage>({ secret: SECRET, store, logger: false }).onAny(
+    (n: Notification) => {
+      const key = runKey(n.order_id, n.transaction_id);
+      runs.set(key, (runs.get(key) ?? 0) + 1);
+    },
+  );
   const url = await listen(createServer(createNodeListener(webhook)));
   return { webhook, runs, serverUrl: `${url}/webhooks` };
 }
