@@ -49,6 +49,7 @@ describe('createReconciler().run', () => {
       paid: record('paid'),
       sent: { status: 200, record: undefined },
       waiting: record('waiting', { status: 'pending', status_code: '2122' }),
+      unpaid: record('unpaid', { status: 'init', status_code: undefined }),
       unknown: new ApiNotFoundError('api.not_found', 'GET … answered 404: the service knows no such order.', {
         status: 404,
       }),
@@ -59,6 +60,7 @@ describe('createReconciler().run', () => {
       { orderId: 'paid', createdAt: new Date(NOW - DAY) },
       { orderId: 'sent', operation: 'refund' },
       { orderId: 'waiting', createdAt: '2026-11-25T09:00:00' },
+      { orderId: 'unpaid' },
       { orderId: 'unknown' },
       { orderId: 'down' },
       { orderId: 'old', createdAt: NOW - 8 * DAY },
@@ -75,19 +77,27 @@ describe('createReconciler().run', () => {
       ['paid', 'applied', 'handled', 'success'],
       ['sent', 'requested', undefined, undefined],
       ['waiting', 'pending', 'handled', 'pending'],
+      ['unpaid', 'pending', undefined, 'init'],
       ['unknown', 'failed', undefined, undefined],
       ['down', 'failed', undefined, undefined],
       ['old', 'given_up', undefined, undefined],
     ]);
-    expect(report.counts).toEqual({ applied: 1, requested: 1, pending: 1, failed: 2, given_up: 1 });
-    expect(report.results[3]!.error).toBeInstanceOf(ApiNotFoundError);
-    expect(report.results[3]!.reason).toBe(
+    expect(report.counts).toEqual({ applied: 1, requested: 1, pending: 2, failed: 2, given_up: 1 });
+    expect(report.results[4]!.error).toBeInstanceOf(ApiNotFoundError);
+    expect(report.results[4]!.reason).toBe(
       '[@payhook/core] GET … answered 404: the service knows no such order.',
     );
-    expect(report.results[5]!.reason).toBe('created 8 day(s) ago: past giveUpAfterMs.');
-    expect(requests.map((r) => r.orderId)).toEqual(['paid', 'sent', 'waiting', 'unknown', 'down']);
-    expect(requests[1]).toEqual({ orderId: 'sent', operation: 'refund' });
-    expect(ran).toEqual(['paid:success', 'waiting:pending']);
+    expect(report.results[6]!.reason).toBe('created 8 day(s) ago: past giveUpAfterMs.');
+    expect(requests.map((r) => r.orderId).sort()).toEqual([
+      'down',
+      'paid',
+      'sent',
+      'unknown',
+      'unpaid',
+      'waiting',
+    ]);
+    expect(requests.find((r) => r.orderId === 'sent')).toEqual({ orderId: 'sent', operation: 'refund' });
+    expect(ran.sort()).toEqual(['paid:success', 'waiting:pending']);
   });
 
   it('applies a record once: a second run, or the webhook delivered later, is a duplicate', async () => {

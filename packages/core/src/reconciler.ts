@@ -181,6 +181,8 @@ export function createReconciler<C = undefined>(options: ReconcilerOptions<C>): 
     const notification = parseNotification(record);
     const paymentStatus = String(notification.status);
     const unfinished = UNFINISHED.has(paymentStatus);
+    // `init`: the customer has not acted yet, and the service sends no webhook for it (3.1 shows none).
+    if (paymentStatus === 'init') return { order, status: 'pending', paymentStatus };
     if (!options.webhook) return { order, status: unfinished ? 'pending' : 'requested', paymentStatus };
     const outcome = await options.webhook.process(notification, options.context);
     return { order, status: unfinished ? 'pending' : 'applied', paymentStatus, outcome };
