@@ -74,6 +74,12 @@ const TRANSPORTS = {
   },
 };
 
+/** The API settings of the fake's project, keyed with the secret the fake's `verifyAuth` checks. */
+function apiOf(service: Service) {
+  const { posId, apiKey, endpointsKey } = service.fake.project;
+  return { baseUrl: service.baseUrl, posId, apiKey, endpointsKey, apiSecret: SECRET };
+}
+
 const closing: Array<() => Promise<void>> = [];
 afterEach(async () => {
   for (const close of closing.splice(0).reverse()) await close();
@@ -201,13 +207,7 @@ describe.each(Object.keys(TRANSPORTS) as Array<keyof typeof TRANSPORTS>)(
           const now = fake.clock.now().getTime();
           const reconciler = createReconciler({
             webhook: shop.webhook,
-            api: {
-              baseUrl: service.baseUrl,
-              posId: fake.project.posId,
-              apiKey: fake.project.apiKey,
-              endpointsKey: fake.project.endpointsKey,
-              apiSecret: SECRET,
-            },
+            api: apiOf(service),
             listPending: () => [
               ...waiting,
               { orderId: 'never-created' },
@@ -331,14 +331,7 @@ describe.each(Object.keys(FAILING) as Array<keyof typeof FAILING>)(
       const waiting = await droppedPayments(fake, shop.serverUrl);
       const report = await createReconciler({
         webhook: shop.webhook,
-        api: {
-          baseUrl: service.baseUrl,
-          posId: fake.project.posId,
-          apiKey: fake.project.apiKey,
-          endpointsKey: fake.project.endpointsKey,
-          apiSecret: SECRET,
-          timeoutMs: 100,
-        },
+        api: { ...apiOf(service), timeoutMs: 100 },
         listPending: () => [
           { orderId: 'boom-1' },
           ...waiting.slice(0, 5),
