@@ -5,7 +5,15 @@ import {
   type ReconcileResult,
   type RequestSigner,
 } from '@payhook/core/reconcile';
-import { httpUrlFrom, parseCommand, positiveInteger, readInput, runCommand, UsageError } from './args.js';
+import {
+  httpUrlFrom,
+  parseCommand,
+  positiveInteger,
+  readInput,
+  requiredOption,
+  runCommand,
+  UsageError,
+} from './args.js';
 import type { CliIO } from './io.js';
 
 const RECONCILE_HELP = `Usage: payhook reconcile --base-url URL --pos-id ID --api-key KEY --endpoints-key KEY [--orders FILE]
@@ -34,12 +42,6 @@ Example:
     --base-url http://127.0.0.1:8910 --pos-id 5f0c… --api-key ak_… --endpoints-key ek_…`;
 
 const WORD = /^[a-z][a-z0-9_]*$/i;
-
-function required(name: string, value: string | undefined, variable: string): string {
-  if (value === undefined || value === '')
-    throw new UsageError(`--${name} is required (or set ${variable}).`);
-  return value;
-}
 
 /** The orders of `text`: `order_id [operation [transaction_id]]` a line. */
 function ordersFrom(text: string): PendingOrder[] {
@@ -95,10 +97,9 @@ export async function reconcileCommand(argv: string[], io: CliIO): Promise<numbe
     if (positionals.length > 0)
       throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}.`);
     const base = httpUrlFrom('--base-url', values['base-url']);
-    const posId = values['pos-id'];
-    if (posId === undefined || posId === '') throw new UsageError('--pos-id is required.');
-    const apiKey = required('api-key', values['api-key'] ?? io.env.PAYHOOK_API_KEY, 'PAYHOOK_API_KEY');
-    const endpointsKey = required(
+    const posId = requiredOption('pos-id', values['pos-id']);
+    const apiKey = requiredOption('api-key', values['api-key'] ?? io.env.PAYHOOK_API_KEY, 'PAYHOOK_API_KEY');
+    const endpointsKey = requiredOption(
       'endpoints-key',
       values['endpoints-key'] ?? io.env.PAYHOOK_ENDPOINTS_KEY,
       'PAYHOOK_ENDPOINTS_KEY',
