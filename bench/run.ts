@@ -44,13 +44,13 @@ const settings = quick
       micro: { rounds: 3, timeMs: 80, pool: 4_000 },
       http: { rounds: 1, seconds: 1, warmupSeconds: 0.25, connections: 50 },
       memory: [1_000_000],
-      stores: { rounds: 1, claimMs: 300, sequential: 100, concurrency: 50 },
+      stores: { rounds: 1, claimMs: 300, sequential: 100, inFlight: [1, 50], limitSeconds: 1 },
     }
   : {
       micro: { rounds: 5, timeMs: 300, pool: 16_000 },
       http: { rounds: 5, seconds: 2, warmupSeconds: 1, connections: 50 },
       memory: [100_000, 1_000_000],
-      stores: { rounds: 3, claimMs: 1_000, sequential: 300, concurrency: 50 },
+      stores: { rounds: 3, claimMs: 1_000, sequential: 300, inFlight: [1, 20, 50, 200], limitSeconds: 1 },
     };
 
 const loadAtStart = loadavg();
@@ -94,7 +94,7 @@ const results: Results = {
   memory,
   stores,
   skipped,
-  ratios: computeRatios(micro, http, memory),
+  ratios: computeRatios(micro, http, memory, stores),
 };
 writeFileSync(new URL('./results.json', import.meta.url), `${JSON.stringify(results, null, 2)}\n`);
 log('done');

@@ -5,47 +5,81 @@ import {
   type TransactionalStore,
   type WebhookHandler,
 } from '@payhook/core';
+import type { PgPoolClientLike, PgQueryable, PgQueryConfig } from '@payhook/core/postgres';
+import {
+  installed,
+  type Limit,
+  percentiles,
+  pgbench,
+  pgbenchScript,
+  redisPairs,
+  type SentQuery,
+} from './limits.js';
 import { createDeliverySource, createIdSource, formBody, SECRET } from './payload.js';
 import { rotate, type Spread, spread } from './stats.js';
 
 export interface StoreOptions {
   rounds: number;
-  /** Milliseconds of claims per store per round. */
+  /** Milliseconds of claim-and-commit pairs per store, per concurrency, per round. */
   claimMs: number;
   /** Webhooks handled one after another per store per round, for the added latency. */
   sequential: number;
-  /** Claims in flight at once for the claims-per-second figure. */
-  concurrency: number;
+  /** Pairs in flight at once for the pairs-per-second rows. */
+  inFlight: readonly number[];
+  /** Seconds of each pgbench run (the server's own limit), per concurrency, per round. */
+  limitSeconds: number;
 }
 
-/** A store row: claims per second (concurrent) or added latency per webhook (sequential), over the rounds. */
+/** Latency of one pair (or transaction) in ms: the median over the rounds of each round's p50 and p99. */
+export interface Latency {
+  p50: number;
+  p99: number;
+}
+
+/**
+ * A store row: claim-and-commit pairs per second at `inFlight` (with their latency, the database's own limit on the
+ * same statements, and the per-round ratio to it), or the latency a store adds to one webhook (`µs`).
+ */
 export interface StoreRow extends Spread {
   name: string;
-  unit: 'claims/s' | 'µs';
+  unit: 'pairs/s' | 'µs';
+  store?: string;
+  inFlight?: number;
+  latency?: Latency;
+  limit?: Spread & { tool: string; latency: Latency };
+  ratio?: Spread;
 }
 
-/** A store that could not be measured, and why (its server is down, or its package is missing). */
+/** A store (or a limit) that could not be measured, and why (its server is down, its tool is missing). */
 export interface SkippedStore {
   name: string;
   reason: string;
 }
 
+/** How a candidate's limit is measured: the tool, and one measurement at a number of clients. */
+interface LimitProbe {
+  tool: string;
+  /** Results are shared between candidates with the same key (the store batched or not: same statements). */
+  key: string;
+  measure(clients: number, seconds: number): Promise<Limit>;
+}
+
 interface Candidate {
   name: string;
   store: DedupeStore | TransactionalStore;
+  limit?: LimitProbe;
   close: () => Promise<void>;
 }
 
 const TABLE = 'payhook_bench_inbox';
+/** The store's pool size, and pgbench's clients at most: the same number of connections on both sides. */
+const POOL = 20;
 
-async function connectRedis(): Promise<Candidate> {
+async function connectRedis(limitAvailable: boolean): Promise<Candidate> {
   const { RedisStore } = await import('@payhook/core/redis');
   const { Redis } = await import('ioredis');
-  const client = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', {
-    lazyConnect: true,
-    maxRetriesPerRequest: 0,
-    connectTimeout: 2_000,
-  });
+  const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+  const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, connectTimeout: 2_000 });
   try {
     await client.connect();
     await client.ping();
@@ -53,25 +87,80 @@ async function connectRedis(): Promise<Candidate> {
     client.disconnect();
     throw error;
   }
+  const prefix = `payhook-bench:${process.pid}:`;
+  // The scripts the store sends, recorded from one claim and its commit.
+  const evals: unknown[][] = [];
+  const recorder = new RedisStore({
+    client: Object.assign(Object.create(client) as typeof client, {
+      eval: (...args: unknown[]) => {
+        evals.push(args);
+        return (client.eval as (...a: unknown[]) => Promise<unknown>)(...args);
+      },
+    }),
+    prefix,
+  });
+  const claim = await recorder.claim('recorded', 60_000);
+  if (claim.status === 'claimed') await recorder.commit('recorded', claim.token, 60_000);
   return {
     name: 'Redis',
-    store: new RedisStore({ client, prefix: `payhook-bench:${process.pid}:` }),
+    store: new RedisStore({ client, prefix }),
+    // A store that sends no script (an older one: SET NX and GET) has no script to measure.
+    limit:
+      limitAvailable && evals.length >= 2
+        ? {
+            tool: 'redis-benchmark',
+            key: 'redis',
+            measure: (clients, seconds) =>
+              redisPairs(
+                url,
+                prefix,
+                { claim: evals[0]!, commit: evals[1]! },
+                clients,
+                Math.round(30_000 * seconds),
+              ),
+          }
+        : undefined,
     close: async () => {
-      const keys = await client.keys(`payhook-bench:${process.pid}:*`);
-      for (let i = 0; i < keys.length; i += 1000) await client.del(...keys.slice(i, i + 1000));
+      for (let cursor = '0'; ; ) {
+        const [next, keys] = await client.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+        if (keys.length > 0) await client.del(...keys);
+        cursor = next;
+        if (cursor === '0') break;
+      }
       client.disconnect();
     },
   };
 }
 
-async function connectPostgres(): Promise<Candidate[]> {
+/** The pool, recording what a store sends while `recording` is on (through the pool or a borrowed client). */
+function recordingPool<P extends PgQueryable & { connect(): Promise<PgPoolClientLike> }>(pool: P) {
+  const sent: SentQuery[] = [];
+  const record = (config: string | PgQueryConfig, values?: unknown[]) =>
+    sent.push(typeof config === 'string' ? { text: config, values } : config);
+  const recorder = {
+    query: (config: string | PgQueryConfig, values?: unknown[]) => {
+      record(config, values);
+      return pool.query(config, values);
+    },
+    connect: async () => {
+      const client = await pool.connect();
+      return {
+        query: (config: string | PgQueryConfig, values?: unknown[]) => {
+          record(config, values);
+          return client.query(config, values);
+        },
+        release: (error?: Error | boolean) => client.release(error),
+      };
+    },
+  };
+  return { recorder, sent };
+}
+
+async function connectPostgres(limitAvailable: boolean): Promise<Candidate[]> {
   const { PostgresStore, PostgresInbox, migrate } = await import('@payhook/core/postgres');
   const { default: pg } = await import('pg');
-  const pool = new pg.Pool({
-    connectionString: process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test',
-    max: 20,
-    connectionTimeoutMillis: 2_000,
-  });
+  const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+  const pool = new pg.Pool({ connectionString: url, max: POOL, connectionTimeoutMillis: 2_000 });
   try {
     await migrate(pool, { table: TABLE });
     await pool.query(`TRUNCATE ${TABLE}`);
@@ -79,43 +168,106 @@ async function connectPostgres(): Promise<Candidate[]> {
     await pool.end();
     throw error;
   }
-  let open = 2;
+  // The statements each store sends for one new key, recorded, for pgbench to send the same.
+  const { recorder, sent } = recordingPool(pool);
+  const recordedStore = new PostgresStore({ pool: recorder, table: TABLE });
+  const claim = await recordedStore.claim('recorded-store', 60_000);
+  if (claim.status === 'claimed') await recordedStore.commit('recorded-store', claim.token, 3_600_000);
+  const storeScript = pgbenchScript(
+    sent.splice(0),
+    'recorded-store',
+    claim.status === 'claimed' ? claim.token : '',
+  );
+  await new PostgresInbox({ pool: recorder, table: TABLE }).transaction(
+    'recorded-inbox',
+    async () => undefined,
+    {
+      lockTimeoutMs: 5_000,
+    },
+  );
+  const inboxScript = pgbenchScript(sent.splice(0), 'recorded-inbox');
+  const probe = (key: string, script: string): LimitProbe | undefined =>
+    limitAvailable
+      ? { tool: 'pgbench', key, measure: (clients, seconds) => pgbench(url, script, clients, seconds) }
+      : undefined;
+  let open = 3;
   const close = async () => {
     if (--open > 0) return;
     await pool.query(`DROP TABLE IF EXISTS ${TABLE}`);
     await pool.end();
   };
   return [
-    { name: 'PostgreSQL store', store: new PostgresStore({ pool, table: TABLE }), close },
-    { name: 'PostgreSQL inbox (transactional)', store: new PostgresInbox({ pool, table: TABLE }), close },
+    {
+      name: 'PostgreSQL store',
+      store: new PostgresStore({ pool, table: TABLE, batch: false }),
+      limit: probe('postgres-store', storeScript),
+      close,
+    },
+    {
+      name: 'PostgreSQL store, batched',
+      store: new PostgresStore({ pool, table: TABLE, batch: true }),
+      limit: probe('postgres-store', storeScript),
+      close,
+    },
+    {
+      name: 'PostgreSQL inbox (transactional)',
+      store: new PostgresInbox({ pool, table: TABLE }),
+      limit: probe('postgres-inbox', inboxScript),
+      close,
+    },
   ];
 }
 
 /** One claim and its commit (or one empty transaction), as the handler does for a new notification. */
 async function claimOnce(store: DedupeStore | TransactionalStore, key: string): Promise<void> {
   if ('transaction' in store) {
-    const outcome = await store.transaction(key, async () => undefined);
+    const outcome = await store.transaction(key, async () => undefined, { lockTimeoutMs: 5_000 });
     if (outcome.status !== 'done') throw new Error(`${store.name}: ${key} was a duplicate`);
     return;
   }
   const claim = await store.claim(key, 60_000);
   if (claim.status !== 'claimed') throw new Error(`${store.name}: ${key} was ${claim.status}`);
-  await store.commit(key, claim.token, 3_600_000);
+  if ((await store.commit(key, claim.token, 3_600_000)) === false)
+    throw new Error(`${store.name}: ${key} stale`);
 }
 
-async function claimsPerSecond(candidate: Candidate, options: StoreOptions): Promise<number> {
+/** Pairs per second with `inFlight` pairs under way at once, and each pair's latency. */
+async function pairsPerSecond(candidate: Candidate, inFlight: number, ms: number): Promise<Limit> {
   const nextId = createIdSource();
-  const deadline = performance.now() + options.claimMs;
-  let done = 0;
+  const deadline = performance.now() + ms;
+  const durations: number[] = [];
   const worker = async () => {
     while (performance.now() < deadline) {
+      const started = performance.now();
       await claimOnce(candidate.store, `${nextId()}:purchase:success:1000`);
-      done++;
+      durations.push(performance.now() - started);
     }
   };
   const started = performance.now();
-  await Promise.all(Array.from({ length: options.concurrency }, worker));
-  return done / ((performance.now() - started) / 1000);
+  await Promise.all(Array.from({ length: inFlight }, worker));
+  return { rate: durations.length / ((performance.now() - started) / 1000), ...percentiles(durations) };
+}
+
+/**
+ * One limit measurement, tried up to three times: on a shared server a run can fail outright (pgbench prints no
+ * tps when a connection is refused: too many clients).
+ */
+async function measureLimit(
+  probe: LimitProbe,
+  clients: number,
+  seconds: number,
+  log: (line: string) => void,
+): Promise<Limit> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await probe.measure(clients, seconds);
+    } catch (error) {
+      if (attempt === 3) throw error;
+      log(
+        `  ${probe.tool} failed, once more: ${error instanceof Error ? error.message.split('\n')[0] : error}`,
+      );
+    }
+  }
 }
 
 /** Mean wall time per webhook through the full handler, one after another. */
@@ -138,10 +290,15 @@ function handlerWith(store: DedupeStore | TransactionalStore): WebhookHandler {
   return createWebhookHandler({ secret: SECRET, store, handle: () => undefined, logger: false });
 }
 
+function medianOf(values: readonly number[]): number {
+  return spread(values).median;
+}
+
 /**
- * Measures each reachable store: claims per second with `concurrency` claims in flight, and the latency the store
+ * Measures each reachable store: pairs per second at each number in flight, beside the database's own limit on
+ * the same statements in the same round (pgbench or redis-benchmark, when installed), and the latency the store
  * adds to one webhook (the full handler with it, minus the full handler with MemoryStore, in the same round).
- * Stores whose server is down are skipped with a notice.
+ * Stores whose server is down, and limits whose tool is missing, are skipped with a notice.
  */
 export async function runStores(
   options: StoreOptions,
@@ -149,9 +306,14 @@ export async function runStores(
 ): Promise<{ rows: StoreRow[]; skipped: SkippedStore[] }> {
   const candidates: Candidate[] = [];
   const skipped: SkippedStore[] = [];
+  const tools = { pgbench: await installed('pgbench'), redis: await installed('redis-benchmark') };
+  if (!tools.pgbench)
+    skipped.push({ name: 'PostgreSQL limit (pgbench)', reason: 'pgbench is not installed' });
+  if (!tools.redis)
+    skipped.push({ name: 'Redis limit (redis-benchmark)', reason: 'redis-benchmark is not installed' });
   for (const [name, connect] of [
-    ['Redis', async () => [await connectRedis()]],
-    ['PostgreSQL', connectPostgres],
+    ['Redis', async () => [await connectRedis(tools.redis)]],
+    ['PostgreSQL', () => connectPostgres(tools.pgbench)],
   ] as const) {
     try {
       candidates.push(...(await connect()));
@@ -161,18 +323,46 @@ export async function runStores(
       log(`  ${name} skipped: ${reason}`);
     }
   }
-  const rates = new Map<string, number[]>(candidates.map((c) => [c.name, []]));
+  type Measures = { rates: number[]; p50: number[]; p99: number[] };
+  const measured = new Map<string, Measures>();
+  const at = (name: string) => {
+    const m = measured.get(name) ?? { rates: [], p50: [], p99: [] };
+    measured.set(name, m);
+    return m;
+  };
+  const keep = (name: string, result: Limit) => {
+    const m = at(name);
+    m.rates.push(result.rate);
+    m.p50.push(result.p50);
+    m.p99.push(result.p99);
+  };
   const added = new Map<string, number[]>(candidates.map((c) => [c.name, []]));
   try {
+    for (const candidate of candidates) await pairsPerSecond(candidate, 20, 200); // warm-up: connections, plans
     for (let round = 0; round < options.rounds; round++) {
+      for (const inFlight of options.inFlight) {
+        for (const candidate of rotate(candidates, round)) {
+          const result = await pairsPerSecond(candidate, inFlight, options.claimMs);
+          keep(`${candidate.name}@${inFlight}`, result);
+          log(
+            `  round ${round + 1}, ${inFlight} in flight: ${candidate.name}: ${Math.round(result.rate)} pairs/s`,
+          );
+        }
+        // The limits after the stores, not between them: a store measured right after pgbench ran faster than the
+        // same store right before it.
+        const probes = new Map(candidates.flatMap((c) => (c.limit ? [[c.limit.key, c.limit] as const] : [])));
+        for (const probe of rotate([...probes.values()], round)) {
+          const limit = await measureLimit(probe, Math.min(inFlight, POOL), options.limitSeconds, log);
+          keep(`${probe.key}@${inFlight}`, limit);
+          log(
+            `  round ${round + 1}, ${inFlight} in flight: ${probe.tool} (${probe.key}): ${Math.round(limit.rate)}`,
+          );
+        }
+      }
       for (const candidate of rotate(candidates, round)) {
-        rates.get(candidate.name)!.push(await claimsPerSecond(candidate, options));
         const memory = await perWebhook(handlerWith(new MemoryStore()), options.sequential);
         const withStore = await perWebhook(handlerWith(candidate.store), options.sequential);
         added.get(candidate.name)!.push(withStore - memory);
-        log(
-          `  round ${round + 1}: ${candidate.name}: ${Math.round(rates.get(candidate.name)!.at(-1)!)} claims/s, +${Math.round(withStore - memory)} µs per webhook`,
-        );
       }
     }
   } finally {
@@ -180,14 +370,31 @@ export async function runStores(
   }
   const rows: StoreRow[] = [];
   for (const candidate of candidates) {
-    rows.push({
-      name: `${candidate.name}: claims per second (${options.concurrency} in flight)`,
-      unit: 'claims/s',
-      ...spread(rates.get(candidate.name)!),
-    });
+    for (const inFlight of options.inFlight) {
+      const m = at(`${candidate.name}@${inFlight}`);
+      const row: StoreRow = {
+        name: `${candidate.name}: pairs per second (${inFlight} in flight)`,
+        unit: 'pairs/s',
+        store: candidate.name,
+        inFlight,
+        latency: { p50: medianOf(m.p50), p99: medianOf(m.p99) },
+        ...spread(m.rates),
+      };
+      const limit = candidate.limit && measured.get(`${candidate.limit.key}@${inFlight}`);
+      if (candidate.limit && limit) {
+        row.limit = {
+          tool: `${candidate.limit.tool} -c ${Math.min(inFlight, POOL)}`,
+          latency: { p50: medianOf(limit.p50), p99: medianOf(limit.p99) },
+          ...spread(limit.rates),
+        };
+        row.ratio = spread(m.rates.map((rate, i) => rate / limit.rates[i]!));
+      }
+      rows.push(row);
+    }
     rows.push({
       name: `${candidate.name}: added latency per webhook`,
       unit: 'µs',
+      store: candidate.name,
       ...spread(added.get(candidate.name)!),
     });
   }

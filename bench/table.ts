@@ -96,12 +96,42 @@ export function formatResults(results: Results): string {
       ),
     );
   }
-  if (results.stores.length > 0) {
+  const pairs = results.stores.filter((row) => row.unit === 'pairs/s');
+  if (pairs.length > 0) {
+    const ms = (value: number) => fixed(value, 2);
+    out.push(
+      '',
+      markdown(
+        [
+          'store (loopback), in flight',
+          'pairs/s, median (min – max)',
+          'p50 / p99 ms',
+          "database's own limit, same statements",
+          'p50 / p99 ms',
+          'ratio (min – max)',
+        ],
+        pairs.map((row) => [
+          `${row.store}, ${row.inFlight}`,
+          `${fixed(row.median, 0)} (${fixed(row.min, 0)} – ${fixed(row.max, 0)})`,
+          row.latency ? `${ms(row.latency.p50)} / ${ms(row.latency.p99)}` : '',
+          row.limit
+            ? `${fixed(row.limit.median, 0)} (${fixed(row.limit.min, 0)} – ${fixed(row.limit.max, 0)}), ${row.limit.tool}`
+            : 'skipped',
+          row.limit ? `${ms(row.limit.latency.p50)} / ${ms(row.limit.latency.p99)}` : '',
+          row.ratio
+            ? `${fixed(row.ratio.median, 2)} (${fixed(row.ratio.min, 2)} – ${fixed(row.ratio.max, 2)})`
+            : '',
+        ]),
+      ),
+    );
+  }
+  const added = results.stores.filter((row) => row.unit === 'µs');
+  if (added.length > 0) {
     out.push(
       '',
       markdown(
         ['store row (loopback)', 'median', 'min – max', 'unit'],
-        results.stores.map((row) => [
+        added.map((row) => [
           row.name,
           fixed(row.median, 0),
           `${fixed(row.min, 0)} – ${fixed(row.max, 0)}`,

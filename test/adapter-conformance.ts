@@ -12,6 +12,7 @@ import type { MiddlewareOptions } from '@payhook/core/adapter';
 import request from 'supertest';
 import { expect, it } from 'vitest';
 import { purchase } from '../examples/shared/src/deliveries.ts';
+import { close, listen, postExpectingContinue } from './support/expect-continue.ts';
 import { encodeForm, envelope, FORM, signedData, signedForm } from './support/signed-form.ts';
 
 /**
@@ -103,6 +104,29 @@ export function itAnswersEveryStatus(build: BuildApp): void {
     expect(res.status).toBe(400);
     expect(res.headers['content-type']).toBe(JSON_TYPE);
     expect(res.body).toMatchObject(reason(code));
+    expect(handled).toEqual([]);
+  });
+
+  it('answers 200 handled to a form whose field names are percent-encoded, as form parsers decode them', async () => {
+    const { data, signature } = envelope(purchase(), SECRET);
+    const res = await request(await app())
+      .post('/webhooks')
+      .type(FORM)
+      .send(`%64%61%74%61=${data}&%73ignature=${encodeURIComponent(signature)}`);
+    expect([res.status, res.text]).toEqual([200, '{"ok":true,"outcome":"handled"}']);
+    expect(handled).toHaveLength(1);
+  });
+
+  it.each([
+    ['data[a]=1 beside a signed delivery', (body: string) => `${body}&data[a]=1`],
+    ['data[a]=1 in place of data', (body: string) => body.replace('data=', 'data[a]=')],
+  ])('answers 400 payload.malformed to %s, whatever the form parser', async (_, change) => {
+    const res = await request(await app())
+      .post('/webhooks')
+      .type(FORM)
+      .send(change(signedForm(purchase(), SECRET)));
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject(reason('payload.malformed'));
     expect(handled).toEqual([]);
   });
 
@@ -328,6 +352,85 @@ export function itAnswersTimeout(build: BuildApp): void {
       stalled.destroy();
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
+    }
+  });
+}
+
+/**
+ * A JSON envelope with `data` twice: 400 `payload.field_repeated`, as the form. Only where payhook reads the JSON
+ * bytes: a JSON body parser that keeps no text hands on the last value only (docs/errors.md).
+ */
+export function itRefusesRepeatedJsonFields(build: BuildApp): void {
+  it('answers 400 payload.field_repeated to a JSON envelope with data twice', async () => {
+    const handled: Notification[] = [];
+    const server = await build({
+      secret: SECRET,
+      logger: false,
+      handle: (notification) => {
+        handled.push(notification);
+      },
+    });
+    const { data, signature } = envelope(purchase(), SECRET);
+    const res = await request(server)
+      .post('/webhooks')
+      .set('content-type', 'application/json')
+      .send(`{"data":"e30","data":${JSON.stringify(data)},"signature":${JSON.stringify(signature)}}`);
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject(reason('payload.field_repeated'));
+    expect(handled).toEqual([]);
+  });
+}
+
+/**
+ * `Expect: 100-continue` on a server passed through core's `deferContinue`, as each adapter's README shows: a
+ * declared length over `maxBodyBytes` is answered 413 before Node could send `100 Continue`; a delivery that fits
+ * is invited, then handled. `build` returns that server, not listening.
+ */
+export function itDefersContinue(build: (options: MiddlewareOptions<unknown>) => Promise<Server>): void {
+  const serve = async () => {
+    const handled: Notification[] = [];
+    const server = await build({
+      secret: SECRET,
+      maxBodyBytes: MAX_BODY_BYTES,
+      logger: false,
+      handle: (notification) => {
+        handled.push(notification);
+      },
+    });
+    return { server: await listen(server), handled };
+  };
+
+  it('answers 413 payload.too_large to Expect: 100-continue with a length over maxBodyBytes, never 100 Continue', async () => {
+    const { server, handled } = await serve();
+    try {
+      const { received, continued } = await postExpectingContinue(
+        server,
+        '/webhooks',
+        FORM,
+        '',
+        MAX_BODY_BYTES + 1,
+      );
+      expect(continued).toBe(false);
+      expect(received.slice(0, received.indexOf('\r\n'))).toBe('HTTP/1.1 413 Payload Too Large');
+      expect(received).not.toContain('100 Continue');
+      expect(received).toContain('"code":"payload.too_large"');
+      expect(handled).toEqual([]);
+    } finally {
+      await close(server);
+    }
+  });
+
+  it('sends 100 Continue to Expect: 100-continue within maxBodyBytes, then handles the delivery', async () => {
+    const { server, handled } = await serve();
+    try {
+      const body = signedForm(purchase(), SECRET);
+      const { received, continued } = await postExpectingContinue(server, '/webhooks', FORM, body);
+      expect(continued).toBe(true);
+      expect(received).toContain('\r\n\r\nHTTP/1.1 200 OK\r\n');
+      expect(received.endsWith('{"ok":true,"outcome":"handled"}')).toBe(true);
+      expect(handled).toHaveLength(1);
+    } finally {
+      await close(server);
     }
   });
 }

@@ -4,7 +4,7 @@ export default defineConfig({
   entry: {
     index: 'src/index.ts',
     adapter: 'src/adapter.ts',
-    validation: 'src/validation.ts',
+    validation: 'src/validation/index.ts',
     reconcile: 'src/reconcile.ts',
     'stores/redis': 'src/stores/redis.ts',
     'stores/postgres': 'src/stores/postgres.ts',

@@ -6,6 +6,15 @@ CREATE TABLE IF NOT EXISTS "payhook_inbox" (
   done       boolean     NOT NULL DEFAULT false,
   token      text,
   expires_at timestamptz NOT NULL,
-  created_at timestamptz NOT NULL DEFAULT now()
+  created_at timestamptz NOT NULL DEFAULT now(),
+  fence      bigint      NOT NULL DEFAULT 0
 );
+-- A table made before fences gains the column (instantly: a constant default). Checked first, because ALTER TABLE
+-- locks the whole table even when the column exists.
+DO $$ BEGIN
+  IF NOT EXISTS (SELECT 1 FROM pg_attribute
+                 WHERE attrelid = '"payhook_inbox"'::regclass AND attname = 'fence' AND NOT attisdropped) THEN
+    ALTER TABLE "payhook_inbox" ADD COLUMN fence bigint NOT NULL DEFAULT 0;
+  END IF;
+END $$;
 CREATE INDEX IF NOT EXISTS "payhook_inbox_expires_at_idx" ON "payhook_inbox" (expires_at);

@@ -11,6 +11,7 @@ export interface WebhookResult {
   body: string;
   outcome: WebhookOutcome;
   error?: WebhookError;
+  /** The decoded notification: on every 200, and on a refusal that came after the signature was verified. */
   notification?: Notification;
 }
 
@@ -36,14 +37,18 @@ export function accepted(
   };
 }
 
-/** The answer for a refusal: status from the error, a short JSON reason, and hints for the client. */
-export function refusal(error: WebhookError): WebhookResult {
+/**
+ * The answer for a refusal: status from the error, a short JSON reason, and hints for the client; with the
+ * notification when it was refused after its signature was verified (a handler failure, a store outage).
+ */
+export function refusal(error: WebhookError, notification?: Notification): WebhookResult {
   return {
     status: error.status,
     headers: { 'content-type': JSON_TYPE, ...error.headers },
     body: JSON.stringify({ ok: false, error: error.toJSON() }),
     outcome: 'refused',
     error,
+    ...(notification ? { notification } : {}),
   };
 }
 

@@ -25,9 +25,9 @@ function decodedLength(text: string): number {
 }
 
 /**
- * `input` with every space turned back into `+`, through its UTF-8 bytes (0x20 is only ever a space there): V8's
- * global replace costs about 100 ns a match, 100 ms for a megabyte of spaces. A lone surrogate comes back as U+FFFD,
- * as UTF-8 encoding (hashing) turns it anyway; no base64 text holds one.
+ * `input` with every space turned back into `+`, through its UTF-8 bytes (0x20 is only ever a space there): far
+ * cheaper than a global replace on many spaces. A lone surrogate comes back as U+FFFD, as UTF-8 encoding (hashing)
+ * turns it anyway; no base64 text holds one.
  */
 export function plusForSpace(input: string): string {
   return input.includes(' ') ? plusForSpaceBytes(input).toString() : input;

@@ -2,9 +2,10 @@ import { isUtf8 } from 'node:buffer';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { plusForSpace } from './base64url.js';
-import { mediaTypeOf, parseForm, parseRawBody } from './body.js';
+import { mediaTypeOf, parseForm, parseRawBody, repeatedJsonField } from './body.js';
 import { decodeData } from './decode.js';
-import { matchSecret, normalizeSignature, resolveSecrets } from './signature.js';
+import { resolveSecrets } from './secrets.js';
+import { matchSecret, normalizeSignature } from './signature.js';
 
 /**
  * Characters a call may visit, charged to every built-in the refusal path can call: a scan by how far it went, a
@@ -147,6 +148,11 @@ const tokens = fc.constantFrom(
   '1',
   '.',
   'e',
+  '%64ata=',
+  'data[a]=',
+  '"data":',
+  '\\',
+  '\\"',
 );
 const shapes = fc.array(tokens, { minLength: 1, maxLength: 6 }).map((parts) => parts.join(''));
 const prefixes = fc.constantFrom(
@@ -158,6 +164,8 @@ const prefixes = fc.constantFrom(
   '{"data":"',
   `{"signature":"${EXPECTED}=","data":"`,
   '{"signature":"x","data":[',
+  '{"data":"x","signature":"y","z":"',
+  '{"data":"x","data":"y","signature":"',
   '[',
 );
 const types = fc.constantFrom('application/x-www-form-urlencoded', 'application/json');
@@ -250,6 +258,81 @@ describe('form decoding', () => {
         expect(plusForSpace(text)).toBe(text.replace(/ /g, '+'));
       }),
       { numRuns: 1000 },
+    );
+  });
+});
+
+/** `name` with each character percent-escaped or not, in either case of hex digit. */
+function spellings(name: string): fc.Arbitrary<string> {
+  return fc
+    .array(fc.constantFrom('plain', 'upper', 'lower'), { minLength: name.length, maxLength: name.length })
+    .map((ways) =>
+      [...name]
+        .map((char, i) => {
+          const hex = char.charCodeAt(0).toString(16);
+          return ways[i] === 'plain' ? char : `%${ways[i] === 'upper' ? hex.toUpperCase() : hex}`;
+        })
+        .join(''),
+    );
+}
+
+describe('form field names', () => {
+  it('are read as URLSearchParams reads them: decoded, a repeat refused, a missing field named', () => {
+    const name = fc.oneof(
+      spellings('data'),
+      spellings('signature'),
+      fc.constantFrom('x', 'da', 'datax', 'dat%61x', '%zz', 'a+b', 'data+', ''),
+    );
+    const value = fc.stringMatching(/^[A-Za-z0-9_-]{0,6}$/);
+    fc.assert(
+      fc.property(fc.array(fc.tuple(name, value), { maxLength: 6 }), (fields) => {
+        const body = fields.map(([n, v]) => `${n}=${v}`).join('&');
+        const standard = new URLSearchParams(body);
+        const data = standard.getAll('data');
+        const signature = standard.getAll('signature');
+        let answer: unknown;
+        try {
+          answer = parseForm(body);
+        } catch (error) {
+          answer = (error as { code?: string }).code;
+        }
+        if (data.length > 1 || signature.length > 1) expect(answer).toBe('payload.field_repeated');
+        else if (data.length === 0 || signature.length === 0) expect(answer).toBe('payload.field_missing');
+        else expect(answer).toEqual({ data: data[0], signature: signature[0] });
+      }),
+      { numRuns: 2000 },
+    );
+  });
+});
+
+describe('repeated keys of a JSON envelope', () => {
+  it('are found exactly when the top-level object has data or signature twice, however spelled', () => {
+    const key = fc.constantFrom(
+      '"data"',
+      '"d\\u0061ta"',
+      '"signature"',
+      '"sign\\u0061ture"',
+      '"x"',
+      '"\\"data\\""',
+    );
+    const value = fc.constantFrom(
+      '"v"',
+      '{"data":1,"data":2}',
+      '["data","signature"]',
+      '"\\\\"',
+      '"\\"data\\":"',
+      '1',
+    );
+    fc.assert(
+      fc.property(fc.array(fc.tuple(key, value), { maxLength: 6 }), (members) => {
+        const text = `{${members.map(([k, v]) => `${k}:${v}`).join(',')}}`;
+        const keys = members.map(([k]) => JSON.parse(k) as string);
+        const count = (name: string) => keys.filter((k) => k === name).length;
+        const repeated = repeatedJsonField(text);
+        if (count('data') < 2 && count('signature') < 2) expect(repeated).toBeUndefined();
+        else expect(count(repeated ?? 'neither')).toBeGreaterThan(1);
+      }),
+      { numRuns: 2000 },
     );
   });
 });

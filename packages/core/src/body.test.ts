@@ -1,6 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { formBody, purchase, SECRET } from '../test/fixtures.js';
-import { hasAtMostJsonValues, MAX_ENVELOPE_FIELDS, mediaTypeOf, parseForm, parseRawBody } from './body.js';
+import {
+  envelopeFromObject,
+  hasAtMostJsonValues,
+  MAX_ENVELOPE_FIELDS,
+  mediaTypeOf,
+  parseForm,
+  parseRawBody,
+  repeatedJsonField,
+} from './body.js';
+import { RequestError } from './errors.js';
 import { createWebhookHandler } from './handler.js';
 
 const MiB = 1024 * 1024;
@@ -52,6 +61,18 @@ describe('hostile bodies at the 1 MiB limit, refused before the signature is che
     expect(result.error).toEqual(TOO_MANY);
   });
 
+  it.each([
+    ['escaped quotes', '\\"'],
+    ['backslashes', '\\\\'],
+    ['quoted names', '\\"data\\":'],
+  ])('answers JSON whose strings hold a megabyte of %s as any JSON envelope', async (_, unit) => {
+    const body = `${fill('{"data":"x","signature":"y","note":"', unit, MiB - 2)}"}`;
+    expect(await answer(body, JSON_TYPE)).toMatchObject({
+      status: 401,
+      error: { code: 'signature.invalid' },
+    });
+  });
+
   it('answers JSON holding one long string, and long numbers, as any JSON envelope', async () => {
     const text = await answer(`${fill('{"signature":"x","data":"', 'A', MiB - 2)}"}`, JSON_TYPE);
     expect(text).toMatchObject({ status: 401, error: { code: 'signature.invalid' } });
@@ -77,8 +98,44 @@ describe('parseForm', () => {
     );
   });
 
-  it('reads names exactly: a field without =, or with an escaped name, is another field', () => {
-    expect(parseForm('data&d%61ta=x&data=y&signature=z&signature')).toEqual({ data: 'y', signature: 'z' });
+  it.each([
+    ['escaped', '%64%61%74%61=x&signature=z', { data: 'x', signature: 'z' }],
+    ['partly escaped, in either case', 'd%61ta=x&%73ignatur%65=z', { data: 'x', signature: 'z' }],
+    ['spelled with + for a space', 'data=x&signature=z&my+field=1', { data: 'x', signature: 'z' }],
+  ])('decodes field names %s, as URLSearchParams does', (_, body, envelope) => {
+    expect(parseForm(body)).toEqual(envelope);
+    const standard = new URLSearchParams(body);
+    expect({ data: standard.get('data'), signature: standard.get('signature') }).toEqual(envelope);
+  });
+
+  it.each([
+    ['data=x&signature=z&%64ata=y', 'data'],
+    ['signature=z&data=x&%73%69%67%6E%61%74%75%72%65=y', 'signature'],
+    ['data&signature=z&data=y', 'data'],
+  ])('counts a repeat after decoding names: %s is refused as a repeated %s', (body, name) => {
+    expect(() => parseForm(body)).toThrow(`[@payhook/core] the field ${name} appears more than once.`);
+  });
+
+  it('reads a name without = as a field with an empty value, and keeps a name it cannot decode as it is', () => {
+    expect(parseForm('data&signature=z')).toEqual({ data: '', signature: 'z' });
+    expect(parseForm('d%ata=x&data=y&signature=z')).toEqual({ data: 'y', signature: 'z' });
+  });
+
+  it.each([['data[a]=1'], ['data[]=1'], ['%64ata%5Ba%5D=1'], ['signature[0]=1']])(
+    'answers 400 payload.malformed to %s, a field a nesting form parser turns into an object or list',
+    (field) => {
+      const name = field.includes('signature') ? 'signature' : 'data';
+      expect(() => parseForm(`data=x&signature=z&${field}`)).toThrow(
+        `[@payhook/core] the field ${name} is not a string.`,
+      );
+    },
+  );
+
+  it('decodes names in linear time: a megabyte of escaped names is refused at the field limit', () => {
+    expect(() => parseForm(fill('', '%64%61%74%61%5B=&', MiB).toString())).toThrow(TOO_MANY.message);
+    expect(() => parseForm(`signature=z&${'%64'.repeat(MiB / 3)}=`)).toThrow(
+      '[@payhook/core] the delivery has no data field: expected data and signature.',
+    );
   });
 
   it.each([
@@ -115,6 +172,56 @@ describe('parseRawBody (JSON)', () => {
     expect(hasAtMostJsonValues('"a,b,[{"', 3)).toBe(false);
     expect(hasAtMostJsonValues('"a,b,[{"', 4)).toBe(true);
     expect(hasAtMostJsonValues('', 0)).toBe(true);
+  });
+});
+
+describe('parseRawBody (JSON), a repeated field', () => {
+  it.each([
+    ['data', '{"data":"a","data":"b","signature":"s"}'],
+    ['signature', '{"signature":"s","data":"a","signature":"t"}'],
+    ['data', '{"data":"a","signature":"s","d\\u0061ta":"b"}'],
+    ['data', '{ "data" : "a" , "signature" : "s" , "data" : {"x":1} }'],
+  ])('refuses a repeated %s with 400 payload.field_repeated, as the form: %s', (name, text) => {
+    expect(() => parseRawBody(text, 'json')).toThrow(
+      new RequestError('payload.field_repeated', `the field ${name} appears more than once.`),
+    );
+  });
+
+  it.each([
+    [
+      'the names in nested objects and strings',
+      '{"data":"a","meta":{"data":1,"s":"\\"data\\""},"signature":"s"}',
+    ],
+    ['an escaped quote before a key', '{"note":"\\"","data":"a","signature":"s","x":["data","signature"]}'],
+    ['a key that only starts like data', '{"data":"a","signature":"s","dat\\u0061x":"b"}'],
+  ])('reads an envelope that holds %s once as keys', (_, text) => {
+    expect(parseRawBody(text, 'json')).toEqual({ data: 'a', signature: 's' });
+  });
+
+  it('finds no repeat where JSON.parse kept every key', () => {
+    expect(repeatedJsonField('{"data":"a","signature":"s"}')).toBeUndefined();
+    expect(repeatedJsonField('{"data":"a","signature":"s","data2":"\\\\"}')).toBeUndefined();
+  });
+});
+
+describe('envelopeFromObject, on what a body parser built', () => {
+  it.each([
+    ['an object (qs, body-parser extended)', { data: { a: '1' }, signature: 's' }, 'payload.malformed'],
+    [
+      'a bracketed key (body-parser extended: false)',
+      { 'data[a]': '1', signature: 's' },
+      'payload.malformed',
+    ],
+    ['a one-element list (qs, data[]=1)', { data: ['1'], signature: 's' }, 'payload.malformed'],
+    ['a list of two (qs, data=a&data=b)', { data: ['a', 'b'], signature: 's' }, 'payload.field_repeated'],
+    [
+      'a list with an object (qs, data=a&data[b]=1)',
+      { data: ['a', { b: '1' }], signature: 's' },
+      'payload.malformed',
+    ],
+    ['no data at all', { datum: 'a', signature: 's' }, 'payload.field_missing'],
+  ])('answers %s with %s', (_, body, code) => {
+    expect(() => envelopeFromObject(body)).toThrow(expect.objectContaining({ code }));
   });
 });
 

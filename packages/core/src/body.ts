@@ -64,10 +64,8 @@ function tooManyFields(): RequestError {
 
 /**
  * True when `text` has at most `limit` of the characters `,`, `[` and `{` (in strings too), so JSON.parse makes at
- * most `limit + 1` values of it. Each character is looked for with `indexOf` from past its last find, so the
- * text is scanned three times at memchr speed (a regular expression's class scan is 30 times slower) and at most
- * `limit + 3` calls are made. JSON.parse spends 40 to 130 ms on a megabyte of small values or deep nesting, 1 ms
- * on a megabyte of string.
+ * most `limit + 1` values of it: the cost of parsing grows with values, not bytes. Each character is looked for
+ * with `indexOf` from past its last find (memchr speed; bench/README.md, "Why the body readers look as they do").
  */
 export function hasAtMostJsonValues(text: string, limit: number): boolean {
   let comma = text.indexOf(',');
@@ -109,8 +107,8 @@ for (let i = 0; i < 16; i++) {
 }
 
 /**
- * `decodeURIComponent(value.replace(/\+/g, ' '))` in one pass over the value's UTF-8 bytes (where `+` and `%` are
- * only ever themselves): V8's global replace costs about 100 ns a match, 100 ms for a megabyte of `+`.
+ * A form value or name decoded (`+` as a space, then `%XX` escapes) in one pass over its UTF-8 bytes, where `+`
+ * and `%` are only ever themselves; linear whatever the value (bench/README.md has the measurements).
  */
 function decodeEscapes(value: string): string {
   const bytes = Buffer.from(value);
@@ -149,10 +147,39 @@ function isEscapedPadding(value: string, from: number): boolean {
   return true;
 }
 
+/** The envelope field a form field name stands for, once decoded as standard form parsers decode names. */
+type FieldName = 'data' | 'signature' | 'other';
+
+/**
+ * The field a form field name is: names are percent-decoded (`%64ata` is `data`), as URLSearchParams, qs and
+ * querystring decode them, and one they cannot decode stays as it is (another field) as it does there. A name that
+ * qs (body-parser `extended`, koa's parsers) would turn into an object or a list (`data[a]`, `data[]`) is refused
+ * as a field that is not a string, the answer those parsers' users get.
+ */
+function fieldNameOf(raw: string): FieldName {
+  let name = raw;
+  if (raw.includes('%') || raw.includes('+')) {
+    try {
+      name = decodeEscapes(raw);
+    } catch {
+      return 'other';
+    }
+  }
+  if (name === 'data' || name === 'signature') return name;
+  if (isBracketed(name, 'data')) throw notAString('data');
+  if (isBracketed(name, 'signature')) throw notAString('signature');
+  return 'other';
+}
+
+function isBracketed(name: string, field: string): boolean {
+  return name.startsWith(field) && name.charCodeAt(field.length) === 91 && name.includes(']', field.length);
+}
+
 /**
  * Picks `data` and `signature` out of a urlencoded body without a general parser; other fields are ignored. Each
- * field is read once from its start (one `indexOf` for its end, a prefix test for its name), so the work is
- * linear in the body whatever its shape, and stops at `MAX_ENVELOPE_FIELDS`.
+ * field is read once from its start (one `indexOf` for its end, a prefix test for the service's own names, else
+ * one look at the name alone), so the work is linear in the body whatever its shape, and stops at
+ * `MAX_ENVELOPE_FIELDS`. A name without `=` is a field with an empty value, as in every form parser.
  */
 export function parseForm(text: string): Envelope {
   let data: string | undefined;
@@ -163,12 +190,26 @@ export function parseForm(text: string): Envelope {
     if (++fields > MAX_ENVELOPE_FIELDS) throw tooManyFields();
     let end = text.indexOf('&', start);
     if (end === -1) end = text.length;
+    let name: FieldName;
+    let valueStart: number;
     if (text.startsWith('data=', start)) {
-      if (data !== undefined) throw fieldRepeated('data');
-      data = decodeFormValue(text.slice(start + 5, end));
+      name = 'data';
+      valueStart = start + 5;
     } else if (text.startsWith('signature=', start)) {
+      name = 'signature';
+      valueStart = start + 10;
+    } else {
+      const field = text.slice(start, end);
+      const equals = field.indexOf('=');
+      name = fieldNameOf(equals === -1 ? field : field.slice(0, equals));
+      valueStart = equals === -1 ? end : start + equals + 1;
+    }
+    if (name === 'data') {
+      if (data !== undefined) throw fieldRepeated('data');
+      data = decodeFormValue(text.slice(valueStart, end));
+    } else if (name === 'signature') {
       if (signature !== undefined) throw fieldRepeated('signature');
-      signature = decodeFormValue(text.slice(start + 10, end));
+      signature = decodeFormValue(text.slice(valueStart, end));
     }
     start = end + 1;
   }
@@ -179,15 +220,83 @@ export function parseForm(text: string): Envelope {
 
 /** Picks `data` and `signature` from an object a body parser (form or JSON) already built. */
 export function envelopeFromObject(body: object): Envelope {
+  // A parser without nested names (body-parser's `extended: false`) keeps `data[a]` as a key, where qs
+  // (`extended: true`, koa's parsers) makes `data` an object or a list: both answer as qs's users see it.
+  for (const key in body) {
+    if (isBracketed(key, 'data')) throw notAString('data');
+    if (isBracketed(key, 'signature')) throw notAString('signature');
+  }
   const { data, signature } = body as { data?: unknown; signature?: unknown };
   return { data: fieldOf('data', data), signature: fieldOf('signature', signature) };
 }
 
 function fieldOf(name: string, value: unknown): string {
   if (typeof value === 'string') return value;
+  // A list of strings is qs's reading of a repeated name (`data=a&data=b`); any other list, of a nested one
+  // (`data[]=1`, `data=a&data[b]=1`), answered as the raw reader answers that name.
+  if (Array.isArray(value) && value.length > 1 && value.every((item) => typeof item === 'string'))
+    throw fieldRepeated(name);
   if (value === undefined || value === null) throw fieldMissing(name);
-  if (Array.isArray(value)) throw fieldRepeated(name);
-  throw new RequestError('payload.malformed', `the field ${name} is not a string.`);
+  throw notAString(name);
+}
+
+function notAString(name: string): RequestError {
+  return new RequestError('payload.malformed', `the field ${name} is not a string.`);
+}
+
+/**
+ * The first of `data` and `signature` that is a key of the top-level object more than once, in a text that
+ * JSON.parse read (which keeps the last). Without a backslash a key is spelled as it is, so one occurrence of each
+ * quoted name settles it at memchr speed; otherwise one pass over the text, stepping over strings with `indexOf`.
+ */
+export function repeatedJsonField(text: string): 'data' | 'signature' | undefined {
+  if (!text.includes('\\') && occursOnce(text, '"data"') && occursOnce(text, '"signature"')) return undefined;
+  let depth = 0;
+  let atKey = false;
+  let data = false;
+  let signature = false;
+  for (let i = 0; i < text.length; i++) {
+    const char = text.charCodeAt(i);
+    if (char === 34) {
+      const end = stringEnd(text, i);
+      if (atKey && depth === 1) {
+        const key: unknown = JSON.parse(text.slice(i, end + 1));
+        if (key === 'data') {
+          if (data) return 'data';
+          data = true;
+        } else if (key === 'signature') {
+          if (signature) return 'signature';
+          signature = true;
+        }
+      }
+      atKey = false;
+      i = end;
+    } else if (char === 123 || char === 91) {
+      depth++;
+      atKey = depth === 1;
+    } else if (char === 125 || char === 93) {
+      depth--;
+    } else if (char === 44) {
+      atKey = depth === 1;
+    }
+  }
+  return undefined;
+}
+
+function occursOnce(text: string, part: string): boolean {
+  const first = text.indexOf(part);
+  return first === -1 || text.indexOf(part, first + part.length) === -1;
+}
+
+/** The index of the quote that closes the JSON string opening at `open` (one not escaped by a backslash). */
+function stringEnd(text: string, open: number): number {
+  let close = text.indexOf('"', open + 1);
+  for (;;) {
+    let backslashes = 0;
+    while (text.charCodeAt(close - 1 - backslashes) === 92) backslashes++;
+    if (backslashes % 2 === 0) return close;
+    close = text.indexOf('"', close + 1);
+  }
 }
 
 /** Reads a raw body (bytes or text) of the given media type into an envelope. */
@@ -213,6 +322,8 @@ export function parseRawBody(body: Uint8Array | string, type: MediaType): Envelo
       'the JSON envelope is not an object with data and signature.',
     );
   }
+  const repeated = repeatedJsonField(text);
+  if (repeated !== undefined) throw fieldRepeated(repeated);
   return envelopeFromObject(value);
 }
 

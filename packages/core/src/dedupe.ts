@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { isMissing } from './missing.js';
 import type { Notification } from './notification.js';
 
 /**
@@ -98,10 +99,6 @@ export function notificationKey(notification: Notification): string | undefined 
     id = `${payment_id}@${String(created_at)}/${String(processed_at)}/${amount}`;
   }
   return `${id}:${notification.method}:${notification.status}:${notification.status_code ?? ''}`;
-}
-
-function isMissing(value: unknown): boolean {
-  return value === undefined || value === null || value === '';
 }
 
 /** Keys up to this length are stored as they are; longer ones keep a readable start and a hash of the whole. */

@@ -267,14 +267,15 @@ describe('failOpen and a store that is only slow', () => {
 describe.skipIf(!postgresUp)('a frozen PostgreSQL (a lock held on the inbox table)', () => {
   it.each([
     ['store', 503, 'store.unavailable'],
+    ['unbatched store', 503, 'store.unavailable'],
     ['inbox', 409, 'notification.in_flight'],
   ] as const)(
     'the %s answers %i %s after storeTimeoutMs, and once the table is free the redelivery is handled',
     async (which, status, code) => {
       const store =
-        which === 'store'
-          ? new PostgresStore({ pool: servers.pool(), table: TABLE })
-          : new PostgresInbox({ pool: servers.pool(), table: TABLE });
+        which === 'inbox'
+          ? new PostgresInbox({ pool: servers.pool(), table: TABLE })
+          : new PostgresStore({ pool: servers.pool(), table: TABLE, batch: which !== 'unbatched store' });
       let runs = 0;
       const webhook = createWebhookHandler({
         ...base(store),
@@ -291,7 +292,7 @@ describe.skipIf(!postgresUp)('a frozen PostgreSQL (a lock held on the inbox tabl
         expect(frozen.status).toBe(status);
         expect(JSON.parse(frozen.body).error.code).toBe(code);
         // The inbox waited on the lock in the database and gave its connection back (lock_timeout).
-        if (which === 'store') {
+        if (which !== 'inbox') {
           expect(JSON.parse(frozen.body).error.message).toBe(
             "[@payhook/core] the duplicate store (postgres) did not answer within 200 ms (storeTimeoutMs); nothing was marked processed, so the service's retry is safe.",
           );

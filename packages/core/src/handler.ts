@@ -7,6 +7,7 @@ import {
   type WebhookResult,
 } from './answers.js';
 import { type BodyStream, getHeader, type HeaderBag, mediaTypeOf, readEnvelope } from './body.js';
+import { type DeliveryCapture, withCapture } from './capture.js';
 import { systemClock } from './clock.js';
 import {
   boundKey,
@@ -21,21 +22,13 @@ import { RequestError, type WebhookError } from './errors.js';
 import { ExactlyOnce, type ExactlyOnceOptions, type Outcome } from './exactly-once.js';
 import type { Notification, NotificationEvent, NotificationFor } from './notification.js';
 import { OrderingGuard, type OrderingOptions } from './ordering.js';
-import { notificationFromData } from './parse.js';
 import { isPromiseLike } from './promise.js';
 import { type NotificationHandler, type Route, Routes } from './routes.js';
+import { type Secrets, secretSource } from './secrets.js';
 import { createSenderCheck, type SenderOptions, senderAddress } from './sender.js';
-import {
-  checkAlgorithm,
-  checkSecretOption,
-  type Secret,
-  type Secrets,
-  type SignatureAlgorithm,
-  toSecretArray,
-  verifySignature,
-} from './signature.js';
+import { checkAlgorithm, type SignatureAlgorithm } from './signature.js';
 import { MemoryStore } from './stores/memory.js';
-import { verified } from './verify.js';
+import { verifyEnvelope } from './verify.js';
 
 export type { WebhookOutcome, WebhookResult } from './answers.js';
 export type { Delivery } from './delivery.js';
@@ -130,12 +123,21 @@ export interface WebhookHandlerOptions<C = undefined> extends SenderOptions {
    * @default console
    */
   logger?: Pick<Console, 'warn' | 'error'> | false;
+  /**
+   * Records every delivery (the notification with card and customer fields masked, and the answer) for
+   * `replayDeliveries` in `@payhook/testing`; see `createCapture`. Off when not set; a failing capture never
+   * changes or delays an answer.
+   */
+  capture?: DeliveryCapture;
 }
 
 /** The framework-agnostic webhook handler: call it with a request, answer with the result. */
 export interface WebhookHandler<C = undefined> {
   (request: WebhookRequest, context: C): Promise<WebhookResult>;
-  /** Adds a handler for a method (`purchase`), `recurring`, or either with a status (`refund.success`). */
+  /**
+   * Adds a handler for a method (`purchase`), `recurring` (a subscription's first payment and each scheduled
+   * charge), or either with a status (`refund.success`); the events table of the README says what each matches.
+   */
   on<E extends NotificationEvent>(
     event: E,
     handler: NotificationHandler<NotificationFor<E>, C>,
@@ -198,51 +200,37 @@ export interface ProcessOptions {
 export function createWebhookHandler<C = undefined>(options: WebhookHandlerOptions<C>): WebhookHandler<C> {
   const algorithm = checkAlgorithm(options.algorithm);
   const logger = options.logger === undefined ? console : options.logger;
-  const secrets = checkedSecrets(options.secret, logger);
-  const limits = {
-    maxBodyBytes: positive('maxBodyBytes', options.maxBodyBytes, 1024 * 1024),
-    readTimeoutMs: duration('readTimeoutMs', options.readTimeoutMs, 10_000),
-  };
-  const checkMethodAndSender = createRequestCheck(options);
+  const secrets = secretSource(options.secret, logger ? (message) => logger.warn(message) : undefined);
+  const limits = bodyLimits(options);
+  const checkRequest = createRequestCheck(options);
+  const report = createReport(options.onError, logger);
   const routes = new Routes<C>();
   if (options.handle) routes.addAny(options.handle);
-  const report = createReporter(options.onError, logger);
-  const processNotification = createProcessor(options, routes, logger, report);
+  const keyFor = createKeyFor(options.key ?? notificationKey, logger);
+  const processNotification = createProcessor(options, routes, keyFor, report);
 
-  /**
-   * One delivery, top to bottom: every refusal is thrown by its step and answered at the end. Steps that may finish
-   * at once (a body already read, static secrets, a synchronous store and handler) are awaited only when they
-   * return a promise: each `await` of a plain value costs a turn of the microtask queue.
-   */
+  /** One delivery, top to bottom: each step throws its refusal, answered at the end (a step's promise awaited). */
   async function handle(request: WebhookRequest, context: C): Promise<WebhookResult> {
+    let notification: Notification | undefined;
     try {
-      checkMethodAndSender(request);
+      checkRequest(request);
       const type = mediaTypeOf(getHeader(request.headers, 'content-type'));
       const read = readEnvelope(request, type, limits);
       const envelope = isPromiseLike(read) ? await read : read;
-      const verification = verifySignature(envelope.data, envelope.signature, secrets, { algorithm });
-      const secret = verified(isPromiseLike(verification) ? await verification : verification, algorithm);
-      const notification = notificationFromData(envelope.data);
+      const verification = verifyEnvelope(envelope, secrets, algorithm);
+      const verified = isPromiseLike(verification) ? await verification : verification;
+      const { secret } = verified;
+      notification = verified.notification;
       const outcome = processNotification(notification, context, secret.index, secret.id);
       return accepted(isPromiseLike(outcome) ? await outcome : outcome, notification);
     } catch (error) {
       const known = asWebhookError(error);
       report(known, request.remoteAddress);
-      return refusal(known);
+      return refusal(known, notification);
     }
   }
 
-  const handler = handle as WebhookHandler<C>;
-  handler.on = (event, fn) => {
-    routes.add(event, fn as NotificationHandler<Notification, C>);
-    return handler;
-  };
-  handler.onAny = (fn) => {
-    routes.addAny(fn);
-    return handler;
-  };
-  handler.fetch = async (request, context, remoteAddress) =>
-    toResponse(await handle(fromFetchRequest(request, remoteAddress), context as C));
+  const handler = withMethods(options.capture ? withCapture(handle, options.capture) : handle, routes);
   handler.process = async (notification, context, processOptions) => {
     try {
       const { secretIndex = -1, secretId } = processOptions ?? {};
@@ -256,7 +244,7 @@ export function createWebhookHandler<C = undefined>(options: WebhookHandlerOptio
   return handler;
 }
 
-/** A verified notification's way through `key`, routes, `ordering` and the exactly-once protocol. */
+/** A verified notification's way through its key, routes, `ordering` and the exactly-once protocol. */
 type Processor<C> = (
   notification: Notification,
   context: C,
@@ -268,21 +256,17 @@ type Processor<C> = (
 function createProcessor<C>(
   options: WebhookHandlerOptions<C>,
   routes: Routes<C>,
-  logger: Pick<Console, 'warn'> | false,
+  keyFor: (notification: Notification) => string | undefined,
   report: (error: WebhookError, remoteAddress: string | undefined) => void,
 ): Processor<C> {
-  const keyOf = createKeyFunction(options.key ?? notificationKey, logger);
-  const store = checkedStore(options);
-  const once = new ExactlyOnce<C>(protocolOptions(options, store, (error) => report(error, undefined)));
-  const ordering = options.ordering
-    ? new OrderingGuard(options.ordering === true ? undefined : options.ordering)
-    : undefined;
+  const once = new ExactlyOnce<C>(protocolOptions(options, (error) => report(error, undefined)));
+  const ordering = orderingGuard(options.ordering);
   const recorded = (notification: Notification, outcome: Outcome): Outcome => {
     if (outcome === 'handled') ordering?.record(notification);
     return outcome;
   };
   return (notification, context, secretIndex, secretId) => {
-    const key = keyOf(notification);
+    const key = keyFor(notification);
     const delivery: DeliveryFacts = { key, secretIndex, secretId, raw: notification.raw };
     const handlers = routes.match(notification);
     if (handlers.length === 0) return 'ignored';
@@ -301,7 +285,54 @@ function createProcessor<C>(
   };
 }
 
-/** Refuses a request that is not a POST, or whose sender is not in `allowedSenders`. */
+/** The exactly-once protocol's options: the store and the time options checked, with their defaults. */
+function protocolOptions<C>(
+  options: WebhookHandlerOptions<C>,
+  report: (error: WebhookError) => void,
+): ExactlyOnceOptions {
+  return {
+    store: checkedStore(options as WebhookHandlerOptions<never>),
+    leaseMs: duration('leaseMs', options.leaseMs, 15_000),
+    ttlMs: positive('ttlMs', options.ttlMs, 7 * 24 * 60 * 60 * 1000),
+    inFlightWaitMs: duration('inFlightWaitMs', options.inFlightWaitMs, 5_000, 0),
+    handlerTimeoutMs: duration('handlerTimeoutMs', options.handlerTimeoutMs, 20_000),
+    storeTimeoutMs: duration('storeTimeoutMs', options.storeTimeoutMs, 2_000),
+    failOpen: options.failOpen ?? false,
+    clock: systemClock,
+    report,
+  };
+}
+
+type Logger = Pick<Console, 'warn' | 'error'> | false;
+
+/** The `store` option: the default `MemoryStore`, none (`false`), or one with the methods of a store contract. */
+function checkedStore(options: WebhookHandlerOptions<never>): DedupeStore | TransactionalStore | undefined {
+  const store = options.store === false ? undefined : (options.store ?? new MemoryStore());
+  if (store !== undefined && !isStore(store)) {
+    throw new TypeError(
+      '[@payhook/core] store must have claim, renew, commit and release (a DedupeStore), or transaction (a TransactionalStore).',
+    );
+  }
+  if (store !== undefined && isTransactionalStore(store) && options.failOpen) {
+    throw new TypeError(
+      '[@payhook/core] failOpen cannot be used with a transactional store: handlers would run without the transaction their writes need (inbox.client(delivery)).',
+    );
+  }
+  return store;
+}
+
+function bodyLimits(options: WebhookHandlerOptions<never>): { maxBodyBytes: number; readTimeoutMs: number } {
+  return {
+    maxBodyBytes: positive('maxBodyBytes', options.maxBodyBytes, 1024 * 1024),
+    readTimeoutMs: duration('readTimeoutMs', options.readTimeoutMs, 10_000),
+  };
+}
+
+function orderingGuard(ordering: boolean | OrderingOptions | undefined): OrderingGuard | undefined {
+  return ordering ? new OrderingGuard(ordering === true ? undefined : ordering) : undefined;
+}
+
+/** Refuses a method other than POST (405) and, with `allowedSenders`, a sender outside it (403). */
 function createRequestCheck(options: SenderOptions): (request: WebhookRequest) => void {
   const senderAllowed = options.allowedSenders ? createSenderCheck(options.allowedSenders) : undefined;
   return (request) => {
@@ -318,8 +349,11 @@ function createRequestCheck(options: SenderOptions): (request: WebhookRequest) =
   };
 }
 
-/** The stored key of a notification, bounded; warns when the key function finds nothing to tell it apart. */
-function createKeyFunction(keyOf: KeyFunction, logger: Pick<Console, 'warn'> | false): KeyFunction {
+/** A notification's key for the store, bounded; `undefined` (with a warning) when nothing tells it apart. */
+function createKeyFor(
+  keyOf: KeyFunction,
+  logger: Logger,
+): (notification: Notification) => string | undefined {
   return (notification) => {
     const key = keyOf(notification);
     if (key !== undefined) return boundKey(key);
@@ -332,54 +366,10 @@ function createKeyFunction(keyOf: KeyFunction, logger: Pick<Console, 'warn'> | f
   };
 }
 
-function fromFetchRequest(request: Request, remoteAddress: string | undefined): WebhookRequest {
-  return {
-    method: request.method,
-    headers: request.headers,
-    stream: request.body ?? undefined,
-    remoteAddress,
-  };
-}
-
-/** The store option checked: a `DedupeStore` or a `TransactionalStore`, never a transactional one with `failOpen`. */
-function checkedStore<C>(options: WebhookHandlerOptions<C>): DedupeStore | TransactionalStore | undefined {
-  const store = options.store === false ? undefined : (options.store ?? new MemoryStore());
-  if (store !== undefined && !isStore(store)) {
-    throw new TypeError(
-      '[@payhook/core] store must have claim, renew, commit and release (a DedupeStore), or transaction (a TransactionalStore).',
-    );
-  }
-  if (store !== undefined && isTransactionalStore(store) && options.failOpen) {
-    throw new TypeError(
-      '[@payhook/core] failOpen cannot be used with a transactional store: handlers would run without the transaction their writes need (inbox.client(delivery)).',
-    );
-  }
-  return store;
-}
-
-/** The exactly-once protocol's options: the time options checked, with their defaults. */
-function protocolOptions<C>(
-  options: WebhookHandlerOptions<C>,
-  store: DedupeStore | TransactionalStore | undefined,
-  report: (error: WebhookError) => void,
-): ExactlyOnceOptions {
-  return {
-    store,
-    leaseMs: duration('leaseMs', options.leaseMs, 15_000),
-    ttlMs: positive('ttlMs', options.ttlMs, 7 * 24 * 60 * 60 * 1000),
-    inFlightWaitMs: duration('inFlightWaitMs', options.inFlightWaitMs, 5_000, 0),
-    handlerTimeoutMs: duration('handlerTimeoutMs', options.handlerTimeoutMs, 20_000),
-    storeTimeoutMs: duration('storeTimeoutMs', options.storeTimeoutMs, 2_000),
-    failOpen: options.failOpen ?? false,
-    clock: systemClock,
-    report,
-  };
-}
-
-/** Gives an error to `onError` and, from 500 up, to the logger; neither may change the answer. */
-function createReporter(
+/** Sends every refusal and store failure to `onError` and, from 500 up, to the logger. */
+function createReport(
   onError: ErrorHook | undefined,
-  logger: Pick<Console, 'warn' | 'error'> | false,
+  logger: Logger,
 ): (error: WebhookError, remoteAddress: string | undefined) => void {
   return (error, remoteAddress) => {
     if (onError) {
@@ -398,6 +388,35 @@ function createReporter(
       // A failing logger must not change the answer, nor crash the process from a background renewal.
     }
   };
+}
+
+/** `handle` with the surface of a `WebhookHandler`: `.on`, `.onAny` and `.fetch` (`process` is added by the caller). */
+function withMethods<C>(
+  handle: (request: WebhookRequest, context: C) => Promise<WebhookResult>,
+  routes: Routes<C>,
+): WebhookHandler<C> {
+  const handler = handle as WebhookHandler<C>;
+  handler.on = (event, fn) => {
+    routes.add(event, fn as NotificationHandler<Notification, C>);
+    return handler;
+  };
+  handler.onAny = (fn) => {
+    routes.addAny(fn);
+    return handler;
+  };
+  handler.fetch = async (request, context, remoteAddress) =>
+    toResponse(
+      await handle(
+        {
+          method: request.method,
+          headers: request.headers,
+          stream: request.body ?? undefined,
+          remoteAddress,
+        },
+        context as C,
+      ),
+    );
+  return handler;
 }
 
 /** Node's timers take at most 2^31 - 1 ms; a longer wait would fire at once. */
@@ -429,37 +448,4 @@ function isStore(store: object): boolean {
   return ['claim', 'renew', 'commit', 'release'].every(
     (method) => typeof (s as Record<string, unknown>)[method] === 'function',
   );
-}
-
-/**
- * The secrets to verify with, checked once (`checkSecretOption` names a missing or ill-typed one); a resolver is
- * wrapped to warn about whitespace in what it returns.
- */
-function checkedSecrets(secret: Secrets, logger: Pick<Console, 'warn'> | false): Secrets {
-  const warned = { done: false };
-  const warn = (list: readonly Secret[]) => {
-    if (warned.done || !logger) return;
-    // Only what is a secret: anything else is refused by `checkSecret` after the resolver, as a TypeError (500).
-    if (list.some((s) => secretText(s) !== secretText(s)?.trim())) {
-      warned.done = true;
-      logger.warn(
-        '[@payhook/core] a webhook secret has leading or trailing whitespace; it is used as given. Trim it if it was copied with a newline.',
-      );
-    }
-  };
-  const checked = checkSecretOption(secret);
-  if (typeof checked !== 'function') {
-    warn(checked);
-    return checked;
-  }
-  return async (posId) => {
-    const found = await checked(posId);
-    if (found !== undefined) warn(toSecretArray(found));
-    return found;
-  };
-}
-
-function secretText(secret: Secret): string | undefined {
-  const text: unknown = typeof secret === 'string' ? secret : (secret as { secret?: unknown } | null)?.secret;
-  return typeof text === 'string' ? text : undefined;
 }

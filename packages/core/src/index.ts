@@ -2,6 +2,9 @@
 // validation for outgoing payments: `@payhook/core/validation`; stores: `@payhook/core/redis`, `/postgres`.
 export { decodeBase64Url, encodeBase64Url } from './base64url.js';
 export type { BodyStream, Envelope, HeaderBag } from './body.js';
+export type { CapturedDelivery, CaptureOptions, DeliveryCapture } from './capture.js';
+export { createCapture, DEFAULT_MASKED_FIELDS } from './capture.js';
+export { deferContinue } from './continue.js';
 export { decodeData } from './decode.js';
 export type {
   ClaimResult,
@@ -66,13 +69,10 @@ export type {
 export { isRecurring } from './notification.js';
 export type { OrderingOptions } from './ordering.js';
 export { parseNotification } from './parse.js';
+export type { Secret, SecretList, SecretResolver, Secrets } from './secrets.js';
 export type { SenderOptions } from './sender.js';
 export { SERVICE_SENDER_ADDRESSES } from './sender.js';
 export type {
-  Secret,
-  SecretList,
-  SecretResolver,
-  Secrets,
   SignatureAlgorithm,
   SignatureOptions,
   VerifyResult,

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { toMinorUnits } from './money.js';
+import { toMinorUnits, withoutTrailingZeros } from './money.js';
 
 describe('toMinorUnits', () => {
   it.each([
@@ -34,5 +34,19 @@ describe('toMinorUnits', () => {
         expect(toMinorUnits(cents / 100, 'UAH')).toBe(cents);
       }),
     );
+  });
+});
+
+describe('withoutTrailingZeros', () => {
+  it.each([
+    ['', ''],
+    ['0', ''],
+    ['10', '1'],
+    ['1000', '1'],
+    ['0001', '0001'],
+    ['0'.repeat(10_000) + '1', '0'.repeat(10_000) + '1'],
+    ['5' + '0'.repeat(10_000), '5'],
+  ])('trims %s', (digits, trimmed) => {
+    expect(withoutTrailingZeros(digits)).toBe(trimmed);
   });
 });

@@ -1,5 +1,3 @@
-import { withoutTrailingZeros } from './formats.js';
-
 const EXPONENTS: Readonly<Record<string, number>> = {
   BIF: 0,
   CLP: 0,
@@ -28,6 +26,15 @@ const EXPONENTS: Readonly<Record<string, number>> = {
   CLF: 4,
   UYW: 4,
 };
+
+/**
+ * `digits` without its trailing zeros. A loop: `/0+$/` retries from every zero of a run, quadratic on `0…01`.
+ */
+export function withoutTrailingZeros(digits: string): string {
+  let end = digits.length;
+  while (end > 0 && digits.charCodeAt(end - 1) === 48) end--;
+  return digits.slice(0, end);
+}
 
 /** Decimal places of an ISO 4217 currency (2 for any code not listed as different). */
 export function currencyExponent(currency: string): number {

@@ -20,7 +20,7 @@ export interface LimitInfo {
   description?: string;
 }
 
-/** Recurring config (spec 2.5), present on every charge of a subscription. */
+/** Recurring config (spec 2.5), present on a subscription's first payment and on each of its scheduled charges. */
 export interface RecurringInfo {
   id: string;
   status: 'init' | 'active' | 'canceled' | (string & {});
@@ -83,7 +83,7 @@ export interface PaymentDetails {
   result_url?: string;
   payload?: string;
   bank_short_name?: string;
-  /** Present on every charge of a subscription: a recurring payment. */
+  /** Present on a recurring payment: the subscription's first payment and each scheduled charge alike. */
   recurring?: RecurringInfo;
 }
 
@@ -118,7 +118,10 @@ export type LookupNotification = PrimaryNotification<'lookup'>;
 export type CaptureNotification = SecondaryNotification<'capture'>;
 export type VoidNotification = SecondaryNotification<'void'>;
 export type RefundNotification = SecondaryNotification<'refund'>;
-/** A charge of a subscription: a primary notification that carries `recurring`. */
+/**
+ * A notification of a recurring payment: a primary notification that carries `recurring`. That is the
+ * subscription's first payment as well as each scheduled charge; the spec shows no field telling them apart.
+ */
 export type RecurringNotification = PrimaryNotification & { recurring: RecurringInfo };
 
 /** Every notification, discriminated by `kind` and, within a kind, by `method`. */
@@ -146,7 +149,10 @@ export interface NotificationByMethod {
   recurring: RecurringNotification;
 }
 
-/** What `on()` takes: a method, `recurring`, or either followed by a known status (`refund.success`). */
+/**
+ * What `on()` takes: a method, `recurring` (every notification carrying `recurring`: a subscription's first
+ * payment and each scheduled charge), or either followed by a known status (`refund.success`).
+ */
 export type NotificationEvent = keyof NotificationByMethod | `${keyof NotificationByMethod}.${KnownStatus}`;
 
 /** The notification type an event name narrows to. */
@@ -168,7 +174,8 @@ export const PRIMARY_METHODS: ReadonlySet<string> = new Set<PrimaryMethod>([
 export const SECONDARY_METHODS: ReadonlySet<string> = new Set<SecondaryMethod>(['capture', 'void', 'refund']);
 
 /**
- * True for a charge of a subscription (it carries `recurring`).
+ * True for a notification of a recurring payment (it carries `recurring`): the subscription's first payment or a
+ * scheduled charge.
  *
  * @example
  * if (isRecurring(notification)) await extendSubscription(notification.recurring.id);

@@ -17,8 +17,8 @@ export interface Route<C> {
 
 /**
  * Which handlers a notification reaches, in the order they run: `method.status`, then `method`, then for a
- * recurring charge `recurring.status` and `recurring`, then every `onAny` (the `handle` option first); within
- * one event, in the order they were added.
+ * notification carrying `recurring` (a subscription's first payment or a scheduled charge) `recurring.status` and
+ * `recurring`, then every `onAny` (the `handle` option first); within one event, in the order they were added.
  */
 export class Routes<C> {
   readonly #byEvent = new Map<string, Route<C>[]>();

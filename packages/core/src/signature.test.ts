@@ -3,14 +3,7 @@ import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it, vi } from 'vitest';
 import { encodeBase64Url } from './base64url.js';
-import {
-  checkSecretOption,
-  matchSecret,
-  normalizeSignature,
-  resolveSecrets,
-  sign,
-  verifySignature,
-} from './signature.js';
+import { matchSecret, normalizeSignature, sign, verifySignature } from './signature.js';
 
 // An independent base64url: by hand from the alphabet, not through Buffer's 'base64'.
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
@@ -158,11 +151,6 @@ describe('verifySignature', () => {
   });
 });
 
-const PASS =
-  "pass the project's secret (SECRET_KEY in the service's settings) as a string, an { id, secret } object, an array of them, or a function of pos_id.";
-const UNSET =
-  ' If it is read from an environment variable (secret: process.env.WEBHOOK_SECRET!), that variable is not set, or is empty, where this process runs.';
-
 describe('matchSecret', () => {
   it('compares in constant time: as many character reads whether the first, the last or no character differs', () => {
     const expected = normalizeSignature(sign(data, 'current'))!;
@@ -188,68 +176,6 @@ describe('matchSecret', () => {
       [-1, 86],
       [-1, 86],
     ]);
-  });
-});
-
-describe('checkSecretOption', () => {
-  it.each([
-    [
-      'undefined (an unset environment variable)',
-      undefined,
-      `the secret option is undefined: ${PASS}${UNSET}`,
-    ],
-    ['null', null, `the secret option is null: ${PASS}${UNSET}`],
-    ['an empty string', '', `the secret option is an empty string: ${PASS}${UNSET}`],
-    ['a number', 42, `the secret option is a number: ${PASS}`],
-    ['a boolean', true, `the secret option is a boolean: ${PASS}`],
-    [
-      'an object without secret',
-      { id: 'v2' },
-      `the secret option is an object without a secret property: ${PASS}`,
-    ],
-    [
-      'an object whose secret is unset',
-      { id: 'v2', secret: undefined },
-      `the secret property of the secret option is undefined: ${PASS}${UNSET}`,
-    ],
-    [
-      'an object whose secret is a number',
-      { secret: 7 },
-      `the secret property of the secret option is a number: ${PASS}`,
-    ],
-    ['an empty array', [], `the secret option is an empty array: ${PASS}`],
-    [
-      'an array holding undefined',
-      ['current', undefined],
-      `item 1 of the secret option is undefined: ${PASS}${UNSET}`,
-    ],
-    [
-      'an array holding an object whose secret is empty',
-      [{ id: 'new', secret: '' }],
-      `the secret property of item 0 of the secret option is an empty string: ${PASS}${UNSET}`,
-    ],
-    ['an array holding an array', [['a']], `item 0 of the secret option is an array: ${PASS}`],
-  ])('refuses %s with a TypeError naming the option and the likely cause', (_, value, message) => {
-    expect(() => checkSecretOption(value)).toThrow(new TypeError(`[@payhook/core] ${message}`));
-  });
-
-  it('returns a resolver as given, and static secrets as a list', () => {
-    const resolver = () => 'secret';
-    const named = { id: 'v1', secret: 's1' };
-    expect(checkSecretOption(resolver)).toBe(resolver);
-    expect(checkSecretOption('s')).toEqual(['s']);
-    expect(checkSecretOption(named)).toEqual([named]);
-    expect(checkSecretOption(['s', named])).toEqual(['s', named]);
-  });
-
-  it('checks what verifySignature is given and what a resolver answers', async () => {
-    expect(() => verifySignature(data, sign(data, 'x'), undefined as unknown as string)).toThrow(
-      `[@payhook/core] the secret option is undefined: ${PASS}${UNSET}`,
-    );
-    await expect(resolveSecrets(() => [{ id: 'v1' }] as never, data)).rejects.toThrow(
-      `[@payhook/core] item 0 of what the secret resolver returned is an object without a secret property: ${PASS}`,
-    );
-    await expect(resolveSecrets(() => [], data)).resolves.toEqual([]);
   });
 });
 

@@ -1,28 +1,18 @@
 import * as crypto from 'node:crypto';
 import { canonicalDigest, plusForSpaceBytes } from './base64url.js';
-import { hasAtMostJsonValues } from './body.js';
-import { decodeDataText, parseDataJson } from './decode.js';
-import { SignatureError } from './errors.js';
+import {
+  checkSecretOption,
+  resolveSecrets,
+  type Secret,
+  type SecretList,
+  type SecretResolver,
+  type SecretSource,
+  type Secrets,
+  secretValue,
+} from './secrets.js';
 
 /** The digest of the spec's formula. `sha1` only for projects whose service account signs with SHA-1. */
 export type SignatureAlgorithm = 'sha256' | 'sha1';
-
-/** A secret, optionally named so a match can be reported by name (rotation). */
-export type Secret = string | { readonly id: string; readonly secret: string };
-
-/** One secret, or several accepted at once while rotating (the first is the current one). */
-export type SecretList = Secret | readonly Secret[];
-
-/**
- * Picks the secrets of a project by its `pos_id` (test and live projects have separate secrets). The `pos_id`
- * comes from data whose signature is not yet checked: use it only to choose, never to trust.
- */
-export type SecretResolver = (
-  posId: string | undefined,
-) => SecretList | undefined | Promise<SecretList | undefined>;
-
-/** What `verifySignature` and the handler accept as `secret`. */
-export type Secrets = SecretList | SecretResolver;
 
 export interface SignatureOptions {
   /**
@@ -51,7 +41,7 @@ const MALFORMED: VerifyResult = { valid: false, reason: 'malformed' };
 const MISMATCH: VerifyResult = { valid: false, reason: 'mismatch' };
 const NO_SECRET: VerifyResult = { valid: false, reason: 'no_secret' };
 
-/** One-shot hashing (Node 20.12+): a third of `createHash`'s cost for a notification-sized input. */
+/** One-shot hashing (Node 20.12+), cheaper than `createHash` for one input. */
 const oneShot = (crypto as { hash?: (algorithm: string, input: string, encoding: 'base64url') => string })
   .hash;
 
@@ -100,60 +90,6 @@ function equalInConstantTime(a: string, b: string): boolean {
   let difference = a.length ^ b.length;
   for (let i = 0; i < a.length; i++) difference |= a.charCodeAt(i) ^ b.charCodeAt(i);
   return difference === 0;
-}
-
-function describeValue(value: unknown): string {
-  if (value === undefined || value === null) return String(value);
-  if (value === '') return 'an empty string';
-  if (Array.isArray(value)) return value.length === 0 ? 'an empty array' : 'an array';
-  if (typeof value === 'object') return 'an object without a secret property';
-  return `a ${typeof value}`;
-}
-
-function secretError(where: string, value: unknown): TypeError {
-  const unset = value === undefined || value === null || value === '';
-  return new TypeError(
-    `[@payhook/core] ${where} is ${describeValue(value)}: pass the project's secret (SECRET_KEY in the service's settings) as a string, an { id, secret } object, an array of them, or a function of pos_id.${
-      unset
-        ? ' If it is read from an environment variable (secret: process.env.WEBHOOK_SECRET!), that variable is not set, or is empty, where this process runs.'
-        : ''
-    }`,
-  );
-}
-
-/** `value` as a `Secret`, or a TypeError naming `where()` (built only then: this runs on every verification). */
-function checkSecret(value: unknown, where: () => string): Secret {
-  if (typeof value === 'string' && value !== '') return value;
-  if (value !== null && typeof value === 'object' && !Array.isArray(value) && 'secret' in value) {
-    const { secret } = value;
-    if (typeof secret === 'string' && secret !== '') return value as Secret;
-    throw secretError(`the secret property of ${where()}`, secret);
-  }
-  throw secretError(where(), value);
-}
-
-/**
- * Checks the `secret` option once, when a handler is built: returns a resolver as given, or the static secrets as
- * a non-empty list of non-empty strings and `{ id, secret }` objects. Anything else (`undefined` from an unset
- * environment variable read as `process.env.WEBHOOK_SECRET!`, `null`, `''`, a number, an object without
- * `secret`, an empty array, an array holding any of these) throws a `TypeError` that names the option, the item
- * and the likely cause, instead of a TypeError from deep inside the first delivery.
- */
-export function checkSecretOption(value: unknown): SecretResolver | readonly Secret[] {
-  if (typeof value === 'function') return value as SecretResolver;
-  if (!Array.isArray(value)) return [checkSecret(value, () => 'the secret option')];
-  if (value.length === 0) throw secretError('the secret option', value);
-  for (let i = 0; i < value.length; i++) checkSecret(value[i], () => `item ${i} of the secret option`);
-  return value as readonly Secret[];
-}
-
-/** The list form of any `SecretList`. */
-export function toSecretArray(secrets: SecretList): readonly Secret[] {
-  return typeof secrets === 'string' || !Array.isArray(secrets) ? [secrets as Secret] : secrets;
-}
-
-function secretValue(secret: Secret): string {
-  return typeof secret === 'string' ? secret : secret.secret;
 }
 
 /**
@@ -226,52 +162,41 @@ export function verifySignature(
   secrets: Secrets,
   options?: SignatureOptions,
 ): VerifyResult | Promise<VerifyResult> {
-  const algorithm = options?.algorithm ?? 'sha256';
+  const checked = checkSecretOption(secrets);
+  const source: SecretSource =
+    typeof checked === 'function' ? (text) => resolveSecrets(checked, text) : checked;
+  return checkSignature(data, signature, source, options?.algorithm ?? 'sha256');
+}
+
+/**
+ * `verifySignature` with secrets already checked (`secretSource`): the handler and `verifyNotification` check
+ * theirs once, not on every delivery. A resolver is asked only for a signature that can be a digest.
+ */
+export function checkSignature(
+  data: string,
+  signature: string,
+  secrets: readonly Secret[],
+  algorithm: SignatureAlgorithm,
+): VerifyResult;
+export function checkSignature(
+  data: string,
+  signature: string,
+  secrets: SecretSource,
+  algorithm: SignatureAlgorithm,
+): VerifyResult | Promise<VerifyResult>;
+export function checkSignature(
+  data: string,
+  signature: string,
+  secrets: SecretSource,
+  algorithm: SignatureAlgorithm,
+): VerifyResult | Promise<VerifyResult> {
   const expected = normalizeSignature(signature, algorithm);
   if (typeof secrets === 'function') {
     if (!expected) return Promise.resolve(MALFORMED);
-    return resolveSecrets(secrets, data).then((list) =>
+    return secrets(data).then((list) =>
       list.length === 0 ? NO_SECRET : resultFor(list, matchSecret(data, expected, list, algorithm)),
     );
   }
-  const list = checkSecretOption(secrets) as readonly Secret[];
   if (!expected) return MALFORMED;
-  return resultFor(list, matchSecret(data, expected, list, algorithm));
-}
-
-/**
- * The most JSON values unverified data may hold for its `pos_id` to be read: a notification has about fifty, and
- * JSON.parse of a megabyte of tiny values costs forty times that of a megabyte of text.
- */
-const MAX_UNVERIFIED_VALUES = 10_000;
-
-/** `pos_id` from unverified data, to choose secrets only; `undefined` when it cannot be read cheaply. */
-function unverifiedPosId(data: string): string | undefined {
-  try {
-    const json = decodeDataText(data);
-    if (!hasAtMostJsonValues(json, MAX_UNVERIFIED_VALUES)) return undefined;
-    const value = parseDataJson(json).pos_id;
-    return typeof value === 'string' ? value : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * Reads `pos_id` from unverified data (to choose secrets only) and asks the resolver. A resolver that throws or
- * rejects (its database is down) is `secret.unavailable`: nothing was verified, and the service's retry may find
- * the secrets.
- */
-export async function resolveSecrets(resolver: SecretResolver, data: string): Promise<readonly Secret[]> {
-  let found: SecretList | undefined;
-  try {
-    found = await resolver(unverifiedPosId(data));
-  } catch (cause) {
-    const message = 'the secret resolver failed, so the signature could not be checked.';
-    throw new SignatureError('secret.unavailable', message, { cause });
-  }
-  if (found === undefined) return [];
-  return toSecretArray(found).map((secret, index) =>
-    checkSecret(secret, () => `item ${index} of what the secret resolver returned`),
-  );
+  return resultFor(secrets, matchSecret(data, expected, secrets, algorithm));
 }

@@ -4,7 +4,7 @@ import { encodeBase64Url } from './base64url.js';
 import { ERROR_STATUS, PayloadError, RequestError, SignatureError, type WebhookErrorCode } from './errors.js';
 import { createWebhookHandler } from './handler.js';
 import { sign } from './signature.js';
-import { type NotificationInput, verifyNotification } from './verify.js';
+import { type NotificationInput, verifyEnvelope, verifyNotification } from './verify.js';
 
 const OLD_SECRET = 'old-secret-19c2';
 
@@ -173,5 +173,31 @@ describe('verifyNotification', () => {
     );
     expect(codeOf({ data: 1, signature: good.signature })).toBe('payload.malformed');
     expect(() => verifyNotification(undefined as unknown as string, SECRET)).toThrow(TypeError);
+  });
+});
+
+describe('verifyEnvelope', () => {
+  it('answers at once with static secrets: the notification and which secret matched', () => {
+    const envelope = signed(JSON.stringify(purchase()), OLD_SECRET);
+    const result = verifyEnvelope(envelope, [SECRET, { id: 'old', secret: OLD_SECRET }], 'sha256');
+    expect(result.secret).toEqual({ valid: true, index: 1, id: 'old' });
+    expect(result.notification).toMatchObject({ kind: 'primary', order_id: 'order-1001' });
+  });
+
+  it('checks the signature before it decodes: unreadable data wrongly signed is signature.invalid', () => {
+    const envelope = { data: 'not base64url json!', signature: sign('other', SECRET) };
+    expect((thrown(() => verifyEnvelope(envelope, [SECRET], 'sha256')) as SignatureError).code).toBe(
+      'signature.invalid',
+    );
+  });
+
+  it('answers with a promise when the secrets come from a lookup, rejecting every refusal', async () => {
+    const envelope = signed(JSON.stringify(purchase()));
+    const found = verifyEnvelope(envelope, async () => [SECRET], 'sha256');
+    expect(found).toBeInstanceOf(Promise);
+    await expect(found).resolves.toMatchObject({ secret: { index: 0, id: undefined } });
+    await expect(verifyEnvelope(envelope, async () => [], 'sha256')).rejects.toMatchObject({
+      code: 'secret.not_found',
+    });
   });
 });

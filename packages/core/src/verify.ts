@@ -2,28 +2,40 @@ import { type Envelope, envelopeFromObject, parseRawBody } from './body.js';
 import { SignatureError } from './errors.js';
 import type { Notification } from './notification.js';
 import { notificationFromData } from './parse.js';
+import { isPromiseLike } from './promise.js';
 import {
-  checkAlgorithm,
+  type Secret,
   type SecretList,
   type SecretResolver,
+  type SecretSource,
   type Secrets,
+  secretSource,
+} from './secrets.js';
+import {
+  checkAlgorithm,
+  checkSignature,
   type SignatureAlgorithm,
   type SignatureOptions,
   type VerifyResult,
-  verifySignature,
 } from './signature.js';
 
 /** What `verifyNotification` reads: the raw body as received (form or JSON, text or bytes), or its two fields. */
 export type NotificationInput = string | Uint8Array | Envelope;
 
+/** Which secret a verified delivery was signed with. */
+type MatchedSecret = Extract<VerifyResult, { valid: true }>;
+
+/** A delivery whose signature matched: its typed notification, and the secret that matched. */
+export interface VerifiedEnvelope {
+  readonly notification: Notification;
+  readonly secret: MatchedSecret;
+}
+
 /**
- * The secret that matched, or the `SignatureError` the handler answers: `secret.not_found` when a resolver had
- * none for the delivery's `pos_id`, else `signature.invalid`.
+ * The secret that matched, else throws the `SignatureError` the handler answers: `secret.not_found` when a
+ * resolver had none for the delivery's `pos_id`, else `signature.invalid`.
  */
-export function verified(
-  result: VerifyResult,
-  algorithm: SignatureAlgorithm,
-): VerifyResult & { valid: true } {
+function matchedSecretOrThrow(result: VerifyResult, algorithm: SignatureAlgorithm): MatchedSecret {
   if (result.valid) return result;
   if (result.reason === 'no_secret') {
     throw new SignatureError('secret.not_found', 'no secret is configured for the pos_id of this delivery.');
@@ -34,6 +46,41 @@ export function verified(
       ? `the signature is not a ${algorithm} digest in base64url: check the algorithm option and that the field was not altered.`
       : 'the signature does not match the data under any configured secret: check the secret (test and live projects differ) and that data is passed exactly as received.',
   );
+}
+
+function verifiedEnvelope(
+  envelope: Envelope,
+  result: VerifyResult,
+  algorithm: SignatureAlgorithm,
+): VerifiedEnvelope {
+  const secret = matchedSecretOrThrow(result, algorithm);
+  return { secret, notification: notificationFromData(envelope.data) };
+}
+
+/**
+ * A delivery's envelope → its verified notification: the signature checked, then `data` decoded and parsed; every
+ * refusal thrown (or, with a resolver, rejected). The one sequence of the handler and `verifyNotification`,
+ * synchronous unless a resolver is asked: the handler awaits only a promise.
+ */
+export function verifyEnvelope(
+  envelope: Envelope,
+  secrets: readonly Secret[],
+  algorithm: SignatureAlgorithm,
+): VerifiedEnvelope;
+export function verifyEnvelope(
+  envelope: Envelope,
+  secrets: SecretSource,
+  algorithm: SignatureAlgorithm,
+): VerifiedEnvelope | Promise<VerifiedEnvelope>;
+export function verifyEnvelope(
+  envelope: Envelope,
+  secrets: SecretSource,
+  algorithm: SignatureAlgorithm,
+): VerifiedEnvelope | Promise<VerifiedEnvelope> {
+  const result = checkSignature(envelope.data, envelope.signature, secrets, algorithm);
+  return isPromiseLike(result)
+    ? result.then((resolved) => verifiedEnvelope(envelope, resolved, algorithm))
+    : verifiedEnvelope(envelope, result, algorithm);
 }
 
 /** `{` after optional whitespace: a JSON envelope (no form body starts with it; the handler goes by Content-Type). */
@@ -57,15 +104,6 @@ function startsJson(bytes: Uint8Array): boolean {
     if (byte !== 0x20 && byte !== 0x09 && byte !== 0x0a && byte !== 0x0d) return false;
   }
   return false;
-}
-
-function notificationOf(
-  envelope: Envelope,
-  result: VerifyResult,
-  algorithm: SignatureAlgorithm,
-): Notification {
-  verified(result, algorithm);
-  return notificationFromData(envelope.data);
 }
 
 /**
@@ -107,17 +145,9 @@ export function verifyNotification(
   options?: SignatureOptions,
 ): Notification | Promise<Notification> {
   const algorithm = checkAlgorithm(options?.algorithm);
-  if (typeof secrets === 'function') {
-    return (async () => {
-      const envelope = envelopeOf(input);
-      const result = await verifySignature(envelope.data, envelope.signature, secrets, { algorithm });
-      return notificationOf(envelope, result, algorithm);
-    })();
+  const source = secretSource(secrets);
+  if (typeof source === 'function') {
+    return (async () => (await verifyEnvelope(envelopeOf(input), source, algorithm)).notification)();
   }
-  const envelope = envelopeOf(input);
-  return notificationOf(
-    envelope,
-    verifySignature(envelope.data, envelope.signature, secrets, { algorithm }),
-    algorithm,
-  );
+  return verifyEnvelope(envelopeOf(input), source, algorithm).notification;
 }

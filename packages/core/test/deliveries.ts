@@ -123,3 +123,30 @@ export function recurringCharge(overrides: Record<string, unknown> = {}): string
 export function base(store: DedupeStore | TransactionalStore): WebhookHandlerOptions {
   return { secret: STORE_SECRET, store, logger: false };
 }
+
+/** Claims `key`, lets that lease run out (`expire`), and claims it again: the stale claim and the current one. */
+export async function takeOver(
+  store: DedupeStore,
+  key: string,
+  expire: (key: string) => Promise<unknown>,
+): Promise<{ stale: { token: string; fence?: number }; current: { token: string; fence?: number } }> {
+  const stale = await store.claim(key, 60_000);
+  if (stale.status !== 'claimed') throw new Error('expected a claim');
+  await expire(key);
+  const current = await store.claim(key, 60_000);
+  if (current.status !== 'claimed') throw new Error('expected a takeover');
+  return { stale, current };
+}
+
+/** The fences of three claims of one new key, each lease let run out (`expire`) before the next claim. */
+export async function fencesOfTakeovers(store: DedupeStore, expire: (key: string) => Promise<unknown>) {
+  const key = randomUUID();
+  const fences: (number | undefined)[] = [];
+  for (let i = 0; i < 3; i++) {
+    const claim = await store.claim(key, 60_000);
+    if (claim.status !== 'claimed') throw new Error('expected a claim');
+    fences.push(claim.fence);
+    await expire(key);
+  }
+  return fences;
+}

@@ -9,7 +9,7 @@ import { DATABASE_URL, REDIS_URL, reachPostgres, reachRedis } from './servers.js
 
 /** One store every exactly-once test runs against. */
 export interface StoreCase {
-  name: 'MemoryStore' | 'RedisStore' | 'PostgresStore' | 'PostgresInbox';
+  name: 'MemoryStore' | 'RedisStore' | 'PostgresStore' | 'PostgresStore, unbatched' | 'PostgresInbox';
   up: boolean;
   /** On vitest's fake timers: only the MemoryStore lives wholly in this process's clock. */
   fake: boolean;
@@ -73,6 +73,13 @@ export async function storeCases(name: string): Promise<StoreServers> {
       fake: false,
       transactional: false,
       make: () => new PostgresStore({ pool: pool!, table }),
+    },
+    {
+      name: 'PostgresStore, unbatched',
+      up: postgresUp,
+      fake: false,
+      transactional: false,
+      make: () => new PostgresStore({ pool: pool!, table, batch: false }),
     },
     {
       name: 'PostgresInbox',

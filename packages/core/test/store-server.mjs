@@ -1,5 +1,6 @@
 // One webhook instance for the multi-process store tests, on the BUILT package (dist). Configured by env:
-//   STORE=redis|postgres|inbox, CLIENT=ioredis|node-redis (redis), REDIS_URL, DATABASE_URL, PREFIX, TABLE,
+//   STORE=redis|postgres|inbox, CLIENT=ioredis|node-redis (redis), BATCH=0 (postgres: batch: false), REDIS_URL,
+//   DATABASE_URL, PREFIX, TABLE,
 //   APP_TABLE (inbox: the application's own table), LEASE_MS, HANDLER_MS, HANG_ON (a payment_id whose handler
 //   never returns, for the SIGKILL test), SECRET.
 // Prints one JSON line per event on stdout: listening {port}, hanging {payment_id}, handled {payment_id}.
@@ -44,7 +45,7 @@ async function createStore() {
     const inbox = new PostgresInbox({ pool, table: env.TABLE });
     return { store: inbox, inbox };
   }
-  return { store: new PostgresStore({ pool, table: env.TABLE }) };
+  return { store: new PostgresStore({ pool, table: env.TABLE, batch: env.BATCH !== '0' }) };
 }
 
 const { store, inbox } = await createStore();

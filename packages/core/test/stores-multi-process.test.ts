@@ -45,6 +45,11 @@ const SCENARIOS: Scenario[] = [
     example: { DATABASE_URL, PAYHOOK_TABLE: `payhook_test_mp_${RUN}`, REDIS_URL: '' },
   },
   {
+    name: 'PostgreSQL store, unbatched',
+    up: postgresUp,
+    env: { STORE: 'postgres', BATCH: '0', DATABASE_URL, TABLE: `payhook_test_mp_unbatched_${RUN}` },
+  },
+  {
     name: 'PostgreSQL inbox',
     up: postgresUp,
     env: {

@@ -40,6 +40,7 @@ export type {
   WebhookResult,
 } from '@payhook/core';
 export {
+  deferContinue,
   HandlerError,
   isRecurring,
   MemoryStore,

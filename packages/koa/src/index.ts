@@ -41,8 +41,9 @@ export type {
   WebhookResult,
 } from '@payhook/core';
 // What an application needs besides the middleware, so it imports from one place: the error classes, the
-// notification types, the store contract and `MemoryStore`. Everything else is in @payhook/core.
+// notification types, the store contract, `MemoryStore` and `deferContinue`. Everything else is in @payhook/core.
 export {
+  deferContinue,
   HandlerError,
   isRecurring,
   MemoryStore,

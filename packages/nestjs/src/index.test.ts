@@ -1,8 +1,13 @@
 import { Module } from '@nestjs/common';
 import { describe, expect, it } from 'vitest';
-import { itAnswersEveryStatus, itAnswersTimeout } from '../../../test/adapter-conformance.ts';
+import {
+  itAnswersEveryStatus,
+  itAnswersTimeout,
+  itDefersContinue,
+  itRefusesRepeatedJsonFields,
+} from '../../../test/adapter-conformance.ts';
 import { NEST, nestServer, PLATFORMS } from '../test/apps.ts';
-import { PayhookModule, type PayhookModuleOptions } from './index.ts';
+import { deferContinue, PayhookModule, type PayhookModuleOptions } from './index.ts';
 
 function appModule(options: PayhookModuleOptions) {
   @Module({ imports: [PayhookModule.forRoot(options)] })
@@ -13,6 +18,13 @@ function appModule(options: PayhookModuleOptions) {
 describe.each(PLATFORMS)(`${NEST}, %s platform, with Nest's default body parsers`, (platform) => {
   itAnswersEveryStatus((options) => nestServer(platform, appModule({ ...options, path: '/webhooks' })));
   itAnswersTimeout((options) => nestServer(platform, appModule({ ...options, path: '/webhooks' })));
+  // Mounted before Nest's body parsers, the module reads the JSON bytes itself.
+  itRefusesRepeatedJsonFields((options) =>
+    nestServer(platform, appModule({ ...options, path: '/webhooks' })),
+  );
+  itDefersContinue(async (options) =>
+    deferContinue(await nestServer(platform, appModule({ ...options, path: '/webhooks' }))),
+  );
 });
 
 describe('a secret read from an unset environment variable', () => {

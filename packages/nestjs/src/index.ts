@@ -13,6 +13,7 @@ export type {
   WebhookResult,
 } from '@payhook/core';
 export {
+  deferContinue,
   HandlerError,
   MemoryStore,
   PayloadError,

@@ -1,4 +1,5 @@
-export type { Duration, IntervalUnit } from './fake/calendar.js';
+export type { IntervalUnit } from '@payhook/core/validation';
+export type { Duration } from './fake/calendar.js';
 export type { FakeClock, Timeline } from './fake/clock.js';
 export type { FakeViolation } from './fake/errors.js';
 export { FakeServiceError } from './fake/errors.js';
@@ -11,18 +12,22 @@ export type {
 } from './fake/outbox.js';
 export { DEFAULT_RETRY_SCHEDULE, fetchTransport } from './fake/outbox.js';
 export type { PaymentOutcome } from './fake/outcomes.js';
-export { TEST_CARDS } from './fake/outcomes.js';
+export { TEST_CARDS, THREE_DS_CODE } from './fake/outcomes.js';
 export type { FakeProject, FakeProjectOptions } from './fake/projects.js';
 export { FakeService } from './fake/service.js';
 export type { SubscriptionPlan, SubscriptionStatus } from './fake/subscriptions.js';
 export type {
   AuthCheck,
   CheckoutAction,
+  CheckoutCard,
+  CheckoutStep,
+  CheckoutView,
   CreatedPayment,
   FakeCharge,
   FakePaymentView,
   FakeServiceOptions,
   FakeSubscriptionView,
+  Wallet,
 } from './fake/types.js';
 export { DECLINED, PENDING_3DS } from './fixtures/codes.js';
 export type { RecurringChargeOptions } from './fixtures/primary.js';
@@ -53,6 +58,8 @@ export type {
   FakeVoid,
   Wire,
 } from './fixtures/wire.js';
+export type { ReplayedDelivery, ReplayOptions } from './replay.js';
+export { replayDeliveries } from './replay.js';
 export { burst, outOfOrder, redeliver, redeliverWithNewField } from './scenarios.js';
 export type { FakeServer, FakeServerOptions } from './server.js';
 export { startFakeServer } from './server.js';

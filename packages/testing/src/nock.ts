@@ -58,13 +58,15 @@ export interface PaymentApiMock {
   /** Headers for an API call of `project` (or the first project): `X-API-AUTH`, `X-API-KEY`, JSON type. */
   headers(project?: FakeProject, signature?: string): Record<string, string>;
   /**
-   * True when at least one call was made, every call was routed and answered below 500, and every webhook sent
-   * so far was acknowledged (unless failed deliveries are expected).
+   * True when at least one call was made, every call was routed and answered below 500, every webhook sent
+   * so far was acknowledged (unless failed deliveries are expected), and none sent for the first time was
+   * answered `duplicate` (a store that remembers an earlier run's ids).
    */
   isDone(options?: { expectFailedDeliveries?: boolean }): boolean;
   /**
    * Throws (like nock's `scope.done()`) unless `isDone()`, listing the calls that went wrong and each webhook
-   * not delivered with its cause (`fetch failed (connect ECONNREFUSED 127.0.0.1:…)`, `answered 500`).
+   * not delivered with its cause (`fetch failed (connect ECONNREFUSED 127.0.0.1:…)`, `answered 500`), and each
+   * first delivery answered `duplicate` with the cause and the fix.
    */
   done(options?: { expectFailedDeliveries?: boolean }): void;
   /** Removes these interceptors and allows the network again. */
@@ -177,6 +179,7 @@ export function mockPaymentApi(options: MockPaymentApiOptions): PaymentApiMock {
       .map((c) => `${c.method} ${c.path} answered ${c.status}`),
     ...unmatched.map((u) => `${u} was not intercepted`),
     ...(expectFailed ? [] : fake.outbox.undelivered()),
+    ...fake.outbox.unexpectedDuplicates(),
   ];
 
   return {

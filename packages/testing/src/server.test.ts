@@ -1,31 +1,13 @@
-import { existsSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { PassThrough } from 'node:stream';
 import { webhookMiddleware } from '@payhook/express';
 import express from 'express';
-import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runServe } from './cli/serve.js';
 import { type FakeServer, startFakeServer } from './server.js';
 
-const SECRET = 'browser-test-secret';
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-];
-
-const hasChromium = existsSync(CHROMIUM);
-if (!hasChromium && process.env.CI !== 'true') {
-  console.warn(
-    `[@payhook/testing] SKIPPING the hosted-checkout browser test: ${CHROMIUM} is missing (apt-get install -y chromium).`,
-  );
-}
+const SECRET = 'server-test-secret';
 
 interface Merchant {
   url: string;
@@ -93,36 +75,6 @@ describe('the fake service over HTTP', () => {
     await server.close();
     await new Promise((resolve) => merchant.server.close(resolve));
   });
-
-  it.skipIf(!hasChromium && process.env.CI !== 'true')(
-    'runs a hosted checkout in headless Chromium: redirect, pay, result_url, webhook handled',
-    async () => {
-      const created = await createHosted(server, merchant, 'browser-1', 'Teapot <b>"cast iron"</b> & cups');
-      expect(created.status).toBe(303);
-      const location = created.headers.get('location')!;
-      const checkoutId = server.fake.paymentByOrder('browser-1')!.checkoutId;
-      expect(location).toBe(`${server.url}/api/v1/checkout/${checkoutId}/form`);
-
-      const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
-      try {
-        const page = await browser.newPage();
-        await page.goto(location);
-        expect(await page.textContent('#amount')).toBe('25.5 XTS');
-        // Escaped: shown as text, never parsed as markup.
-        expect(await page.textContent('#description')).toBe('Teapot <b>"cast iron"</b> & cups');
-        expect(await page.locator('#description b').count()).toBe(0);
-        await Promise.all([page.waitForURL(`${merchant.url}/thanks`), page.click('#pay')]);
-        expect(await page.textContent('#thanks')).toBe('Thank you for your order');
-      } finally {
-        await browser.close();
-      }
-      await server.fake.idle();
-      expect(merchant.handled).toEqual([{ order_id: 'browser-1', status: 'success' }]);
-      expect(server.fake.deliveries.map((d) => [d.url, d.status, d.body])).toEqual([
-        [`${merchant.url}/webhooks`, 200, '{"ok":true,"outcome":"handled"}'],
-      ]);
-    },
-  );
 
   it('answers a completed checkout page with its status and refuses a second submission with 409', async () => {
     const created = await createHosted(server, merchant, 'http-2', 'Cups');

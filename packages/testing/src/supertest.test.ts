@@ -247,3 +247,13 @@ describe('createTestHandler', () => {
     expect(app.calls).toHaveLength(0);
   });
 });
+
+describe('postWebhook: a target it cannot post to', () => {
+  it('names what it takes instead of failing inside supertest', async () => {
+    await expect(
+      postWebhook({ listen() {} } as unknown as WebhookTarget, fakePurchase(), { secret }),
+    ).rejects.toThrow(
+      '[@payhook/testing] postWebhook cannot post to this object: pass an Express or Koa app, a Fastify app, a NestJS app, a node:http server, a (req, res) listener, a Fetch handler or a URL.',
+    );
+  });
+});

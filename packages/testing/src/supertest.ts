@@ -21,18 +21,21 @@ export type FetchHandler = (request: Request) => Response | Promise<Response>;
 
 /**
  * What `postWebhook` can post to: an Express app or any `(req, res)` request listener, a Koa app (its
- * `callback()` is used), a `node:http` server (started on an ephemeral port if it is not listening), a Fetch
- * handler (a one-argument function) or an object with a `fetch` method (a Hono app, `{ fetch: POST }` for a
- * Next.js route handler), or the base URL of a live server.
+ * `callback()` is used), a Fastify app (`ready()` is awaited, then its `server` is used), a NestJS app (its
+ * `getHttpServer()`, after `init()`, which Nest runs once), a `node:http` server (started on an ephemeral port if it
+ * is not listening), a Fetch handler (a one-argument function) or an object with a `fetch` method (a Hono app,
+ * `{ fetch: POST }` for a Next.js route handler), or the base URL of a live server.
  *
  * @example
- * const targets: WebhookTarget[] = [expressApp, koaApp, honoApp, (req: Request) => POST(req), 'http://127.0.0.1:3000'];
+ * const targets: WebhookTarget[] = [expressApp, koaApp, fastifyApp, nestApp, honoApp, (req: Request) => POST(req), 'http://127.0.0.1:3000'];
  */
 export type WebhookTarget =
   | RequestListener
   | FetchHandler
   | { callback(): RequestListener }
   | { fetch: FetchHandler }
+  | { server: Server; ready(): PromiseLike<unknown> }
+  | { getHttpServer(): unknown; init(): PromiseLike<unknown> }
   | Server
   | string;
 
@@ -109,9 +112,29 @@ function loadSupertest(): Promise<Supertest> {
   return supertest;
 }
 
-function toSupertestTarget(target: WebhookTarget): RequestListener | Server | string {
+const TARGETS =
+  'an Express or Koa app, a Fastify app, a NestJS app, a node:http server, a (req, res) listener, a Fetch handler or a URL';
+
+/** The listener or server inside `target`, with the framework made ready first (Fastify, NestJS). */
+async function toSupertestTarget(target: WebhookTarget): Promise<RequestListener | Server | string> {
   if (typeof target === 'string' || typeof target === 'function') return target as RequestListener | string;
   if ('callback' in target && typeof target.callback === 'function') return target.callback();
+  if ('getHttpServer' in target && typeof target.getHttpServer === 'function') {
+    if (typeof target.init === 'function') await target.init();
+    // Nest on Fastify: Fastify's own ready() too, or its routes are not there yet.
+    const instance = (target as { getHttpAdapter?: () => { getInstance?: () => unknown } })
+      .getHttpAdapter?.()
+      .getInstance?.() as { ready?: () => PromiseLike<unknown>; server?: unknown } | undefined;
+    if (typeof instance?.ready === 'function' && instance.server !== undefined) await instance.ready();
+    return target.getHttpServer() as Server;
+  }
+  if ('server' in target && typeof target.ready === 'function') {
+    await target.ready();
+    return target.server;
+  }
+  if (typeof (target as { address?: unknown }).address !== 'function') {
+    throw new TypeError(`[@payhook/testing] postWebhook cannot post to this object: pass ${TARGETS}.`);
+  }
   return target as Server;
 }
 
@@ -169,7 +192,10 @@ async function postWithSupertest(
   body: string,
 ): Promise<RawAnswer> {
   const request = await loadSupertest();
-  const res = await request(toSupertestTarget(target)).post(path).set(headers).send(body);
+  const res = await request(await toSupertestTarget(target))
+    .post(path)
+    .set(headers)
+    .send(body);
   return {
     status: res.status,
     headers: res.headers as Record<string, string | string[] | undefined>,

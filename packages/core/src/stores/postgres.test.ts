@@ -4,14 +4,24 @@ import pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
   expectOnceUnderConcurrency,
+  fencesOfTakeovers,
   formRequest,
   purchaseKey,
   STORE_SECRET,
   signedPurchase,
+  takeOver,
 } from '../../test/deliveries.js';
 import { CuttableProxy, DATABASE_URL, reachPostgres } from '../../test/servers.js';
 import { createWebhookHandler } from '../handler.js';
-import { inboxClient, migrate, migrationSql, PostgresInbox, PostgresStore } from './postgres.js';
+import {
+  inboxClient,
+  migrate,
+  migrationSql,
+  type PgQueryable,
+  type PgQueryConfig,
+  PostgresInbox,
+  PostgresStore,
+} from './postgres.js';
 
 const postgresUp = await reachPostgres();
 // One table per test file and process, so parallel files and engineers never share rows.
@@ -70,12 +80,12 @@ describe.skipIf(!postgresUp)('PostgreSQL stores', () => {
   async function row(key: string) {
     const result = await pool.query(
       `SELECT done, token, expires_at > now() AS live,
-              round(extract(epoch FROM expires_at - now()))::int AS seconds
+              round(extract(epoch FROM expires_at - now()))::int AS seconds, fence::int AS fence
        FROM ${TABLE} WHERE key = $1`,
       [key],
     );
     return result.rows[0] as
-      | { done: boolean; token: string | null; live: boolean; seconds: number }
+      | { done: boolean; token: string | null; live: boolean; seconds: number; fence: number }
       | undefined;
   }
 
@@ -118,40 +128,107 @@ describe.skipIf(!postgresUp)('PostgreSQL stores', () => {
     });
   });
 
+  describe('migrate on a table made before fences', () => {
+    const OLD = `${TABLE}_old`;
+    afterAll(async () => {
+      await pool.query(`DROP TABLE IF EXISTS ${OLD}`);
+    });
+
+    it('adds the fence column once, keeps the rows, and the stores count from there', async () => {
+      await pool.query(`DROP TABLE IF EXISTS ${OLD}`);
+      await pool.query(`CREATE TABLE ${OLD} (key text PRIMARY KEY, done boolean NOT NULL DEFAULT false,
+        token text, expires_at timestamptz NOT NULL, created_at timestamptz NOT NULL DEFAULT now())`);
+      await pool.query(
+        `INSERT INTO ${OLD} (key, done, expires_at) VALUES ('kept', true, now() + interval '1 hour')`,
+      );
+      await migrate(pool, { table: OLD });
+      await migrate(pool, { table: OLD });
+      const columns = await pool.query(
+        `SELECT column_name, data_type, column_default FROM information_schema.columns
+         WHERE table_name = $1 AND column_name = 'fence'`,
+        [OLD],
+      );
+      expect(columns.rows).toEqual([{ column_name: 'fence', data_type: 'bigint', column_default: '0' }]);
+      const old = new PostgresStore({ pool, table: OLD });
+      expect(await old.claim('kept', 60_000)).toEqual({ status: 'duplicate' });
+      expect(await old.claim('new', 60_000)).toMatchObject({ status: 'claimed', fence: 1 });
+    });
+  });
+
   describe('PostgresStore', () => {
-    it('claims a new key with a token, answers in_flight while leased, duplicate once committed', async () => {
+    /** Ends the key's lease as if it had run out, keeping the row (and its fence). */
+    async function expire(key: string) {
+      await pool.query(`UPDATE ${TABLE} SET expires_at = now() - interval '1 second' WHERE key = $1`, [key]);
+    }
+
+    it('claims a new key with fence 1 and a token, answers in_flight while leased, duplicate once committed', async () => {
       const key = randomUUID();
       const claim = await store.claim(key, 60_000);
       if (claim.status !== 'claimed') throw new Error('expected a claim');
       expect(claim.token).toMatch(/^[0-9a-f]{32}$/);
-      expect(await row(key)).toEqual({ done: false, token: claim.token, live: true, seconds: 60 });
+      expect(claim.fence).toBe(1);
+      expect(await row(key)).toEqual({ done: false, token: claim.token, live: true, seconds: 60, fence: 1 });
       expect(await store.claim(key, 60_000)).toEqual({ status: 'in_flight' });
-      await store.commit(key, claim.token, 3_600_000);
-      expect(await row(key)).toEqual({ done: true, token: null, live: true, seconds: 3600 });
+      expect(await store.commit(key, claim.token, 3_600_000)).toBe(true);
+      expect(await row(key)).toEqual({ done: true, token: claim.token, live: true, seconds: 3600, fence: 1 });
       expect(await store.claim(key, 60_000)).toEqual({ status: 'duplicate' });
+      expect(await store.commit(key, claim.token, 3_600_000)).toBe(false);
     });
 
-    it('release deletes only the caller own lease', async () => {
+    it('each takeover of a lease that ran out gets the next fence', async () => {
+      expect(await fencesOfTakeovers(store, expire)).toEqual([1, 2, 3]);
+    });
+
+    it('a stale commit answers false, writes nothing and leaves the newer claim lease intact', async () => {
       const key = randomUUID();
-      const late = await store.claim(key, 60_000);
-      if (late.status !== 'claimed') throw new Error('expected a claim');
-      await pool.query(`UPDATE ${TABLE} SET expires_at = now() - interval '1 second' WHERE key = $1`, [key]);
-      const current = await store.claim(key, 60_000);
-      if (current.status !== 'claimed') throw new Error('expected the expired lease to be taken over');
+      const { stale, current } = await takeOver(store, key, expire);
+      expect(current.fence).toBe(2);
+      expect(await store.commit(key, stale.token, 3_600_000)).toBe(false);
+      expect(await row(key)).toEqual({
+        done: false,
+        token: current.token,
+        live: true,
+        seconds: 60,
+        fence: 2,
+      });
+      expect(await store.renew(key, stale.token, 60_000)).toBe(false);
+      expect(await store.commit(key, current.token, 3_600_000)).toBe(true);
+      expect(await row(key)).toEqual({
+        done: true,
+        token: current.token,
+        live: true,
+        seconds: 3600,
+        fence: 2,
+      });
+    });
+
+    it('release ends only the caller own lease and keeps the row, so the next claim counts on', async () => {
+      const key = randomUUID();
+      const { stale: late, current } = await takeOver(store, key, expire);
       await store.release(key, late.token);
       expect((await row(key))?.token).toBe(current.token);
       await store.release(key, current.token);
-      expect(await row(key)).toBeUndefined();
+      expect(await row(key)).toMatchObject({ done: false, live: false, fence: 2 });
+      expect(await store.claim(key, 60_000)).toMatchObject({ status: 'claimed', fence: 3 });
     });
 
-    it('release after commit keeps the done row; commit after expiry still marks done', async () => {
+    it('commit marks done when the caller lease ran out and nobody took it (the work ran once)', async () => {
       const key = randomUUID();
       const claim = await store.claim(key, 60_000);
       if (claim.status !== 'claimed') throw new Error('expected a claim');
-      await pool.query(`DELETE FROM ${TABLE} WHERE key = $1`, [key]); // expired and pruned meanwhile
-      await store.commit(key, claim.token, 60_000);
+      await expire(key);
+      expect(await store.commit(key, claim.token, 60_000)).toBe(true);
       await store.release(key, claim.token);
-      expect(await row(key)).toEqual({ done: true, token: null, live: true, seconds: 60 });
+      expect(await row(key)).toEqual({ done: true, token: claim.token, live: true, seconds: 60, fence: 1 });
+    });
+
+    it('commit marks done when the row was pruned meanwhile', async () => {
+      const key = randomUUID();
+      const claim = await store.claim(key, 60_000);
+      if (claim.status !== 'claimed') throw new Error('expected a claim');
+      await pool.query(`DELETE FROM ${TABLE} WHERE key = $1`, [key]);
+      expect(await store.commit(key, claim.token, 60_000)).toBe(true);
+      expect(await store.claim(key, 60_000)).toEqual({ status: 'duplicate' });
     });
 
     it('claims a key whose done row has expired (TTL on read)', async () => {
@@ -163,8 +240,8 @@ describe.skipIf(!postgresUp)('PostgreSQL stores', () => {
       expect((await store.claim(key, 60_000)).status).toBe('claimed');
     });
 
-    it('grants one of 64 concurrent claims, and runs the handler once for 64 concurrent copies', async () => {
-      const key = await expectOnceUnderConcurrency(store);
+    it('unbatched: grants one of 64 concurrent claims, and runs the handler once for 64 concurrent copies', async () => {
+      const key = await expectOnceUnderConcurrency(new PostgresStore({ pool, table: TABLE, batch: false }));
       expect((await row(key))?.done).toBe(true);
     });
 
@@ -187,6 +264,139 @@ describe.skipIf(!postgresUp)('PostgreSQL stores', () => {
       expect(await store.prune({ limit: 10 })).toBe(5);
       expect(await store.prune()).toBe(0);
       expect((await pool.query(`SELECT count(*)::int AS n FROM ${TABLE}`)).rows[0].n).toBe(5);
+    });
+  });
+
+  describe('statements', () => {
+    /** The pool, recording each statement sent through it. */
+    function recording() {
+      const sent: PgQueryConfig[] = [];
+      const queryable: PgQueryable = {
+        query: (config, values) => {
+          sent.push(typeof config === 'string' ? { text: config, values } : config);
+          return pool.query(config as pg.QueryConfig, values);
+        },
+      };
+      return { queryable, sent };
+    }
+
+    it('sends every statement named, one name per text and table, and unnamed with prepare: false', async () => {
+      const { queryable, sent } = recording();
+      const named = new PostgresStore({ pool: queryable, table: TABLE });
+      const key = randomUUID();
+      const claim = await named.claim(key, 60_000);
+      if (claim.status !== 'claimed') throw new Error('expected a claim');
+      await named.renew(key, claim.token, 60_000);
+      await named.commit(key, claim.token, 60_000);
+      expect(await named.claim(key, 60_000)).toEqual({ status: 'duplicate' });
+      expect(sent.map((q) => q.name)).toEqual([
+        expect.stringMatching(/^payhook_[0-9a-f]{16}$/),
+        expect.stringMatching(/^payhook_[0-9a-f]{16}$/),
+        expect.stringMatching(/^payhook_[0-9a-f]{16}$/),
+        sent[0]!.name,
+        expect.stringMatching(/^payhook_[0-9a-f]{16}$/),
+      ]);
+      expect(new Set(sent.map((q) => q.name)).size).toBe(4);
+      sent.length = 0;
+      const plain = new PostgresStore({ pool: queryable, table: TABLE, prepare: false });
+      await plain.claim(randomUUID(), 60_000);
+      expect(sent).toEqual([{ text: expect.stringContaining('INSERT INTO'), values: expect.any(Array) }]);
+    });
+
+    describe('batched', () => {
+      it('sends a lone claim and a lone commit at once, each as one statement', async () => {
+        const { queryable, sent } = recording();
+        const batched = new PostgresStore({ pool: queryable, table: TABLE, batch: true });
+        const key = randomUUID();
+        const claiming = batched.claim(key, 60_000);
+        // Sent before claim() returned: no timer, no tick waited for.
+        expect(sent).toHaveLength(1);
+        const claim = await claiming;
+        if (claim.status !== 'claimed') throw new Error('expected a claim');
+        const committing = batched.commit(key, claim.token, 60_000);
+        expect(sent).toHaveLength(2);
+        expect(await committing).toBe(true);
+        expect(sent).toHaveLength(2);
+      });
+
+      it('groups claims made while others are under way, each caller getting its own answer', async () => {
+        const { queryable, sent } = recording();
+        const batched = new PostgresStore({ pool: queryable, table: TABLE, batch: true });
+        const done = randomUUID();
+        const first = await batched.claim(done, 60_000);
+        if (first.status !== 'claimed') throw new Error('expected a claim');
+        await batched.commit(done, first.token, 60_000);
+        const leased = randomUUID();
+        await batched.claim(leased, 60_000);
+        sent.length = 0;
+        const fresh = Array.from({ length: 40 }, () => randomUUID());
+        const keys = [...fresh, done, leased, fresh[0]!];
+        const claims = await Promise.all(keys.map((key) => batched.claim(key, 60_000)));
+        // Four lanes go at once, one claim each; the other 39 wait and go together: one INSERT, one SELECT.
+        expect(sent).toHaveLength(4 + 2);
+        expect(claims.slice(0, 40).map((c) => c.status)).toEqual(Array(40).fill('claimed'));
+        expect(claims.slice(40)).toEqual([
+          { status: 'duplicate' },
+          { status: 'in_flight' },
+          { status: 'in_flight' },
+        ]);
+        expect(new Set(claims.map((c) => (c.status === 'claimed' ? c.token : c.status))).size).toBe(42);
+        const commits = await Promise.all(
+          claims
+            .slice(0, 40)
+            .map((c, i) => batched.commit(fresh[i]!, c.status === 'claimed' ? c.token : '', 60_000)),
+        );
+        expect(commits).toEqual(Array(40).fill(true));
+        expect(sent).toHaveLength(6 + 4 + 1);
+      });
+
+      it('refuses a stale commit inside a batch and commits the others', async () => {
+        const batched = new PostgresStore({ pool, table: TABLE, batch: true });
+        const key = randomUUID();
+        const stale = await batched.claim(key, 60_000);
+        if (stale.status !== 'claimed') throw new Error('expected a claim');
+        await pool.query(`UPDATE ${TABLE} SET expires_at = now() - interval '1 second' WHERE key = $1`, [
+          key,
+        ]);
+        const current = await batched.claim(key, 60_000);
+        if (current.status !== 'claimed') throw new Error('expected a takeover');
+        const others = await Promise.all(
+          Array.from({ length: 6 }, () => batched.claim(randomUUID(), 60_000)),
+        );
+        const answers = await Promise.all([
+          ...others.map((c, i) => batched.commit(`none-${i}`, c.status === 'claimed' ? c.token : '', 60_000)),
+          batched.commit(key, stale.token, 60_000),
+          batched.commit(key, current.token, 60_000),
+        ]);
+        expect(answers).toEqual([...Array(6).fill(true), false, true]);
+        expect(await row(key)).toMatchObject({ done: true, token: current.token, fence: 2 });
+      });
+
+      it('fails every caller of a failed batch with its error, as each would have alone', async () => {
+        let fail = false;
+        const failing: PgQueryable = {
+          query: (config, values) =>
+            fail
+              ? Promise.reject(new Error('connection terminated'))
+              : pool.query(config as pg.QueryConfig, values),
+        };
+        const batched = new PostgresStore({ pool: failing, table: TABLE, batch: true });
+        fail = true;
+        const answers = await Promise.allSettled(
+          Array.from({ length: 10 }, () => batched.claim(randomUUID(), 60_000)),
+        );
+        expect(
+          answers.map((a) => (a.status === 'rejected' ? (a.reason as Error).message : a.status)),
+        ).toEqual(Array(10).fill('connection terminated'));
+        fail = false;
+        expect((await batched.claim(randomUUID(), 60_000)).status).toBe('claimed');
+      });
+
+      it('grants one of 64 concurrent claims, and runs the handler once for 64 concurrent copies', async () => {
+        const batched = new PostgresStore({ pool, table: TABLE, batch: true });
+        const key = await expectOnceUnderConcurrency(batched);
+        expect((await row(key))?.done).toBe(true);
+      });
     });
   });
 
@@ -228,7 +438,7 @@ describe.skipIf(!postgresUp)('PostgreSQL stores', () => {
       expect(first.body).toBe('{"ok":true,"outcome":"handled"}');
       expect(await state(paymentId)).toEqual({
         app: [10],
-        inbox: { done: true, token: null, live: true, seconds: 3600 },
+        inbox: { done: true, token: null, live: true, seconds: 3600, fence: 1 },
       });
       const again = await webhook(formRequest(signedPurchase(paymentId)), undefined);
       expect(again.body).toBe('{"ok":true,"outcome":"duplicate"}');
@@ -282,6 +492,99 @@ describe.skipIf(!postgresUp)('PostgreSQL stores', () => {
       expect(await state(paymentId)).toEqual({ app: [], inbox: undefined });
     });
 
+    it('takes over a row whose time ran out with the next fence', async () => {
+      const key = randomUUID();
+      await pool.query(
+        `INSERT INTO ${TABLE} (key, done, expires_at, fence) VALUES ($1, true, now() - interval '1 ms', 4)`,
+        [key],
+      );
+      expect(await inbox.transaction(key, async () => 'ran')).toEqual({ status: 'done', value: 'ran' });
+      expect(await row(key)).toEqual({ done: true, token: null, live: true, seconds: 3600, fence: 5 });
+      expect(await inbox.transaction(key, async () => 'again')).toEqual({ status: 'duplicate' });
+    });
+
+    it('the claim waits lockTimeoutMs at most, and the handler queries run with the connection own lock_timeout', async () => {
+      const paymentId = randomUUID();
+      const seen: string[] = [];
+      const webhook = createWebhookHandler({
+        secret: STORE_SECRET,
+        store: inbox,
+        logger: false,
+        handle: async (_n, _context, delivery) => {
+          const tx = inbox.client(delivery);
+          seen.push((await tx.query('SHOW lock_timeout')).rows[0].lock_timeout);
+          await tx.query("SET lock_timeout = '7s'"); // a session setting of the application's
+          seen.push((await tx.query('SHOW lock_timeout')).rows[0].lock_timeout);
+        },
+      });
+      expect((await webhook(formRequest(signedPurchase(paymentId)), undefined)).body).toBe(
+        '{"ok":true,"outcome":"handled"}',
+      );
+      const settings = await pool.query("SELECT reset_val FROM pg_settings WHERE name = 'lock_timeout'");
+      expect(seen).toEqual([settings.rows[0].reset_val === '0' ? '0' : seen[0], '7s']);
+    });
+
+    it('a run whose connection is killed mid-handler commits nothing; the copy waiting on its row commits once', async () => {
+      const paymentId = randomUUID();
+      let release!: () => void;
+      const gate = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      let started!: (pid: number) => void;
+      const firstPid = new Promise<number>((resolve) => {
+        started = resolve;
+      });
+      let runs = 0;
+      // Two instances: one process would make the second copy wait for its own run instead of the database.
+      const instance = () =>
+        createWebhookHandler({
+          secret: STORE_SECRET,
+          store: inbox,
+          logger: false,
+          inFlightWaitMs: 30_000,
+          handlerTimeoutMs: 30_000,
+          handle: async (n, _context, delivery) => {
+            const run = ++runs;
+            const tx = inbox.client(delivery);
+            await tx.query(`INSERT INTO ${APP_TABLE} (payment_id, amount) VALUES ($1, $2)`, [
+              n.payment_id,
+              run,
+            ]);
+            if (run === 1) {
+              started((await tx.query('SELECT pg_backend_pid() AS pid')).rows[0].pid);
+              await gate;
+            }
+          },
+        });
+      const body = signedPurchase(paymentId);
+      const first = instance()(formRequest(body), undefined);
+      const pid = await firstPid;
+      const second = instance()(formRequest(body), undefined);
+      // The second copy's claim is waiting on the row the first run's transaction holds.
+      while (
+        (
+          await pool.query(
+            "SELECT count(*)::int AS n FROM pg_locks WHERE NOT granted AND locktype = 'transactionid' AND pid <> $1",
+            [pid],
+          )
+        ).rows[0].n === 0
+      ) {
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      await pool.query('SELECT pg_terminate_backend($1)', [pid]);
+      const secondAnswer = await second;
+      release();
+      const firstAnswer = await first;
+      expect(secondAnswer.body).toBe('{"ok":true,"outcome":"handled"}');
+      expect(firstAnswer.status).toBe(503);
+      expect(JSON.parse(firstAnswer.body).error.code).toBe('store.unavailable');
+      expect(await state(paymentId)).toEqual({
+        app: [2],
+        inbox: { done: true, token: null, live: true, seconds: 3600, fence: 1 },
+      });
+      expect(runs).toBe(2);
+    });
+
     it('inboxClient refuses a delivery without an inbox transaction', () => {
       expect(() => inboxClient({})).toThrow(
         '[@payhook/core] this delivery has no inbox transaction: set store: new PostgresInbox({ pool }) on the webhook handler.',
@@ -305,6 +608,7 @@ describe.skipIf(!postgresUp)('PostgreSQL stores', () => {
 
     it.each([
       ['PostgresStore', () => new PostgresStore({ pool: cutPool, table: TABLE })],
+      ['PostgresStore, batch: false', () => new PostgresStore({ pool: cutPool, table: TABLE, batch: false })],
       ['PostgresInbox', () => new PostgresInbox({ pool: cutPool, table: TABLE })],
     ])(
       '%s: answers 503 store.unavailable naming postgres, then handles the redelivery',

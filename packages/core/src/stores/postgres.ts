@@ -1,5 +1,6 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import type { ClaimResult, DedupeStore, TransactionalStore, TransactionResult } from '../dedupe.js';
+import { Batcher } from './batcher.js';
 
 /** What the stores read from a query result (`pg`'s `QueryResult` fits). */
 export interface PgResult {
@@ -9,13 +10,26 @@ export interface PgResult {
 }
 
 /**
- * Anything that runs a parameterised query: a `pg` `Pool`, `Client` or `PoolClient`.
+ * A query as `pg` takes it: with a `name`, `pg` prepares it once per connection and then sends only its values.
+ *
+ * @example
+ * const claim: PgQueryConfig = { name: 'payhook_claim_1f2e', text: 'INSERT …', values: [key] };
+ */
+export interface PgQueryConfig {
+  name?: string;
+  text: string;
+  values?: unknown[];
+}
+
+/**
+ * Anything that runs a parameterised query, given as text and values or as a (named) query config: a `pg`
+ * `Pool`, `Client` or `PoolClient`.
  *
  * @example
  * const db: PgQueryable = new pg.Pool({ connectionString: process.env.DATABASE_URL });
  */
 export interface PgQueryable {
-  query(text: string, values?: unknown[]): Promise<PgResult>;
+  query(textOrConfig: string | PgQueryConfig, values?: unknown[]): Promise<PgResult>;
 }
 
 /** A connection checked out of a pool (`pg`'s `PoolClient`): queries, then goes back with `release`. */
@@ -41,11 +55,23 @@ export interface PostgresTableOptions {
    * @default 'payhook_inbox'
    */
   table?: string;
+  /**
+   * Send the store's statements as named prepared statements (parsed and planned once per connection). Turn it
+   * off behind a pooler that cannot keep them (PgBouncer before 1.21 in transaction mode).
+   * @default true
+   */
+  prepare?: boolean;
 }
 
 export interface PostgresStoreOptions extends PostgresTableOptions {
   /** A `pg` `Pool` (or one connected `Client`), shared with the rest of the app. */
   pool: PgQueryable;
+  /**
+   * Claims (and commits) made while others are being sent share one statement and one transaction: one WAL
+   * flush for many webhooks. A lone claim goes out at once, with the same statement as without it.
+   * @default true
+   */
+  batch?: boolean;
 }
 
 export interface PostgresInboxOptions<C extends PgPoolClientLike> extends PostgresTableOptions {
@@ -102,8 +128,17 @@ CREATE TABLE IF NOT EXISTS ${t.name} (
   done       boolean     NOT NULL DEFAULT false,
   token      text,
   expires_at timestamptz NOT NULL,
-  created_at timestamptz NOT NULL DEFAULT now()
+  created_at timestamptz NOT NULL DEFAULT now(),
+  fence      bigint      NOT NULL DEFAULT 0
 );
+-- A table made before fences gains the column (instantly: a constant default). Checked first, because ALTER TABLE
+-- locks the whole table even when the column exists.
+DO $$ BEGIN
+  IF NOT EXISTS (SELECT 1 FROM pg_attribute
+                 WHERE attrelid = '${t.name}'::regclass AND attname = 'fence' AND NOT attisdropped) THEN
+    ALTER TABLE ${t.name} ADD COLUMN fence bigint NOT NULL DEFAULT 0;
+  END IF;
+END $$;
 CREATE INDEX IF NOT EXISTS ${t.index} ON ${t.name} (expires_at);
 `;
 }
@@ -119,6 +154,16 @@ export async function migrate(client: PgQueryable, options?: PostgresTableOption
   const sql = migrationSql(options?.table);
   // One simple-protocol query string: one connection, one implicit transaction, so the xact lock covers it.
   await client.query(`SELECT pg_advisory_xact_lock(hashtext('payhook migrate'));\n${sql}`);
+}
+
+/** A statement of the stores: named (parsed and planned once per connection) unless `prepare` is off. */
+type Statement = (values: unknown[]) => PgQueryConfig;
+
+function statement(text: string, prepare = true): Statement {
+  if (!prepare) return (values) => ({ text, values });
+  // Named for its text, so stores of two tables on one pool never share a name.
+  const name = `payhook_${createHash('sha256').update(text).digest('hex').slice(0, 16)}`;
+  return (values) => ({ name, text, values });
 }
 
 function prune(pool: PgQueryable, table: Table, limit: number): Promise<number> {
@@ -142,11 +187,46 @@ export interface PruneOptions {
   limit?: number;
 }
 
+interface Claim {
+  readonly key: string;
+  readonly token: string;
+  readonly leaseMs: number;
+}
+
+interface Commit {
+  readonly key: string;
+  readonly token: string;
+  readonly ttlMs: number;
+}
+
+/** Sends at most this many claims (or commits) in one statement. */
+const MAX_BATCH = 256;
+/** Batched statements of one kind under way at once; calls arriving meanwhile wait for the next. */
+const BATCH_LANES = 4;
+
+/** Each key once per statement (ON CONFLICT cannot update a row twice), in key order (a fixed lock order). */
+function rounds<T extends { readonly key: string }>(items: readonly T[]): T[][] {
+  const result: { keys: Set<string>; items: T[] }[] = [];
+  for (const item of items) {
+    let round = result.find((r) => !r.keys.has(item.key));
+    if (round === undefined) {
+      round = { keys: new Set(), items: [] };
+      result.push(round);
+    }
+    round.keys.add(item.key);
+    round.items.push(item);
+  }
+  return result.map((r) => r.items.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)));
+}
+
 /**
  * Duplicate detection shared by every instance through PostgreSQL, with leases as in `RedisStore`: `claim` is
- * one `INSERT … ON CONFLICT DO UPDATE … WHERE expired` (an expired lease or done row is taken over), plus a
- * `SELECT` only when the key is live; `commit` upserts the done row for the TTL; `release` deletes the row only
- * while it holds the caller's token. Times come from the database clock, so instances need not agree on time.
+ * one `INSERT … ON CONFLICT DO UPDATE … WHERE expired` (an expired lease or done row is taken over, its fence
+ * counted on), plus a `SELECT` only when the key is live; `commit` writes the done row for the TTL only while the
+ * caller's token holds the key or nobody does, and answers `false` otherwise (a stale run: fencing); `renew` and
+ * `release` act only for the token's holder (`release` ends the lease and keeps the row and its fence). Times come
+ * from the database clock, so instances need not agree on time. Every statement is a named prepared statement;
+ * claims and commits made while others are under way share one statement (`batch`, on by default).
  *
  * @example
  * import pg from 'pg';
@@ -159,11 +239,16 @@ export class PostgresStore implements DedupeStore {
   readonly name = 'postgres';
   readonly #pool: PgQueryable;
   readonly #table: Table;
-  readonly #claim: string;
-  readonly #state: string;
-  readonly #commit: string;
-  readonly #renew: string;
-  readonly #release: string;
+  readonly #claim: Statement;
+  readonly #claims: Statement;
+  readonly #state: Statement;
+  readonly #states: Statement;
+  readonly #commit: Statement;
+  readonly #commits: Statement;
+  readonly #renew: Statement;
+  readonly #release: Statement;
+  readonly #claimBatcher: Batcher<Claim, ClaimResult | undefined> | undefined;
+  readonly #commitBatcher: Batcher<Commit, boolean> | undefined;
 
   constructor(options: PostgresStoreOptions) {
     if (typeof options.pool?.query !== 'function') {
@@ -171,45 +256,84 @@ export class PostgresStore implements DedupeStore {
     }
     this.#pool = options.pool;
     const t = tableOf(options.table);
+    const prepare = options.prepare;
     this.#table = t;
-    this.#claim = `INSERT INTO ${t.name} AS i (key, done, token, expires_at)
-      VALUES ($1, false, $2, now() + $3 * interval '1 millisecond')
-      ON CONFLICT (key) DO UPDATE SET done = false, token = excluded.token, expires_at = excluded.expires_at
-      WHERE i.expires_at <= now()
-      RETURNING 1`;
-    this.#state = `SELECT done FROM ${t.name} WHERE key = $1 AND expires_at > now()`;
-    this.#commit = `INSERT INTO ${t.name} AS i (key, done, token, expires_at)
-      VALUES ($1, true, NULL, now() + $2 * interval '1 millisecond')
-      ON CONFLICT (key) DO UPDATE SET done = true, token = NULL, expires_at = excluded.expires_at`;
-    this.#renew = `UPDATE ${t.name} SET expires_at = now() + $3 * interval '1 millisecond'
-      WHERE key = $1 AND token = $2 AND NOT done`;
-    this.#release = `DELETE FROM ${t.name} WHERE key = $1 AND token = $2 AND NOT done`;
+    const takeOver = `ON CONFLICT (key) DO UPDATE
+      SET done = false, token = excluded.token, expires_at = excluded.expires_at, fence = i.fence + 1
+      WHERE i.expires_at <= now()`;
+    this.#claim = statement(
+      `INSERT INTO ${t.name} AS i (key, done, token, expires_at, fence)
+      VALUES ($1, false, $2, now() + $3 * interval '1 millisecond', 1)
+      ${takeOver} RETURNING fence`,
+      prepare,
+    );
+    this.#claims = statement(
+      `INSERT INTO ${t.name} AS i (key, done, token, expires_at, fence)
+      SELECT c.key, false, c.token, now() + c.ms * interval '1 millisecond', 1
+      FROM unnest($1::text[], $2::text[], $3::float8[]) WITH ORDINALITY AS c(key, token, ms, n) ORDER BY c.n
+      ${takeOver} RETURNING key, fence`,
+      prepare,
+    );
+    this.#state = statement(`SELECT done FROM ${t.name} WHERE key = $1 AND expires_at > now()`, prepare);
+    this.#states = statement(
+      `SELECT key, done FROM ${t.name} WHERE key = ANY($1::text[]) AND expires_at > now()`,
+      prepare,
+    );
+    // The caller's token still holds the key (not committed yet), or nobody holds it (a lease that ran out).
+    const fenced = `ON CONFLICT (key) DO UPDATE
+      SET done = true, token = excluded.token, expires_at = excluded.expires_at
+      WHERE (i.token = excluded.token AND NOT i.done) OR i.expires_at <= now()`;
+    this.#commit = statement(
+      `INSERT INTO ${t.name} AS i (key, done, token, expires_at)
+      VALUES ($1, true, $2, now() + $3 * interval '1 millisecond')
+      ${fenced} RETURNING 1`,
+      prepare,
+    );
+    this.#commits = statement(
+      `INSERT INTO ${t.name} AS i (key, done, token, expires_at)
+      SELECT c.key, true, c.token, now() + c.ms * interval '1 millisecond'
+      FROM unnest($1::text[], $2::text[], $3::float8[]) WITH ORDINALITY AS c(key, token, ms, n) ORDER BY c.n
+      ${fenced} RETURNING key`,
+      prepare,
+    );
+    this.#renew = statement(
+      `UPDATE ${t.name} SET expires_at = now() + $3 * interval '1 millisecond'
+      WHERE key = $1 AND token = $2 AND NOT done`,
+      prepare,
+    );
+    this.#release = statement(
+      `UPDATE ${t.name} SET expires_at = now() WHERE key = $1 AND token = $2 AND NOT done AND expires_at > now()`,
+      prepare,
+    );
+    if (options.batch ?? true) {
+      const lanes = { lanes: BATCH_LANES, max: MAX_BATCH };
+      this.#claimBatcher = new Batcher((claims) => this.#claimAll(claims), lanes);
+      this.#commitBatcher = new Batcher((commits) => this.#commitAll(commits), lanes);
+    }
   }
 
   async claim(key: string, leaseMs: number): Promise<ClaimResult> {
     const token = randomBytes(16).toString('hex');
+    const claim = { key, token, leaseMs: Math.ceil(leaseMs) };
+    const first = await (this.#claimBatcher?.call(claim) ?? this.#claimOne(claim));
     // A row deleted or expired between the INSERT and the SELECT is claimable again: try once more.
-    for (let attempt = 0; attempt < 2; attempt++) {
-      const claimed = await this.#pool.query(this.#claim, [key, token, Math.ceil(leaseMs)]);
-      if (claimed.rowCount === 1) return { status: 'claimed', token };
-      const state = await this.#pool.query(this.#state, [key]);
-      const row = state.rows[0] as { done: boolean } | undefined;
-      if (row) return row.done ? DUPLICATE : IN_FLIGHT;
-    }
-    return IN_FLIGHT;
+    return first ?? (await this.#claimOne(claim)) ?? IN_FLIGHT;
   }
 
-  async commit(key: string, _token: string, ttlMs: number): Promise<void> {
-    await this.#pool.query(this.#commit, [key, Math.ceil(ttlMs)]);
+  async commit(key: string, token: string, ttlMs: number): Promise<boolean> {
+    const commit = { key, token, ttlMs: Math.ceil(ttlMs) };
+    if (this.#commitBatcher) return this.#commitBatcher.call(commit);
+    const committed = await this.#pool.query(this.#commit([key, token, commit.ttlMs]));
+    return committed.rowCount === 1;
   }
 
   async renew(key: string, token: string, leaseMs: number): Promise<boolean> {
-    const renewed = await this.#pool.query(this.#renew, [key, token, Math.ceil(leaseMs)]);
+    const renewed = await this.#pool.query(this.#renew([key, token, Math.ceil(leaseMs)]));
     return renewed.rowCount === 1;
   }
 
   async release(key: string, token: string): Promise<void> {
-    await this.#pool.query(this.#release, [key, token]);
+    await this.#pool.query(this.#release([key, token]));
   }
 
   /**
@@ -222,14 +346,86 @@ export class PostgresStore implements DedupeStore {
   prune(options?: PruneOptions): Promise<number> {
     return prune(this.#pool, this.#table, options?.limit ?? 1_000);
   }
+
+  /** One claim; `undefined` when the row changed between the INSERT and the SELECT. */
+  async #claimOne({ key, token, leaseMs }: Claim): Promise<ClaimResult | undefined> {
+    const claimed = await this.#pool.query(this.#claim([key, token, leaseMs]));
+    if (claimed.rowCount === 1) return claimedBy(token, (claimed.rows[0] as { fence: unknown }).fence);
+    const state = await this.#pool.query(this.#state([key]));
+    const row = state.rows[0] as { done: boolean } | undefined;
+    return row === undefined ? undefined : row.done ? DUPLICATE : IN_FLIGHT;
+  }
+
+  /** Claims sent together: one statement per round of distinct keys, one `SELECT` for the keys not taken. */
+  async #claimAll(claims: readonly Claim[]): Promise<(ClaimResult | undefined)[]> {
+    if (claims.length === 1) return [await this.#claimOne(claims[0]!)];
+    const answers = new Map<Claim, ClaimResult | undefined>();
+    for (const round of rounds(claims)) {
+      const values = [round.map((c) => c.key), round.map((c) => c.token), round.map((c) => c.leaseMs)];
+      const claimed = await this.#pool.query(this.#claims(values));
+      const fences = new Map(
+        (claimed.rows as { key: string; fence: unknown }[]).map((r) => [r.key, r.fence]),
+      );
+      const taken = round.filter((c) => !fences.has(c.key));
+      const states =
+        taken.length === 0
+          ? new Map<string, boolean>()
+          : new Map(
+              ((await this.#pool.query(this.#states([taken.map((c) => c.key)]))).rows as Row[]).map((r) => [
+                r.key,
+                r.done,
+              ]),
+            );
+      for (const c of round) {
+        const done = states.get(c.key);
+        answers.set(
+          c,
+          fences.has(c.key)
+            ? claimedBy(c.token, fences.get(c.key))
+            : done === undefined
+              ? undefined
+              : done
+                ? DUPLICATE
+                : IN_FLIGHT,
+        );
+      }
+    }
+    return claims.map((c) => answers.get(c));
+  }
+
+  /** Commits sent together: one statement per round of distinct keys. */
+  async #commitAll(commits: readonly Commit[]): Promise<boolean[]> {
+    const answers = new Map<Commit, boolean>();
+    for (const round of rounds(commits)) {
+      const values = [round.map((c) => c.key), round.map((c) => c.token), round.map((c) => c.ttlMs)];
+      const committed = await this.#pool.query(
+        round.length === 1 ? this.#commit(values.map((v) => v[0])) : this.#commits(values),
+      );
+      const keys = new Set((committed.rows as { key?: string }[]).map((r) => r.key));
+      for (const c of round) answers.set(c, round.length === 1 ? committed.rowCount === 1 : keys.has(c.key));
+    }
+    return commits.map((c) => answers.get(c)!);
+  }
+}
+
+interface Row {
+  key: string;
+  done: boolean;
+}
+
+function claimedBy(token: string, fence: unknown): ClaimResult {
+  return { status: 'claimed', token, fence: Number(fence) };
 }
 
 /**
  * A transactional inbox: each delivery runs in one transaction that inserts the notification's row and holds
  * the application's own writes (the handler receives the transaction's client: `inbox.client(delivery)`). Both
  * commit together or not at all, so the effect happens exactly once even if the process dies mid-way (the
- * database rolls the open transaction back). A concurrent copy waits on the row (up to the handler's storeTimeoutMs), then answers duplicate, or 409 while the first still runs; a
- * handler failure rolls back the row with the application's writes, so the redelivery is handled.
+ * database rolls the open transaction back). A concurrent copy waits on the row (up to the handler's
+ * storeTimeoutMs), then answers duplicate, or 409 while the first still runs; a handler failure rolls back the
+ * row with the application's writes, so the redelivery is handled. Three round trips besides the handler's own:
+ * `BEGIN` with the claim's `lock_timeout`, the claim (a named prepared statement that also puts the transaction's
+ * `lock_timeout` back), `COMMIT`.
  *
  * @example
  * const inbox = new PostgresInbox({ pool });
@@ -242,7 +438,7 @@ export class PostgresInbox<C extends PgPoolClientLike = PgPoolClientLike> implem
   readonly #pool: PgPoolLike<C>;
   readonly #table: Table;
   readonly #ttlMs: number;
-  readonly #claim: string;
+  readonly #claim: Statement;
 
   constructor(options: PostgresInboxOptions<C>) {
     if (typeof options.pool?.connect !== 'function') {
@@ -252,11 +448,17 @@ export class PostgresInbox<C extends PgPoolClientLike = PgPoolClientLike> implem
     this.#ttlMs = options.ttlMs ?? 7 * 24 * 60 * 60 * 1000;
     const t = tableOf(options.table);
     this.#table = t;
-    this.#claim = `INSERT INTO ${t.name} AS i (key, done, token, expires_at)
-      VALUES ($1, true, NULL, now() + $2 * interval '1 millisecond')
-      ON CONFLICT (key) DO UPDATE SET done = true, token = NULL, expires_at = excluded.expires_at
+    // RETURNING puts back the lock_timeout BEGIN stashed (see transaction()), so the application's own queries
+    // keep theirs; without a row returned (a duplicate) the transaction rolls back, and the setting with it.
+    this.#claim = statement(
+      `INSERT INTO ${t.name} AS i (key, done, token, expires_at, fence)
+      VALUES ($1, true, NULL, now() + $2 * interval '1 millisecond', 1)
+      ON CONFLICT (key) DO UPDATE
+      SET done = true, token = NULL, expires_at = excluded.expires_at, fence = i.fence + 1
       WHERE i.expires_at <= now()
-      RETURNING 1`;
+      RETURNING fence, set_config('lock_timeout', current_setting('payhook.lock_timeout'), true) AS lock_timeout`,
+      options.prepare,
+    );
   }
 
   async transaction<T>(
@@ -279,27 +481,32 @@ export class PostgresInbox<C extends PgPoolClientLike = PgPoolClientLike> implem
     let broken: Error | undefined;
     try {
       const lockTimeoutMs = options?.lockTimeoutMs;
-      // A copy waits on the row a running copy's transaction holds only this long, and gives its connection back.
+      // One round trip: BEGIN, the lock_timeout the transaction has (stashed for the claim to put back), and the
+      // claim's own bound, which must be in place before the claim statement starts: a table lock (a migration)
+      // is waited for before any of the statement's own expressions run.
       await client.query(
-        lockTimeoutMs === undefined
-          ? 'BEGIN'
-          : `BEGIN; SET LOCAL lock_timeout = ${Math.max(1, Math.ceil(lockTimeoutMs))}`,
+        `BEGIN; SELECT set_config('payhook.lock_timeout', current_setting('lock_timeout'), true)${
+          lockTimeoutMs === undefined
+            ? ''
+            : `; SET LOCAL lock_timeout = ${Math.max(1, Math.ceil(lockTimeoutMs))}`
+        }`,
       );
       let claimed: PgResult;
       try {
-        claimed = await client.query(this.#claim, [key, this.#ttlMs]);
+        claimed = await client.query(this.#claim([key, this.#ttlMs]));
       } catch (error) {
         if ((error as { code?: unknown }).code !== LOCK_NOT_AVAILABLE) throw error;
         await client.query('ROLLBACK');
         return { status: 'in_flight' };
       }
-      // The application's own queries keep the database's lock_timeout.
-      if (lockTimeoutMs !== undefined) await client.query('SET LOCAL lock_timeout TO DEFAULT');
       if (claimed.rowCount !== 1) {
         await client.query('ROLLBACK');
         return { status: 'duplicate' };
       }
       const value = await work(client);
+      // A run whose connection died has nothing left to commit: its transaction (the row's lock with it) was
+      // rolled back by the database, and this COMMIT fails. While the transaction lives, no other run can take
+      // the row: the lock, not the fence, is what makes the effect happen once.
       const committed = await client.query('COMMIT');
       // COMMIT of a transaction an application query aborted (its error caught) answers ROLLBACK, not an error.
       if (committed.command === 'ROLLBACK') {

@@ -4,14 +4,19 @@ import { createClient } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   expectOnceUnderConcurrency,
+  fencesOfTakeovers,
   formRequest,
   purchaseKey,
   STORE_SECRET,
   signedPurchase,
+  takeOver,
 } from '../../test/deliveries.js';
 import { freePort, REDIS_URL, reachRedis } from '../../test/servers.js';
 import { createWebhookHandler } from '../handler.js';
 import { type RedisClientLike, RedisStore } from './redis.js';
+
+/** How long a lease's key outlives its lease in redis.ts (kept there private). */
+const FENCE_MEMORY_MS = 24 * 60 * 60 * 1000;
 
 const redisUp = await reachRedis();
 const PREFIX = `payhook-test:redis-unit:${process.pid}:`;
@@ -78,43 +83,81 @@ describe.skipIf(!redisUp).each(FLAVOURS)('RedisStore with $name', (flavour) => {
     admin.disconnect();
   });
 
-  it('claims a new key with a token, then answers in_flight until it is committed, then duplicate', async () => {
+  /** Ends the key's lease as if it had run out, keeping the key (and its fence), as Redis time would. */
+  async function expire(key: string) {
+    await admin.pexpire(prefix + key, FENCE_MEMORY_MS);
+  }
+
+  it('claims a new key with fence 1 and a token, then answers in_flight until it is committed, then duplicate', async () => {
     const key = randomUUID();
     const claim = await store.claim(key, 60_000);
-    expect(claim.status).toBe('claimed');
-    const token = claim.status === 'claimed' ? claim.token : '';
-    expect(token).toMatch(/^[0-9a-f]{32}$/);
-    expect(await admin.get(prefix + key)).toBe(token);
-    const lease = await admin.pttl(prefix + key);
-    expect(lease).toBeGreaterThan(59_000);
-    expect(lease).toBeLessThanOrEqual(60_000);
+    if (claim.status !== 'claimed') throw new Error('expected a claim');
+    expect(claim.fence).toBe(1);
+    expect(claim.token).toMatch(/^1:[0-9a-f]{32}$/);
+    expect(await admin.get(prefix + key)).toBe(claim.token);
+    const left = await admin.pttl(prefix + key);
+    expect(left - FENCE_MEMORY_MS).toBeGreaterThan(59_000);
+    expect(left - FENCE_MEMORY_MS).toBeLessThanOrEqual(60_000);
 
     expect(await store.claim(key, 60_000)).toEqual({ status: 'in_flight' });
-    await store.commit(key, token, 3_600_000);
+    expect(await store.commit(key, claim.token, 3_600_000)).toBe(true);
     expect(await admin.get(prefix + key)).toBe('done');
     expect(await admin.pttl(prefix + key)).toBeGreaterThan(3_590_000);
     expect(await store.claim(key, 60_000)).toEqual({ status: 'duplicate' });
   });
 
-  it('release deletes the caller own lease, so the next copy is claimed', async () => {
+  it('each takeover of a lease that ran out gets the next fence', async () => {
+    expect(await fencesOfTakeovers(store, expire)).toEqual([1, 2, 3]);
+  });
+
+  it('release ends the caller own lease, so the next copy is claimed with the next fence', async () => {
     const key = randomUUID();
     const first = await store.claim(key, 60_000);
     if (first.status !== 'claimed') throw new Error('expected a claim');
     await store.release(key, first.token);
-    expect(await admin.exists(prefix + key)).toBe(0);
+    expect(await admin.pttl(prefix + key)).toBeLessThanOrEqual(FENCE_MEMORY_MS);
     const second = await store.claim(key, 60_000);
-    expect(second.status).toBe('claimed');
+    expect(second).toMatchObject({ status: 'claimed', fence: 2 });
   });
 
-  it('release with a stale token leaves the lease another process took over after expiry', async () => {
+  it('release and renew with a stale token leave the lease another process took over', async () => {
     const key = randomUUID();
-    const late = await store.claim(key, 60_000);
-    if (late.status !== 'claimed') throw new Error('expected a claim');
-    await admin.del(prefix + key); // the late process's lease expired
-    const current = await store.claim(key, 60_000);
-    if (current.status !== 'claimed') throw new Error('expected a takeover');
+    const { stale: late, current } = await takeOver(store, key, expire);
+    expect(await store.renew(key, late.token, 60_000)).toBe(false);
     await store.release(key, late.token);
     expect(await admin.get(prefix + key)).toBe(current.token);
+    expect(await store.claim(key, 60_000)).toEqual({ status: 'in_flight' });
+  });
+
+  it('a stale commit answers false and leaves the newer claim lease intact', async () => {
+    const key = randomUUID();
+    const { stale, current } = await takeOver(store, key, expire);
+    expect(current.fence).toBe(2);
+    const before = await admin.pttl(prefix + key);
+    expect(await store.commit(key, stale.token, 3_600_000)).toBe(false);
+    expect(await admin.get(prefix + key)).toBe(current.token);
+    expect(await admin.pttl(prefix + key)).toBeGreaterThan(before - 1_000);
+    expect(await store.commit(key, current.token, 3_600_000)).toBe(true);
+    expect(await store.commit(key, current.token, 3_600_000)).toBe(false);
+    expect(await admin.get(prefix + key)).toBe('done');
+  });
+
+  it('commit marks done when the caller lease ran out and nobody took it (the work ran once)', async () => {
+    const key = randomUUID();
+    const claim = await store.claim(key, 60_000);
+    if (claim.status !== 'claimed') throw new Error('expected a claim');
+    await expire(key);
+    expect(await store.commit(key, claim.token, 60_000)).toBe(true);
+    expect(await store.claim(key, 60_000)).toEqual({ status: 'duplicate' });
+  });
+
+  it('commit marks done when the key is gone altogether (a Redis restarted without persistence)', async () => {
+    const key = randomUUID();
+    const claim = await store.claim(key, 60_000);
+    if (claim.status !== 'claimed') throw new Error('expected a claim');
+    await admin.del(prefix + key);
+    expect(await store.commit(key, claim.token, 60_000)).toBe(true);
+    expect(await store.claim(key, 60_000)).toEqual({ status: 'duplicate' });
   });
 
   it('release after commit leaves the done marker', async () => {
@@ -126,13 +169,14 @@ describe.skipIf(!redisUp).each(FLAVOURS)('RedisStore with $name', (flavour) => {
     expect(await admin.get(prefix + key)).toBe('done');
   });
 
-  it('commit marks done even when the lease already expired (the work succeeded)', async () => {
+  it('treats a lease written before fences (a plain token) as live, and commits over it only with its token', async () => {
     const key = randomUUID();
-    const claim = await store.claim(key, 60_000);
-    if (claim.status !== 'claimed') throw new Error('expected a claim');
-    await admin.del(prefix + key);
-    await store.commit(key, claim.token, 60_000);
-    expect(await store.claim(key, 60_000)).toEqual({ status: 'duplicate' });
+    const old = 'a'.repeat(32);
+    await admin.set(prefix + key, old, 'PX', 60_000);
+    expect(await store.claim(key, 60_000)).toEqual({ status: 'in_flight' });
+    expect(await store.commit(key, 'b'.repeat(32), 60_000)).toBe(false);
+    expect(await store.renew(key, old, 60_000)).toBe(true);
+    expect(await store.commit(key, old, 60_000)).toBe(true);
   });
 
   it('claims an expired done key again (TTL on read, by Redis)', async () => {
@@ -163,7 +207,8 @@ describe.skipIf(!redisUp).each(FLAVOURS)('RedisStore with $name', (flavour) => {
     const failed = await webhook(formRequest(body), undefined);
     expect(failed.status).toBe(500);
     expect(JSON.parse(failed.body).error.code).toBe('handler.failed');
-    expect(await admin.exists(prefix + purchaseKey(paymentId))).toBe(0);
+    // The lease ended; the key stays with its fence.
+    expect(await admin.pttl(prefix + purchaseKey(paymentId))).toBeLessThanOrEqual(FENCE_MEMORY_MS);
     const retried = await webhook(formRequest(body), undefined);
     expect(retried.status).toBe(200);
     expect(retried.body).toBe('{"ok":true,"outcome":"handled"}');
@@ -177,7 +222,7 @@ describe.skipIf(!redisUp).each(FLAVOURS)('RedisStore with $name', (flavour) => {
     const claim = await plain.claim(key, 5_000);
     if (claim.status !== 'claimed') throw new Error('expected a claim');
     expect(await admin.get(`payhook:${key}`)).toBe(claim.token);
-    await plain.release(key, claim.token);
+    await plain.commit(key, claim.token, 1_000);
   });
 });
 
@@ -245,7 +290,7 @@ describe.each(FLAVOURS)('RedisStore with $name when Redis is unreachable', (flav
 describe('RedisStore options', () => {
   it('refuses something that is not a Redis client', () => {
     expect(() => new RedisStore({ client: {} as RedisClientLike })).toThrow(
-      '[@payhook/core] RedisStore needs a Redis client with set, get and eval: pass an ioredis or node-redis client.',
+      '[@payhook/core] RedisStore needs a Redis client with eval: pass an ioredis or node-redis client.',
     );
   });
 });

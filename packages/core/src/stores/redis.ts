@@ -10,8 +10,6 @@ import type { ClaimResult, DedupeStore } from '../dedupe.js';
  * const client: RedisClientLike = new Redis(process.env.REDIS_URL!);
  */
 export interface RedisClientLike {
-  set(...args: never[]): Promise<unknown>;
-  get(...args: never[]): Promise<unknown>;
   eval(...args: never[]): Promise<unknown>;
 }
 
@@ -25,24 +23,63 @@ export interface RedisStoreOptions {
   prefix?: string;
 }
 
-/** The value of a key whose notification was handled; a lease holds its token (32 hex digits) instead. */
+/** The value of a key whose notification was handled; a lease holds `<fence>:<token>` instead. */
 const DONE = 'done';
 const DUPLICATE: ClaimResult = { status: 'duplicate' };
 const IN_FLIGHT: ClaimResult = { status: 'in_flight' };
-// Compare-and-delete: a process whose lease expired and was taken over must not delete the new holder's lease.
-const RELEASE_SCRIPT =
-  "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) else return 0 end";
-// Compare-and-extend, for the same reason: only the lease's holder may keep it alive.
-const RENEW_SCRIPT =
-  "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) else return 0 end";
+/**
+ * How long a lease's key outlives the lease, keeping its fence: a claim that takes the key over after the lease
+ * ran out (a run slower than its lease, or a crashed one) counts on from it. The lease itself has ended once the
+ * key's remaining time is at most this.
+ */
+const FENCE_MEMORY_MS = 24 * 60 * 60 * 1000;
+
+// Every script reads and writes the one key it names, so it runs on Redis Cluster too. A lease is live while the
+// key's remaining time exceeds FENCE_MEMORY_MS (ARGV[2] below); a value without ':' is a lease written before
+// fences (a plain token with the lease as its TTL): live while it exists.
+
+// Claim: 'done', 'busy', or the new fence (one more than the last lease's, 1 for a new key).
+const CLAIM_SCRIPT = `local v = redis.call('GET', KEYS[1])
+if v == 'done' then return 'done' end
+local fence = 1
+if v then
+  local colon = string.find(v, ':', 1, true)
+  local left = redis.call('PTTL', KEYS[1])
+  if not colon or left < 0 or left > tonumber(ARGV[2]) then return 'busy' end
+  fence = (tonumber(string.sub(v, 1, colon - 1)) or 0) + 1
+end
+redis.call('SET', KEYS[1], fence .. ':' .. ARGV[1], 'PX', ARGV[3] + ARGV[2])
+return fence`;
+// Commit: done while the caller's token holds the key or nobody does (no key, or a lease that ran out).
+const COMMIT_SCRIPT = `local v = redis.call('GET', KEYS[1])
+if v == 'done' then return 0 end
+if v and v ~= ARGV[1] then
+  local left = redis.call('PTTL', KEYS[1])
+  if not string.find(v, ':', 1, true) or left < 0 or left > tonumber(ARGV[2]) then return 0 end
+end
+redis.call('SET', KEYS[1], 'done', 'PX', ARGV[3])
+return 1`;
+// Compare-and-extend: only the lease's holder may keep it alive (also after it ran out, while nobody took it).
+const RENEW_SCRIPT = `if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('PEXPIRE', KEYS[1], ARGV[3] + ARGV[2])
+end
+return 0`;
+// Compare-and-end: the lease ends now, the key (and its fence) stays; a process whose lease was taken over
+// changes nothing.
+const RELEASE_SCRIPT = `if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('PEXPIRE', KEYS[1], ARGV[2])
+end
+return 0`;
 
 type Call = (...args: unknown[]) => Promise<unknown>;
 
 /**
- * Duplicate detection shared by every instance through Redis. `claim` is one `SET key token PX lease NX`
- * (plus a `GET` only when the key exists, to tell a duplicate from a copy in progress); `commit` overwrites the
- * key with a done marker for the TTL, unconditionally, because the work has succeeded even if the lease ran out;
- * `release` deletes the key only while it still holds the caller's token (a Lua compare-and-delete).
+ * Duplicate detection shared by every instance through Redis, each operation one Lua script on the notification's
+ * one key. `claim` takes a new key, or one whose lease ran out, for `<fence>:<random token>` (the fence one more
+ * than the last lease's); `commit` writes `done` for the TTL only while the caller's token holds the key or
+ * nobody does, and answers `false` otherwise (a stale run: fencing); `renew` and `release` act only for the
+ * token's holder. After a restart of a Redis without persistence fences start again at 1; the random part keeps
+ * every token unique.
  *
  * @example
  * import { Redis } from 'ioredis';
@@ -54,64 +91,47 @@ export class RedisStore implements DedupeStore {
   readonly name = 'redis';
   readonly prefix: string;
   readonly #ioredis: boolean;
-  readonly #set: Call;
-  readonly #get: Call;
   readonly #eval: Call;
 
   constructor(options: RedisStoreOptions) {
     const client = options.client;
-    if (
-      typeof client?.set !== 'function' ||
-      typeof client.get !== 'function' ||
-      typeof client.eval !== 'function'
-    ) {
+    if (typeof client?.eval !== 'function') {
       throw new TypeError(
-        '[@payhook/core] RedisStore needs a Redis client with set, get and eval: pass an ioredis or node-redis client.',
+        '[@payhook/core] RedisStore needs a Redis client with eval: pass an ioredis or node-redis client.',
       );
     }
     this.prefix = options.prefix ?? 'payhook:';
     this.#ioredis = typeof (client as { call?: unknown }).call === 'function';
-    this.#set = (client.set as Call).bind(client);
-    this.#get = (client.get as Call).bind(client);
     this.#eval = (client.eval as Call).bind(client);
   }
 
   async claim(key: string, leaseMs: number): Promise<ClaimResult> {
-    const id = this.prefix + key;
-    const token = randomBytes(16).toString('hex');
-    const ms = Math.max(1, Math.ceil(leaseMs));
-    // A key that expires between the SET and the GET is claimable again: try once more, then call it in flight.
-    for (let attempt = 0; attempt < 2; attempt++) {
-      const set = this.#ioredis
-        ? this.#set(id, token, 'PX', ms, 'NX')
-        : this.#set(id, token, { PX: ms, NX: true });
-      if ((await set) === 'OK') return { status: 'claimed', token };
-      const value = await this.#get(id);
-      if (value === DONE) return DUPLICATE;
-      if (value !== null && value !== undefined) return IN_FLIGHT;
-    }
-    return IN_FLIGHT;
+    const random = randomBytes(16).toString('hex');
+    const answer = await this.#script(CLAIM_SCRIPT, key, random, leaseMs);
+    if (answer === DONE) return DUPLICATE;
+    const fence = Number(answer);
+    if (!Number.isInteger(fence)) return IN_FLIGHT;
+    return { status: 'claimed', token: `${fence}:${random}`, fence };
   }
 
-  async commit(key: string, _token: string, ttlMs: number): Promise<void> {
-    const id = this.prefix + key;
-    const ms = Math.max(1, Math.ceil(ttlMs));
-    await (this.#ioredis ? this.#set(id, DONE, 'PX', ms) : this.#set(id, DONE, { PX: ms }));
+  async commit(key: string, token: string, ttlMs: number): Promise<boolean> {
+    return Number(await this.#script(COMMIT_SCRIPT, key, token, ttlMs)) === 1;
   }
 
   async renew(key: string, token: string, leaseMs: number): Promise<boolean> {
-    const id = this.prefix + key;
-    const ms = String(Math.max(1, Math.ceil(leaseMs)));
-    const renewed = await (this.#ioredis
-      ? this.#eval(RENEW_SCRIPT, 1, id, token, ms)
-      : this.#eval(RENEW_SCRIPT, { keys: [id], arguments: [token, ms] }));
-    return Number(renewed) === 1;
+    return Number(await this.#script(RENEW_SCRIPT, key, token, leaseMs)) === 1;
   }
 
   async release(key: string, token: string): Promise<void> {
+    await this.#script(RELEASE_SCRIPT, key, token, 0);
+  }
+
+  /** Runs a script on the prefixed key with ARGV `value`, FENCE_MEMORY_MS and `ms` (at least 1). */
+  #script(script: string, key: string, value: string, ms: number): Promise<unknown> {
+    const args = [value, String(FENCE_MEMORY_MS), String(Math.max(1, Math.ceil(ms)))];
     const id = this.prefix + key;
-    await (this.#ioredis
-      ? this.#eval(RELEASE_SCRIPT, 1, id, token)
-      : this.#eval(RELEASE_SCRIPT, { keys: [id], arguments: [token] }));
+    return this.#ioredis
+      ? this.#eval(script, 1, id, ...args)
+      : this.#eval(script, { keys: [id], arguments: args });
   }
 }

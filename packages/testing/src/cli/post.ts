@@ -39,3 +39,8 @@ export function post(
 ): Promise<{ status: number; text: string }> {
   return httpCall('POST', url, headers, body, timeoutMs);
 }
+
+/** A reply as printed: the first 300 characters, then `…`. */
+export function clipReply(reply: string): string {
+  return reply.length > 300 ? `${reply.slice(0, 300)}…` : reply;
+}

@@ -1,5 +1,6 @@
 import type { CliIO } from './io.js';
 import { reconcileCommand } from './reconcile.js';
+import { replayCommand } from './replay.js';
 import { resendCommand } from './resend.js';
 import { sendCommand } from './send.js';
 import { serveCommand } from './serve.js';
@@ -15,6 +16,7 @@ Commands:
   resend   ask the service (or 'payhook serve') to deliver an operation's webhook again (spec 4.3, 4.4)
   reconcile  ask the service to re-send the webhook of every order read from a file or stdin
   verify   check a captured delivery read from standard input; card tokens are masked
+  replay   post a capture file (core's createCapture) to an endpoint again, re-signed with a test secret
   serve    run the fake payment service
 
 Run 'payhook <command> --help' for a command's options.
@@ -26,6 +28,7 @@ const COMMANDS: Record<string, (argv: string[], io: CliIO) => Promise<number>> =
   resend: resendCommand,
   reconcile: reconcileCommand,
   verify: verifyCommand,
+  replay: replayCommand,
   serve: serveCommand,
 };
 

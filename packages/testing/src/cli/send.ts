@@ -12,7 +12,7 @@ import {
 } from './args.js';
 import { EVENTS, type EventLink, resolveEvent, SECONDARY_EVENTS, suggestEvent } from './events.js';
 import type { CliIO } from './io.js';
-import { post } from './post.js';
+import { clipReply, post } from './post.js';
 import { applyAssignments } from './set.js';
 import { variantFrom } from './sign.js';
 
@@ -155,7 +155,7 @@ export async function sendCommand(argv: string[], io: CliIO): Promise<number> {
           continue;
         }
         if (status < 200 || status > 299) failed++;
-        io.stdout(`#${n} ${status} ${reply.length > 300 ? `${reply.slice(0, 300)}…` : reply}`);
+        io.stdout(`#${n} ${status} ${clipReply(reply)}`);
         let label = String(status);
         try {
           const json = JSON.parse(reply) as { outcome?: unknown; error?: { code?: unknown } };

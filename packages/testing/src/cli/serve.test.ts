@@ -43,56 +43,75 @@ describe('payhook serve arguments', () => {
     ]);
   });
 
-  it('applies --split-sum to /split/purchase: at_most accepts splits adding up to less than amount', async () => {
+  /** Runs `payhook serve` with `flags` while `use` talks to it; the server must then stop with exit 0. */
+  async function serving<T>(flags: string[], use: (url: string, posId: string) => Promise<T>): Promise<T> {
     const { io, out } = memoryIO();
     const stop = new AbortController();
-    const done = runServe(
-      [
-        '--port',
-        '0',
-        '--secret',
-        's',
-        '--seed',
-        '3',
-        '--split-sum',
-        'at_most',
-        '--api-key',
-        'ak',
-        '--endpoints-key',
-        'ek',
-      ],
-      io,
-      stop.signal,
-    );
+    const args = ['--port', '0', '--secret', 's', '--seed', '3', '--api-key', 'ak', '--endpoints-key', 'ek'];
+    const done = runServe([...args, ...flags], io, stop.signal);
     try {
       const url = await listening(out);
-      const posId = out.find((l) => l.startsWith('pos_id: '))!.slice('pos_id: '.length);
-      const response = await fetch(`${url}/api/v1/split/purchase`, {
-        method: 'POST',
-        redirect: 'manual',
-        headers: {
-          'content-type': 'application/json',
-          'x-api-auth': 'SVC-HMAC-SHA256 ak:x',
-          'x-api-key': 'ek',
-        },
-        body: JSON.stringify({
-          pos_id: posId,
-          mode: 'hosted',
-          method: 'purchase',
-          amount: 100,
-          currency: 'XTS',
-          description: 'Split',
-          order_id: 'split-1',
-          order_3ds_bypass: 'supported',
-          customer_email: 'a@example.com',
-          customer_phone: '+380501234567',
-          split: [{ amount: 60, sub_merchant_id: '0b6c7a4e-3f7d-4a8e-b1c2-9d0e1f2a3b4c' }],
-        }),
-      });
-      expect(response.status).toBe(303);
+      return await use(url, out.find((l) => l.startsWith('pos_id: '))!.slice('pos_id: '.length));
     } finally {
       stop.abort();
       expect(await done).toBe(0);
     }
+  }
+
+  function post(url: string, body: object): Promise<Response> {
+    return fetch(url, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: {
+        'content-type': 'application/json',
+        'x-api-auth': 'SVC-HMAC-SHA256 ak:x',
+        'x-api-key': 'ek',
+      },
+      body: JSON.stringify(body),
+    });
+  }
+
+  const hosted = {
+    mode: 'hosted',
+    method: 'purchase',
+    amount: 100,
+    currency: 'XTS',
+    order_3ds_bypass: 'supported',
+    customer_email: 'a@example.com',
+    customer_phone: '+380501234567',
+  };
+
+  /** The status /split/purchase answers a split adding up to less than amount, on a server run with `flags`. */
+  function splitShortOfAmount(flags: string[]): Promise<number> {
+    return serving(flags, async (url, posId) => {
+      const response = await post(`${url}/api/v1/split/purchase`, {
+        ...hosted,
+        pos_id: posId,
+        description: 'Split',
+        order_id: 'split-1',
+        split: [{ amount: 60, sub_merchant_id: '0b6c7a4e-3f7d-4a8e-b1c2-9d0e1f2a3b4c' }],
+      });
+      return response.status;
+    });
+  }
+
+  it('names the shop given by --merchant-name on the hosted checkout', async () => {
+    const page = await serving(['--merchant-name', 'Teapots & Co'], async (url, posId) => {
+      const created = await post(`${url}/api/v1/payment`, {
+        ...hosted,
+        pos_id: posId,
+        description: 'Teapot',
+        order_id: 'named-1',
+      });
+      expect(created.status).toBe(303);
+      return (await fetch(created.headers.get('location')!)).text();
+    });
+    expect(page).toContain('Teapots &amp; Co');
+  });
+
+  it('accepts split amounts that do not add up by default, refuses them with --strict, and --split-sum overrides', async () => {
+    expect(await splitShortOfAmount([])).toBe(303);
+    expect(await splitShortOfAmount(['--strict'])).toBe(400);
+    expect(await splitShortOfAmount(['--strict', '--split-sum', 'at_most'])).toBe(303);
   });
 });

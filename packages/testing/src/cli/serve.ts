@@ -4,13 +4,16 @@ import { parseCommand, secretsFrom, UsageError } from './args.js';
 import type { CliIO } from './io.js';
 
 const USAGE = `Usage: payhook serve --port P --secret S [--api-key K] [--endpoints-key E] [--pos-id ID] [--sector NAME] [--seed N]
-                     [--split-sum equal|at_most|ignore] [--refund-webhook-code 1000|1004]
+                     [--merchant-name NAME] [--split-sum equal|at_most|ignore] [--refund-webhook-code 1000|1004] [--strict]
 
 Runs the fake payment service on http://127.0.0.1:P (P = 0 picks a free port): the API, the hosted checkout and
 the 3DS pages, webhooks signed with S. Credentials not given are generated and printed. PAYHOOK_SECRET may
 replace --secret. Stops on SIGINT or SIGTERM.
 
---split-sum       how split amounts must relate to amount (not shown by the spec; default equal)
+--merchant-name   the shop named on the hosted checkout (default Payhook test shop)
+--split-sum       how split amounts must relate to amount (not shown by the spec; default ignore, equal with --strict)
+--strict          also refuse what the spec does not show as refused (no description or currency, a card number
+                  with spaces, card fields on a hosted request, init_recurring with auth, split sums)
 --refund-webhook-code  status_code of refund webhooks (spec 3.1 shows 1000, the default; 1004 on a response)
 
 Admin routes (header X-API-KEY: the endpoints key), for end-to-end tests in any language:
@@ -20,7 +23,8 @@ Admin routes (header X-API-KEY: the endpoints key), for end-to-end tests in any 
   GET  /__payhook/deliveries                every webhook attempt with the receiver's answer
   POST /__payhook/payments/<id>/capture|void|refund   {"amount": 10} optional
   POST /__payhook/subscriptions/<id>/cancel
-  POST /__payhook/outcomes                  {"orderId":"o-1","outcome":"decline"} (or "cardNumber"; success, 3ds, decline)
+  POST /__payhook/outcomes                  {"orderId":"o-1","outcome":"decline"} (or "cardNumber"; success, 3ds, decline,
+                                            insufficient_funds)
   POST /__payhook/subscriptions/<id>/outcomes   {"outcomes":["decline","success"]}: the next charges
   POST /__payhook/faults                    {"duplicate":1,"delayMs":5000,"drop":true}; {} clears
   POST /__payhook/outbox/pause              hold webhooks; then POST /__payhook/outbox/resume {"reverse":true}
@@ -60,9 +64,11 @@ export async function runServe(argv: string[], io: CliIO, signal: AbortSignal): 
         'endpoints-key': { type: 'string' },
         'pos-id': { type: 'string' },
         sector: { type: 'string' },
+        'merchant-name': { type: 'string' },
         seed: { type: 'string' },
         'split-sum': { type: 'string' },
         'refund-webhook-code': { type: 'string' },
+        strict: { type: 'boolean' },
       },
       io,
       USAGE,
@@ -96,8 +102,10 @@ export async function runServe(argv: string[], io: CliIO, signal: AbortSignal): 
       ...(values['api-key'] !== undefined ? { apiKey: values['api-key'] } : {}),
       ...(values['endpoints-key'] !== undefined ? { endpointsKey: values['endpoints-key'] } : {}),
       ...(values.sector !== undefined ? { sector: values.sector } : {}),
+      ...(values['merchant-name'] !== undefined ? { merchantName: values['merchant-name'] } : {}),
       ...(splitSum !== undefined ? { splitSum: splitSum as (typeof SPLIT_SUM)[number] } : {}),
       ...(refundCode !== undefined ? { refundWebhookCode: refundCode } : {}),
+      ...(values.strict ? { strict: true } : {}),
     });
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;

@@ -184,7 +184,10 @@ describe('admin routes of the fake server', () => {
     const outcome = await admin('/outcomes', { method: 'POST', body: { orderId: 'x', outcome: 'maybe' } });
     expect([outcome.status, await outcome.json()]).toEqual([
       400,
-      { message: 'outcome must be one of: success, 3ds, decline.', args: { code: 'R-400' } },
+      {
+        message: 'outcome must be one of: success, 3ds, decline, insufficient_funds.',
+        args: { code: 'R-400' },
+      },
     ]);
     const fault = await admin('/faults', { method: 'POST', body: { flood: 1 } });
     expect([fault.status, await fault.json()]).toEqual([

@@ -11,7 +11,12 @@ export const ADMIN_PREFIX = '/__payhook';
 const OPERATION = /^\/payments\/([^/]+)\/(capture|void|refund)$/;
 const CANCEL = /^\/subscriptions\/([^/]+)\/cancel$/;
 const CHARGE_OUTCOMES = /^\/subscriptions\/([^/]+)\/outcomes$/;
-const OUTCOMES: readonly string[] = ['success', '3ds', 'decline'] satisfies PaymentOutcome[];
+const OUTCOMES: readonly string[] = [
+  'success',
+  '3ds',
+  'decline',
+  'insufficient_funds',
+] satisfies PaymentOutcome[];
 
 function outcomeOf(value: unknown, field: string): PaymentOutcome {
   if (typeof value !== 'string' || !OUTCOMES.includes(value)) {
@@ -95,7 +100,7 @@ async function moveClock(fake: FakeService, body: Record<string, unknown>): Prom
  * - `POST /__payhook/payments/<payment_id>/capture|void|refund` `{"amount"?: 10}` → the operation record
  * - `POST /__payhook/subscriptions/<id>/cancel` → `{ "status": "canceled" }`
  * - `POST /__payhook/outcomes` `{"orderId": "o-1", "outcome": "decline"}` (or `"cardNumber"`; outcomes `success`,
- *   `3ds`, `decline`) → the choice, as `setOutcome`
+ *   `3ds`, `decline`, `insufficient_funds`) → the choice, as `setOutcome`
  * - `POST /__payhook/subscriptions/<id>/outcomes` `{"outcomes": ["decline", "success"]}` → the next charges'
  *   outcomes, as `queueChargeOutcomes`
  * - `POST /__payhook/faults` `{"duplicate": 1, "delayMs": 5000, "drop": false}` (`{}` clears) → delivery faults

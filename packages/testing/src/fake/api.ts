@@ -1,8 +1,9 @@
-import { renderCheckoutPage, renderMessagePage, renderReceiptPage } from '../pages/checkout.js';
+import { renderMessagePage } from '../pages/layout.js';
+import { renderReceiptPage } from '../pages/receipt.js';
+import { checkoutPage, html } from './checkout-http.js';
 import { credentialsError, FakeServiceError } from './errors.js';
 import type { FakeProject } from './projects.js';
 import type { FakeService } from './service.js';
-import type { CheckoutAction } from './types.js';
 
 /**
  * One HTTP request to the fake service, as either transport describes it.
@@ -35,11 +36,6 @@ const AUTH = /^SVC-HMAC-SHA256 ([^\s:]+):(\S+)$/;
 const CHECKOUT = /^\/api\/v1\/checkout\/([^/]+)\/(form|3ds)$/;
 const RECEIPT = /^\/public\/receipt\/([^/]+)$/;
 const RESEND = /^\/api\/v1\/pos\/([^/]+)\/orders\/([^/]+)\/([^/]+)$/;
-const ACTIONS: readonly CheckoutAction[] = ['pay', 'decline', 'fail_3ds'];
-
-function isCheckoutAction(value: string): value is CheckoutAction {
-  return ACTIONS.some((action) => action === value);
-}
 
 export function header(request: ApiRequest, name: string): string | undefined {
   const value = request.headers[name] ?? request.headers[name.toLowerCase()];
@@ -52,10 +48,6 @@ export function json(status: number, value: unknown, headers: Record<string, str
     headers: { 'content-type': 'application/json; charset=utf-8', ...headers },
     body: JSON.stringify(value),
   };
-}
-
-function html(status: number, body: string): ApiResponse {
-  return { status, headers: { 'content-type': 'text/html; charset=utf-8' }, body };
 }
 
 export function failure(error: unknown): ApiResponse {
@@ -117,58 +109,6 @@ function receiptPage(fake: FakeService, method: string, token: string): ApiRespo
   return html(200, renderReceiptPage(record));
 }
 
-function checkoutPage(fake: FakeService, request: ApiRequest, checkoutId: string): ApiResponse {
-  let checkout: ReturnType<FakeService['checkout']>;
-  try {
-    checkout = fake.checkout(checkoutId);
-  } catch {
-    return html(404, renderMessagePage('Not found', 'There is no such checkout.'));
-  }
-  const { record } = checkout;
-  if (checkout.expired) {
-    return html(
-      410,
-      renderMessagePage('Payment expired', 'This payment expired: its order_timeout has passed.'),
-    );
-  }
-  if (request.method === 'GET') {
-    if (!checkout.open) {
-      return html(
-        200,
-        renderMessagePage('Payment complete', `The payment status is ${String(record.status)}.`),
-      );
-    }
-    return html(
-      200,
-      renderCheckoutPage({
-        amount: record.amount,
-        currency: record.currency,
-        description: record.description,
-        orderId: record.order_id,
-        threeDs: checkout.threeDs,
-      }),
-    );
-  }
-  const action = new URLSearchParams(request.body).get('action') ?? '';
-  if (!isCheckoutAction(action)) {
-    return html(400, renderMessagePage('Bad request', 'Choose pay, decline or fail_3ds.'));
-  }
-  try {
-    const done = fake.completeCheckout(checkoutId, action);
-    if (done.redirectTo !== undefined)
-      return { status: 303, headers: { location: done.redirectTo }, body: '' };
-    return html(
-      200,
-      renderMessagePage('Payment complete', `The payment status is ${String(done.record.status)}.`),
-    );
-  } catch (error) {
-    if (error instanceof FakeServiceError && error.status === 409) {
-      return html(409, renderMessagePage('Already completed', 'This checkout is already completed.'));
-    }
-    throw error;
-  }
-}
-
 /**
  * Answers one request against the fake service: the API of spec part 4 (credentials checked on every call) and
  * the checkout, 3DS and receipt pages the customer's browser opens. Both transports (nock and the HTTP server) call it.
@@ -185,7 +125,7 @@ export function handleApiRequest(fake: FakeService, request: ApiRequest): ApiRes
     if (checkout) {
       if (method !== 'GET' && method !== 'POST')
         return json(405, { message: 'Method not allowed', args: { code: 'R-405' } }, { allow: 'GET, POST' });
-      return checkoutPage(fake, { ...request, method }, decodeURIComponent(checkout[1]!));
+      return checkoutPage(fake, method, url.searchParams, request.body, decodeURIComponent(checkout[1]!));
     }
     const receipt = RECEIPT.exec(path);
     if (receipt) return receiptPage(fake, method, decodeURIComponent(receipt[1]!));

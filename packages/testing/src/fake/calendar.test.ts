@@ -29,6 +29,14 @@ describe('month arithmetic of the fake clock and schedules', () => {
     expect(addInterval(anchor, 'day', 30).toISOString()).toBe('2026-03-02T09:00:00.000Z');
   });
 
+  it('refuses a unit the spec does not name with a RangeError, instead of scheduling nothing', () => {
+    expect(() => addInterval(at('2026-01-31T09:00:00Z'), 'fortnight', 1)).toThrow(
+      new RangeError(
+        `[@payhook/testing] interval_unit "fortnight" is not one of the spec's units: the fake cannot schedule it.`,
+      ),
+    );
+  });
+
   it('adds calendar parts before fixed ones', () => {
     expect(addDuration(at('2026-01-31T00:00:00Z'), { months: 1, days: 1, hours: 2 }).toISOString()).toBe(
       '2026-03-01T02:00:00.000Z',

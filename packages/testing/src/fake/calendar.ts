@@ -1,10 +1,4 @@
-/**
- * Subscription interval units (spec 4.5).
- *
- * @example
- * const unit: IntervalUnit = fake.subscription(id)!.plan.interval_unit; // 'month'
- */
-export type IntervalUnit = 'day' | 'week' | 'month' | 'quarter' | 'year';
+import type { IntervalUnit } from '@payhook/core/validation';
 
 const DAY_MS = 86_400_000;
 
@@ -36,7 +30,8 @@ export function addMonths(date: Date, months: number): Date {
 
 /**
  * The date `count` intervals after `anchor`. Every charge is computed from the anchor (never from the previous
- * charge), so a subscription anchored on the 31st charges on the 31st in every month that has one.
+ * charge), so a subscription anchored on the 31st charges on the 31st in every month that has one. A unit the
+ * spec does not name (core's type keeps it open, its validator refuses it) throws a RangeError.
  */
 export function addInterval(anchor: Date, unit: IntervalUnit, count: number): Date {
   switch (unit) {
@@ -50,6 +45,10 @@ export function addInterval(anchor: Date, unit: IntervalUnit, count: number): Da
       return addMonths(anchor, count * 3);
     case 'year':
       return addMonths(anchor, count * 12);
+    default:
+      throw new RangeError(
+        `[@payhook/testing] interval_unit ${JSON.stringify(unit)} is not one of the spec's units: the fake cannot schedule it.`,
+      );
   }
 }
 

@@ -51,7 +51,8 @@ function charge(ledger: Ledger, subscription: FakeSubscription, kind: 'charge' |
     Object.assign(record, STATUS.purchaseSuccess);
     issueReceipt(ledger, record);
   } else {
-    Object.assign(record, STATUS.declined, { limit_info: limitInfo(date) });
+    if (outcome === 'insufficient_funds') Object.assign(record, STATUS.insufficientFunds);
+    else Object.assign(record, STATUS.declined, { limit_info: limitInfo(date) });
     if (attempt < plan.retry_attempts) {
       subscription.retry = {
         chargeIndex: index,

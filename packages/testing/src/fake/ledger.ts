@@ -14,7 +14,8 @@ export interface PaymentState {
   readonly project: FakeProject;
   readonly record: PaymentRecord;
   readonly checkoutId: string;
-  readonly outcome: PaymentOutcome;
+  /** Chosen at creation; a hosted payment's is chosen again when the customer enters a card or a wallet. */
+  outcome: PaymentOutcome;
   readonly subscriptionId: string | undefined;
   readonly serverUrl: string | undefined;
   readonly charges: FakeCharge[];
@@ -39,6 +40,7 @@ export interface Ledger {
   readonly outbox: Outbox;
   readonly ids: IdSource;
   readonly splitSum: SplitSumRule | undefined;
+  readonly strict: boolean;
   readonly refundWebhookCode: '1000' | '1004';
   readonly projects: Map<string, FakeProject>;
   readonly payments: Map<string, PaymentState>;

@@ -90,6 +90,8 @@ interface Pending {
   webhookId: number;
   attempt: number;
   duplicate: boolean;
+  /** The first time this notification goes to this url: no receiver can have seen it. */
+  firstTime: boolean;
   dueAt: number;
   url: string;
   notification: Readonly<Record<string, unknown>>;
@@ -137,6 +139,18 @@ function describeError(error: unknown): string {
   return inner === undefined ? error.message : `${error.message} (${inner})`;
 }
 
+/** What tells one notification from another (a re-send repeats all of these). */
+const IDENTITY = ['method', 'payment_id', 'operation_id', 'transaction_id', 'status', 'status_code'] as const;
+
+/** `outcome` of a payhook answer, if the body is one. */
+function outcomeOf(body: string): unknown {
+  try {
+    return (JSON.parse(body) as { outcome?: unknown } | null)?.outcome;
+  } catch {
+    return undefined;
+  }
+}
+
 interface OutboxOptions {
   now: () => number;
   transport?: WebhookTransport;
@@ -159,6 +173,8 @@ export class Outbox implements Timeline {
   #paused = false;
   #nextId = 1;
   #draining: Promise<void> = Promise.resolve();
+  readonly #sent = new Set<string>();
+  readonly #firstAnsweredDuplicate: DeliveryAttempt[] = [];
   readonly attempts: DeliveryAttempt[] = [];
   /** Webhooks lost to the `drop` fault: the notification and where it would have gone. */
   readonly dropped: Array<{
@@ -218,6 +234,18 @@ export class Outbox implements Timeline {
       });
   }
 
+  /**
+   * Every webhook sent for the first time and answered `duplicate`, one line each with the cause and the fix: the
+   * receiver's store remembers a notification this fake never sent before, so the application never handled it.
+   */
+  unexpectedDuplicates(): string[] {
+    return this.#firstAnsweredDuplicate.map((attempt) => {
+      const n = attempt.notification;
+      const what = `${String(n.method)} ${String(n.status)}, order ${String(n.order_id)}, payment ${String(n.payment_id)}`;
+      return `webhook #${attempt.webhookId} (${what}) to ${attempt.url} was sent for the first time and answered "duplicate": the receiver's store remembers these ids from an earlier run (fixedIds: true, or a store kept between tests), so the application never handled it. Clear the store (or give each run its own key prefix), or drop fixedIds so each run gets fresh ids`;
+    });
+  }
+
   /** Webhooks held by `pause`. */
   get held(): number {
     return this.#held.length;
@@ -231,6 +259,9 @@ export class Outbox implements Timeline {
     const notification: Readonly<Record<string, unknown>> = JSON.parse(json);
     const signature = sign(data, secret, { algorithm: this.#algorithm });
     const webhookId = this.#nextId++;
+    const identity = JSON.stringify([url, ...IDENTITY.map((field) => notification[field])]);
+    const firstTime = !this.#sent.has(identity);
+    this.#sent.add(identity);
     if (this.#faults.drop) {
       this.dropped.push({ url, notification });
       return;
@@ -238,7 +269,17 @@ export class Outbox implements Timeline {
     const dueAt = this.#now() + (this.#faults.delayMs ?? 0);
     const copies = 1 + Math.max(0, this.#faults.duplicate ?? 0);
     for (let i = 0; i < copies; i++) {
-      const item = { webhookId, attempt: 1, duplicate: i > 0, dueAt, url, notification, data, signature };
+      const item = {
+        webhookId,
+        attempt: 1,
+        duplicate: i > 0,
+        firstTime: firstTime && i === 0,
+        dueAt,
+        url,
+        notification,
+        data,
+        signature,
+      };
       if (this.#paused) this.#held.push(item);
       else this.#queue.push(item);
     }
@@ -287,7 +328,7 @@ export class Outbox implements Timeline {
       error = describeError(cause);
     }
     const ok = answer !== undefined && answer.status >= 200 && answer.status < 300;
-    this.attempts.push({
+    const attempt: DeliveryAttempt = {
       webhookId: item.webhookId,
       attempt: item.attempt,
       duplicate: item.duplicate,
@@ -299,7 +340,11 @@ export class Outbox implements Timeline {
       ok,
       ...(answer ? { status: answer.status, body: answer.body } : {}),
       ...(error !== undefined ? { error } : {}),
-    });
+    };
+    this.attempts.push(attempt);
+    if (ok && answer && item.firstTime && item.attempt === 1 && outcomeOf(answer.body) === 'duplicate') {
+      this.#firstAnsweredDuplicate.push(attempt);
+    }
     const delay = this.#retrySchedule[item.attempt - 1];
     if (!ok && delay !== undefined) {
       this.#queue.push({ ...item, attempt: item.attempt + 1, dueAt: at.getTime() + delay });

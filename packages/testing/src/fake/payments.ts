@@ -15,7 +15,7 @@ import { chooseOutcome, STATUS } from './outcomes.js';
 import { type CardFields, limitInfo, maskCard, newPaymentRecord } from './records.js';
 import { scheduleAnchor, setSubscriptionStatus } from './subscriptions.js';
 import type { CheckoutAction, CreatedPayment } from './types.js';
-import { assertValidRequest, planFor, type ValidRequest } from './validation.js';
+import { planFor, type ValidRequest, validRequest } from './validation.js';
 
 /** The hosted checkout page of a payment. */
 export function checkoutUrl(ledger: Ledger, checkoutId: string): string {
@@ -31,7 +31,10 @@ export function threeDsUrl(ledger: Ledger, checkoutId: string): string {
  * What the record shows of the card: a card number gets a token issued (living to the end of its expiry month);
  * a token the fake issued shows that card's mask again.
  */
-function cardFields(ledger: Ledger, request: ValidRequest): CardFields {
+export function cardFields(
+  ledger: Ledger,
+  request: Pick<ValidRequest, 'cc_number' | 'exp_month' | 'exp_year' | 'cc_token'>,
+): CardFields {
   if (typeof request.cc_number === 'string') {
     const token = `tok_${ledger.ids.hex(16)}`;
     const year = Number(request.exp_year);
@@ -82,16 +85,22 @@ function subscribe(
  */
 export function createPayment(
   ledger: Ledger,
-  body: Readonly<Record<string, unknown>>,
+  input: Readonly<Record<string, unknown>>,
   options?: { split?: boolean; posId?: string },
 ): CreatedPayment {
-  const posId = options?.posId ?? body.pos_id;
+  const posId = options?.posId ?? input.pos_id;
   const project = typeof posId === 'string' ? ledger.projects.get(posId) : undefined;
-  if (!project || (typeof body.pos_id === 'string' && body.pos_id !== project.posId))
+  if (!project || (typeof input.pos_id === 'string' && input.pos_id !== project.posId))
     throw credentialsError();
   const now = ledger.clock.now();
   const split = options?.split ?? false;
-  assertValidRequest(body, { split, sector: project.sector, now, splitSum: ledger.splitSum });
+  const body = validRequest(input, {
+    split,
+    sector: project.sector,
+    now,
+    splitSum: ledger.splitSum,
+    strict: ledger.strict,
+  });
   const key = ownerKey(project.posId, body.order_id);
   if (ledger.byOrder.has(key)) {
     throw new FakeServiceError('P-409', 409, 'A payment with this order_id already exists for this project.');
@@ -131,19 +140,27 @@ export function createPayment(
   if (body.mode === 'hosted') {
     return { mode: 'hosted', location: checkoutUrl(ledger, checkoutId), paymentId: record.payment_id };
   }
-  if (state.outcome === '3ds') {
-    Object.assign(record, STATUS.pending3ds, {
-      user_action_required: true,
-      user_action_url: threeDsUrl(ledger, checkoutId),
-    });
-    notifyPayment(ledger, state);
-  } else {
-    settlePayment(ledger, state, state.outcome === 'decline' ? 'decline' : 'pay', false);
-  }
+  applyOutcome(ledger, state);
   const view = viewOf(ledger, state, record);
   // The creating response shows the subscription as created (`init`, spec 4.5), whatever its webhook says.
   if (recurring) view.recurring = { ...recurring };
   return { mode: 'direct', record: view };
+}
+
+/**
+ * Applies the payment's outcome once its card is known: `3ds` pauses it (`pending` 2122 with `user_action_url`,
+ * and its webhook), any other outcome settles it.
+ */
+export function applyOutcome(ledger: Ledger, state: PaymentState): void {
+  if (state.outcome === '3ds') {
+    Object.assign(state.record, STATUS.pending3ds, {
+      user_action_required: true,
+      user_action_url: threeDsUrl(ledger, state.checkoutId),
+    });
+    notifyPayment(ledger, state);
+  } else {
+    settlePayment(ledger, state, state.outcome === 'success' ? 'pay' : state.outcome, false);
+  }
 }
 
 /**
@@ -153,7 +170,7 @@ export function createPayment(
 export function settlePayment(
   ledger: Ledger,
   state: PaymentState,
-  action: CheckoutAction,
+  action: CheckoutAction | 'insufficient_funds',
   afterThreeDs: boolean,
 ): void {
   const { record } = state;
@@ -168,7 +185,14 @@ export function settlePayment(
     issueReceipt(ledger, record);
     setStatusOfSubscription(ledger, state, 'active', now);
   } else {
-    Object.assign(record, action === 'decline' ? STATUS.declined : STATUS.failed3ds);
+    Object.assign(
+      record,
+      action === 'decline'
+        ? STATUS.declined
+        : action === 'insufficient_funds'
+          ? STATUS.insufficientFunds
+          : STATUS.failed3ds,
+    );
     if (action === 'decline') record.limit_info = limitInfo(now);
     setStatusOfSubscription(ledger, state, 'canceled', now);
   }

@@ -17,6 +17,8 @@ export interface FakeProjectOptions {
   secret: string;
   /** The merchant's sector, for core's sector rules (`microfinance`, `igaming`). */
   sector?: string;
+  /** The merchant's name the hosted checkout shows. @default 'Payhook test shop' */
+  merchantName?: string;
 }
 
 /**
@@ -31,6 +33,8 @@ export interface FakeProject {
   readonly endpointsKey: string;
   readonly secret: string;
   readonly sector: string | undefined;
+  /** The name the hosted checkout shows. */
+  readonly merchantName: string;
 }
 
 /** Fills in the credentials a project was not given. */
@@ -44,5 +48,6 @@ export function createProject(options: FakeProjectOptions, ids: IdSource): FakeP
     endpointsKey: options.endpointsKey ?? `ek_${ids.hex(12)}`,
     secret: options.secret,
     sector: options.sector,
+    merchantName: options.merchantName ?? 'Payhook test shop',
   };
 }

@@ -57,6 +57,17 @@ function codeOf(fn: () => unknown): [string, number] | undefined {
   return undefined;
 }
 
+/** The status and the violations (field, code) of the refusal `fn` throws. */
+function refusalOf(fn: () => unknown): [number, string[][]] {
+  try {
+    fn();
+  } catch (error) {
+    if (!(error instanceof FakeServiceError)) throw error;
+    return [error.status, error.violations.map((v) => [v.field, v.code])];
+  }
+  throw new Error('expected a refusal');
+}
+
 describe('FakeService payments and secondary operations', () => {
   it('signs every webhook per spec part 5 so core parses it', async () => {
     const deliveries: WebhookMessage[] = [];
@@ -168,11 +179,15 @@ describe('FakeService payments and secondary operations', () => {
     ]);
   });
 
-  it('gives the same ids for the same seed', () => {
-    const a = setup().fake;
-    const b = setup().fake;
+  it('gives the same credentials for the same seed, and the same ids only with fixedIds', () => {
+    const a = setup({ fixedIds: true }).fake;
+    const b = setup({ fixedIds: true }).fake;
     expect(a.project).toEqual(b.project);
     expect(pay(a, { order_id: 'same' }).payment_id).toBe(pay(b, { order_id: 'same' }).payment_id);
+    const c = setup().fake;
+    const d = setup().fake;
+    expect(c.project).toEqual(a.project);
+    expect(pay(c, { order_id: 'same' }).payment_id).not.toBe(pay(d, { order_id: 'same' }).payment_id);
   });
 });
 
@@ -268,7 +283,7 @@ describe('the fake follows the spec where it shows a value, and is never stricte
     }
   });
 
-  it('applies splitSum to split purchases (equal by default)', () => {
+  it('applies splitSum to split purchases (ignore by default, equal when strict)', () => {
     const split = (fake: FakeService) => () =>
       fake.createPayment(
         {
@@ -286,9 +301,89 @@ describe('the fake follows the spec where it shows a value, and is never stricte
         },
         { split: true },
       );
-    expect(codeOf(split(setup().fake))).toEqual(['V-400', 400]);
-    expect(codeOf(split(setup({ splitSum: 'at_most' }).fake))).toBeUndefined();
-    expect(codeOf(split(setup({ splitSum: 'ignore' }).fake))).toBeUndefined();
+    expect(codeOf(split(setup().fake))).toBeUndefined();
+    expect(codeOf(split(setup({ strict: true }).fake))).toEqual(['V-400', 400]);
+    expect(codeOf(split(setup({ splitSum: 'equal' }).fake))).toEqual(['V-400', 400]);
+    expect(codeOf(split(setup({ strict: true, splitSum: 'at_most' }).fake))).toBeUndefined();
+    expect(codeOf(split(setup({ strict: true, splitSum: 'ignore' }).fake))).toBeUndefined();
+  });
+
+  describe.each([
+    ['a /payment without description', { description: undefined }, [['description', 'required']]],
+    ['a /payment without currency', { currency: undefined }, [['currency', 'required']]],
+    ['a card number with spaces', { cc_number: '4242 4242 4242 4242' }, [['cc_number', 'card.format']]],
+    [
+      'init_recurring with auth',
+      { method: 'auth', init_recurring: { interval_unit: 'month', interval_count: 1 } },
+      [['method', 'recurring.method']],
+    ],
+  ])('%s (not shown by the spec)', (_, change, violations) => {
+    const attempt = (fake: FakeService) => () => pay(fake, change);
+    it('is accepted by default', () => {
+      expect(codeOf(attempt(setup().fake))).toBeUndefined();
+    });
+    it('is refused with strict: true, with the violation core names', () => {
+      expect(refusalOf(attempt(setup({ strict: true }).fake))).toEqual([400, violations]);
+    });
+  });
+
+  it('still refuses a split purchase without description or currency: spec 4.2 requires them', () => {
+    const { fake } = setup();
+    const refusal = refusalOf(() =>
+      fake.createPayment(
+        {
+          pos_id: fake.project.posId,
+          mode: 'hosted',
+          method: 'purchase',
+          amount: 100,
+          order_id: `order-${++orders}`,
+          order_3ds_bypass: 'supported',
+          customer_email: 'a@example.com',
+          customer_phone: '+380501234567',
+          split: [{ amount: 100, sub_merchant_id: '0b6c7a4e-3f7d-4a8e-b1c2-9d0e1f2a3b4c' }],
+        },
+        { split: true },
+      ),
+    );
+    expect(refusal).toEqual([
+      400,
+      [
+        ['currency', 'required'],
+        ['description', 'required'],
+      ],
+    ]);
+  });
+
+  it('reads a card number with spaces as its digits, and gives a payment without currency UAH', async () => {
+    const { fake, sent } = setup();
+    const record = pay(fake, { cc_number: '4242 4242 4242 4242', currency: undefined });
+    await fake.idle();
+    expect(record.cc_mask).toBe('424242******4242');
+    expect(record.currency).toBe('UAH');
+    expect(sent.map((n) => n.currency)).toEqual(['UAH']);
+  });
+
+  it('ignores card fields on a hosted request by default, and refuses them with strict: true', () => {
+    const hosted = (fake: FakeService) => () =>
+      fake.createPayment({
+        pos_id: fake.project.posId,
+        mode: 'hosted',
+        method: 'purchase',
+        amount: 10,
+        currency: 'UAH',
+        description: 'Hosted',
+        order_id: `order-${++orders}`,
+        cc_number: '4242424242424242',
+        exp_month: 12,
+        exp_year: 2030,
+        card_cvv: '123',
+      });
+    const { fake } = setup();
+    const created = hosted(fake)();
+    expect(created.mode).toBe('hosted');
+    const paymentId = (created as { paymentId: string }).paymentId;
+    expect(fake.payment(paymentId)!.record).not.toHaveProperty('cc_mask');
+    expect(codeOf(hosted(setup({ strict: true }).fake))).toEqual(['V-400', 400]);
   });
 
   it('accepts a wallet payment whose cryptogram replaces the card, and any order_3ds_bypass string', async () => {
@@ -322,10 +417,10 @@ describe('the fake follows the spec where it shows a value, and is never stricte
     const paid = page(fake, 'GET', record.receipt_url as string);
     expect([paid.status, paid.headers['content-type']]).toEqual([200, 'text/html; charset=utf-8']);
     expect(paid.body).toContain('<tr><th>Order</th><td>order-receipt</td></tr>');
-    expect(paid.body).toContain('<tr><th>Amount</th><td>100 XTS</td></tr>');
+    expect(paid.body).toContain('<tr><th>Amount</th><td>100.00 XTS</td></tr>');
     const refunded = page(fake, 'GET', refund.receipt_url as string);
     expect(refunded.body).toContain('<tr><th>Operation</th><td>refund</td></tr>');
-    expect(refunded.body).toContain('<tr><th>Amount</th><td>10 XTS</td></tr>');
+    expect(refunded.body).toContain('<tr><th>Amount</th><td>10.00 XTS</td></tr>');
     expect(page(fake, 'GET', `${fake.baseUrl}/public/receipt/unknown`).status).toBe(404);
   });
 
@@ -350,10 +445,7 @@ describe('the fake follows the spec where it shows a value, and is never stricte
       [orderId, 'failure', '2124', '2026-04-01T08:15:00'],
     ]);
     const shown = page(fake, 'GET', fake.checkoutUrl(checkoutId));
-    expect([
-      shown.status,
-      shown.body.includes('This payment expired: its order_timeout has passed.'),
-    ]).toEqual([410, true]);
+    expect([shown.status, shown.body.includes('<h2>This payment has expired</h2>')]).toEqual([410, true]);
     expect(page(fake, 'POST', fake.checkoutUrl(checkoutId), 'action=pay').status).toBe(410);
     expect(codeOf(() => fake.completeCheckout(checkoutId, 'pay'))).toEqual(['C-410', 410]);
     const noTimeout = hosted(fake);

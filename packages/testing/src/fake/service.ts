@@ -1,9 +1,18 @@
+import { randomInt } from 'node:crypto';
 import type { OperationRecord, PaymentRecord } from '@payhook/core/validation';
 import { nextCharge, runCharges } from './charges.js';
-import { checkoutOf, completeCheckout, expirePayments, nextExpiry } from './checkout.js';
+import {
+  checkoutOf,
+  completeCheckout,
+  confirmThreeDs,
+  expirePayments,
+  nextExpiry,
+  payByCard,
+  payByWallet,
+} from './checkout.js';
 import { FakeClock } from './clock.js';
 import { FakeServiceError } from './errors.js';
-import { createIdSource } from './ids.js';
+import { createIdSource, type IdSource } from './ids.js';
 import { type Ledger, ownerKey, paymentState, subscriptionOf, viewOf } from './ledger.js';
 import { capture, refund, voidPayment } from './operations.js';
 import { type DeliveryAttempt, type DeliveryFaults, Outbox } from './outbox.js';
@@ -14,10 +23,14 @@ import { resendWebhook } from './resend.js';
 import type {
   AuthCheck,
   CheckoutAction,
+  CheckoutCard,
+  CheckoutStep,
+  CheckoutView,
   CreatedPayment,
   FakePaymentView,
   FakeServiceOptions,
   FakeSubscriptionView,
+  Wallet,
 } from './types.js';
 
 /**
@@ -38,9 +51,11 @@ export class FakeService {
   readonly outbox: Outbox;
   readonly verifyAuth: ((check: AuthCheck) => boolean) | undefined;
   readonly #ledger: Ledger;
+  readonly #credentials: IdSource;
 
   constructor(options: FakeServiceOptions = {}) {
     const clock = new FakeClock(options.now ?? Date.now());
+    const seed = options.seed ?? 1;
     const outbox = new Outbox({
       now: () => clock.now().getTime(),
       ...(options.transport ? { transport: options.transport } : {}),
@@ -55,8 +70,9 @@ export class FakeService {
       baseUrl: this.baseUrl,
       clock,
       outbox,
-      ids: createIdSource(options.seed ?? 1),
+      ids: createIdSource(options.fixedIds ? seed : (seed ^ randomInt(1, 2 ** 31)) >>> 0),
       splitSum: options.splitSum,
+      strict: options.strict ?? false,
       refundWebhookCode: options.refundWebhookCode ?? '1000',
       projects: new Map(),
       payments: new Map(),
@@ -69,6 +85,7 @@ export class FakeService {
       outcomeByCard: new Map(),
     };
     this.#ledger = ledger;
+    this.#credentials = createIdSource(seed);
     if (options.secret !== undefined) this.addProject({ ...options, secret: options.secret });
     for (const project of options.projects ?? []) this.addProject(project);
     clock.register({ next: () => nextCharge(ledger), run: (now) => runCharges(ledger, now) });
@@ -78,7 +95,7 @@ export class FakeService {
 
   /** Adds a POS project; credentials not given are generated from the seed. */
   addProject(options: FakeProjectOptions): FakeProject {
-    const project = createProject(options, this.#ledger.ids);
+    const project = createProject(options, this.#credentials);
     this.#ledger.projects.set(project.posId, project);
     return project;
   }
@@ -151,7 +168,7 @@ export class FakeService {
   }
 
   /** The payment behind a checkout (hosted form or 3DS page), for the pages. */
-  checkout(checkoutId: string): { record: PaymentRecord; open: boolean; threeDs: boolean; expired: boolean } {
+  checkout(checkoutId: string): CheckoutView {
     return checkoutOf(this.#ledger, checkoutId);
   }
 
@@ -162,16 +179,40 @@ export class FakeService {
   }
 
   /**
-   * The customer's choice on the checkout form or the 3DS page: settles the payment, sends its webhook, and
-   * answers where to send the customer (`result_url`, when the request had one).
+   * The shortcut past the checkout's and the 3DS page's fields: settles the payment as `action` says, sends its
+   * webhook, and answers where to send the customer (`result_url`, when the request had one).
    * @throws {FakeServiceError} `N-404` (404) unknown checkout, `C-409` (409) a checkout already completed,
    * `C-410` (410) a hosted payment past its `order_timeout`.
    */
-  completeCheckout(
-    checkoutId: string,
-    action: CheckoutAction,
-  ): { record: PaymentRecord; redirectTo?: string } {
+  completeCheckout(checkoutId: string, action: CheckoutAction): CheckoutStep {
     return completeCheckout(this.#ledger, checkoutId, action);
+  }
+
+  /**
+   * What the hosted checkout's card form does: checks the card (Luhn, expiry on the fake clock, CVV digits, a
+   * cardholder), then the card decides the outcome (`TEST_CARDS`, `setOutcome`); `redirectTo` is the 3DS page
+   * when the card asks for 3-D Secure, else `result_url`.
+   * @throws {FakeServiceError} `V-400` (400) with the card's violations, and as `completeCheckout`.
+   */
+  payByCard(checkoutId: string, card: CheckoutCard): CheckoutStep {
+    return payByCard(this.#ledger, checkoutId, card);
+  }
+
+  /**
+   * What the hosted checkout's Apple Pay and Google Pay buttons do: the wallet pays (`payway` names it) unless
+   * `setOutcome` chose otherwise for the order.
+   * @throws {FakeServiceError} as `completeCheckout`.
+   */
+  payByWallet(checkoutId: string, wallet: Wallet): CheckoutStep {
+    return payByWallet(this.#ledger, checkoutId, wallet);
+  }
+
+  /**
+   * What the 3DS page does with its code: `THREE_DS_CODE` pays, any other code fails the payment (`2123`).
+   * @throws {FakeServiceError} `C-409` (409) when no 3-D Secure step waits, and as `completeCheckout`.
+   */
+  confirmThreeDs(checkoutId: string, code: string): CheckoutStep {
+    return confirmThreeDs(this.#ledger, checkoutId, code);
   }
 
   /**

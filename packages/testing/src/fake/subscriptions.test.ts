@@ -66,7 +66,7 @@ describe('subscriptions on the test clock', () => {
       'decline',
       'success',
       'decline',
-      'decline',
+      'insufficient_funds',
       'decline',
     ]);
     await fake.clock.advanceBy({ years: 1 });
@@ -91,6 +91,12 @@ describe('subscriptions on the test clock', () => {
       [10, 0, '2026-12-31T09:00:00', 'success'],
       [11, 0, '2027-01-31T09:00:00', 'success'],
     ]);
+    // A decline for insufficient funds has its own code, no limit_info, and is retried like any decline.
+    expect(charges[5]!.record).toMatchObject({
+      status_code: '2000',
+      limit_info: { description: 'Daily card limit exceeded' },
+    });
+    expect([charges[6]!.record.status_code, charges[6]!.record.limit_info]).toEqual(['2001', undefined]);
     const transactionIds = new Set([record.transaction_id, ...charges.map((c) => c.record.transaction_id)]);
     expect(transactionIds.size).toBe(17);
     for (const charge of charges) {

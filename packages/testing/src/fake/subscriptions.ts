@@ -1,4 +1,5 @@
-import { addInterval, atTime, formatDate, type IntervalUnit } from './calendar.js';
+import type { IntervalUnit } from '@payhook/core/validation';
+import { addInterval, atTime, formatDate } from './calendar.js';
 import type { PaymentOutcome } from './outcomes.js';
 
 /**

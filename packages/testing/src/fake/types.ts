@@ -37,8 +37,19 @@ export interface FakeServiceOptions extends Partial<FakeProjectOptions> {
   projects?: readonly FakeProjectOptions[];
   /** @default the current time */
   now?: Date | string | number;
-  /** Seed of every generated id and key. @default 1 */
+  /**
+   * Seed of the generated credentials (`posId`, `apiKey`, `endpointsKey`) and, with `fixedIds`, of every id.
+   * @default 1
+   */
   seed?: number;
+  /**
+   * Draw payment, transaction, operation and subscription ids, card tokens and checkout ids from `seed` alone, the
+   * same on every run (for snapshots). Off, they are mixed with a value fresh for each fake, so a second run
+   * against a store that remembers the first (Redis, PostgreSQL) is not answered `duplicate` throughout. With
+   * fixed ids, clear the store between runs; `api.done()` names the webhooks a stale store swallowed either way.
+   * @default false
+   */
+  fixedIds?: boolean;
   /** How webhooks are delivered. @default fetchTransport (form POST with `fetch`) */
   transport?: WebhookTransport;
   /**
@@ -52,9 +63,18 @@ export interface FakeServiceOptions extends Partial<FakeProjectOptions> {
   verifyAuth?: (check: AuthCheck) => boolean;
   /**
    * How split amounts must relate to `amount` on `/split/purchase` (not shown by the spec): core's `splitSum`.
-   * @default 'equal'
+   * @default 'ignore', or 'equal' when `strict`
    */
   splitSum?: SplitSumRule;
+  /**
+   * Also enforce the rules the spec does not show, as core's validators do: `description` and `currency` required,
+   * split amounts adding up to `amount` (unless `splitSum`), no card fields on a hosted request, digits only in
+   * `cc_number`, `init_recurring` with `purchase` only. Off, the fake accepts what the service could (a card number
+   * with spaces is read without them, hosted card fields are ignored, a missing currency is `UAH`); each rule is
+   * listed in docs/assumptions.md.
+   * @default false
+   */
+  strict?: boolean;
   /**
    * `status_code` of refund webhooks. Spec 3.1 shows `1000` on refund webhooks and `1004` only on a refund
    * response; `'1004'` lets a test prove its handler takes both.
@@ -75,12 +95,75 @@ export type CreatedPayment =
   | { readonly mode: 'hosted'; readonly location: string; readonly paymentId: string };
 
 /**
- * A customer's choice on the checkout or 3DS page.
+ * A shortcut past the checkout or 3DS page's fields (`completeCheckout`, or a form POST of `action=`): pay,
+ * decline, or fail 3-D Secure.
  *
  * @example
  * fake.completeCheckout(checkoutId, 'fail_3ds');
  */
 export type CheckoutAction = 'pay' | 'decline' | 'fail_3ds';
+
+/**
+ * A card as the customer types it into the hosted checkout. The fake checks it as the spec asks of any card page
+ * (Luhn, expiry not past on the fake clock, CVV of 3 or 4 digits) whatever the page's script did.
+ *
+ * @example
+ * fake.payByCard(checkoutId, { number: '4242 4242 4242 4242', expMonth: 12, expYear: 30, cvv: '123', holder: 'Ada' });
+ */
+export interface CheckoutCard {
+  /** The card number; spaces and dashes between the digits are dropped. */
+  number: string;
+  /** 1-12. */
+  expMonth: number;
+  /** 2 or 4 digits (`30` is 2030). */
+  expYear: number;
+  /** 3 or 4 digits. */
+  cvv: string;
+  /** The name on the card; required. */
+  holder: string;
+}
+
+/**
+ * Where a checkout sends the customer next, and the payment as it stands.
+ *
+ * @example
+ * const { record, redirectTo }: CheckoutStep = fake.payByCard(checkoutId, card);
+ */
+export interface CheckoutStep {
+  /** The payment's record after the step. */
+  record: PaymentRecord;
+  /** The 3DS page while the payment waits for its code, else `result_url` (when the request had one). */
+  redirectTo?: string;
+}
+
+/**
+ * The payment behind a checkout, as the hosted form and the 3DS page show it.
+ *
+ * @example
+ * const { record, open, threeDs, expired }: CheckoutView = fake.checkout(checkoutId);
+ */
+export interface CheckoutView {
+  /** The payment's record as it stands. */
+  readonly record: PaymentRecord;
+  /** The project's `merchantName`. */
+  readonly merchantName: string;
+  /** Still to be paid: `init`, or `pending` on its 3DS step. */
+  readonly open: boolean;
+  /** Waiting for its 3-D Secure code. */
+  readonly threeDs: boolean;
+  /** Past its `order_timeout` unpaid. */
+  readonly expired: boolean;
+  /** When an unpaid hosted payment expires (`order_timeout`), on the fake clock. */
+  readonly expiresAt?: Date;
+}
+
+/**
+ * A wallet button of the hosted checkout; the payment's `payway` names it.
+ *
+ * @example
+ * fake.payByWallet(checkoutId, 'google_pay');
+ */
+export type Wallet = 'apple_pay' | 'google_pay';
 
 /**
  * One charge of a subscription, with its place in the schedule.

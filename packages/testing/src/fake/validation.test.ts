@@ -85,7 +85,7 @@ async function refusedFields(response: Response): Promise<string[]> {
   return body.args.violations.map((v) => v.field).sort();
 }
 
-// Each rule is pinned once, in core (packages/core/src/validate*.test.ts, card.test.ts); these tests pin only
+// Each rule is pinned once, in core (packages/core/src/validation/*.test.ts); these tests pin only
 // what the fake adds: the route, the project and the clock it validates with, and how a refusal is answered.
 describe("the fake API runs core's validators and answers a refusal as the service does", () => {
   beforeAll(() => {

@@ -1,15 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import {
-  amountCents,
-  isEmail,
-  isHttpUrl,
-  isIsoDate,
-  isIsoTime,
-  isUuid,
-  isValidAmount,
-  withoutTrailingZeros,
-} from './formats.js';
+import { amountCents, isEmail, isHttpUrl, isIsoDate, isIsoTime, isUuid, isValidAmount } from './formats.js';
 
 describe('isValidAmount', () => {
   it.each([0.01, 1, 10.5, 19.99, 30000, 1e9, '10.50', '10.5', '7', '0.10', '1.230'])(
@@ -113,18 +104,4 @@ describe('formats', () => {
     ['joe example@example.com', false],
     ['joe@@example.com', false],
   ])('isEmail(%j) is %s', (text, expected) => expect(isEmail(text)).toBe(expected));
-});
-
-describe('withoutTrailingZeros', () => {
-  it.each([
-    ['', ''],
-    ['0', ''],
-    ['10', '1'],
-    ['1000', '1'],
-    ['0001', '0001'],
-    ['0'.repeat(10_000) + '1', '0'.repeat(10_000) + '1'],
-    ['5' + '0'.repeat(10_000), '5'],
-  ])('trims %s', (digits, trimmed) => {
-    expect(withoutTrailingZeros(digits)).toBe(trimmed);
-  });
 });

@@ -1,4 +1,5 @@
-import { isAbsent, type ValidationResult, Violations } from './violations.js';
+import { isMissing } from '../missing.js';
+import { type ValidationResult, Violations } from './violations.js';
 
 /**
  * Card fields as a direct payment carries them (spec 4.1); `cc_cvv` is the samples' spelling of `card_cvv`.
@@ -52,7 +53,7 @@ function isNumberSent(v: Violations, value: unknown, field: string): boolean {
 
 function checkNumber(card: CardFields, v: Violations): void {
   const number = card.cc_number;
-  if (isAbsent(number) || number === '') {
+  if (isMissing(number)) {
     v.add('cc_number', 'required', 'cc_number is required.');
     return;
   }
@@ -70,37 +71,45 @@ function checkNumber(card: CardFields, v: Violations): void {
   if (!luhnCheck(number)) v.add('cc_number', 'card.luhn', 'cc_number fails the Luhn check.');
 }
 
-function readMonth(card: CardFields, v: Violations): number | undefined {
-  if (isAbsent(card.exp_month) || card.exp_month === '') {
-    v.add('exp_month', 'required', 'exp_month is required.');
-    return undefined;
-  }
-  if (!isNumberSent(v, card.exp_month, 'exp_month')) return undefined;
-  const month = readInteger(card.exp_month);
-  if (month === undefined || month < 1 || month > 12) {
-    v.add('exp_month', 'card.expiry_month', 'exp_month must be a month number from 1 to 12.');
-    return undefined;
-  }
-  return month;
+/** What an expiry field must hold once sent as a JSON integer, and the violation when it does not. */
+interface ExpiryRule {
+  field: 'exp_month' | 'exp_year';
+  fits: (value: number) => boolean;
+  code: string;
+  message: string;
 }
 
-function readYear(card: CardFields, v: Violations): number | undefined {
-  if (isAbsent(card.exp_year) || card.exp_year === '') {
-    v.add('exp_year', 'required', 'exp_year is required.');
-    return undefined;
-  }
-  if (!isNumberSent(v, card.exp_year, 'exp_year')) return undefined;
-  const year = readInteger(card.exp_year);
+const MONTH: ExpiryRule = {
+  field: 'exp_month',
+  fits: (month) => month >= 1 && month <= 12,
+  code: 'card.expiry_month',
+  message: 'exp_month must be a month number from 1 to 12.',
+};
+
+const YEAR: ExpiryRule = {
+  field: 'exp_year',
   // A number loses a leading zero (`05`), so 0-99 reads as two digits.
-  if (year === undefined || !(year < 100 || (year >= 1000 && year <= 9999))) {
-    v.add('exp_year', 'card.expiry_year', 'exp_year must be a year of 2 or 4 digits.');
+  fits: (year) => year < 100 || (year >= 1000 && year <= 9999),
+  code: 'card.expiry_year',
+  message: 'exp_year must be a year of 2 or 4 digits.',
+};
+
+/** An expiry field as its integer, or `undefined` with its violation. */
+function readExpiry(card: CardFields, v: Violations, rule: ExpiryRule): number | undefined {
+  const value = card[rule.field];
+  if (isMissing(value)) {
+    v.add(rule.field, 'required', `${rule.field} is required.`);
     return undefined;
   }
-  return year < 100 ? 2000 + year : year;
+  if (!isNumberSent(v, value, rule.field)) return undefined;
+  const integer = readInteger(value);
+  if (integer !== undefined && rule.fits(integer)) return integer;
+  v.add(rule.field, rule.code, rule.message);
+  return undefined;
 }
 
 function checkCvv(card: CardFields, v: Violations): void {
-  const present = (['card_cvv', 'cc_cvv'] as const).filter((key) => !isAbsent(card[key]) && card[key] !== '');
+  const present = (['card_cvv', 'cc_cvv'] as const).filter((key) => !isMissing(card[key]));
   if (present.length === 0) {
     v.add('card_cvv', 'required', 'card_cvv (or cc_cvv) is required.');
     return;
@@ -133,9 +142,10 @@ function checkCvv(card: CardFields, v: Violations): void {
 export function validateCard(card: CardFields, options: { now?: Date } = {}): ValidationResult {
   const v = new Violations();
   checkNumber(card, v);
-  const month = readMonth(card, v);
-  const year = readYear(card, v);
-  if (month !== undefined && year !== undefined) {
+  const month = readExpiry(card, v, MONTH);
+  const sentYear = readExpiry(card, v, YEAR);
+  if (month !== undefined && sentYear !== undefined) {
+    const year = sentYear < 100 ? 2000 + sentYear : sentYear;
     const now = options.now ?? new Date();
     if (year * 12 + month - 1 < now.getUTCFullYear() * 12 + now.getUTCMonth()) {
       v.add('exp_year', 'card.expired', 'the card expired: exp_month/exp_year is before the current month.');

@@ -1,5 +1,5 @@
 import { validateCard } from './card.js';
-import { checkAmount, checkInteger, checkString, type Format } from './checks.js';
+import { checkAmount, checkInteger, checkString, type Format, type StringRule } from './checks.js';
 import { isEmail, isHttpUrl, isIpAddress, isIsoDate, isUuid } from './formats.js';
 import { checkInitRecurring } from './validate-recurring.js';
 import { isAbsent, isPlainObject, type ValidationOptions, type Violations } from './violations.js';
@@ -119,22 +119,20 @@ function checkSector(
   if (sector === 'igaming' && mode === 'hosted') names();
 }
 
-/**
- * The rules of a payment body shared by `/payment` and `/split/purchase` (spec 4.1, 4.2, 8): required fields,
- * types and formats, card data or token in direct mode, sector rules and `init_recurring`.
- */
-export function checkPaymentBody(
+/** Whether a field is required by the route's rules, as a `StringRule`. */
+type RequiredRule = (key: string) => StringRule;
+
+/** The order's own fields (who, how, how much); returns `mode` when it is valid. */
+function checkOrderFields(
   v: Violations,
   body: Record<string, unknown>,
   rules: BodyRules,
-  options: ValidationOptions,
-): void {
-  const required = new Set(rules.required);
-  const rule = (key: string) => ({ required: required.has(key) });
+  rule: RequiredRule,
+): string | undefined {
   checkString(v, body, 'pos_id', '', { ...rule('pos_id'), format: [isUuid, 'format.uuid', 'a UUID'] });
   const mode = checkString(v, body, 'mode', '', { ...rule('mode'), oneOf: ['direct', 'hosted'] });
   checkString(v, body, 'method', '', { ...rule('method'), oneOf: rules.methods });
-  checkAmount(v, body.amount, 'amount', required.has('amount'));
+  checkAmount(v, body.amount, 'amount', rule('amount').required === true);
   checkString(v, body, 'currency', '', {
     ...rule('currency'),
     format: [(t) => /^[A-Z]{3}$/.test(t), 'format.currency', 'an ISO 4217 code of 3 capital letters'],
@@ -144,6 +142,16 @@ export function checkPaymentBody(
   // Any string: the spec leaves the list open (2.3); `supported`, `always` and `never` are the values seen.
   checkString(v, body, 'order_3ds_bypass', '', rule('order_3ds_bypass'));
   for (const key of [...PLAIN_STRINGS, ...MORE_STRINGS]) checkString(v, body, key, '', rule(key));
+  return mode;
+}
+
+/** The customer's contact fields and the merchant's URLs and payload. */
+function checkCustomerFields(
+  v: Violations,
+  body: Record<string, unknown>,
+  rule: RequiredRule,
+  mode: string | undefined,
+): void {
   checkString(v, body, 'customer_email', '', {
     ...rule('customer_email'),
     format: [isEmail, 'format.email', 'an email address'],
@@ -173,26 +181,50 @@ export function checkPaymentBody(
     ...(mode === 'direct' ? {} : { format: URL_FORMAT }),
   });
   checkString(v, body, 'payload', '', { ...rule('payload'), maxLength: 4000 });
+}
+
+function checkCryptogram(v: Violations, cryptogram: unknown): void {
+  if (!isAbsent(cryptogram) && !isPlainObject(cryptogram)) {
+    v.add('cryptogram', 'type', 'cryptogram must be an object.');
+  } else if (isPlainObject(cryptogram) && Object.keys(cryptogram).length === 0) {
+    v.add('cryptogram', 'required', 'cryptogram is empty: send the wallet cryptogram parameters.');
+  }
+}
+
+/** `init_recurring`, and the one-step method a subscription needs. */
+function checkRecurringPurchase(v: Violations, body: Record<string, unknown>): void {
+  if (isAbsent(body.init_recurring)) return;
+  checkInitRecurring(v, body.init_recurring, 'init_recurring');
+  if (typeof body.method === 'string' && body.method !== '' && body.method !== 'purchase') {
+    v.add(
+      'method',
+      'recurring.method',
+      'init_recurring needs method purchase: subscriptions are one-step payments.',
+    );
+  }
+}
+
+/**
+ * The rules of a payment body shared by `/payment` and `/split/purchase` (spec 4.1, 4.2, 8): required fields,
+ * types and formats, card data or token in direct mode, sector rules and `init_recurring`.
+ */
+export function checkPaymentBody(
+  v: Violations,
+  body: Record<string, unknown>,
+  rules: BodyRules,
+  options: ValidationOptions,
+): void {
+  const required = new Set(rules.required);
+  const rule: RequiredRule = (key) => ({ required: required.has(key) });
+  const mode = checkOrderFields(v, body, rules, rule);
+  checkCustomerFields(v, body, rule, mode);
   checkMcc(v, body.merchant_mcc);
   checkInteger(v, body.order_timeout, 'order_timeout', { min: 1 });
   checkProducts(v, body.products, 'products');
   checkFingerprint(v, body.browser_fingerprint);
-  if (!isAbsent(body.cryptogram) && !isPlainObject(body.cryptogram)) {
-    v.add('cryptogram', 'type', 'cryptogram must be an object.');
-  } else if (isPlainObject(body.cryptogram) && Object.keys(body.cryptogram).length === 0) {
-    v.add('cryptogram', 'required', 'cryptogram is empty: send the wallet cryptogram parameters.');
-  }
+  checkCryptogram(v, body.cryptogram);
   if (mode === 'direct') checkDirectCard(v, body, options);
   if (mode === 'hosted') checkHostedHasNoCard(v, body);
   checkSector(v, body, mode, options.sector);
-  if (!isAbsent(body.init_recurring)) {
-    checkInitRecurring(v, body.init_recurring, 'init_recurring');
-    if (typeof body.method === 'string' && body.method !== '' && body.method !== 'purchase') {
-      v.add(
-        'method',
-        'recurring.method',
-        'init_recurring needs method purchase: subscriptions are one-step payments.',
-      );
-    }
-  }
+  checkRecurringPurchase(v, body);
 }

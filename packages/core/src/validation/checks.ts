@@ -1,3 +1,4 @@
+import { isMissing } from '../missing.js';
 import { isValidAmount } from './formats.js';
 import { isAbsent, path, type Violations } from './violations.js';
 
@@ -10,10 +11,6 @@ export interface StringRule {
   maxLength?: number;
   format?: Format;
   oneOf?: readonly string[];
-}
-
-function isMissing(value: unknown): boolean {
-  return isAbsent(value) || value === '';
 }
 
 /** A string member of `record`; returns it when present and a string. */

@@ -1,15 +1,7 @@
 import { isIP } from 'node:net';
+import { withoutTrailingZeros } from '../money.js';
 
 const DECIMAL = /^(\d+)(?:\.(\d+))?$/;
-
-/**
- * `digits` without its trailing zeros. A loop: `/0+$/` retries from every zero of a run, quadratic on `0…01`.
- */
-export function withoutTrailingZeros(digits: string): string {
-  let end = digits.length;
-  while (end > 0 && digits.charCodeAt(end - 1) === 48) end--;
-  return digits.slice(0, end);
-}
 
 /**
  * Integer cents of a valid amount, or `undefined`. Read from the decimal text (a number's shortest round-trip

@@ -1,0 +1,260 @@
+import type { WebhookResult } from './answers.js';
+import { getHeader, type HeaderBag } from './body.js';
+
+/**
+ * Fields masked by default wherever they appear in a notification: the card token and mask, and every customer
+ * detail spec 2.1 lists.
+ */
+export const DEFAULT_MASKED_FIELDS: readonly string[] = [
+  'cc_token',
+  'cc_mask',
+  'cc_token_expiration',
+  'customer_id',
+  'customer_ip',
+  'customer_fname',
+  'customer_lname',
+  'customer_patronym',
+  'customer_email',
+  'customer_phone',
+  'customer_country',
+  'customer_birthday',
+  'customer_tax_id',
+];
+
+/** What a masked value becomes (a string, so a replayed notification still parses). */
+const MASKED = '[masked]';
+
+/**
+ * One line of a capture file. `notification` is the decoded object as the service sent it, masked; it is absent
+ * when the delivery was refused before its signature was verified (nothing trustworthy to keep).
+ */
+export interface CapturedDelivery {
+  /** The format version of the line. */
+  v: 1;
+  /** When the answer was given (ISO 8601, UTC). */
+  at: string;
+  status: number;
+  outcome: WebhookResult['outcome'];
+  /** The refusal's code (`handler.failed`, `signature.invalid`, …). */
+  code?: string;
+  /** The request's media type: a replay posts the same envelope (form or JSON). */
+  contentType?: string;
+  notification?: Record<string, unknown>;
+}
+
+/**
+ * Where and how `capture` records deliveries. Give `path` (a JSON-lines file, rotated) or `write` (each line,
+ * without its newline, to your own sink).
+ *
+ * @example
+ * const capture = createCapture({ path: '/var/log/payhook/deliveries.jsonl', maxBytes: 50 * 1024 * 1024 });
+ */
+export interface CaptureOptions {
+  /** A file to append JSON lines to; it is renamed to `<path>.1` (replacing an older one) when it reaches `maxBytes`. */
+  path?: string;
+  /** Receives each line instead of a file. A throw or a rejection loses that line, never the answer. */
+  write?: (line: string) => unknown;
+  /**
+   * Field names whose values are replaced by `"[masked]"` at any depth.
+   * @default DEFAULT_MASKED_FIELDS (card token and mask, customer details)
+   */
+  mask?: readonly string[];
+  /**
+   * With `path`: the size at which the file is rotated, so the disk holds at most about twice this.
+   * @default 10_485_760 (10 MiB)
+   */
+  maxBytes?: number;
+  /**
+   * Lines waiting for a slow writer; a line beyond this is dropped (counted in `dropped`), never waited for.
+   * @default 1_000
+   */
+  maxQueue?: number;
+  /**
+   * Where a failing writer is reported (once per failure streak, without the line); `false` for nowhere.
+   * @default console
+   */
+  logger?: Pick<Console, 'warn'> | false;
+}
+
+/**
+ * Records deliveries off the answer's path: `record` only queues a line; writing happens later, one line at a
+ * time. Pass it as `createWebhookHandler({ capture })`.
+ *
+ * @example
+ * const capture = createCapture({ path: 'deliveries.jsonl' });
+ * const webhook = createWebhookHandler({ secret, capture });
+ * process.on('SIGTERM', async () => { await capture.flush(); process.exit(0); });
+ */
+export interface DeliveryCapture {
+  /** Queues one delivery's line. Never throws. */
+  record(request: { headers: HeaderBag }, result: WebhookResult): void;
+  /** Resolves when every queued line was written (or failed). */
+  flush(): Promise<void>;
+  /** Lines dropped because the queue was full or the line could not be built. */
+  readonly dropped: number;
+  /** Lines whose write failed. */
+  readonly failed: number;
+}
+
+/**
+ * Creates a delivery capture: JSON lines of what replay needs (the masked notification, the media type, the
+ * answer), never the signature, a secret or another header. `replayDeliveries` in `@payhook/testing` and
+ * `payhook replay` post them again, re-signed with a test secret.
+ *
+ * @example
+ * const capture = createCapture({ path: 'deliveries.jsonl', mask: [...DEFAULT_MASKED_FIELDS, 'payload'] });
+ * createWebhookHandler({ secret: process.env.WEBHOOK_SECRET!, capture });
+ */
+export function createCapture(options: CaptureOptions): DeliveryCapture {
+  const sink = sinkOf(options);
+  const masked = new Set(options.mask ?? DEFAULT_MASKED_FIELDS);
+  const maxQueue = options.maxQueue ?? 1_000;
+  if (!Number.isSafeInteger(maxQueue) || maxQueue < 1) {
+    throw new TypeError(
+      `[@payhook/core] capture.maxQueue must be a positive integer, not ${String(maxQueue)}.`,
+    );
+  }
+  const logger = options.logger === undefined ? console : options.logger;
+  const queue: string[] = [];
+  let draining: Promise<void> | undefined;
+  let dropped = 0;
+  let failed = 0;
+  let failing = false;
+
+  async function drain(): Promise<void> {
+    // Let the answer go out first: a writer that works synchronously must not delay it.
+    await new Promise<void>((resolve) => setTimeout(resolve, 0));
+    for (let line = queue.shift(); line !== undefined; line = queue.shift()) {
+      try {
+        await sink(line);
+        failing = false;
+      } catch (error) {
+        failed++;
+        if (!failing && logger) {
+          failing = true;
+          try {
+            // The code only (ENOSPC, EACCES): a writer's message could quote the line.
+            const code = (error as { code?: unknown } | null)?.code;
+            const why = typeof code === 'string' ? ` (${code})` : '';
+            logger.warn(`[@payhook/core] a delivery could not be captured${why}; answers are not affected.`);
+          } catch {
+            // A failing logger changes nothing either.
+          }
+        }
+      }
+    }
+    draining = undefined;
+  }
+
+  return {
+    record(request, result) {
+      try {
+        if (queue.length >= maxQueue) {
+          dropped++;
+          return;
+        }
+        queue.push(JSON.stringify(captured(request, result, masked)));
+        draining ??= drain();
+      } catch {
+        dropped++;
+      }
+    },
+    flush: async () => {
+      while (draining) await draining;
+    },
+    get dropped() {
+      return dropped;
+    },
+    get failed() {
+      return failed;
+    },
+  };
+}
+
+/**
+ * The handler with capture: the answer is returned as the handler gave it; recording cannot change or delay it.
+ */
+export function withCapture<R extends { headers: HeaderBag }, C>(
+  handle: (request: R, context: C) => Promise<WebhookResult>,
+  capture: DeliveryCapture,
+): (request: R, context: C) => Promise<WebhookResult> {
+  if (typeof capture?.record !== 'function') {
+    throw new TypeError('[@payhook/core] capture must be made by createCapture({ path | write, … }).');
+  }
+  return async (request, context) => {
+    const result = await handle(request, context);
+    capture.record(request, result);
+    return result;
+  };
+}
+
+function captured(
+  request: { headers: HeaderBag },
+  result: WebhookResult,
+  masked: ReadonlySet<string>,
+): CapturedDelivery {
+  const contentType = getHeader(request.headers, 'content-type');
+  return {
+    v: 1,
+    at: new Date().toISOString(),
+    status: result.status,
+    outcome: result.outcome,
+    ...(result.error ? { code: result.error.code } : {}),
+    ...(contentType ? { contentType } : {}),
+    ...(result.notification ? { notification: maskFields(result.notification.raw, masked) } : {}),
+  };
+}
+
+/** A copy of `value` with the values of `fields` replaced by `"[masked]"`, at any depth. */
+function maskFields(value: unknown, fields: ReadonlySet<string>): Record<string, unknown> {
+  return maskValue(value, fields) as Record<string, unknown>;
+}
+
+function maskValue(value: unknown, fields: ReadonlySet<string>): unknown {
+  if (Array.isArray(value)) return value.map((item) => maskValue(item, fields));
+  if (value === null || typeof value !== 'object') return value;
+  const out: Record<string, unknown> = {};
+  for (const [name, item] of Object.entries(value)) {
+    out[name] = fields.has(name) && item !== undefined && item !== null ? MASKED : maskValue(item, fields);
+  }
+  return out;
+}
+
+function sinkOf(options: CaptureOptions): (line: string) => unknown {
+  if (typeof options.write === 'function') return options.write;
+  if (typeof options.path !== 'string' || options.path === '') {
+    throw new TypeError(
+      '[@payhook/core] capture needs a path (a JSON-lines file) or a write(line) function.',
+    );
+  }
+  const maxBytes = options.maxBytes ?? 10 * 1024 * 1024;
+  if (typeof maxBytes !== 'number' || !Number.isFinite(maxBytes) || maxBytes <= 0) {
+    throw new TypeError(
+      `[@payhook/core] capture.maxBytes must be a positive number, not ${String(maxBytes)}.`,
+    );
+  }
+  return rotatingFile(options.path, maxBytes);
+}
+
+/**
+ * Appends lines to `path`; before a line would take it past `maxBytes`, the file becomes `<path>.1`. `node:fs` is
+ * loaded on the first line, so the handler's module graph stays free of it on runtimes without a file system.
+ */
+function rotatingFile(path: string, maxBytes: number): (line: string) => Promise<void> {
+  let size: number | undefined;
+  return async (line) => {
+    const { appendFile, rename, stat } = await import('node:fs/promises');
+    const text = `${line}\n`;
+    const bytes = Buffer.byteLength(text);
+    size ??= await stat(path).then(
+      (s) => s.size,
+      () => 0,
+    );
+    if (size > 0 && size + bytes > maxBytes) {
+      await rename(path, `${path}.1`);
+      size = 0;
+    }
+    await appendFile(path, text, { mode: 0o600 });
+    size += bytes;
+  };
+}

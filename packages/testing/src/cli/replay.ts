@@ -1,0 +1,82 @@
+import { replayableLines, resign } from '../replay.js';
+import {
+  algorithmFrom,
+  httpUrlFrom,
+  parseCommand,
+  positiveInteger,
+  readInput,
+  runCommand,
+  UsageError,
+} from './args.js';
+import type { CliIO } from './io.js';
+import { clipReply, post } from './post.js';
+
+const REPLAY_HELP = `Usage: payhook replay FILE --url URL [--resign SECRET] [options]
+
+Posts every delivery of a capture file (JSON lines written by core's createCapture) to a webhook endpoint, in
+order, each signed again with the test secret, and prints what production answered then and the endpoint now.
+Lines refused before verification carry no notification and are skipped. Exits 0 when every reply is 2xx.
+
+Options:
+  --url URL          the webhook endpoint (http or https)
+  --resign SECRET    the secret the endpoint under test is configured with (or set PAYHOOK_SECRET)
+  --algorithm A      sha256 (default) or sha1
+  --timeout MS       per request (default 10000)
+  -h, --help         this help
+
+Example:
+  PAYHOOK_SECRET=test-secret payhook replay incident.jsonl --url http://127.0.0.1:3000/webhooks`;
+
+/** `payhook replay`: a production capture against a local endpoint, re-signed. */
+export async function replayCommand(argv: string[], io: CliIO): Promise<number> {
+  return runCommand('replay', io, async () => {
+    const parsed = parseCommand(
+      argv,
+      {
+        url: { type: 'string' },
+        resign: { type: 'string' },
+        algorithm: { type: 'string' },
+        timeout: { type: 'string' },
+      },
+      io,
+      REPLAY_HELP,
+    );
+    if (parsed === undefined) return 0;
+    const { values, positionals } = parsed;
+    if (positionals.length !== 1) {
+      throw new UsageError(positionals.length === 0 ? 'name the capture file.' : 'name one capture file.');
+    }
+    const url = httpUrlFrom('--url', values.url);
+    const secret = values.resign ?? io.env.PAYHOOK_SECRET;
+    if (secret === undefined || secret === '') {
+      throw new UsageError('no secret to sign with: pass --resign SECRET or set PAYHOOK_SECRET.');
+    }
+    const algorithm = algorithmFrom(values.algorithm);
+    const timeout = positiveInteger('--timeout', values.timeout, 10_000);
+    const file = positionals[0]!;
+    const text = await readInput(file, io, 'the capture');
+    let lines: ReturnType<typeof replayableLines>;
+    try {
+      lines = replayableLines(text, file === '-' ? 'standard input' : file);
+    } catch (error) {
+      throw new UsageError((error as Error).message.replace('[@payhook/testing] ', ''));
+    }
+    let failed = 0;
+    for (const { line, captured } of lines) {
+      const signed = resign(captured, secret, algorithm);
+      const n = captured.notification;
+      const then = `${captured.status}${captured.code ? ` ${captured.code}` : ` ${captured.outcome}`}`;
+      const what = `line ${line}: ${String(n.method)} ${String(n.status)} order ${String(n.order_id)} (captured ${then})`;
+      try {
+        const { status, text: reply } = await post(url, signed.headers, signed.body, timeout);
+        if (status < 200 || status > 299) failed++;
+        io.stdout(`${what} → ${status} ${clipReply(reply)}`);
+      } catch (error) {
+        failed++;
+        io.stderr(`${what} → no answer: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    }
+    io.stdout(`replayed ${lines.length}: ${lines.length - failed} answered 2xx, ${failed} not`);
+    return failed === 0 ? 0 : 1;
+  });
+}

@@ -1,0 +1,114 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import type { IncomingMessage } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createCapture, createNodeListener, createWebhookHandler, type Notification } from '@payhook/core';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { fakePurchase, fakeRefund, postWebhook, replayDeliveries } from './index.js';
+
+const PRODUCTION_SECRET = 'production-secret-never-in-tests';
+const TEST_SECRET = 'test-secret';
+
+let dir: string;
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), `payhook-replay-${process.pid}-`));
+});
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+/** Production: a capture file of a purchase whose handler failed, its redelivery handled, a refund, a forgery. */
+async function captureIncident(path: string) {
+  const capture = createCapture({ path });
+  let failures = 1;
+  const production = createWebhookHandler<IncomingMessage>({
+    secret: PRODUCTION_SECRET,
+    capture,
+    logger: false,
+    handle: () => {
+      if (failures-- > 0) throw new Error('orders table locked');
+    },
+  });
+  const app = createNodeListener(production);
+  const purchase = fakePurchase({ customer_email: 'jo@example.com' }, { seed: 'incident' });
+  const refund = fakeRefund({ amount: 10 }, { seed: 'incident' });
+  await postWebhook(app, purchase, { secret: PRODUCTION_SECRET });
+  await postWebhook(app, purchase, { secret: PRODUCTION_SECRET });
+  await postWebhook(app, refund, { secret: PRODUCTION_SECRET, variant: 'json' });
+  await postWebhook(app, purchase, { secret: PRODUCTION_SECRET, variant: 'wrongSecret' });
+  await capture.flush();
+  return { purchase, refund };
+}
+
+describe('replayDeliveries', () => {
+  it('posts each captured delivery again, re-signed with the test secret, in order, and returns each answer', async () => {
+    const file = join(dir, 'incident.jsonl');
+    const { purchase, refund } = await captureIncident(file);
+    const seen: Notification[] = [];
+    const app = createNodeListener(
+      createWebhookHandler({ secret: TEST_SECRET, logger: false, handle: (n) => void seen.push(n) }),
+    );
+
+    const replayed = await replayDeliveries(app, file, { secret: TEST_SECRET });
+
+    // The forged delivery (line 4) has nothing verified to replay.
+    expect(replayed.map((r) => [r.line, r.captured.status, r.captured.code ?? r.captured.outcome])).toEqual([
+      [1, 500, 'handler.failed'],
+      [2, 200, 'handled'],
+      [3, 200, 'handled'],
+    ]);
+    expect(replayed.map((r) => [r.response.status, r.response.outcome])).toEqual([
+      [200, 'handled'],
+      [200, 'duplicate'],
+      [200, 'handled'],
+    ]);
+    expect(replayed.map((r) => r.response.signed.variant)).toEqual(['exact', 'exact', 'json']);
+    expect(seen.map((n) => [n.method, n.payment_id])).toEqual([
+      ['purchase', purchase.payment_id],
+      ['refund', refund.payment_id],
+    ]);
+    // What production masked stays masked: the app sees the placeholder, never the token or the address.
+    expect(seen[0]).toMatchObject({ cc_token: '[masked]', cc_mask: '[masked]', customer_email: '[masked]' });
+    expect(seen[0]).toMatchObject({ order_id: purchase.order_id, amount: purchase.amount });
+  });
+
+  it('reaches a Fetch handler and a custom path too', async () => {
+    const file = join(dir, 'incident.jsonl');
+    await captureIncident(file);
+    const webhook = createWebhookHandler({ secret: TEST_SECRET, logger: false, handle: () => {} });
+    const paths: string[] = [];
+    const handler = (request: Request) => {
+      paths.push(new URL(request.url).pathname);
+      return webhook.fetch(request);
+    };
+    const replayed = await replayDeliveries(handler, file, { secret: TEST_SECRET, path: '/pay/hook' });
+    expect(replayed.map((r) => r.response.outcome)).toEqual(['handled', 'duplicate', 'handled']);
+    expect(paths).toEqual(['/pay/hook', '/pay/hook', '/pay/hook']);
+  });
+
+  it('takes the capture as text', async () => {
+    const line = JSON.stringify({
+      v: 1,
+      at: '2026-11-20T10:00:00.000Z',
+      status: 200,
+      outcome: 'handled',
+      notification: fakePurchase({}, { seed: 't' }),
+    });
+    const app = createNodeListener(createWebhookHandler({ secret: TEST_SECRET, handle: () => {} }));
+    const [replayed] = await replayDeliveries(app, { text: `${line}\n` }, { secret: TEST_SECRET });
+    replayed!.response.expectHandled();
+  });
+
+  it('names the file and the line that is not a captured delivery', async () => {
+    const file = join(dir, 'broken.jsonl');
+    await writeFile(file, `${JSON.stringify({ v: 1, status: 401, outcome: 'refused' })}\n{"data":"x"}\n`);
+    const app = createNodeListener(createWebhookHandler({ secret: TEST_SECRET }));
+    await expect(replayDeliveries(app, file, { secret: TEST_SECRET })).rejects.toThrow(
+      `[@payhook/testing] ${file}, line 2: not a captured delivery (expected {"v":1,…} from createCapture).`,
+    );
+    await writeFile(file, 'not json\n');
+    await expect(replayDeliveries(app, file, { secret: TEST_SECRET })).rejects.toThrow(
+      `[@payhook/testing] ${file}, line 1: not JSON (a capture has one object per line).`,
+    );
+  });
+});

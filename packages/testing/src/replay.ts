@@ -1,0 +1,125 @@
+import { readFile } from 'node:fs/promises';
+import type { CapturedDelivery, SignatureAlgorithm } from '@payhook/core';
+import { type SignedWebhook, signWebhook } from './sign.js';
+import { postWebhook, type WebhookResponse, type WebhookTarget } from './supertest.js';
+
+/**
+ * How `replayDeliveries` re-signs and posts a capture.
+ *
+ * @example
+ * await replayDeliveries(app, 'incident.jsonl', { secret: 'test-secret', path: '/payments/webhook' });
+ */
+export interface ReplayOptions {
+  /** The secret the app under test is configured with: each delivery is signed again with it. */
+  secret: string;
+  /** @default 'sha256' */
+  algorithm?: SignatureAlgorithm;
+  /**
+   * The path the webhook route is mounted on.
+   * @default '/webhooks'
+   */
+  path?: string;
+  /** Extra request headers (e.g. `x-forwarded-for` for `allowedSenders`). */
+  headers?: Readonly<Record<string, string>>;
+}
+
+/**
+ * One captured delivery posted again: where it was in the file, what production answered then, what the app
+ * answers now.
+ *
+ * @example
+ * const [first]: ReplayedDelivery[] = await replayDeliveries(app, file, { secret });
+ * expect([first.captured.code, first.response.status]).toEqual(['handler.failed', 200]);
+ */
+export interface ReplayedDelivery {
+  /** 1-based line number in the capture. */
+  readonly line: number;
+  /** The line as captured: `status`, `outcome`, `code` of the production answer, the masked notification. */
+  readonly captured: CapturedDelivery & { notification: Record<string, unknown> };
+  /** The app's answer to the replay, with `expectHandled()` and friends. */
+  readonly response: WebhookResponse;
+}
+
+/** A captured line that carries a notification: a line without one was refused before verification. */
+export interface ReplayableLine {
+  readonly line: number;
+  readonly captured: CapturedDelivery & { notification: Record<string, unknown> };
+}
+
+/**
+ * The lines of a capture file's text that can be replayed, in order; a line refused before its signature was
+ * verified has no notification and is skipped. Throws on a line that is not a captured delivery, naming it.
+ */
+export function replayableLines(text: string, source = 'the capture'): ReplayableLine[] {
+  const found: ReplayableLine[] = [];
+  const lines = text.split('\n');
+  for (let index = 0; index < lines.length; index++) {
+    const raw = lines[index]!.trim();
+    if (raw === '') continue;
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(raw);
+    } catch {
+      throw new Error(
+        `[@payhook/testing] ${source}, line ${index + 1}: not JSON (a capture has one object per line).`,
+      );
+    }
+    const captured = parsed as Partial<CapturedDelivery> | null;
+    if (captured === null || typeof captured !== 'object' || captured.v !== 1) {
+      throw new Error(
+        `[@payhook/testing] ${source}, line ${index + 1}: not a captured delivery (expected {"v":1,…} from createCapture).`,
+      );
+    }
+    const notification = captured.notification;
+    if (notification !== null && typeof notification === 'object') {
+      found.push({
+        line: index + 1,
+        captured: captured as CapturedDelivery & { notification: Record<string, unknown> },
+      });
+    }
+  }
+  return found;
+}
+
+/** A captured delivery signed again with `secret`, in the envelope it came in (form, or JSON). */
+export function resign(
+  captured: CapturedDelivery & { notification: Record<string, unknown> },
+  secret: string,
+  algorithm?: SignatureAlgorithm,
+): SignedWebhook {
+  const json = captured.contentType?.toLowerCase().includes('json') ?? false;
+  return signWebhook(captured.notification, secret, {
+    variant: json ? 'json' : 'exact',
+    ...(algorithm ? { algorithm } : {}),
+  });
+}
+
+/**
+ * Posts every delivery of a capture (a file written by core's `createCapture`, its text, or its parsed lines) to
+ * an app in-process, in order, each re-signed with the test secret: the exact deliveries of an incident, with card
+ * and customer fields as masked. Takes every target `postWebhook` takes. Lines refused before verification (no
+ * notification) are skipped.
+ *
+ * @example
+ * const replayed = await replayDeliveries(app, 'fixtures/incident-2026-11-20.jsonl', { secret: 'test-secret' });
+ * for (const { response } of replayed) response.expectHandled();
+ */
+export async function replayDeliveries(
+  target: WebhookTarget,
+  capture: string | { readonly text: string },
+  options: ReplayOptions,
+): Promise<ReplayedDelivery[]> {
+  const text = typeof capture === 'string' ? await readFile(capture, 'utf8') : capture.text;
+  const source = typeof capture === 'string' ? capture : 'the capture';
+  const replayed: ReplayedDelivery[] = [];
+  for (const { line, captured } of replayableLines(text, source)) {
+    const signed = resign(captured, options.secret, options.algorithm);
+    const response = await postWebhook(target, signed, {
+      secret: options.secret,
+      ...(options.path ? { path: options.path } : {}),
+      ...(options.headers ? { headers: options.headers } : {}),
+    });
+    replayed.push({ line, captured, response });
+  }
+  return replayed;
+}
