@@ -291,6 +291,7 @@ describe.skipIf(!REAL.some((c) => c.transactional && c.up))('two instances on on
     const gate = deferred();
     const paymentId = randomUUID();
     let started = 0;
+    const signals: AbortSignal[] = [];
     const instance = (index: number) =>
       createWebhookHandler({ ...base(inboxes[index]!), ...REAL_OPTIONS }).on(
         'purchase',
@@ -298,6 +299,7 @@ describe.skipIf(!REAL.some((c) => c.transactional && c.up))('two instances on on
           await inboxes[index]!.client(delivery).query(`INSERT INTO ${servers.appTable} (id) VALUES ($1)`, [
             `${paymentId}:${index === 0 ? 'first' : 'second'}`,
           ]);
+          signals.push(delivery.signal);
           started++; // its row written, not yet committed
           if (index === 0) await gate.promise;
         },
@@ -308,7 +310,11 @@ describe.skipIf(!REAL.some((c) => c.transactional && c.up))('two instances on on
     const answer = first(formRequest(body), undefined);
     await until(() => started === 1);
     postgresProxy!.cut();
+    // The first run hears that its transaction is gone (its connection died) while its handler still waits.
+    await until(() => signals[0]!.aborted);
+    expect((signals[0]!.reason as WebhookError).code).toBe('claim.lost');
     expect((await second(formRequest(body), undefined)).body).toBe(HANDLED);
+    expect(signals[1]!.aborted).toBe(false);
     postgresProxy!.restore();
     gate.resolve();
     const result = await answer;

@@ -179,6 +179,18 @@ describe.skipIf(!postgresUp)('PostgreSQL stores', () => {
       expect(await fencesOfTakeovers(store, expire)).toEqual([1, 2, 3]);
     });
 
+    it('forget deletes a done row and leaves a leased one (its fence with it)', async () => {
+      const [done, leased] = [randomUUID(), randomUUID()];
+      const claim = await store.claim(done, 60_000);
+      if (claim.status !== 'claimed') throw new Error('expected a claim');
+      await store.commit(done, claim.token, 3_600_000);
+      await store.claim(leased, 60_000);
+      await store.forget(done);
+      await store.forget(leased);
+      expect(await row(done)).toBeUndefined();
+      expect(await row(leased)).toMatchObject({ done: false, live: true, fence: 1 });
+    });
+
     it('a stale commit answers false, writes nothing and leaves the newer claim lease intact', async () => {
       const key = randomUUID();
       const { stale, current } = await takeOver(store, key, expire);

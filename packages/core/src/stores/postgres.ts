@@ -36,6 +36,7 @@ export interface PgQueryable {
 export interface PgPoolClientLike extends PgQueryable {
   release(error?: Error | boolean): void;
   on?(event: 'error', listener: (error: Error) => void): unknown;
+  removeListener?(event: 'error', listener: (error: Error) => void): unknown;
 }
 
 /**
@@ -247,6 +248,7 @@ export class PostgresStore implements DedupeStore {
   readonly #commits: Statement;
   readonly #renew: Statement;
   readonly #release: Statement;
+  readonly #forget: Statement;
   readonly #claimBatcher: Batcher<Claim, ClaimResult | undefined> | undefined;
   readonly #commitBatcher: Batcher<Commit, boolean> | undefined;
 
@@ -305,6 +307,7 @@ export class PostgresStore implements DedupeStore {
       `UPDATE ${t.name} SET expires_at = now() WHERE key = $1 AND token = $2 AND NOT done AND expires_at > now()`,
       prepare,
     );
+    this.#forget = statement(`DELETE FROM ${t.name} WHERE key = $1 AND done`, prepare);
     if (options.batch ?? true) {
       const lanes = { lanes: BATCH_LANES, max: MAX_BATCH };
       this.#claimBatcher = new Batcher((claims) => this.#claimAll(claims), lanes);
@@ -334,6 +337,11 @@ export class PostgresStore implements DedupeStore {
 
   async release(key: string, token: string): Promise<void> {
     await this.#pool.query(this.#release([key, token]));
+  }
+
+  /** Deletes a done row (a committed notification's handler completions: nothing reads them again). */
+  async forget(key: string): Promise<void> {
+    await this.#pool.query(this.#forget([key]));
   }
 
   /**
@@ -464,45 +472,17 @@ export class PostgresInbox<C extends PgPoolClientLike = PgPoolClientLike> implem
   async transaction<T>(
     key: string,
     work: (tx: C) => Promise<T>,
-    options?: { readonly lockTimeoutMs?: number },
+    options?: { readonly lockTimeoutMs?: number; readonly onLost?: (reason: unknown) => void },
   ): Promise<TransactionResult<T>> {
-    const client = await this.#pool.connect();
-    if (typeof client?.release !== 'function') {
-      throw new TypeError(
-        '[@payhook/core] PostgresInbox needs a pg Pool (its connect() lends a client); a single Client cannot run concurrent transactions.',
-      );
-    }
-    if (!guarded.has(client) && typeof client.on === 'function') {
-      // A connection that dies while lent out emits 'error'; unheard, that would crash the app. The query in
-      // flight rejects with the same error, which is what the handler reports (503).
-      client.on('error', () => {});
-      guarded.add(client);
-    }
+    const client = await this.#lend();
+    // A connection that dies while lent out emits 'error': the transaction is gone (the database rolls it back),
+    // so the handlers hear it through `onLost` (their signal) while the query in flight, if any, rejects with it.
+    const lost = (error: Error) => options?.onLost?.(error);
+    client.on?.('error', lost);
     let broken: Error | undefined;
     try {
-      const lockTimeoutMs = options?.lockTimeoutMs;
-      // One round trip: BEGIN, the lock_timeout the transaction has (stashed for the claim to put back), and the
-      // claim's own bound, which must be in place before the claim statement starts: a table lock (a migration)
-      // is waited for before any of the statement's own expressions run.
-      await client.query(
-        `BEGIN; SELECT set_config('payhook.lock_timeout', current_setting('lock_timeout'), true)${
-          lockTimeoutMs === undefined
-            ? ''
-            : `; SET LOCAL lock_timeout = ${Math.max(1, Math.ceil(lockTimeoutMs))}`
-        }`,
-      );
-      let claimed: PgResult;
-      try {
-        claimed = await client.query(this.#claim([key, this.#ttlMs]));
-      } catch (error) {
-        if ((error as { code?: unknown }).code !== LOCK_NOT_AVAILABLE) throw error;
-        await client.query('ROLLBACK');
-        return { status: 'in_flight' };
-      }
-      if (claimed.rowCount !== 1) {
-        await client.query('ROLLBACK');
-        return { status: 'duplicate' };
-      }
+      const claim = await this.#claimRow(client, key, options?.lockTimeoutMs);
+      if (claim !== 'claimed') return { status: claim };
       const value = await work(client);
       // A run whose connection died has nothing left to commit: its transaction (the row's lock with it) was
       // rolled back by the database, and this COMMIT fails. While the transaction lives, no other run can take
@@ -516,16 +496,59 @@ export class PostgresInbox<C extends PgPoolClientLike = PgPoolClientLike> implem
       }
       return { status: 'done', value };
     } catch (error) {
-      try {
-        await client.query('ROLLBACK');
-      } catch (rollbackError) {
-        broken = rollbackError as Error;
-      }
+      broken = await rollBack(client);
       throw error;
     } finally {
+      client.removeListener?.('error', lost);
       // A connection that could not roll back is destroyed, never returned to the pool mid-transaction.
       client.release(broken ?? false);
     }
+  }
+
+  /** A connection from the pool, heard once for 'error' (unheard, a connection dying while lent would crash the app). */
+  async #lend(): Promise<C> {
+    const client = await this.#pool.connect();
+    if (typeof client?.release !== 'function') {
+      throw new TypeError(
+        '[@payhook/core] PostgresInbox needs a pg Pool (its connect() lends a client); a single Client cannot run concurrent transactions.',
+      );
+    }
+    if (!guarded.has(client) && typeof client.on === 'function') {
+      client.on('error', () => {});
+      guarded.add(client);
+    }
+    return client;
+  }
+
+  /**
+   * BEGIN and the claim, in two round trips; anything but `claimed` is rolled back. The first carries BEGIN, the
+   * lock_timeout the transaction has (stashed for the claim to put back), and the claim's own bound, which must be
+   * in place before the claim statement starts: a table lock (a migration) is waited for before any of the
+   * statement's own expressions run.
+   */
+  async #claimRow(
+    client: C,
+    key: string,
+    lockTimeoutMs: number | undefined,
+  ): Promise<'claimed' | 'duplicate' | 'in_flight'> {
+    await client.query(
+      `BEGIN; SELECT set_config('payhook.lock_timeout', current_setting('lock_timeout'), true)${
+        lockTimeoutMs === undefined
+          ? ''
+          : `; SET LOCAL lock_timeout = ${Math.max(1, Math.ceil(lockTimeoutMs))}`
+      }`,
+    );
+    let claimed: PgResult;
+    try {
+      claimed = await client.query(this.#claim([key, this.#ttlMs]));
+    } catch (error) {
+      if ((error as { code?: unknown }).code !== LOCK_NOT_AVAILABLE) throw error;
+      await client.query('ROLLBACK');
+      return 'in_flight';
+    }
+    if (claimed.rowCount === 1) return 'claimed';
+    await client.query('ROLLBACK');
+    return 'duplicate';
   }
 
   /**
@@ -568,4 +591,14 @@ export function inboxClient<C extends PgQueryable = PgPoolClientLike>(delivery: 
     );
   }
   return tx;
+}
+
+/** Rolls an inbox transaction back; resolves the error when that failed too (the connection is then destroyed). */
+async function rollBack(client: PgPoolClientLike): Promise<Error | undefined> {
+  try {
+    await client.query('ROLLBACK');
+    return undefined;
+  } catch (error) {
+    return error as Error;
+  }
 }

@@ -160,6 +160,18 @@ describe.skipIf(!redisUp).each(FLAVOURS)('RedisStore with $name', (flavour) => {
     expect(await store.claim(key, 60_000)).toEqual({ status: 'duplicate' });
   });
 
+  it('forget deletes a done key and leaves a leased one (its fence with it)', async () => {
+    const [done, leased] = [randomUUID(), randomUUID()];
+    const claim = await store.claim(done, 60_000);
+    if (claim.status !== 'claimed') throw new Error('expected a claim');
+    await store.commit(done, claim.token, 60_000);
+    const lease = await store.claim(leased, 60_000);
+    await store.forget(done);
+    await store.forget(leased);
+    expect(await admin.exists(prefix + done)).toBe(0);
+    expect(await admin.get(prefix + leased)).toBe((lease as { token: string }).token);
+  });
+
   it('release after commit leaves the done marker', async () => {
     const key = randomUUID();
     const claim = await store.claim(key, 60_000);

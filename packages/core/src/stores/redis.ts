@@ -71,6 +71,12 @@ const RELEASE_SCRIPT = `if redis.call('GET', KEYS[1]) == ARGV[1] then
 end
 return 0`;
 
+// Forget: deletes the key only once it is done (a lease, live or ended, keeps its fence).
+const FORGET_SCRIPT = `if redis.call('GET', KEYS[1]) == 'done' then
+  return redis.call('DEL', KEYS[1])
+end
+return 0`;
+
 type Call = (...args: unknown[]) => Promise<unknown>;
 
 /**
@@ -124,6 +130,11 @@ export class RedisStore implements DedupeStore {
 
   async release(key: string, token: string): Promise<void> {
     await this.#script(RELEASE_SCRIPT, key, token, 0);
+  }
+
+  /** Deletes a done key (a committed notification's handler completions: nothing reads them again). */
+  async forget(key: string): Promise<void> {
+    await this.#script(FORGET_SCRIPT, key, '', 0);
   }
 
   /** Runs a script on the prefixed key with ARGV `value`, FENCE_MEMORY_MS and `ms` (at least 1). */
