@@ -142,6 +142,25 @@ describe('createApiClient().resend', () => {
     expectNoSecret(error);
   });
 
+  it.each([['<html>ok</html>'], ['[1, 2]'], ['"text"']])(
+    'takes a 2xx body that is not a JSON object (%s) as no record',
+    async (body) => {
+      const { url } = await service(reply(200, body));
+      const client = createApiClient({ baseUrl: url, posId: POS, ...SECRETS });
+      expect(await client.resend({ orderId: 'o-1' })).toEqual({ status: 200, record: undefined });
+    },
+  );
+
+  it('names the status alone when the error body is not the service error shape', async () => {
+    const { url } = await service(reply(502, '<html>Bad gateway</html>'));
+    const error = await failure(url);
+    expect(error).toBeInstanceOf(ApiServerError);
+    expect([error.serviceCode, error.serviceMessage]).toEqual([undefined, undefined]);
+    expect(error.message).toBe(
+      `[@payhook/core] GET /api/v1/pos/${POS}/orders/order-1/purchase?callback=true answered 502: the service failed; ask again later.`,
+    );
+  });
+
   it('throws ApiTimeoutError when the service never answers', async () => {
     const { url } = await service(() => {});
     const error = await failure(url, 50);
@@ -176,6 +195,12 @@ describe('createApiClient().resend', () => {
     );
     expect(() => createApiClient({ ...base, apiSecret: 's', timeoutMs: 0 })).toThrow(/timeoutMs/);
     expect(() => hmacRequestSigner('')).toThrow(/apiSecret must be a non-empty string/);
+    expect(() => createApiClient({ ...base, apiSecret: 's', posId: '' })).toThrow(
+      'posId must be a non-empty string',
+    );
+    expect(() => createApiClient({ ...base, apiSecret: 's', baseUrl: 'pay.test' })).toThrow(
+      'baseUrl must be an absolute http or https URL',
+    );
   });
 
   it('refuses an operation that is not a word, before any request', async () => {
@@ -184,6 +209,7 @@ describe('createApiClient().resend', () => {
     await expect(client.resend({ orderId: 'o', operation: '../payment' })).rejects.toThrow(
       'operation must be a word such as purchase',
     );
+    await expect(client.resend({ orderId: '' })).rejects.toThrow('orderId must be a non-empty string');
     await expect(
       createApiClient({
         baseUrl: url,
