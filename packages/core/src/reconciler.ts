@@ -137,7 +137,7 @@ const UNFINISHED = new Set(['init', 'pending', 'processing']);
 export function createReconciler<C = undefined>(options: ReconcilerOptions<C>): Reconciler {
   const client = isClient(options.api) ? options.api : createApiClient(options.api);
   const giveUpAfterMs = positive('giveUpAfterMs', options.giveUpAfterMs, 7 * 24 * 60 * 60 * 1000);
-  const concurrency = Math.floor(positive('concurrency', options.concurrency, 4));
+  const concurrency = Math.max(1, Math.floor(positive('concurrency', options.concurrency, 4)));
   const perSecond = positive('requestsPerSecond', options.requestsPerSecond, 5);
   const now = options.now ?? Date.now;
   let running: Promise<ReconcileReport> | undefined;
