@@ -106,8 +106,6 @@ export interface DeliveryCapture {
  * createWebhookHandler({ secret: process.env.WEBHOOK_SECRET!, capture });
  */
 export function createCapture(options: CaptureOptions): DeliveryCapture {
-  const sink = sinkOf(options);
-  const masked = new Set(options.mask ?? DEFAULT_MASKED_FIELDS);
   const maxQueue = options.maxQueue ?? 1_000;
   if (!Number.isSafeInteger(maxQueue) || maxQueue < 1) {
     throw new TypeError(
@@ -115,60 +113,87 @@ export function createCapture(options: CaptureOptions): DeliveryCapture {
     );
   }
   const logger = options.logger === undefined ? console : options.logger;
-  const queue: string[] = [];
-  let draining: Promise<void> | undefined;
-  let dropped = 0;
-  let failed = 0;
-  let failing = false;
+  return new CaptureQueue(sinkOf(options), new Set(options.mask ?? DEFAULT_MASKED_FIELDS), maxQueue, logger);
+}
 
-  async function drain(): Promise<void> {
-    // Let the answer go out first: a writer that works synchronously must not delay it.
-    await new Promise<void>((resolve) => setTimeout(resolve, 0));
-    for (let line = queue.shift(); line !== undefined; line = queue.shift()) {
-      try {
-        await sink(line);
-        failing = false;
-      } catch (error) {
-        failed++;
-        if (!failing && logger) {
-          failing = true;
-          try {
-            // The code only (ENOSPC, EACCES): a writer's message could quote the line.
-            const code = (error as { code?: unknown } | null)?.code;
-            const why = typeof code === 'string' ? ` (${code})` : '';
-            logger.warn(`[@payhook/core] a delivery could not be captured${why}; answers are not affected.`);
-          } catch {
-            // A failing logger changes nothing either.
-          }
-        }
-      }
-    }
-    draining = undefined;
+/** Lines waiting for the sink, written one at a time after the answer went out; full, it drops (and counts). */
+class CaptureQueue implements DeliveryCapture {
+  readonly #queue: string[] = [];
+  #draining: Promise<void> | undefined;
+  #dropped = 0;
+  #failed = 0;
+  /** Set from a failed write until one succeeds: one warning per failure streak. */
+  #failing = false;
+
+  readonly #sink: (line: string) => unknown;
+  readonly #masked: ReadonlySet<string>;
+  readonly #maxQueue: number;
+  readonly #logger: Pick<Console, 'warn'> | false;
+
+  constructor(
+    sink: (line: string) => unknown,
+    masked: ReadonlySet<string>,
+    maxQueue: number,
+    logger: Pick<Console, 'warn'> | false,
+  ) {
+    this.#sink = sink;
+    this.#masked = masked;
+    this.#maxQueue = maxQueue;
+    this.#logger = logger;
   }
 
-  return {
-    record(request, result) {
-      try {
-        if (queue.length >= maxQueue) {
-          dropped++;
-          return;
-        }
-        queue.push(JSON.stringify(captured(request, result, masked)));
-        draining ??= drain();
-      } catch {
-        dropped++;
+  get dropped(): number {
+    return this.#dropped;
+  }
+
+  get failed(): number {
+    return this.#failed;
+  }
+
+  record(request: { headers: HeaderBag }, result: WebhookResult): void {
+    try {
+      if (this.#queue.length >= this.#maxQueue) {
+        this.#dropped++;
+        return;
       }
-    },
-    flush: async () => {
-      while (draining) await draining;
-    },
-    get dropped() {
-      return dropped;
-    },
-    get failed() {
-      return failed;
-    },
-  };
+      this.#queue.push(JSON.stringify(captured(request, result, this.#masked)));
+      this.#draining ??= this.#drain();
+    } catch {
+      this.#dropped++;
+    }
+  }
+
+  async flush(): Promise<void> {
+    while (this.#draining) await this.#draining;
+  }
+
+  async #drain(): Promise<void> {
+    // Let the answer go out first: a writer that works synchronously must not delay it.
+    await new Promise<void>((resolve) => setTimeout(resolve, 0));
+    for (let line = this.#queue.shift(); line !== undefined; line = this.#queue.shift()) {
+      try {
+        await this.#sink(line);
+        this.#failing = false;
+      } catch (error) {
+        this.#failed++;
+        if (!this.#failing) this.#warn(error);
+        this.#failing = true;
+      }
+    }
+    this.#draining = undefined;
+  }
+
+  #warn(error: unknown): void {
+    if (!this.#logger) return;
+    try {
+      // The code only (ENOSPC, EACCES): a writer's message could quote the line.
+      const code = (error as { code?: unknown } | null)?.code;
+      const why = typeof code === 'string' ? ` (${code})` : '';
+      this.#logger.warn(`[@payhook/core] a delivery could not be captured${why}; answers are not affected.`);
+    } catch {
+      // A failing logger changes nothing either.
+    }
+  }
 }
 
 /**

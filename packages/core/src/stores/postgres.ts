@@ -240,15 +240,7 @@ export class PostgresStore implements DedupeStore {
   readonly name = 'postgres';
   readonly #pool: PgQueryable;
   readonly #table: Table;
-  readonly #claim: Statement;
-  readonly #claims: Statement;
-  readonly #state: Statement;
-  readonly #states: Statement;
-  readonly #commit: Statement;
-  readonly #commits: Statement;
-  readonly #renew: Statement;
-  readonly #release: Statement;
-  readonly #forget: Statement;
+  readonly #sql: StoreStatements;
   readonly #claimBatcher: Batcher<Claim, ClaimResult | undefined> | undefined;
   readonly #commitBatcher: Batcher<Commit, boolean> | undefined;
 
@@ -258,56 +250,8 @@ export class PostgresStore implements DedupeStore {
     }
     this.#pool = options.pool;
     const t = tableOf(options.table);
-    const prepare = options.prepare;
     this.#table = t;
-    const takeOver = `ON CONFLICT (key) DO UPDATE
-      SET done = false, token = excluded.token, expires_at = excluded.expires_at, fence = i.fence + 1
-      WHERE i.expires_at <= now()`;
-    this.#claim = statement(
-      `INSERT INTO ${t.name} AS i (key, done, token, expires_at, fence)
-      VALUES ($1, false, $2, now() + $3 * interval '1 millisecond', 1)
-      ${takeOver} RETURNING fence`,
-      prepare,
-    );
-    this.#claims = statement(
-      `INSERT INTO ${t.name} AS i (key, done, token, expires_at, fence)
-      SELECT c.key, false, c.token, now() + c.ms * interval '1 millisecond', 1
-      FROM unnest($1::text[], $2::text[], $3::float8[]) WITH ORDINALITY AS c(key, token, ms, n) ORDER BY c.n
-      ${takeOver} RETURNING key, fence`,
-      prepare,
-    );
-    this.#state = statement(`SELECT done FROM ${t.name} WHERE key = $1 AND expires_at > now()`, prepare);
-    this.#states = statement(
-      `SELECT key, done FROM ${t.name} WHERE key = ANY($1::text[]) AND expires_at > now()`,
-      prepare,
-    );
-    // The caller's token still holds the key (not committed yet), or nobody holds it (a lease that ran out).
-    const fenced = `ON CONFLICT (key) DO UPDATE
-      SET done = true, token = excluded.token, expires_at = excluded.expires_at
-      WHERE (i.token = excluded.token AND NOT i.done) OR i.expires_at <= now()`;
-    this.#commit = statement(
-      `INSERT INTO ${t.name} AS i (key, done, token, expires_at)
-      VALUES ($1, true, $2, now() + $3 * interval '1 millisecond')
-      ${fenced} RETURNING 1`,
-      prepare,
-    );
-    this.#commits = statement(
-      `INSERT INTO ${t.name} AS i (key, done, token, expires_at)
-      SELECT c.key, true, c.token, now() + c.ms * interval '1 millisecond'
-      FROM unnest($1::text[], $2::text[], $3::float8[]) WITH ORDINALITY AS c(key, token, ms, n) ORDER BY c.n
-      ${fenced} RETURNING key`,
-      prepare,
-    );
-    this.#renew = statement(
-      `UPDATE ${t.name} SET expires_at = now() + $3 * interval '1 millisecond'
-      WHERE key = $1 AND token = $2 AND NOT done`,
-      prepare,
-    );
-    this.#release = statement(
-      `UPDATE ${t.name} SET expires_at = now() WHERE key = $1 AND token = $2 AND NOT done AND expires_at > now()`,
-      prepare,
-    );
-    this.#forget = statement(`DELETE FROM ${t.name} WHERE key = $1 AND done`, prepare);
+    this.#sql = storeStatements(t, options.prepare);
     if (options.batch ?? true) {
       const lanes = { lanes: BATCH_LANES, max: MAX_BATCH };
       this.#claimBatcher = new Batcher((claims) => this.#claimAll(claims), lanes);
@@ -326,22 +270,22 @@ export class PostgresStore implements DedupeStore {
   async commit(key: string, token: string, ttlMs: number): Promise<boolean> {
     const commit = { key, token, ttlMs: Math.ceil(ttlMs) };
     if (this.#commitBatcher) return this.#commitBatcher.call(commit);
-    const committed = await this.#pool.query(this.#commit([key, token, commit.ttlMs]));
+    const committed = await this.#pool.query(this.#sql.commit([key, token, commit.ttlMs]));
     return committed.rowCount === 1;
   }
 
   async renew(key: string, token: string, leaseMs: number): Promise<boolean> {
-    const renewed = await this.#pool.query(this.#renew([key, token, Math.ceil(leaseMs)]));
+    const renewed = await this.#pool.query(this.#sql.renew([key, token, Math.ceil(leaseMs)]));
     return renewed.rowCount === 1;
   }
 
   async release(key: string, token: string): Promise<void> {
-    await this.#pool.query(this.#release([key, token]));
+    await this.#pool.query(this.#sql.release([key, token]));
   }
 
   /** Deletes a done row (a committed notification's handler completions: nothing reads them again). */
   async forget(key: string): Promise<void> {
-    await this.#pool.query(this.#forget([key]));
+    await this.#pool.query(this.#sql.forget([key]));
   }
 
   /**
@@ -357,9 +301,9 @@ export class PostgresStore implements DedupeStore {
 
   /** One claim; `undefined` when the row changed between the INSERT and the SELECT. */
   async #claimOne({ key, token, leaseMs }: Claim): Promise<ClaimResult | undefined> {
-    const claimed = await this.#pool.query(this.#claim([key, token, leaseMs]));
+    const claimed = await this.#pool.query(this.#sql.claim([key, token, leaseMs]));
     if (claimed.rowCount === 1) return claimedBy(token, (claimed.rows[0] as { fence: unknown }).fence);
-    const state = await this.#pool.query(this.#state([key]));
+    const state = await this.#pool.query(this.#sql.state([key]));
     const row = state.rows[0] as { done: boolean } | undefined;
     return row === undefined ? undefined : row.done ? DUPLICATE : IN_FLIGHT;
   }
@@ -370,7 +314,7 @@ export class PostgresStore implements DedupeStore {
     const answers = new Map<Claim, ClaimResult | undefined>();
     for (const round of rounds(claims)) {
       const values = [round.map((c) => c.key), round.map((c) => c.token), round.map((c) => c.leaseMs)];
-      const claimed = await this.#pool.query(this.#claims(values));
+      const claimed = await this.#pool.query(this.#sql.claims(values));
       const fences = new Map(
         (claimed.rows as { key: string; fence: unknown }[]).map((r) => [r.key, r.fence]),
       );
@@ -379,10 +323,9 @@ export class PostgresStore implements DedupeStore {
         taken.length === 0
           ? new Map<string, boolean>()
           : new Map(
-              ((await this.#pool.query(this.#states([taken.map((c) => c.key)]))).rows as Row[]).map((r) => [
-                r.key,
-                r.done,
-              ]),
+              ((await this.#pool.query(this.#sql.states([taken.map((c) => c.key)]))).rows as Row[]).map(
+                (r) => [r.key, r.done],
+              ),
             );
       for (const c of round) {
         const done = states.get(c.key);
@@ -407,7 +350,7 @@ export class PostgresStore implements DedupeStore {
     for (const round of rounds(commits)) {
       const values = [round.map((c) => c.key), round.map((c) => c.token), round.map((c) => c.ttlMs)];
       const committed = await this.#pool.query(
-        round.length === 1 ? this.#commit(values.map((v) => v[0])) : this.#commits(values),
+        round.length === 1 ? this.#sql.commit(values.map((v) => v[0])) : this.#sql.commits(values),
       );
       const keys = new Set((committed.rows as { key?: string }[]).map((r) => r.key));
       for (const c of round) answers.set(c, round.length === 1 ? committed.rowCount === 1 : keys.has(c.key));
@@ -415,6 +358,61 @@ export class PostgresStore implements DedupeStore {
     return commits.map((c) => answers.get(c)!);
   }
 }
+
+/** PostgresStore's statements on table `t`: one row each, and the batched forms over arrays of keys. */
+function storeStatements(t: Table, prepare: boolean | undefined) {
+  const takeOver = `ON CONFLICT (key) DO UPDATE
+    SET done = false, token = excluded.token, expires_at = excluded.expires_at, fence = i.fence + 1
+    WHERE i.expires_at <= now()`;
+  const claim = statement(
+    `INSERT INTO ${t.name} AS i (key, done, token, expires_at, fence)
+    VALUES ($1, false, $2, now() + $3 * interval '1 millisecond', 1)
+    ${takeOver} RETURNING fence`,
+    prepare,
+  );
+  const claims = statement(
+    `INSERT INTO ${t.name} AS i (key, done, token, expires_at, fence)
+    SELECT c.key, false, c.token, now() + c.ms * interval '1 millisecond', 1
+    FROM unnest($1::text[], $2::text[], $3::float8[]) WITH ORDINALITY AS c(key, token, ms, n) ORDER BY c.n
+    ${takeOver} RETURNING key, fence`,
+    prepare,
+  );
+  const state = statement(`SELECT done FROM ${t.name} WHERE key = $1 AND expires_at > now()`, prepare);
+  const states = statement(
+    `SELECT key, done FROM ${t.name} WHERE key = ANY($1::text[]) AND expires_at > now()`,
+    prepare,
+  );
+  // The caller's token still holds the key (not committed yet), or nobody holds it (a lease that ran out).
+  const fenced = `ON CONFLICT (key) DO UPDATE
+    SET done = true, token = excluded.token, expires_at = excluded.expires_at
+    WHERE (i.token = excluded.token AND NOT i.done) OR i.expires_at <= now()`;
+  const commit = statement(
+    `INSERT INTO ${t.name} AS i (key, done, token, expires_at)
+    VALUES ($1, true, $2, now() + $3 * interval '1 millisecond')
+    ${fenced} RETURNING 1`,
+    prepare,
+  );
+  const commits = statement(
+    `INSERT INTO ${t.name} AS i (key, done, token, expires_at)
+    SELECT c.key, true, c.token, now() + c.ms * interval '1 millisecond'
+    FROM unnest($1::text[], $2::text[], $3::float8[]) WITH ORDINALITY AS c(key, token, ms, n) ORDER BY c.n
+    ${fenced} RETURNING key`,
+    prepare,
+  );
+  const renew = statement(
+    `UPDATE ${t.name} SET expires_at = now() + $3 * interval '1 millisecond'
+    WHERE key = $1 AND token = $2 AND NOT done`,
+    prepare,
+  );
+  const release = statement(
+    `UPDATE ${t.name} SET expires_at = now() WHERE key = $1 AND token = $2 AND NOT done AND expires_at > now()`,
+    prepare,
+  );
+  const forget = statement(`DELETE FROM ${t.name} WHERE key = $1 AND done`, prepare);
+  return { claim, claims, state, states, commit, commits, renew, release, forget };
+}
+
+type StoreStatements = ReturnType<typeof storeStatements>;
 
 interface Row {
   key: string;

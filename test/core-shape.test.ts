@@ -1,0 +1,55 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import ts from 'typescript';
+import { describe, expect, it } from 'vitest';
+
+const ROOT = join(import.meta.dirname, '..');
+const CORE = join(ROOT, 'packages/core/src');
+/** Issue 22's bar: a reader follows one notification through core without a function longer than a screen. */
+const MAX_LINES = 60;
+
+function sources(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return sources(path);
+    return entry.name.endsWith('.ts') && !entry.name.endsWith('.test.ts') ? [path] : [];
+  });
+}
+
+/** Every function, method, accessor and constructor in `text` with its length in lines. */
+function functionLengths(file: string, text: string): { name: string; lines: number }[] {
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
+  const found: { name: string; lines: number }[] = [];
+  const visit = (node: ts.Node): void => {
+    if (ts.isFunctionLike(node) && 'body' in node && node.body !== undefined) {
+      const line = (position: number) => source.getLineAndCharacterOfPosition(position).line;
+      const named = (node as { name?: ts.Node }).name;
+      const at = line(node.getStart(source)) + 1;
+      found.push({
+        name: `${relative(ROOT, file)}:${at} ${named ? named.getText(source) : ts.SyntaxKind[node.kind]}`,
+        lines: line(node.getEnd()) - line(node.getStart(source)) + 1,
+      });
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return found;
+}
+
+describe('the shape of @payhook/core', () => {
+  it(`has no function over ${MAX_LINES} lines`, () => {
+    const long = sources(CORE)
+      .flatMap((file) => functionLengths(file, readFileSync(file, 'utf8')))
+      .filter((fn) => fn.lines > MAX_LINES)
+      .map((fn) => `${fn.name} (${fn.lines} lines)`);
+    expect(long).toEqual([]);
+  });
+
+  it('measures a function from its first line to its last', () => {
+    const body = Array.from({ length: 61 }, (_, i) => `  const a${i} = ${i};`).join('\n');
+    expect(functionLengths('x.ts', `function long() {\n${body}\n}\nconst short = () => 1;`)).toEqual([
+      { name: 'x.ts:1 long', lines: 63 },
+      { name: 'x.ts:64 ArrowFunction', lines: 1 },
+    ]);
+  });
+});
