@@ -132,6 +132,28 @@ const OPERATION = /^[a-z][a-z0-9_]*$/i;
  * const { record } = await client.resend({ orderId: 'order-1' });
  */
 export function createApiClient(options: ApiClientOptions): ApiClient {
+  const settings = checkedSettings(options);
+  return {
+    async resend(request) {
+      const path = resendPath(settings, request);
+      const answer = await call(settings, 'GET', path);
+      if (answer.status < 200 || answer.status >= 300) throw failure('GET', path, answer);
+      return { status: answer.status, record: parseObject(answer.text) };
+    },
+  };
+}
+
+/** The options checked once, with their defaults. */
+interface Settings {
+  readonly base: URL;
+  readonly posId: string;
+  readonly apiKey: string;
+  readonly endpointsKey: string;
+  readonly signRequest: RequestSigner;
+  readonly timeoutMs: number;
+}
+
+function checkedSettings(options: ApiClientOptions): Settings {
   const base = checkedBaseUrl(options.baseUrl);
   for (const name of ['posId', 'apiKey', 'endpointsKey'] as const) {
     if (typeof options[name] !== 'string' || options[name] === '') {
@@ -146,63 +168,62 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
       '[@payhook/core] the API client needs apiSecret (for the default HMAC-SHA256 request signature) or signRequest.',
     );
   }
-  const signRequest = options.signRequest ?? hmacRequestSigner(options.apiSecret as string);
   const timeoutMs = options.timeoutMs ?? 10_000;
   if (!Number.isFinite(timeoutMs) || timeoutMs < 1) {
     throw new TypeError(`[@payhook/core] timeoutMs must be a positive number, not ${String(timeoutMs)}.`);
   }
+  const { posId, apiKey, endpointsKey } = options;
+  const signRequest = options.signRequest ?? hmacRequestSigner(options.apiSecret as string);
+  return { base, posId, apiKey, endpointsKey, signRequest, timeoutMs };
+}
 
-  async function call(method: string, path: string): Promise<{ status: number; text: string }> {
-    const what = `${method} ${path}`;
-    const signature = await signRequest({ method, path, body: '', apiKey: options.apiKey });
-    if (typeof signature !== 'string' || signature === '' || /\s/.test(signature)) {
-      throw new TypeError('[@payhook/core] signRequest must return a non-empty string without whitespace.');
-    }
-    try {
-      const response = await fetch(new URL(path, base.origin), {
-        method,
-        headers: {
-          accept: 'application/json',
-          'x-api-auth': `SVC-HMAC-SHA256 ${options.apiKey}:${signature}`,
-          'x-api-key': options.endpointsKey,
-        },
-        redirect: 'manual',
-        signal: AbortSignal.timeout(timeoutMs),
-      });
-      return { status: response.status, text: await response.text() };
-    } catch (error) {
-      if (isTimeout(error)) {
-        throw new ApiTimeoutError('api.timeout', `${what}: no answer within ${timeoutMs} ms.`);
-      }
-      throw new ApiNetworkError(
-        'api.network',
-        `${what}: the service could not be reached (${reason(error)}).`,
-        {
-          cause: error,
-        },
-      );
-    }
+/** `…/api/v1/pos/<pos_id>/orders/<order_id>/<operation>?callback=true[&transactionId=]` under the base path. */
+function resendPath(settings: Settings, request: ResendRequest): string {
+  const operation = request.operation ?? 'purchase';
+  if (typeof request.orderId !== 'string' || request.orderId === '') {
+    throw new TypeError('[@payhook/core] orderId must be a non-empty string.');
   }
+  if (!OPERATION.test(operation)) {
+    throw new TypeError(
+      `[@payhook/core] operation must be a word such as purchase, not ${JSON.stringify(operation)}.`,
+    );
+  }
+  const query = new URLSearchParams({ callback: 'true' });
+  if (request.transactionId !== undefined) query.set('transactionId', request.transactionId);
+  const order = encodeURIComponent(request.orderId);
+  return `${settings.base.pathname}api/v1/pos/${encodeURIComponent(settings.posId)}/orders/${order}/${operation}?${query}`;
+}
 
-  return {
-    async resend(request) {
-      const operation = request.operation ?? 'purchase';
-      if (typeof request.orderId !== 'string' || request.orderId === '') {
-        throw new TypeError('[@payhook/core] orderId must be a non-empty string.');
-      }
-      if (!OPERATION.test(operation)) {
-        throw new TypeError(
-          `[@payhook/core] operation must be a word such as purchase, not ${JSON.stringify(operation)}.`,
-        );
-      }
-      const query = new URLSearchParams({ callback: 'true' });
-      if (request.transactionId !== undefined) query.set('transactionId', request.transactionId);
-      const path = `${base.pathname}api/v1/pos/${encodeURIComponent(options.posId)}/orders/${encodeURIComponent(request.orderId)}/${operation}?${query}`;
-      const answer = await call('GET', path);
-      if (answer.status < 200 || answer.status >= 300) throw failure('GET', path, answer);
-      return { status: answer.status, record: parseObject(answer.text) };
-    },
-  };
+/** One signed call; a failure to get any answer becomes `ApiTimeoutError` or `ApiNetworkError`. */
+async function call(
+  settings: Settings,
+  method: string,
+  path: string,
+): Promise<{ status: number; text: string }> {
+  const what = `${method} ${path}`;
+  const signature = await settings.signRequest({ method, path, body: '', apiKey: settings.apiKey });
+  if (typeof signature !== 'string' || signature === '' || /\s/.test(signature)) {
+    throw new TypeError('[@payhook/core] signRequest must return a non-empty string without whitespace.');
+  }
+  try {
+    const response = await fetch(new URL(path, settings.base.origin), {
+      method,
+      headers: {
+        accept: 'application/json',
+        'x-api-auth': `SVC-HMAC-SHA256 ${settings.apiKey}:${signature}`,
+        'x-api-key': settings.endpointsKey,
+      },
+      redirect: 'manual',
+      signal: AbortSignal.timeout(settings.timeoutMs),
+    });
+    return { status: response.status, text: await response.text() };
+  } catch (error) {
+    if (isTimeout(error)) {
+      throw new ApiTimeoutError('api.timeout', `${what}: no answer within ${settings.timeoutMs} ms.`);
+    }
+    const message = `${what}: the service could not be reached (${reason(error)}).`;
+    throw new ApiNetworkError('api.network', message, { cause: error });
+  }
 }
 
 function checkedBaseUrl(value: string): URL {

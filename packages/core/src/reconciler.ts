@@ -135,82 +135,22 @@ const UNFINISHED = new Set(['init', 'pending', 'processing']);
  * setInterval(() => void reconciler.run().then(logReport), 10 * 60_000);
  */
 export function createReconciler<C = undefined>(options: ReconcilerOptions<C>): Reconciler {
-  const client = isClient(options.api) ? options.api : createApiClient(options.api);
-  const giveUpAfterMs = positive('giveUpAfterMs', options.giveUpAfterMs, 7 * 24 * 60 * 60 * 1000);
-  const concurrency = Math.max(1, Math.floor(positive('concurrency', options.concurrency, 4)));
-  const perSecond = positive('requestsPerSecond', options.requestsPerSecond, 5);
+  const settings: Settings<C> = {
+    client: isClient(options.api) ? options.api : createApiClient(options.api),
+    webhook: options.webhook,
+    context: options.context,
+    giveUpAfterMs: positive('giveUpAfterMs', options.giveUpAfterMs, 7 * 24 * 60 * 60 * 1000),
+    concurrency: Math.max(1, Math.floor(positive('concurrency', options.concurrency, 4))),
+    perSecond: positive('requestsPerSecond', options.requestsPerSecond, 5),
+    onResult: options.onResult,
+  };
   const now = options.now ?? Date.now;
   let running: Promise<ReconcileReport> | undefined;
-
-  async function reconcile(
-    order: PendingOrder,
-    startedAt: number,
-    pace: () => Promise<void>,
-  ): Promise<ReconcileResult> {
-    const created = createdAtOf(order.createdAt);
-    if (created === 'invalid') {
-      return { order, status: 'failed', reason: 'createdAt is not a date.' };
-    }
-    if (created !== undefined && startedAt - created > giveUpAfterMs) {
-      const days = Math.floor((startedAt - created) / 86_400_000);
-      return {
-        order,
-        status: 'given_up',
-        reason: `created ${days} day(s) ago: past giveUpAfterMs.`,
-      };
-    }
-    try {
-      await pace();
-      const answer = await client.resend(order);
-      return await apply(order, answer);
-    } catch (error) {
-      const err = error instanceof Error ? error : new Error(String(error));
-      return { order, status: 'failed', error: err, reason: err.message };
-    }
-  }
-
-  async function apply(order: PendingOrder, answer: ResendAnswer): Promise<ReconcileResult> {
-    const record = answer.record;
-    if (record === undefined || !('order_id' in record)) return { order, status: 'requested' };
-    if (String(record.order_id) !== order.orderId) {
-      throw new ApiAnswerError(
-        'api.answer_invalid',
-        `the service answered the record of another order than ${order.orderId}.`,
-      );
-    }
-    const notification = parseNotification(record);
-    const paymentStatus = String(notification.status);
-    const unfinished = UNFINISHED.has(paymentStatus);
-    // `init`: the customer has not acted yet, and the service sends no webhook for it (3.1 shows none).
-    if (paymentStatus === 'init') return { order, status: 'pending', paymentStatus };
-    if (!options.webhook) return { order, status: unfinished ? 'pending' : 'requested', paymentStatus };
-    const outcome = await options.webhook.process(notification, options.context);
-    return { order, status: unfinished ? 'pending' : 'applied', paymentStatus, outcome };
-  }
 
   async function runOnce(): Promise<ReconcileReport> {
     const orders: PendingOrder[] = [];
     for await (const order of await options.listPending()) orders.push(order);
-    const startedAt = now();
-    const pace = createPacer(perSecond);
-    const results: ReconcileResult[] = new Array(orders.length);
-    let next = 0;
-    const worker = async () => {
-      while (next < orders.length) {
-        const index = next++;
-        const result = await reconcile(orders[index]!, startedAt, pace);
-        results[index] = result;
-        try {
-          options.onResult?.(result);
-        } catch {
-          // A failing log line must not stop the run.
-        }
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(concurrency, orders.length) }, worker));
-    const counts = Object.fromEntries(STATUSES.map((s) => [s, 0])) as Record<ReconcileStatus, number>;
-    for (const result of results) counts[result.status]++;
-    return { results, counts };
+    return runAll(settings, orders, now());
   }
 
   return {
@@ -221,6 +161,90 @@ export function createReconciler<C = undefined>(options: ReconcilerOptions<C>): 
       return running;
     },
   };
+}
+
+/** The options a run uses, checked once. */
+interface Settings<C> {
+  readonly client: ApiClient;
+  readonly webhook: Pick<WebhookHandler<C>, 'process'> | undefined;
+  readonly context: C | undefined;
+  readonly giveUpAfterMs: number;
+  readonly concurrency: number;
+  readonly perSecond: number;
+  readonly onResult: ((result: ReconcileResult) => void) | undefined;
+}
+
+/** Every order through `concurrency` workers, paced; results in the order listed. */
+async function runAll<C>(
+  settings: Settings<C>,
+  orders: PendingOrder[],
+  startedAt: number,
+): Promise<ReconcileReport> {
+  const pace = createPacer(settings.perSecond);
+  const results: ReconcileResult[] = new Array(orders.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < orders.length) {
+      const index = next++;
+      const result = await reconcile(settings, orders[index]!, startedAt, pace);
+      results[index] = result;
+      try {
+        settings.onResult?.(result);
+      } catch {
+        // A failing log line must not stop the run.
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(settings.concurrency, orders.length) }, worker));
+  const counts = Object.fromEntries(STATUSES.map((s) => [s, 0])) as Record<ReconcileStatus, number>;
+  for (const result of results) counts[result.status]++;
+  return { results, counts };
+}
+
+/** One order: given up, or asked for and its answer applied; never throws. */
+async function reconcile<C>(
+  settings: Settings<C>,
+  order: PendingOrder,
+  startedAt: number,
+  pace: () => Promise<void>,
+): Promise<ReconcileResult> {
+  const created = createdAtOf(order.createdAt);
+  if (created === 'invalid') return { order, status: 'failed', reason: 'createdAt is not a date.' };
+  if (created !== undefined && startedAt - created > settings.giveUpAfterMs) {
+    const days = Math.floor((startedAt - created) / 86_400_000);
+    return { order, status: 'given_up', reason: `created ${days} day(s) ago: past giveUpAfterMs.` };
+  }
+  try {
+    await pace();
+    return await apply(settings, order, await settings.client.resend(order));
+  } catch (error) {
+    const err = error instanceof Error ? error : new Error(String(error));
+    return { order, status: 'failed', error: err, reason: err.message };
+  }
+}
+
+/** The service's answer: no record (requested), or a record of this order handed to `process`. */
+async function apply<C>(
+  settings: Settings<C>,
+  order: PendingOrder,
+  answer: ResendAnswer,
+): Promise<ReconcileResult> {
+  const record = answer.record;
+  if (record === undefined || !('order_id' in record)) return { order, status: 'requested' };
+  if (String(record.order_id) !== order.orderId) {
+    throw new ApiAnswerError(
+      'api.answer_invalid',
+      `the service answered the record of another order than ${order.orderId}.`,
+    );
+  }
+  const notification = parseNotification(record);
+  const paymentStatus = String(notification.status);
+  const unfinished = UNFINISHED.has(paymentStatus);
+  // `init`: the customer has not acted yet, and the service sends no webhook for it (3.1 shows none).
+  if (paymentStatus === 'init') return { order, status: 'pending', paymentStatus };
+  if (!settings.webhook) return { order, status: unfinished ? 'pending' : 'requested', paymentStatus };
+  const outcome = await settings.webhook.process(notification, settings.context);
+  return { order, status: unfinished ? 'pending' : 'applied', paymentStatus, outcome };
 }
 
 /** Start slots `1000 / perSecond` ms apart: the first at once, each next one after the previous slot. */
