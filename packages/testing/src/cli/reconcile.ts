@@ -6,6 +6,7 @@ import {
   type RequestSigner,
 } from '@payhook/core/reconcile';
 import {
+  apiKeysFrom,
   httpUrlFrom,
   parseCommand,
   positiveInteger,
@@ -98,12 +99,7 @@ export async function reconcileCommand(argv: string[], io: CliIO): Promise<numbe
       throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}.`);
     const base = httpUrlFrom('--base-url', values['base-url']);
     const posId = requiredOption('pos-id', values['pos-id']);
-    const apiKey = requiredOption('api-key', values['api-key'] ?? io.env.PAYHOOK_API_KEY, 'PAYHOOK_API_KEY');
-    const endpointsKey = requiredOption(
-      'endpoints-key',
-      values['endpoints-key'] ?? io.env.PAYHOOK_ENDPOINTS_KEY,
-      'PAYHOOK_ENDPOINTS_KEY',
-    );
+    const { apiKey, endpointsKey } = apiKeysFrom(values, io);
     const signRequest = signerFrom(
       values.signature ?? io.env.PAYHOOK_API_SIGNATURE,
       io.env.PAYHOOK_API_SECRET,

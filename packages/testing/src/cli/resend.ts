@@ -1,4 +1,5 @@
 import {
+  apiKeysFrom,
   httpUrlFrom,
   parseCommand,
   positiveInteger,
@@ -66,12 +67,7 @@ export async function resendCommand(argv: string[], io: CliIO): Promise<number> 
     const operation = values.operation ?? 'purchase';
     if (!/^[a-z0-9_-]+$/i.test(operation))
       throw new UsageError('--operation must be a word such as purchase.');
-    const apiKey = requiredOption('api-key', values['api-key'] ?? io.env.PAYHOOK_API_KEY, 'PAYHOOK_API_KEY');
-    const endpointsKey = requiredOption(
-      'endpoints-key',
-      values['endpoints-key'] ?? io.env.PAYHOOK_ENDPOINTS_KEY,
-      'PAYHOOK_ENDPOINTS_KEY',
-    );
+    const { apiKey, endpointsKey } = apiKeysFrom(values, io);
     const signature = requiredOption(
       'signature',
       values.signature ?? io.env.PAYHOOK_API_SIGNATURE,
