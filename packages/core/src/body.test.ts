@@ -61,6 +61,14 @@ describe('hostile bodies at the 1 MiB limit, refused before the signature is che
     expect(result.error).toEqual(TOO_MANY);
   });
 
+  it('counts a text body kept by a framework in UTF-8 bytes, not characters, against maxBodyBytes', async () => {
+    // 400,000 characters, 1.2 MB: the limit is in bytes whatever form the body was kept in.
+    const body = `data=${'€'.repeat(400_000)}&signature=${SIGNATURE}`;
+    const result = await answer(body);
+    expect(result.status).toBe(413);
+    expect(result.error).toMatchObject({ code: 'payload.too_large' });
+  });
+
   it.each([
     ['escaped quotes', '\\"'],
     ['backslashes', '\\\\'],

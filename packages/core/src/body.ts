@@ -475,6 +475,9 @@ export function readEnvelope(
   const body = request.body;
   if (typeof body === 'string' || body instanceof Uint8Array) {
     if (body.length > maxBodyBytes) throw tooLarge(maxBodyBytes);
+    // A text counts in UTF-8 bytes, up to three per character: measured only when it could be over.
+    if (typeof body === 'string' && body.length * 3 > maxBodyBytes && Buffer.byteLength(body) > maxBodyBytes)
+      throw tooLarge(maxBodyBytes);
     return parseRawBody(body, type);
   }
   if (body !== null && typeof body === 'object') {

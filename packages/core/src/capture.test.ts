@@ -60,6 +60,30 @@ describe('createCapture: what a line holds', () => {
     expect(texts[0]).not.toContain('"signature"');
   });
 
+  it('masks by default the card number, expiry and CVV a payment record may echo from a direct request', async () => {
+    const texts: string[] = [];
+    const capture = createCapture({ write: (line) => void texts.push(line) });
+    const webhook = createWebhookHandler({ secret: SECRET, capture, handle: () => {} });
+    const card = {
+      cc_number: '4111111111111111',
+      exp_month: 12,
+      exp_year: 2030,
+      card_cvv: '123',
+      cc_cvv: '321',
+    };
+    await webhook(post(formBody(purchase(card))), undefined);
+    await capture.flush();
+    const line = JSON.parse(texts[0]!) as CapturedDelivery;
+    expect(line.notification).toMatchObject({
+      cc_number: '[masked]',
+      exp_month: '[masked]',
+      exp_year: '[masked]',
+      card_cvv: '[masked]',
+      cc_cvv: '[masked]',
+    });
+    expect(texts[0]).not.toContain('4111111111111111');
+  });
+
   it('masks the fields given in mask instead of the defaults, at any depth', async () => {
     const { lines, write } = collect();
     const capture = createCapture({ write, mask: ['payload', 'description'] });
@@ -117,6 +141,17 @@ describe('createCapture: what a line holds', () => {
     ]);
   });
 
+  it('keeps the media type alone, not what an unsigned sender put in the header after it', async () => {
+    const texts: string[] = [];
+    const capture = createCapture({ write: (line) => void texts.push(line) });
+    const webhook = createWebhookHandler({ secret: SECRET, capture, handle: () => {} });
+    const header = `Application/X-WWW-Form-Urlencoded; charset=utf-8; x=${'A'.repeat(8_000)}`;
+    await webhook(post(formBody(purchase(), 'another-secret'), { 'content-type': header }), undefined);
+    await capture.flush();
+    expect((JSON.parse(texts[0]!) as CapturedDelivery).contentType).toBe('application/x-www-form-urlencoded');
+    expect(texts[0]!.length).toBeLessThan(200);
+  });
+
   it('records deliveries answered through fetch() too', async () => {
     const { lines, write } = collect();
     const capture = createCapture({ write });
@@ -164,6 +199,20 @@ describe('createCapture: a failing or slow writer never changes the answer', () 
     expect(capture.failed).toBe(1);
   });
 
+  it('answers 200 handled when a capture the application made itself throws from record', async () => {
+    const capture = {
+      record: () => {
+        throw new Error('sink down');
+      },
+      flush: async () => {},
+      dropped: 0,
+      failed: 0,
+    };
+    const webhook = createWebhookHandler({ secret: SECRET, capture, handle: () => {} });
+    const result = await webhook(post(formBody(purchase())), undefined);
+    expect([result.status, result.body]).toEqual([200, HANDLED]);
+  });
+
   it('answers before a writer that never finishes, and drops lines beyond maxQueue instead of waiting', async () => {
     const started: string[] = [];
     let writing: () => void = () => {};
@@ -188,6 +237,25 @@ describe('createCapture: a failing or slow writer never changes the answer', () 
     // The writer holds the first line forever; two more wait in the queue; the last two were dropped.
     expect(started).toHaveLength(1);
     expect(capture.dropped).toBe(2);
+  });
+
+  it('flush(timeoutMs) gives up on a writer that never finishes, so a shutdown still ends', async () => {
+    vi.useFakeTimers();
+    try {
+      const capture = createCapture({ write: () => new Promise(() => {}) });
+      const webhook = createWebhookHandler({ secret: SECRET, capture, handle: () => {} });
+      await webhook(post(formBody(purchase())), undefined);
+      let flushed = false;
+      void capture.flush(5_000).then(() => {
+        flushed = true;
+      });
+      await vi.advanceTimersByTimeAsync(4_999);
+      expect(flushed).toBe(false);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(flushed).toBe(true);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('refuses an option that cannot capture when the handler is built', () => {
@@ -246,6 +314,39 @@ describe('createCapture: a file, rotated at maxBytes', () => {
     // Lines are about 600 bytes: two per file; the oldest file was replaced by the next rotation.
     expect(ids(rotated)).toEqual(['p-2', 'p-3']);
     expect(ids(current)).toEqual(['p-4']);
+  });
+
+  it('keeps the bound when several processes append to one path (cluster workers): each measures the file', async () => {
+    const path = join(dir, 'deliveries.jsonl');
+    const workers = [createCapture({ path, maxBytes: 1500 }), createCapture({ path, maxBytes: 1500 })];
+    const webhooks = workers.map((capture) =>
+      createWebhookHandler({ secret: SECRET, capture, handle: () => {} }),
+    );
+    for (let n = 0; n < 8; n++) {
+      await webhooks[n % 2]!(post(formBody(purchase({ payment_id: `p-${n}` }))), undefined);
+      await workers[n % 2]!.flush();
+    }
+    expect(Buffer.byteLength(await readFile(path, 'utf8'))).toBeLessThanOrEqual(1500);
+    expect(Buffer.byteLength(await readFile(`${path}.1`, 'utf8'))).toBeLessThanOrEqual(1500);
+  });
+
+  it('keeps capturing after the file was deleted (the incident is over, as docs/security.md advises)', async () => {
+    const path = join(dir, 'deliveries.jsonl');
+    const capture = createCapture({ path, maxBytes: 1000, logger: false });
+    const webhook = createWebhookHandler({ secret: SECRET, capture, handle: () => {} });
+    await webhook(post(formBody(purchase({ payment_id: 'p-0' }))), undefined);
+    await capture.flush();
+    await rm(path);
+    for (let n = 1; n < 3; n++) {
+      await webhook(post(formBody(purchase({ payment_id: `p-${n}` }))), undefined);
+      await capture.flush();
+    }
+    expect(capture.failed).toBe(0);
+    const ids = (await readFile(path, 'utf8'))
+      .trimEnd()
+      .split('\n')
+      .map((line) => (JSON.parse(line) as CapturedDelivery).notification!.payment_id);
+    expect(ids).toEqual(['p-2']);
   });
 
   it('answers 200 handled when the file cannot be written', async () => {

@@ -2,13 +2,19 @@ import type { WebhookResult } from './answers.js';
 import { getHeader, type HeaderBag } from './body.js';
 
 /**
- * Fields masked by default wherever they appear in a notification: the card token and mask, and every customer
- * detail spec 2.1 lists.
+ * Fields masked by default wherever they appear in a notification: the card token and mask, the card data spec 2.1
+ * says the payment record echoes from a direct request (number, expiry, CVV under both its names), and every
+ * customer detail spec 2.1 lists.
  */
 export const DEFAULT_MASKED_FIELDS: readonly string[] = [
   'cc_token',
   'cc_mask',
   'cc_token_expiration',
+  'cc_number',
+  'exp_month',
+  'exp_year',
+  'card_cvv',
+  'cc_cvv',
   'customer_id',
   'customer_ip',
   'customer_fname',
@@ -83,13 +89,16 @@ export interface CaptureOptions {
  * @example
  * const capture = createCapture({ path: 'deliveries.jsonl' });
  * const webhook = createWebhookHandler({ secret, capture });
- * process.on('SIGTERM', async () => { await capture.flush(); process.exit(0); });
+ * process.on('SIGTERM', async () => { await capture.flush(5_000); process.exit(0); });
  */
 export interface DeliveryCapture {
   /** Queues one delivery's line. Never throws. */
   record(request: { headers: HeaderBag }, result: WebhookResult): void;
-  /** Resolves when every queued line was written (or failed). */
-  flush(): Promise<void>;
+  /**
+   * Resolves when every queued line was written (or failed), or once `timeoutMs` passed: a writer that hangs
+   * (a stalled disk or log sink) must not keep a shutdown waiting forever.
+   */
+  flush(timeoutMs?: number): Promise<void>;
   /** Lines dropped because the queue was full or the line could not be built. */
   readonly dropped: number;
   /** Lines whose write failed. */
@@ -163,8 +172,20 @@ class CaptureQueue implements DeliveryCapture {
     }
   }
 
-  async flush(): Promise<void> {
-    while (this.#draining) await this.#draining;
+  async flush(timeoutMs?: number): Promise<void> {
+    const drained = (async () => {
+      while (this.#draining) await this.#draining;
+    })();
+    if (timeoutMs === undefined) return drained;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const deadline = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, timeoutMs);
+    });
+    try {
+      await Promise.race([drained, deadline]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   async #drain(): Promise<void> {
@@ -208,7 +229,11 @@ export function withCapture<R extends { headers: HeaderBag }, C>(
   }
   return async (request, context) => {
     const result = await handle(request, context);
-    capture.record(request, result);
+    try {
+      capture.record(request, result);
+    } catch {
+      // createCapture's never throws; one the application made itself must not change the answer either.
+    }
     return result;
   };
 }
@@ -218,7 +243,9 @@ function captured(
   result: WebhookResult,
   masked: ReadonlySet<string>,
 ): CapturedDelivery {
-  const contentType = getHeader(request.headers, 'content-type');
+  // The media type alone: parameters are the sender's text, unsigned, and replay needs only form or JSON.
+  const header = getHeader(request.headers, 'content-type');
+  const contentType = header?.split(';', 1)[0]?.trim().toLowerCase().slice(0, 100);
   return {
     v: 1,
     at: new Date().toISOString(),
@@ -266,20 +293,20 @@ function sinkOf(options: CaptureOptions): (line: string) => unknown {
  * loaded on the first line, so the handler's module graph stays free of it on runtimes without a file system.
  */
 function rotatingFile(path: string, maxBytes: number): (line: string) => Promise<void> {
-  let size: number | undefined;
   return async (line) => {
     const { appendFile, rename, stat } = await import('node:fs/promises');
     const text = `${line}\n`;
-    const bytes = Buffer.byteLength(text);
-    size ??= await stat(path).then(
+    // Measured before each line, not counted: other processes (cluster workers) may append to the same path.
+    const size = await stat(path).then(
       (s) => s.size,
       () => 0,
     );
-    if (size > 0 && size + bytes > maxBytes) {
-      await rename(path, `${path}.1`);
-      size = 0;
+    if (size > 0 && size + Buffer.byteLength(text) > maxBytes) {
+      // Gone meanwhile (deleted, or rotated by another process): nothing to rotate, append starts a new file.
+      await rename(path, `${path}.1`).catch((error: unknown) => {
+        if ((error as { code?: unknown } | null)?.code !== 'ENOENT') throw error;
+      });
     }
     await appendFile(path, text, { mode: 0o600 });
-    size += bytes;
   };
 }

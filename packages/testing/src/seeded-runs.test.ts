@@ -6,6 +6,7 @@ import express from 'express';
 import { afterEach, describe, expect, it } from 'vitest';
 import { TEST_CARDS } from './fake/outcomes.js';
 import { mockPaymentApi, type PaymentApiMock } from './nock.js';
+import { startFakeServer } from './server.js';
 
 const BASE_URL = 'https://api.payments.test';
 const SECRET = 'seeded-runs-secret';
@@ -109,5 +110,52 @@ describe('a seeded fake run twice against one store', () => {
       '{"ok":true,"outcome":"duplicate"}',
     ]);
     first.api.done();
+  });
+});
+
+describe('a seeded real fake server run twice against one store', () => {
+  async function serverRun() {
+    const merchant = await startMerchant();
+    const fakeServer = await startFakeServer({ secret: SECRET, seed: 4242, fixedIds: true });
+    const { project } = fakeServer.fake;
+    await fetch(`${fakeServer.url}/api/v1/payment`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'x-api-auth': `SVC-HMAC-SHA256 ${project.apiKey}:not-checked`,
+        'x-api-key': project.endpointsKey,
+      },
+      body: JSON.stringify({
+        pos_id: project.posId,
+        mode: 'direct',
+        method: 'purchase',
+        amount: 10,
+        currency: 'UAH',
+        description: 'Tea',
+        order_id: 'order-2',
+        cc_number: TEST_CARDS.success,
+        exp_month: 12,
+        exp_year: 2030,
+        card_cvv: '123',
+        server_url: `${merchant}/webhooks`,
+      }),
+    });
+    await fakeServer.fake.idle();
+    return fakeServer;
+  }
+
+  it('with fixedIds, fails done() on the second run, as mockPaymentApi does', async () => {
+    const first = await serverRun();
+    first.done();
+    await first.close();
+    await endRun();
+    const second = await serverRun();
+    try {
+      expect(() => second.done()).toThrow(
+        /^\[@payhook\/testing\] fake payment server: webhook #1 \(purchase success, order order-2, .*answered "duplicate"/,
+      );
+    } finally {
+      await second.close();
+    }
   });
 });

@@ -34,6 +34,12 @@ export interface FakeServer {
   /** `http://127.0.0.1:<port>`: the service's `{base_url}`. */
   readonly url: string;
   readonly port: number;
+  /**
+   * Throws (as `mockPaymentApi`'s `done()`) when a webhook sent so far was not acknowledged (unless failed
+   * deliveries are expected) or one sent for the first time was answered `duplicate` (a store that remembers an
+   * earlier run's ids), listing each with its cause and the fix.
+   */
+  done(options?: { expectFailedDeliveries?: boolean }): void;
   /** Stops listening, drops open connections and the real-time ticker. */
   close(): Promise<void>;
 }
@@ -119,6 +125,13 @@ export async function startFakeServer(options: FakeServerOptions = {}): Promise<
     fake: engine,
     url,
     port,
+    done(check) {
+      const list = [
+        ...(check?.expectFailedDeliveries ? [] : engine.outbox.undelivered()),
+        ...engine.outbox.unexpectedDuplicates(),
+      ];
+      if (list.length > 0) throw new Error(`[@payhook/testing] fake payment server: ${list.join('; ')}.`);
+    },
     close: () =>
       new Promise<void>((resolve, reject) => {
         if (ticker) clearInterval(ticker);

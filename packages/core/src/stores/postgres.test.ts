@@ -153,6 +153,22 @@ describe.skipIf(!postgresUp)('PostgreSQL stores', () => {
       expect(await old.claim('kept', 60_000)).toEqual({ status: 'duplicate' });
       expect(await old.claim('new', 60_000)).toMatchObject({ status: 'claimed', fence: 1 });
     });
+
+    it('names migrate when the table is missing or older than the stores, for the store and the inbox', async () => {
+      await pool.query(`DROP TABLE IF EXISTS ${OLD}`);
+      const missing = `[@payhook/core] the inbox table "${OLD}" does not exist: run migrate(pool, { table: '${OLD}' }) from @payhook/core/postgres (or its migrations/payhook_inbox.sql) before the first delivery, and again after upgrading payhook.`;
+      await expect(new PostgresStore({ pool, table: OLD, batch: false }).claim('k', 60_000)).rejects.toThrow(
+        missing,
+      );
+      await expect(new PostgresInbox({ pool, table: OLD }).transaction('k', async () => 1)).rejects.toThrow(
+        missing,
+      );
+      await pool.query(`CREATE TABLE ${OLD} (key text PRIMARY KEY, done boolean NOT NULL DEFAULT false,
+        token text, expires_at timestamptz NOT NULL, created_at timestamptz NOT NULL DEFAULT now())`);
+      await expect(new PostgresStore({ pool, table: OLD }).claim('k', 60_000)).rejects.toThrow(
+        `[@payhook/core] the inbox table "${OLD}" was made by an earlier payhook: run migrate(pool, { table: '${OLD}' })`,
+      );
+    });
   });
 
   describe('PostgresStore', () => {
@@ -362,6 +378,20 @@ describe.skipIf(!postgresUp)('PostgreSQL stores', () => {
         expect(sent).toHaveLength(6 + 4 + 1);
       });
 
+      it('answers copies of one key in a batch from its first claim: a replay flood costs no extra round trips', async () => {
+        const { queryable, sent } = recording();
+        const batched = new PostgresStore({ pool: queryable, table: TABLE, batch: true });
+        const lanes = Array.from({ length: 4 }, () => randomUUID());
+        const replayed = randomUUID();
+        const others = Array.from({ length: 10 }, () => randomUUID());
+        const keys = [...lanes, ...Array<string>(40).fill(replayed), ...others];
+        const claims = await Promise.all(keys.map((key) => batched.claim(key, 60_000)));
+        // Four lanes at once, then everything else together in one INSERT (it was an INSERT and a SELECT per copy).
+        expect(sent).toHaveLength(4 + 1);
+        expect(claims.slice(4, 44).map((c) => c.status)).toEqual(['claimed', ...Array(39).fill('in_flight')]);
+        expect(claims.slice(44).map((c) => c.status)).toEqual(Array(10).fill('claimed'));
+      });
+
       it('refuses a stale commit inside a batch and commits the others', async () => {
         const batched = new PostgresStore({ pool, table: TABLE, batch: true });
         const key = randomUUID();
@@ -402,6 +432,28 @@ describe.skipIf(!postgresUp)('PostgreSQL stores', () => {
         ).toEqual(Array(10).fill('connection terminated'));
         fail = false;
         expect((await batched.claim(randomUUID(), 60_000)).status).toBe('claimed');
+      });
+
+      it('keeps the claims its INSERT granted when the SELECT after it fails: only the others fail, each alone', async () => {
+        let failStates = false;
+        const failing: PgQueryable = {
+          query: (config, values) =>
+            failStates && typeof config !== 'string' && config.text.includes('ANY(')
+              ? Promise.reject(new Error('connection terminated'))
+              : pool.query(config as pg.QueryConfig, values),
+        };
+        const batched = new PostgresStore({ pool: failing, table: TABLE, batch: true });
+        const leased = randomUUID();
+        await batched.claim(leased, 60_000);
+        failStates = true;
+        const keys = [...Array.from({ length: 4 }, () => randomUUID()), leased, randomUUID(), randomUUID()];
+        const claims = await Promise.allSettled(keys.map((key) => batched.claim(key, 60_000)));
+        expect(claims.map((c) => (c.status === 'fulfilled' ? c.value.status : c.reason))).toEqual([
+          ...Array(4).fill('claimed'),
+          'in_flight',
+          'claimed',
+          'claimed',
+        ]);
       });
 
       it('grants one of 64 concurrent claims, and runs the handler once for 64 concurrent copies', async () => {

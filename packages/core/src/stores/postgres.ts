@@ -99,6 +99,8 @@ interface Table {
   readonly name: string;
   /** The quoted name of the expiry index (an index lives in its table's schema, so it is never qualified). */
   readonly index: string;
+  /** The call that makes or updates this table, as an error message tells it. */
+  readonly migrate: string;
 }
 
 function tableOf(table = 'payhook_inbox'): Table {
@@ -109,7 +111,26 @@ function tableOf(table = 'payhook_inbox'): Table {
     );
   }
   const last = parts[parts.length - 1]!;
-  return { name: parts.map((part) => `"${part}"`).join('.'), index: `"${last}_expires_at_idx"` };
+  return {
+    name: parts.map((part) => `"${part}"`).join('.'),
+    index: `"${last}_expires_at_idx"`,
+    migrate: table === 'payhook_inbox' ? 'migrate(pool)' : `migrate(pool, { table: '${table}' })`,
+  };
+}
+
+/** SQLSTATEs of a statement on a table that migrate() has not made, or not brought up to this version. */
+const UNDEFINED_TABLE = '42P01';
+const UNDEFINED_COLUMN = '42703';
+
+/** The error of one of the stores' own statements, with the fix when the table is missing or out of date. */
+function explained(error: unknown, table: Table): unknown {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (code !== UNDEFINED_TABLE && code !== UNDEFINED_COLUMN) return error;
+  const what = code === UNDEFINED_TABLE ? 'does not exist' : 'was made by an earlier payhook';
+  return new Error(
+    `[@payhook/core] the inbox table ${table.name} ${what}: run ${table.migrate} from @payhook/core/postgres (or its migrations/payhook_inbox.sql) before the first delivery, and again after upgrading payhook.`,
+    { cause: error },
+  );
 }
 
 /**
@@ -270,22 +291,22 @@ export class PostgresStore implements DedupeStore {
   async commit(key: string, token: string, ttlMs: number): Promise<boolean> {
     const commit = { key, token, ttlMs: Math.ceil(ttlMs) };
     if (this.#commitBatcher) return this.#commitBatcher.call(commit);
-    const committed = await this.#pool.query(this.#sql.commit([key, token, commit.ttlMs]));
+    const committed = await this.#query(this.#sql.commit([key, token, commit.ttlMs]));
     return committed.rowCount === 1;
   }
 
   async renew(key: string, token: string, leaseMs: number): Promise<boolean> {
-    const renewed = await this.#pool.query(this.#sql.renew([key, token, Math.ceil(leaseMs)]));
+    const renewed = await this.#query(this.#sql.renew([key, token, Math.ceil(leaseMs)]));
     return renewed.rowCount === 1;
   }
 
   async release(key: string, token: string): Promise<void> {
-    await this.#pool.query(this.#sql.release([key, token]));
+    await this.#query(this.#sql.release([key, token]));
   }
 
   /** Deletes a done row (a committed notification's handler completions: nothing reads them again). */
   async forget(key: string): Promise<void> {
-    await this.#pool.query(this.#sql.forget([key]));
+    await this.#query(this.#sql.forget([key]));
   }
 
   /**
@@ -299,49 +320,49 @@ export class PostgresStore implements DedupeStore {
     return prune(this.#pool, this.#table, options?.limit ?? 1_000);
   }
 
+  #query(config: PgQueryConfig): Promise<PgResult> {
+    return this.#pool.query(config).catch((error: unknown) => {
+      throw explained(error, this.#table);
+    });
+  }
+
   /** One claim; `undefined` when the row changed between the INSERT and the SELECT. */
   async #claimOne({ key, token, leaseMs }: Claim): Promise<ClaimResult | undefined> {
-    const claimed = await this.#pool.query(this.#sql.claim([key, token, leaseMs]));
+    const claimed = await this.#query(this.#sql.claim([key, token, leaseMs]));
     if (claimed.rowCount === 1) return claimedBy(token, (claimed.rows[0] as { fence: unknown }).fence);
-    const state = await this.#pool.query(this.#sql.state([key]));
+    const state = await this.#query(this.#sql.state([key]));
     const row = state.rows[0] as { done: boolean } | undefined;
     return row === undefined ? undefined : row.done ? DUPLICATE : IN_FLIGHT;
   }
 
-  /** Claims sent together: one statement per round of distinct keys, one `SELECT` for the keys not taken. */
+  /**
+   * Claims sent together: one statement for their distinct keys, one `SELECT` for the keys not taken. Copies of one
+   * key (a redelivery, a flood of replays) take the answer of its first claim, as a later statement would give
+   * them, so they cost no round trip.
+   */
   async #claimAll(claims: readonly Claim[]): Promise<(ClaimResult | undefined)[]> {
     if (claims.length === 1) return [await this.#claimOne(claims[0]!)];
-    const answers = new Map<Claim, ClaimResult | undefined>();
-    for (const round of rounds(claims)) {
-      const values = [round.map((c) => c.key), round.map((c) => c.token), round.map((c) => c.leaseMs)];
-      const claimed = await this.#pool.query(this.#sql.claims(values));
-      const fences = new Map(
-        (claimed.rows as { key: string; fence: unknown }[]).map((r) => [r.key, r.fence]),
-      );
-      const taken = round.filter((c) => !fences.has(c.key));
-      const states =
-        taken.length === 0
-          ? new Map<string, boolean>()
-          : new Map(
-              ((await this.#pool.query(this.#sql.states([taken.map((c) => c.key)]))).rows as Row[]).map(
-                (r) => [r.key, r.done],
-              ),
-            );
-      for (const c of round) {
-        const done = states.get(c.key);
-        answers.set(
-          c,
-          fences.has(c.key)
-            ? claimedBy(c.token, fences.get(c.key))
-            : done === undefined
-              ? undefined
-              : done
-                ? DUPLICATE
-                : IN_FLIGHT,
-        );
-      }
-    }
-    return claims.map((c) => answers.get(c));
+    const firsts = new Map<string, Claim>();
+    for (const c of claims) if (!firsts.has(c.key)) firsts.set(c.key, c);
+    const [round] = rounds([...firsts.values()]) as [Claim[]];
+    const values = [round.map((c) => c.key), round.map((c) => c.token), round.map((c) => c.leaseMs)];
+    const claimed = await this.#query(this.#sql.claims(values));
+    const fences = new Map((claimed.rows as { key: string; fence: unknown }[]).map((r) => [r.key, r.fence]));
+    const taken = round.filter((c) => !fences.has(c.key));
+    // Should the SELECT fail, the claims granted stand (failing them would strand their leases), and the keys it
+    // was for are claimed again one by one, each failing alone if the database still does.
+    const states =
+      taken.length === 0
+        ? new Map<string, boolean>()
+        : await this.#query(this.#sql.states([taken.map((c) => c.key)])).then(
+            (result) => new Map((result.rows as Row[]).map((r) => [r.key, r.done])),
+            () => new Map<string, boolean>(),
+          );
+    return claims.map((c) => {
+      const done = states.get(c.key);
+      if (!fences.has(c.key)) return done === undefined ? undefined : done ? DUPLICATE : IN_FLIGHT;
+      return firsts.get(c.key) === c ? claimedBy(c.token, fences.get(c.key)) : IN_FLIGHT;
+    });
   }
 
   /** Commits sent together: one statement per round of distinct keys. */
@@ -349,7 +370,7 @@ export class PostgresStore implements DedupeStore {
     const answers = new Map<Commit, boolean>();
     for (const round of rounds(commits)) {
       const values = [round.map((c) => c.key), round.map((c) => c.token), round.map((c) => c.ttlMs)];
-      const committed = await this.#pool.query(
+      const committed = await this.#query(
         round.length === 1 ? this.#sql.commit(values.map((v) => v[0])) : this.#sql.commits(values),
       );
       const keys = new Set((committed.rows as { key?: string }[]).map((r) => r.key));
@@ -540,7 +561,7 @@ export class PostgresInbox<C extends PgPoolClientLike = PgPoolClientLike> implem
     try {
       claimed = await client.query(this.#claim([key, this.#ttlMs]));
     } catch (error) {
-      if ((error as { code?: unknown }).code !== LOCK_NOT_AVAILABLE) throw error;
+      if ((error as { code?: unknown }).code !== LOCK_NOT_AVAILABLE) throw explained(error, this.#table);
       await client.query('ROLLBACK');
       return 'in_flight';
     }
