@@ -27,6 +27,8 @@ for (const fn of ['createMiddleware', 'toWebhookRequest', 'sendNodeResponse', 'r
   assert(typeof packages.coreAdapter[fn] === 'function', '@payhook/core/adapter exports ' + fn);
 for (const fn of ['validatePaymentRequest', 'validateSplitPurchaseRequest', 'validateCard'])
   assert(typeof packages.validation[fn] === 'function', '@payhook/core/validation exports ' + fn);
+for (const fn of ['createReconciler', 'createApiClient', 'hmacRequestSigner'])
+  assert(typeof packages.reconcile[fn] === 'function', '@payhook/core/reconcile exports ' + fn);
 assert(packages.coreAdapter.fromParserError({ type: 'entity.too.large' }) instanceof core.RequestError, '@payhook/core/adapter shares the error classes of @payhook/core');
 assert(typeof adapter.webhookMiddleware === 'function', '@payhook/express exports webhookMiddleware');
 assert(typeof koaAdapter.webhookMiddleware === 'function', '@payhook/koa exports webhookMiddleware');
@@ -130,7 +132,8 @@ import * as redisPkg from '@payhook/core/redis';
 import * as postgresPkg from '@payhook/core/postgres';
 import * as coreAdapterPkg from '@payhook/core/adapter';
 import * as validationPkg from '@payhook/core/validation';
-const packages = { core: corePkg, express: expressPkg, koa: koaPkg, fastify: fastifyPkg, nestjs: nestjsPkg, testing: testingPkg, redis: redisPkg, postgres: postgresPkg, coreAdapter: coreAdapterPkg, validation: validationPkg };`);
+import * as reconcilePkg from '@payhook/core/reconcile';
+const packages = { core: corePkg, express: expressPkg, koa: koaPkg, fastify: fastifyPkg, nestjs: nestjsPkg, testing: testingPkg, redis: redisPkg, postgres: postgresPkg, coreAdapter: coreAdapterPkg, validation: validationPkg, reconcile: reconcilePkg };`);
 
 const CJS = `(async () => {${RUNTIME_CHECK(`const MODE = 'cjs';
 const http = require('node:http');
@@ -139,7 +142,7 @@ const KoaLib = require('koa');
 const fastifyLib = require('fastify');
 const nestCommon = require('@nestjs/common');
 const nestCore = require('@nestjs/core');
-const packages = { core: require('@payhook/core'), express: require('@payhook/express'), koa: require('@payhook/koa'), fastify: require('@payhook/fastify'), nestjs: require('@payhook/nestjs'), testing: require('@payhook/testing'), redis: require('@payhook/core/redis'), postgres: require('@payhook/core/postgres'), coreAdapter: require('@payhook/core/adapter'), validation: require('@payhook/core/validation') };`)}})().catch((error) => { console.error(error); process.exit(1); });\n`;
+const packages = { core: require('@payhook/core'), express: require('@payhook/express'), koa: require('@payhook/koa'), fastify: require('@payhook/fastify'), nestjs: require('@payhook/nestjs'), testing: require('@payhook/testing'), redis: require('@payhook/core/redis'), postgres: require('@payhook/core/postgres'), coreAdapter: require('@payhook/core/adapter'), validation: require('@payhook/core/validation'), reconcile: require('@payhook/core/reconcile') };`)}})().catch((error) => { console.error(error); process.exit(1); });\n`;
 
 const TYPED = `import type { IncomingMessage } from 'node:http';
 import { createNodeListener, createWebhookHandler, type Notification, type WebhookErrorCode, WebhookError } from '@payhook/core';
@@ -153,6 +156,7 @@ import { RedisStore } from '@payhook/core/redis';
 import { PostgresStore } from '@payhook/core/postgres';
 import { sendNodeResponse, toWebhookRequest } from '@payhook/core/adapter';
 import { type PaymentRequest, validatePaymentRequest } from '@payhook/core/validation';
+import { ApiError, createReconciler, type ReconcileReport } from '@payhook/core/reconcile';
 
 export const stores = [RedisStore, PostgresStore] as const;
 const webhook = createWebhookHandler<IncomingMessage>({ secret: ['current', { id: 'old', secret: 'previous' }], maxBodyBytes: 65_536 })
@@ -174,6 +178,9 @@ export const testingExports: string[] = Object.keys(testing);
 export const routed = async (req: IncomingMessage, res: import('node:http').ServerResponse): Promise<void> =>
   sendNodeResponse(res, await webhook(toWebhookRequest(req), req));
 export const checked = (request: PaymentRequest): boolean => validatePaymentRequest(request).valid;
+export const reconcile = (): Promise<ReconcileReport> =>
+  createReconciler({ webhook, api: { baseUrl: 'https://pay.test', posId: 'p', apiKey: 'k', endpointsKey: 'e', apiSecret: 's' }, listPending: () => [{ orderId: 'o-1' }] }).run();
+export const apiCode = (error: unknown): string | undefined => (error instanceof ApiError ? error.code : undefined);
 `;
 
 function tsconfig(moduleKind: string, resolution: string, include: string[]): string {
