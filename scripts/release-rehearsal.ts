@@ -10,8 +10,8 @@
  *    (the fixed group bumps all six together), commits, and publishes again: the registry now holds two releases;
  * 3. in fresh projects on each Node version, installs the packages from Verdaccio with npm (with supertest) and
  *    with pnpm (without it), and runs a signed delivery through core, Express, Koa, Fastify and NestJS (traced by
- *    `@payhook/opentelemetry`), a `mockPaymentApi`
- *    payment whose webhook reaches an Express app, `postWebhook` (or its "needs supertest" error), and `payhook`.
+ *    `@payhook/opentelemetry`), a `mockPaymentApi` payment whose webhook reaches an Express app, a dropped one
+ *    recovered by `@payhook/core/reconcile`, `postWebhook` (or its "needs supertest" error), and `payhook`.
  *
  * It then checks that the working repository has the same HEAD, status and `@payhook/*` tags as before, and
  * prints the published tarballs' figures (files, unpacked size, dependencies) as RELEASING.md's table.
@@ -51,16 +51,27 @@ const shopServer = http.createServer(shop);
 await new Promise((resolve) => shopServer.listen(0, '127.0.0.1', resolve));
 const shopUrl = 'http://127.0.0.1:' + shopServer.address().port;
 const api = mockPaymentApi({ baseUrl: 'https://api.payments.test', secret: SHOP_SECRET });
+const pay = (orderId) => fetch('https://api.payments.test/api/v1/payment', { method: 'POST', headers: api.headers(),
+  body: JSON.stringify({ pos_id: api.project.posId, mode: 'direct', method: 'purchase', amount: 12.5, currency: 'XTS',
+    description: 'Green tea', order_id: orderId, cc_number: testing.TEST_CARDS.success, exp_month: 12,
+    exp_year: 2030, card_cvv: '737', customer_ip: '203.0.113.7', server_url: shopUrl + '/webhooks',
+    result_url: shopUrl + '/thanks' }) });
 try {
-  const created = await fetch('https://api.payments.test/api/v1/payment', { method: 'POST', headers: api.headers(),
-    body: JSON.stringify({ pos_id: api.project.posId, mode: 'direct', method: 'purchase', amount: 12.5, currency: 'XTS',
-      description: 'Green tea', order_id: 'rehearsal-1', cc_number: testing.TEST_CARDS.success, exp_month: 12,
-      exp_year: 2030, card_cvv: '737', customer_ip: '203.0.113.7', server_url: shopUrl + '/webhooks',
-      result_url: shopUrl + '/thanks' }) });
+  const created = await pay('rehearsal-1');
   const record = await created.json();
   assert(created.status === 200 && record.status === 'success', 'mockPaymentApi takes a payment: ' + created.status + ' ' + JSON.stringify(record));
   await api.fake.idle();
   assert(paid.length === 1 && paid[0] === 'rehearsal-1', 'the fake delivered the signed success webhook to Express: ' + JSON.stringify(paid));
+  // A webhook lost on the way, recovered by @payhook/core/reconcile through the re-send API (HMAC request signature).
+  api.fake.setDeliveryFaults({ drop: true });
+  assert((await pay('rehearsal-2')).status === 200, 'mockPaymentApi takes a second payment');
+  api.fake.setDeliveryFaults({});
+  const reconciler = packages.reconcile.createReconciler({ listPending: () => [{ orderId: 'rehearsal-2' }],
+    api: { baseUrl: 'https://api.payments.test', posId: api.project.posId, apiKey: api.project.apiKey,
+      endpointsKey: api.project.endpointsKey, apiSecret: SHOP_SECRET } });
+  const report = await reconciler.run();
+  await api.fake.idle();
+  assert(report.counts.requested === 1 && paid.join() === 'rehearsal-1,rehearsal-2', 'reconcile recovers a dropped webhook: ' + JSON.stringify(report.counts) + ' ' + JSON.stringify(paid));
   api.done();
 } finally {
   api.restore();

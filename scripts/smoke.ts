@@ -27,6 +27,8 @@ for (const fn of ['createMiddleware', 'toWebhookRequest', 'sendNodeResponse', 'r
   assert(typeof packages.coreAdapter[fn] === 'function', '@payhook/core/adapter exports ' + fn);
 for (const fn of ['validatePaymentRequest', 'validateSplitPurchaseRequest', 'validateCard'])
   assert(typeof packages.validation[fn] === 'function', '@payhook/core/validation exports ' + fn);
+for (const fn of ['createReconciler', 'createApiClient', 'hmacRequestSigner'])
+  assert(typeof packages.reconcile[fn] === 'function', '@payhook/core/reconcile exports ' + fn);
 assert(packages.coreAdapter.fromParserError({ type: 'entity.too.large' }) instanceof core.RequestError, '@payhook/core/adapter shares the error classes of @payhook/core');
 assert(typeof adapter.webhookMiddleware === 'function', '@payhook/express exports webhookMiddleware');
 assert(typeof koaAdapter.webhookMiddleware === 'function', '@payhook/koa exports webhookMiddleware');
@@ -141,9 +143,10 @@ import * as redisPkg from '@payhook/core/redis';
 import * as postgresPkg from '@payhook/core/postgres';
 import * as coreAdapterPkg from '@payhook/core/adapter';
 import * as validationPkg from '@payhook/core/validation';
+import * as reconcilePkg from '@payhook/core/reconcile';
 import * as opentelemetryPkg from '@payhook/opentelemetry';
 import * as otelSdk from '@opentelemetry/sdk-trace-base';
-const packages = { core: corePkg, express: expressPkg, koa: koaPkg, fastify: fastifyPkg, nestjs: nestjsPkg, testing: testingPkg, redis: redisPkg, postgres: postgresPkg, coreAdapter: coreAdapterPkg, validation: validationPkg, opentelemetry: opentelemetryPkg };`);
+const packages = { core: corePkg, express: expressPkg, koa: koaPkg, fastify: fastifyPkg, nestjs: nestjsPkg, testing: testingPkg, redis: redisPkg, postgres: postgresPkg, coreAdapter: coreAdapterPkg, validation: validationPkg, reconcile: reconcilePkg, opentelemetry: opentelemetryPkg };`);
 
 const CJS = `(async () => {${RUNTIME_CHECK(`const MODE = 'cjs';
 const http = require('node:http');
@@ -153,7 +156,7 @@ const fastifyLib = require('fastify');
 const nestCommon = require('@nestjs/common');
 const nestCore = require('@nestjs/core');
 const otelSdk = require('@opentelemetry/sdk-trace-base');
-const packages = { opentelemetry: require('@payhook/opentelemetry'), core: require('@payhook/core'), express: require('@payhook/express'), koa: require('@payhook/koa'), fastify: require('@payhook/fastify'), nestjs: require('@payhook/nestjs'), testing: require('@payhook/testing'), redis: require('@payhook/core/redis'), postgres: require('@payhook/core/postgres'), coreAdapter: require('@payhook/core/adapter'), validation: require('@payhook/core/validation') };`)}})().catch((error) => { console.error(error); process.exit(1); });\n`;
+const packages = { opentelemetry: require('@payhook/opentelemetry'), core: require('@payhook/core'), express: require('@payhook/express'), koa: require('@payhook/koa'), fastify: require('@payhook/fastify'), nestjs: require('@payhook/nestjs'), testing: require('@payhook/testing'), redis: require('@payhook/core/redis'), postgres: require('@payhook/core/postgres'), coreAdapter: require('@payhook/core/adapter'), validation: require('@payhook/core/validation'), reconcile: require('@payhook/core/reconcile') };`)}})().catch((error) => { console.error(error); process.exit(1); });\n`;
 
 const TYPED = `import type { IncomingMessage } from 'node:http';
 import { createNodeListener, createWebhookHandler, type Notification, type WebhookErrorCode, WebhookError } from '@payhook/core';
@@ -167,6 +170,7 @@ import { RedisStore } from '@payhook/core/redis';
 import { PostgresStore } from '@payhook/core/postgres';
 import { sendNodeResponse, toWebhookRequest } from '@payhook/core/adapter';
 import { type PaymentRequest, validatePaymentRequest } from '@payhook/core/validation';
+import { ApiError, createReconciler, type ReconcileReport } from '@payhook/core/reconcile';
 import { PayhookInstrumentation, type PayhookInstrumentationConfig } from '@payhook/opentelemetry';
 
 export const stores = [RedisStore, PostgresStore] as const;
@@ -189,6 +193,9 @@ export const testingExports: string[] = Object.keys(testing);
 export const routed = async (req: IncomingMessage, res: import('node:http').ServerResponse): Promise<void> =>
   sendNodeResponse(res, await webhook(toWebhookRequest(req), req));
 export const checked = (request: PaymentRequest): boolean => validatePaymentRequest(request).valid;
+export const reconcile = (): Promise<ReconcileReport> =>
+  createReconciler({ webhook, api: { baseUrl: 'https://pay.test', posId: 'p', apiKey: 'k', endpointsKey: 'e', apiSecret: 's' }, listPending: () => [{ orderId: 'o-1' }] }).run();
+export const apiCode = (error: unknown): string | undefined => (error instanceof ApiError ? error.code : undefined);
 const otelConfig: PayhookInstrumentationConfig = { enabled: false };
 export const instrumentation: { instrumentationName: string } = new PayhookInstrumentation(otelConfig);
 `;

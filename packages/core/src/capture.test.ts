@@ -13,6 +13,13 @@ function collect(): { lines: CapturedDelivery[]; write: (line: string) => void }
   return { lines, write: (line) => void lines.push(JSON.parse(line) as CapturedDelivery) };
 }
 
+/** A handler whose capture keeps each line's raw text, as a file would hold it. */
+function capturingWebhook() {
+  const texts: string[] = [];
+  const capture = createCapture({ write: (line) => void texts.push(line) });
+  return { texts, capture, webhook: createWebhookHandler({ secret: SECRET, capture, handle: () => {} }) };
+}
+
 describe('createCapture: what a line holds', () => {
   it('records the notification with card and customer fields masked, the media type and the answer', async () => {
     const { lines, write } = collect();
@@ -46,9 +53,7 @@ describe('createCapture: what a line holds', () => {
   });
 
   it('never writes the signature, the data envelope or the secret', async () => {
-    const texts: string[] = [];
-    const capture = createCapture({ write: (line) => void texts.push(line) });
-    const webhook = createWebhookHandler({ secret: SECRET, capture, handle: () => {} });
+    const { texts, capture, webhook } = capturingWebhook();
     const body = formBody(purchase());
     await webhook(post(body), undefined);
     await capture.flush();
@@ -61,9 +66,7 @@ describe('createCapture: what a line holds', () => {
   });
 
   it('masks by default the card number, expiry and CVV a payment record may echo from a direct request', async () => {
-    const texts: string[] = [];
-    const capture = createCapture({ write: (line) => void texts.push(line) });
-    const webhook = createWebhookHandler({ secret: SECRET, capture, handle: () => {} });
+    const { texts, capture, webhook } = capturingWebhook();
     const card = {
       cc_number: '4111111111111111',
       exp_month: 12,
@@ -142,9 +145,7 @@ describe('createCapture: what a line holds', () => {
   });
 
   it('keeps the media type alone, not what an unsigned sender put in the header after it', async () => {
-    const texts: string[] = [];
-    const capture = createCapture({ write: (line) => void texts.push(line) });
-    const webhook = createWebhookHandler({ secret: SECRET, capture, handle: () => {} });
+    const { texts, capture, webhook } = capturingWebhook();
     const header = `Application/X-WWW-Form-Urlencoded; charset=utf-8; x=${'A'.repeat(8_000)}`;
     await webhook(post(formBody(purchase(), 'another-secret'), { 'content-type': header }), undefined);
     await capture.flush();

@@ -1,4 +1,5 @@
 import type { ClaimResult, DedupeStore } from '../dedupe.js';
+import { DUPLICATE, IN_FLIGHT } from './claims.js';
 
 export interface MemoryStoreOptions {
   /**
@@ -10,9 +11,6 @@ export interface MemoryStoreOptions {
   /** The clock, in milliseconds (tests pass a fake one). @default Date.now */
   now?: () => number;
 }
-
-const DUPLICATE: ClaimResult = { status: 'duplicate' };
-const IN_FLIGHT: ClaimResult = { status: 'in_flight' };
 
 /** An in-flight claim: its key's hash, its token, when it expires (ms), and the next lease in its bucket. */
 interface Lease {

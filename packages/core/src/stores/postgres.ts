@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { ClaimResult, DedupeStore, TransactionalStore, TransactionResult } from '../dedupe.js';
 import { Batcher } from './batcher.js';
+import { DUPLICATE, IN_FLIGHT } from './claims.js';
 
 /** What the stores read from a query result (`pg`'s `QueryResult` fits). */
 export interface PgResult {
@@ -91,8 +92,6 @@ const guarded = new WeakSet<object>();
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
 /** SQLSTATE of a lock wait that ran past `lock_timeout`. */
 const LOCK_NOT_AVAILABLE = '55P03';
-const DUPLICATE: ClaimResult = { status: 'duplicate' };
-const IN_FLIGHT: ClaimResult = { status: 'in_flight' };
 
 interface Table {
   /** The quoted, possibly schema-qualified name. */

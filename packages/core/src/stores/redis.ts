@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { ClaimResult, DedupeStore } from '../dedupe.js';
+import { DUPLICATE, IN_FLIGHT } from './claims.js';
 
 /**
  * The part of a Redis client the store uses. Both an `ioredis` client (`new Redis(url)`, or a `Cluster`) and a
@@ -25,8 +26,6 @@ export interface RedisStoreOptions {
 
 /** The value of a key whose notification was handled; a lease holds `<fence>:<token>` instead. */
 const DONE = 'done';
-const DUPLICATE: ClaimResult = { status: 'duplicate' };
-const IN_FLIGHT: ClaimResult = { status: 'in_flight' };
 /**
  * How long a lease's key outlives the lease, keeping its fence: a claim that takes the key over after the lease
  * ran out (a run slower than its lease, or a crashed one) counts on from it. The lease itself has ended once the

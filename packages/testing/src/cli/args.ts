@@ -58,6 +58,29 @@ export function algorithmFrom(value: string | undefined): 'sha256' | 'sha1' {
   throw new UsageError(`--algorithm must be sha256 or sha1, not ${JSON.stringify(value)}.`);
 }
 
+/** A required option's value (from `--name` or the environment `variable`); a `UsageError` names both when absent. */
+export function requiredOption(name: string, value: string | undefined, variable?: string): string {
+  if (value === undefined || value === '') {
+    throw new UsageError(`--${name} is required${variable ? ` (or set ${variable})` : ''}.`);
+  }
+  return value;
+}
+
+/** `--api-key` and `--endpoints-key` (or `PAYHOOK_API_KEY`, `PAYHOOK_ENDPOINTS_KEY`): the API's credentials. */
+export function apiKeysFrom(
+  values: { 'api-key'?: string; 'endpoints-key'?: string },
+  io: CliIO,
+): { apiKey: string; endpointsKey: string } {
+  return {
+    apiKey: requiredOption('api-key', values['api-key'] ?? io.env.PAYHOOK_API_KEY, 'PAYHOOK_API_KEY'),
+    endpointsKey: requiredOption(
+      'endpoints-key',
+      values['endpoints-key'] ?? io.env.PAYHOOK_ENDPOINTS_KEY,
+      'PAYHOOK_ENDPOINTS_KEY',
+    ),
+  };
+}
+
 /** An http(s) URL given as `flag`; required. */
 export function httpUrlFrom(flag: string, value: string | undefined): URL {
   if (value === undefined || value === '') throw new UsageError(`${flag} is required.`);

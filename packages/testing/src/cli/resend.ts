@@ -1,4 +1,12 @@
-import { httpUrlFrom, parseCommand, positiveInteger, runCommand, UsageError } from './args.js';
+import {
+  apiKeysFrom,
+  httpUrlFrom,
+  parseCommand,
+  positiveInteger,
+  requiredOption,
+  runCommand,
+  UsageError,
+} from './args.js';
 import type { CliIO } from './io.js';
 import { httpCall } from './post.js';
 
@@ -23,13 +31,6 @@ Options:
 
 Example:
   payhook resend --base-url http://127.0.0.1:8910 --pos-id 5f0c… --order order-1 --api-key ak_… --endpoints-key ek_… --signature x`;
-
-function required(name: string, value: string | undefined, variable?: string): string {
-  if (value === undefined || value === '') {
-    throw new UsageError(`--${name} is required${variable ? ` (or set ${variable})` : ''}.`);
-  }
-  return value;
-}
 
 /**
  * `payhook resend`: the re-send request of spec 4.3 (an operation) and 4.4 (a recurring charge by
@@ -61,18 +62,13 @@ export async function resendCommand(argv: string[], io: CliIO): Promise<number> 
     if (positionals.length > 0)
       throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}.`);
     const base = httpUrlFrom('--base-url', values['base-url']);
-    const posId = required('pos-id', values['pos-id']);
-    const order = required('order', values.order);
+    const posId = requiredOption('pos-id', values['pos-id']);
+    const order = requiredOption('order', values.order);
     const operation = values.operation ?? 'purchase';
     if (!/^[a-z0-9_-]+$/i.test(operation))
       throw new UsageError('--operation must be a word such as purchase.');
-    const apiKey = required('api-key', values['api-key'] ?? io.env.PAYHOOK_API_KEY, 'PAYHOOK_API_KEY');
-    const endpointsKey = required(
-      'endpoints-key',
-      values['endpoints-key'] ?? io.env.PAYHOOK_ENDPOINTS_KEY,
-      'PAYHOOK_ENDPOINTS_KEY',
-    );
-    const signature = required(
+    const { apiKey, endpointsKey } = apiKeysFrom(values, io);
+    const signature = requiredOption(
       'signature',
       values.signature ?? io.env.PAYHOOK_API_SIGNATURE,
       'PAYHOOK_API_SIGNATURE',

@@ -1,4 +1,5 @@
 import type { CliIO } from './io.js';
+import { reconcileCommand } from './reconcile.js';
 import { replayCommand } from './replay.js';
 import { resendCommand } from './resend.js';
 import { sendCommand } from './send.js';
@@ -13,6 +14,7 @@ Commands:
   sign     sign a notification (JSON) and print the form body, data and signature
   send     post a signed fake notification to a webhook endpoint (purchase.success, refund.success, …)
   resend   ask the service (or 'payhook serve') to deliver an operation's webhook again (spec 4.3, 4.4)
+  reconcile  ask the service to re-send the webhook of every order read from a file or stdin
   verify   check a captured delivery read from standard input; card tokens are masked
   replay   post a capture file (core's createCapture) to an endpoint again, re-signed with a test secret
   serve    run the fake payment service
@@ -24,6 +26,7 @@ const COMMANDS: Record<string, (argv: string[], io: CliIO) => Promise<number>> =
   sign: signCommand,
   send: sendCommand,
   resend: resendCommand,
+  reconcile: reconcileCommand,
   verify: verifyCommand,
   replay: replayCommand,
   serve: serveCommand,

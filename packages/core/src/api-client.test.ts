@@ -1,0 +1,224 @@
+import { execFileSync } from 'node:child_process';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { freePort } from '../test/servers.js';
+import { createApiClient, hmacRequestSigner } from './api-client.js';
+import {
+  ApiAnswerError,
+  ApiAuthError,
+  type ApiError,
+  ApiNetworkError,
+  ApiNotFoundError,
+  ApiRefusedError,
+  ApiServerError,
+  ApiTimeoutError,
+} from './api-errors.js';
+
+const POS = '5f0c8a4e-1b2c-4d3e-8f4a-5b6c7d8e9f0a';
+const SECRETS = { apiKey: 'ak_visible', endpointsKey: 'ek_never_shown', apiSecret: 'api-secret-never-shown' };
+
+interface Seen {
+  method: string;
+  url: string;
+  headers: IncomingMessage['headers'];
+}
+
+const servers: Server[] = [];
+afterEach(async () => {
+  for (const server of servers.splice(0)) {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  }
+});
+
+/** A service on 127.0.0.1 answering each request with `answer`; `seen` lists what it received. */
+async function service(answer: (request: IncomingMessage, response: ServerResponse) => void) {
+  const seen: Seen[] = [];
+  const server = createServer((request, response) => {
+    seen.push({ method: request.method ?? '', url: request.url ?? '', headers: request.headers });
+    answer(request, response);
+  });
+  servers.push(server);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen };
+}
+
+function reply(status: number, body: unknown) {
+  return (_request: IncomingMessage, response: ServerResponse) => {
+    response.writeHead(status, { 'content-type': 'application/json' });
+    response.end(typeof body === 'string' ? body : JSON.stringify(body));
+  };
+}
+
+async function failure(baseUrl: string, timeoutMs?: number): Promise<ApiError> {
+  const client = createApiClient({ baseUrl, posId: POS, ...SECRETS, ...(timeoutMs ? { timeoutMs } : {}) });
+  return client.resend({ orderId: 'order-1' }).then(
+    () => {
+      throw new Error('expected a failure');
+    },
+    (error: ApiError) => error,
+  );
+}
+
+function expectNoSecret(error: Error): void {
+  for (const secret of [SECRETS.endpointsKey, SECRETS.apiSecret]) expect(error.message).not.toContain(secret);
+  expect(error.message).not.toMatch(/[0-9a-f]{64}/);
+}
+
+describe('createApiClient().resend', () => {
+  it('GETs the re-send path of 4.4 with callback=true and transactionId, and the headers of part 5', async () => {
+    const record = { order_id: 'order 1/é', status: 'success' };
+    const { url, seen } = await service(reply(200, record));
+    const client = createApiClient({ baseUrl: `${url}/prefix`, posId: POS, ...SECRETS });
+    const answer = await client.resend({ orderId: 'order 1/é', transactionId: 'tx-1' });
+    expect(answer).toEqual({ status: 200, record });
+    const path = `/prefix/api/v1/pos/${POS}/orders/order%201%2F%C3%A9/purchase?callback=true&transactionId=tx-1`;
+    expect(seen).toHaveLength(1);
+    expect(seen[0]!.method).toBe('GET');
+    expect(seen[0]!.url).toBe(path);
+    expect(seen[0]!.headers['x-api-key']).toBe(SECRETS.endpointsKey);
+    // The default signature, cross-checked against openssl: HMAC-SHA256 over METHOD\nPATH\nBODY, hex.
+    const expected = execFileSync('openssl', ['dgst', '-sha256', '-hmac', SECRETS.apiSecret, '-r'], {
+      input: `GET\n${path}\n`,
+    })
+      .toString()
+      .split(' ')[0];
+    expect(seen[0]!.headers['x-api-auth']).toBe(`SVC-HMAC-SHA256 ${SECRETS.apiKey}:${expected}`);
+  });
+
+  it('re-sends an operation (4.3) and takes an empty 2xx body as no record', async () => {
+    const { url, seen } = await service(reply(200, ''));
+    const signed: string[] = [];
+    const client = createApiClient({
+      baseUrl: url,
+      posId: POS,
+      apiKey: SECRETS.apiKey,
+      endpointsKey: SECRETS.endpointsKey,
+      signRequest: ({ method, path, body, apiKey }) => {
+        signed.push(`${method} ${path} ${JSON.stringify(body)} ${apiKey}`);
+        return 'merchant-signature';
+      },
+    });
+    expect(await client.resend({ orderId: 'o-2', operation: 'refund' })).toEqual({
+      status: 200,
+      record: undefined,
+    });
+    expect(seen[0]!.url).toBe(`/api/v1/pos/${POS}/orders/o-2/refund?callback=true`);
+    expect(seen[0]!.headers['x-api-auth']).toBe('SVC-HMAC-SHA256 ak_visible:merchant-signature');
+    expect(signed).toEqual([`GET /api/v1/pos/${POS}/orders/o-2/refund?callback=true "" ak_visible`]);
+  });
+
+  it('throws ApiAuthError on 401 with the service code and message, and no key or signature', async () => {
+    const { url } = await service(
+      reply(401, { message: 'Invalid pos_id field or credentials', args: { code: 'S-404' } }),
+    );
+    const error = await failure(url);
+    expect(error).toBeInstanceOf(ApiAuthError);
+    expect([error.code, error.status, error.serviceCode, error.serviceMessage]).toEqual([
+      'api.unauthorized',
+      401,
+      'S-404',
+      'Invalid pos_id field or credentials',
+    ]);
+    expect(error.message).toBe(
+      `[@payhook/core] GET /api/v1/pos/${POS}/orders/order-1/purchase?callback=true answered 401 (S-404: Invalid pos_id field or credentials): check apiKey, endpointsKey, the request signature and posId.`,
+    );
+    expectNoSecret(error);
+  });
+
+  it.each([
+    [404, ApiNotFoundError, 'api.not_found'],
+    [500, ApiServerError, 'api.server'],
+    [503, ApiServerError, 'api.server'],
+    [429, ApiRefusedError, 'api.refused'],
+    [400, ApiRefusedError, 'api.refused'],
+    [302, ApiAnswerError, 'api.answer_invalid'],
+  ] as const)('throws on %i: %o with code %s', async (status, type, code) => {
+    const { url } = await service(reply(status, { message: 'no', args: { code: 'N-1' } }));
+    const error = await failure(url);
+    expect(error).toBeInstanceOf(type);
+    expect([error.code, error.status, error.serviceCode]).toEqual([code, status, 'N-1']);
+    expectNoSecret(error);
+  });
+
+  it.each([['<html>ok</html>'], ['[1, 2]'], ['"text"']])(
+    'takes a 2xx body that is not a JSON object (%s) as no record',
+    async (body) => {
+      const { url } = await service(reply(200, body));
+      const client = createApiClient({ baseUrl: url, posId: POS, ...SECRETS });
+      expect(await client.resend({ orderId: 'o-1' })).toEqual({ status: 200, record: undefined });
+    },
+  );
+
+  it('names the status alone when the error body is not the service error shape', async () => {
+    const { url } = await service(reply(502, '<html>Bad gateway</html>'));
+    const error = await failure(url);
+    expect(error).toBeInstanceOf(ApiServerError);
+    expect([error.serviceCode, error.serviceMessage]).toEqual([undefined, undefined]);
+    expect(error.message).toBe(
+      `[@payhook/core] GET /api/v1/pos/${POS}/orders/order-1/purchase?callback=true answered 502: the service failed; ask again later.`,
+    );
+  });
+
+  it('throws ApiTimeoutError when the service never answers', async () => {
+    const { url } = await service(() => {});
+    const error = await failure(url, 50);
+    expect(error).toBeInstanceOf(ApiTimeoutError);
+    expect(error.code).toBe('api.timeout');
+    expect(error.status).toBeUndefined();
+    expect(error.message).toBe(
+      `[@payhook/core] GET /api/v1/pos/${POS}/orders/order-1/purchase?callback=true: no answer within 50 ms.`,
+    );
+  });
+
+  it('throws ApiNetworkError naming the cause when nothing listens', async () => {
+    const port = await freePort();
+    const error = await failure(`http://127.0.0.1:${port}`);
+    expect(error).toBeInstanceOf(ApiNetworkError);
+    expect(error.code).toBe('api.network');
+    expect(error.message).toContain('the service could not be reached (ECONNREFUSED)');
+    expectNoSecret(error);
+  });
+
+  it('refuses options that would send a malformed header or leak credentials into the URL', () => {
+    const base = { baseUrl: 'https://pay.test', posId: POS, apiKey: 'ak', endpointsKey: 'ek' };
+    expect(() => createApiClient(base)).toThrow(/needs apiSecret .* or signRequest/);
+    expect(() => createApiClient({ ...base, apiSecret: 's', apiKey: 'a:b' })).toThrow(
+      /apiKey cannot contain/,
+    );
+    expect(() => createApiClient({ ...base, apiSecret: 's', baseUrl: 'https://u:p@pay.test' })).toThrow(
+      /cannot carry credentials/,
+    );
+    expect(() => createApiClient({ ...base, apiSecret: 's', baseUrl: 'ftp://pay.test' })).toThrow(
+      /http or https/,
+    );
+    expect(() => createApiClient({ ...base, apiSecret: 's', timeoutMs: 0 })).toThrow(/timeoutMs/);
+    expect(() => hmacRequestSigner('')).toThrow(/apiSecret must be a non-empty string/);
+    expect(() => createApiClient({ ...base, apiSecret: 's', posId: '' })).toThrow(
+      'posId must be a non-empty string',
+    );
+    expect(() => createApiClient({ ...base, apiSecret: 's', baseUrl: 'pay.test' })).toThrow(
+      'baseUrl must be an absolute http or https URL',
+    );
+  });
+
+  it('refuses an operation that is not a word, before any request', async () => {
+    const { url, seen } = await service(reply(200, {}));
+    const client = createApiClient({ baseUrl: url, posId: POS, ...SECRETS });
+    await expect(client.resend({ orderId: 'o', operation: '../payment' })).rejects.toThrow(
+      'operation must be a word such as purchase',
+    );
+    await expect(client.resend({ orderId: '' })).rejects.toThrow('orderId must be a non-empty string');
+    await expect(
+      createApiClient({
+        baseUrl: url,
+        posId: POS,
+        ...SECRETS,
+        apiSecret: undefined,
+        signRequest: () => 'a b',
+      }).resend({ orderId: 'o' }),
+    ).rejects.toThrow('signRequest must return a non-empty string without whitespace');
+    expect(seen).toEqual([]);
+  });
+});

@@ -1,0 +1,253 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { deferred } from '../test/deliveries.js';
+import { purchase } from '../test/fixtures.js';
+import type { ApiClient, ResendAnswer, ResendRequest } from './api-client.js';
+import { ApiNotFoundError, ApiServerError } from './api-errors.js';
+import { HandlerError } from './errors.js';
+import { createWebhookHandler } from './handler.js';
+import { createReconciler, type PendingOrder } from './reconciler.js';
+import { MemoryStore } from './stores/memory.js';
+
+const NOW = Date.parse('2026-11-25T10:00:00Z');
+const DAY = 86_400_000;
+
+/** A client answering from `answers` by order id, recording each request. */
+function stubClient(answers: Record<string, ResendAnswer | Error>) {
+  const requests: ResendRequest[] = [];
+  const client: ApiClient = {
+    async resend(request) {
+      requests.push(request);
+      const answer = answers[request.orderId];
+      if (answer === undefined) throw new Error(`unexpected ${request.orderId}`);
+      if (answer instanceof Error) throw answer;
+      return answer;
+    },
+  };
+  return { client, requests };
+}
+
+const record = (orderId: string, overrides: Record<string, unknown> = {}): ResendAnswer => ({
+  status: 200,
+  record: purchase({ order_id: orderId, payment_id: `pay-${orderId}`, ...overrides }),
+});
+
+function webhook() {
+  const ran: string[] = [];
+  const handler = createWebhookHandler({ secret: 's', store: new MemoryStore(), logger: false }).onAny(
+    (n) => void ran.push(`${n.order_id}:${n.status}`),
+  );
+  return { handler, ran };
+}
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe('createReconciler().run', () => {
+  it('reports every order: applied, requested, still pending, failed with why, and given up unrequested', async () => {
+    const { client, requests } = stubClient({
+      paid: record('paid'),
+      sent: { status: 200, record: undefined },
+      waiting: record('waiting', { status: 'pending', status_code: '2122' }),
+      unpaid: record('unpaid', { status: 'init', status_code: undefined }),
+      unknown: new ApiNotFoundError('api.not_found', 'GET … answered 404: the service knows no such order.', {
+        status: 404,
+      }),
+      down: new ApiServerError('api.server', 'GET … answered 500', { status: 500 }),
+    });
+    const { handler, ran } = webhook();
+    const orders: PendingOrder[] = [
+      { orderId: 'paid', createdAt: new Date(NOW - DAY) },
+      { orderId: 'sent', operation: 'refund' },
+      { orderId: 'waiting', createdAt: '2026-11-25T09:00:00' },
+      { orderId: 'unpaid' },
+      { orderId: 'unknown' },
+      { orderId: 'down' },
+      { orderId: 'old', createdAt: NOW - 8 * DAY },
+    ];
+    const reconciler = createReconciler({
+      webhook: handler,
+      api: client,
+      listPending: async () => orders,
+      now: () => NOW,
+      requestsPerSecond: 1000,
+    });
+    const report = await reconciler.run();
+    expect(report.results.map((r) => [r.order.orderId, r.status, r.outcome, r.paymentStatus])).toEqual([
+      ['paid', 'applied', 'handled', 'success'],
+      ['sent', 'requested', undefined, undefined],
+      ['waiting', 'pending', 'handled', 'pending'],
+      ['unpaid', 'pending', undefined, 'init'],
+      ['unknown', 'failed', undefined, undefined],
+      ['down', 'failed', undefined, undefined],
+      ['old', 'given_up', undefined, undefined],
+    ]);
+    expect(report.counts).toEqual({ applied: 1, requested: 1, pending: 2, failed: 2, given_up: 1 });
+    expect(report.results[4]!.error).toBeInstanceOf(ApiNotFoundError);
+    expect(report.results[4]!.reason).toBe(
+      '[@payhook/core] GET … answered 404: the service knows no such order.',
+    );
+    expect(report.results[6]!.reason).toBe('created 8 day(s) ago: past giveUpAfterMs.');
+    expect(requests.map((r) => r.orderId).sort()).toEqual([
+      'down',
+      'paid',
+      'sent',
+      'unknown',
+      'unpaid',
+      'waiting',
+    ]);
+    expect(requests.find((r) => r.orderId === 'sent')).toEqual({ orderId: 'sent', operation: 'refund' });
+    expect(ran.sort()).toEqual(['paid:success', 'waiting:pending']);
+  });
+
+  it('applies a record once: a second run, or the webhook delivered later, is a duplicate', async () => {
+    const { client } = stubClient({ paid: record('paid') });
+    const { handler, ran } = webhook();
+    const reconciler = createReconciler({
+      webhook: handler,
+      api: client,
+      listPending: () => [{ orderId: 'paid' }],
+    });
+    expect((await reconciler.run()).results[0]).toMatchObject({ status: 'applied', outcome: 'handled' });
+    expect((await reconciler.run()).results[0]).toMatchObject({ status: 'applied', outcome: 'duplicate' });
+    expect(ran).toEqual(['paid:success']);
+  });
+
+  it('reports a failing handler as failed, and a later run applies the record', async () => {
+    const { client } = stubClient({ paid: record('paid') });
+    let fail = true;
+    const handler = createWebhookHandler({ secret: 's', logger: false }).on('purchase', () => {
+      if (fail) {
+        fail = false;
+        throw new Error('the database is down');
+      }
+    });
+    const reconciler = createReconciler({
+      webhook: handler,
+      api: client,
+      listPending: () => [{ orderId: 'paid' }],
+    });
+    const first = (await reconciler.run()).results[0]!;
+    expect(first.status).toBe('failed');
+    expect(first.error).toBeInstanceOf(HandlerError);
+    expect((first.error as HandlerError).code).toBe('handler.failed');
+    expect((await reconciler.run()).results[0]).toMatchObject({ status: 'applied', outcome: 'handled' });
+  });
+
+  it('fails an answer that carries another order, or a record that is not a notification, without running a handler', async () => {
+    const { client } = stubClient({
+      mine: record('someone-else'),
+      broken: { status: 200, record: { order_id: 'broken', status: 'success' } },
+    });
+    const { handler, ran } = webhook();
+    const report = await createReconciler({
+      webhook: handler,
+      api: client,
+      listPending: () => [
+        { orderId: 'mine' },
+        { orderId: 'broken' },
+        { orderId: 'x', createdAt: 'yesterday' },
+      ],
+    }).run();
+    expect(report.results.map((r) => [r.status, r.error?.name, r.reason])).toEqual([
+      [
+        'failed',
+        'ApiAnswerError',
+        '[@payhook/core] the service answered the record of another order than mine.',
+      ],
+      [
+        'failed',
+        'PayloadError',
+        expect.stringMatching(/^\[@payhook\/core\] notification is missing or has malformed required field/),
+      ],
+      ['failed', undefined, 'createdAt is not a date.'],
+    ]);
+    expect(ran).toEqual([]);
+  });
+
+  it('without a webhook only asks the service to re-send: a record is reported requested', async () => {
+    const { client } = stubClient({ paid: record('paid') });
+    const report = await createReconciler({ api: client, listPending: () => [{ orderId: 'paid' }] }).run();
+    expect(report.results[0]).toMatchObject({ status: 'requested', paymentStatus: 'success' });
+    expect(report.results[0]!.outcome).toBeUndefined();
+  });
+
+  it('keeps at most `concurrency` re-sends under way', async () => {
+    let active = 0;
+    let most = 0;
+    const gates = Array.from({ length: 6 }, () => deferred());
+    const client: ApiClient = {
+      async resend(request) {
+        active++;
+        most = Math.max(most, active);
+        await gates[Number(request.orderId)]!.promise;
+        active--;
+        return { status: 200, record: undefined };
+      },
+    };
+    const orders = gates.map((_, i) => ({ orderId: String(i) }));
+    const run = createReconciler({
+      api: client,
+      listPending: () => orders,
+      concurrency: 2,
+      requestsPerSecond: 1e6,
+    }).run();
+    for (const [i, gate] of gates.entries()) {
+      await vi.waitFor(() => expect(active).toBe(Math.min(2, gates.length - i)));
+      gate.resolve();
+    }
+    expect((await run).counts.requested).toBe(6);
+    expect(most).toBe(2);
+  });
+
+  it('starts at most `requestsPerSecond` re-sends a second', async () => {
+    vi.useFakeTimers({ now: NOW });
+    const started: number[] = [];
+    const client: ApiClient = {
+      async resend() {
+        started.push(Date.now() - NOW);
+        return { status: 200, record: undefined };
+      },
+    };
+    const orders = Array.from({ length: 5 }, (_, i) => ({ orderId: `o-${i}` }));
+    const run = createReconciler({ api: client, listPending: () => orders, requestsPerSecond: 2 }).run();
+    await vi.runAllTimersAsync();
+    await run;
+    expect(started).toEqual([0, 500, 1000, 1500, 2000]);
+  });
+
+  it('joins a run asked for while one is under way, and takes async iterables', async () => {
+    const gate = deferred();
+    let listed = 0;
+    const client: ApiClient = {
+      async resend() {
+        await gate.promise;
+        return { status: 200, record: undefined };
+      },
+    };
+    const reconciler = createReconciler({
+      api: client,
+      listPending: async function* () {
+        listed++;
+        yield { orderId: 'a' };
+      },
+    });
+    const first = reconciler.run();
+    const second = reconciler.run();
+    expect(second).toBe(first);
+    gate.resolve();
+    expect((await first).counts.requested).toBe(1);
+    expect(listed).toBe(1);
+    await reconciler.run();
+    expect(listed).toBe(2);
+  });
+
+  it('refuses options that are not positive numbers', () => {
+    const { client } = stubClient({});
+    for (const name of ['giveUpAfterMs', 'concurrency', 'requestsPerSecond'] as const) {
+      expect(() => createReconciler({ api: client, listPending: () => [], [name]: 0 })).toThrow(
+        `[@payhook/core] ${name} must be a positive number, not 0.`,
+      );
+    }
+  });
+});

@@ -1,0 +1,129 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type IncomingMessage } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createNodeListener, createWebhookHandler } from '@payhook/core';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { assertBuilt, CLI, runCli } from './run-cli.js';
+
+const SECRET = 'reconcile-e2e-secret';
+
+beforeAll(() => {
+  assertBuilt();
+});
+
+/** Starts `payhook serve` as a child process; resolves its URL and the credentials it printed. */
+async function serve() {
+  const child = spawn(process.execPath, [CLI, 'serve', '--port', '0'], {
+    env: { PATH: process.env.PATH ?? '', PAYHOOK_SECRET: SECRET },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const killer = setTimeout(() => child.kill('SIGKILL'), 25_000);
+  const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+  let stdout = '';
+  const url = await new Promise<string>((resolve, reject) => {
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      stdout += chunk;
+      const match = /listening on (http:\/\/127\.0\.0\.1:\d+)\n/.exec(stdout);
+      if (match) resolve(match[1]!);
+    });
+    child.on('close', () => reject(new Error('serve exited early')));
+  });
+  const credentials = Object.fromEntries(
+    stdout
+      .split('\n')
+      .filter((l) => /^(pos_id|api_key|endpoints_key): /.test(l))
+      .map((l) => l.split(': ') as [string, string]),
+  ) as { pos_id: string; api_key: string; endpoints_key: string };
+  const stop = async () => {
+    child.kill('SIGTERM');
+    await exited;
+    clearTimeout(killer);
+  };
+  return { url, credentials, stop };
+}
+
+describe('payhook reconcile with payhook serve (built CLI, child processes)', () => {
+  it('a webhook dropped by POST /__payhook/faults reaches server_url once payhook reconcile names its order', async () => {
+    const service = await serve();
+    const handled: string[] = [];
+    const webhook = createWebhookHandler<IncomingMessage>({
+      secret: SECRET,
+      logger: false,
+      handle: (n) => void handled.push(`${n.order_id} ${n.status}`),
+    });
+    const merchant = createServer(createNodeListener(webhook));
+    await new Promise<void>((resolve) => merchant.listen(0, '127.0.0.1', resolve));
+    const dir = mkdtempSync(join(tmpdir(), 'payhook-reconcile-e2e-'));
+    try {
+      const { pos_id, api_key, endpoints_key } = service.credentials;
+      const admin = (path: string, body: unknown) =>
+        fetch(`${service.url}/__payhook/${path}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-api-key': endpoints_key },
+          body: JSON.stringify(body),
+        });
+      expect((await admin('faults', { drop: true })).status).toBe(200);
+      const created = await fetch(`${service.url}/api/v1/payment`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'x-api-auth': `SVC-HMAC-SHA256 ${api_key}:any`,
+          'x-api-key': endpoints_key,
+        },
+        body: JSON.stringify({
+          pos_id,
+          mode: 'direct',
+          method: 'purchase',
+          amount: 25,
+          currency: 'XTS',
+          description: 'Lost webhook',
+          order_id: 'order-lost',
+          cc_number: '4242424242424242',
+          exp_month: 12,
+          exp_year: 2031,
+          card_cvv: '123',
+          server_url: `http://127.0.0.1:${(merchant.address() as AddressInfo).port}/webhooks`,
+        }),
+      });
+      expect(created.status).toBe(200);
+      const dropped = (await (
+        await fetch(`${service.url}/__payhook/dropped`, { headers: { 'x-api-key': endpoints_key } })
+      ).json()) as unknown[];
+      expect(dropped).toHaveLength(1);
+      expect(handled).toEqual([]);
+      expect((await admin('faults', {})).status).toBe(200);
+
+      const orders = join(dir, 'orders.txt');
+      writeFileSync(orders, 'order-lost purchase\n');
+      const run = await runCli(
+        [
+          'reconcile',
+          '--base-url',
+          service.url,
+          '--pos-id',
+          pos_id,
+          '--api-key',
+          api_key,
+          '--endpoints-key',
+          endpoints_key,
+          '--orders',
+          orders,
+        ],
+        { env: { PAYHOOK_API_SECRET: 'api-secret-e2e' } },
+      );
+      expect(run.stderr).toBe('');
+      expect(run.stdout).toBe(
+        'order-lost purchase: requested (payment success)\n1 order(s): 1 requested, 0 still pending, 0 failed.\n',
+      );
+      expect(run.code).toBe(0);
+      await expect.poll(() => handled).toEqual(['order-lost success']);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+      await new Promise((resolve) => merchant.close(resolve));
+      await service.stop();
+    }
+  });
+});
