@@ -9,9 +9,7 @@ import {
 } from '@payhook/core';
 import {
   type ApiClient,
-  ApiNotFoundError,
-  ApiServerError,
-  ApiTimeoutError,
+  ApiError,
   createApiClient,
   createReconciler,
   hmacRequestSigner,
@@ -224,11 +222,13 @@ describe.each(Object.keys(TRANSPORTS) as Array<keyof typeof TRANSPORTS>)(
 
           expect(report.counts).toEqual({ applied: 20, requested: 0, pending: 0, failed: 1, given_up: 1 });
           const unknown = report.results.find((r) => r.order.orderId === 'never-created')!;
-          expect(unknown.error).toBeInstanceOf(ApiNotFoundError);
-          expect([
-            (unknown.error as ApiNotFoundError).status,
-            (unknown.error as ApiNotFoundError).serviceCode,
-          ]).toEqual([404, 'N-404']);
+          const notFound = unknown.error as ApiError;
+          expect(notFound).toBeInstanceOf(ApiError);
+          expect([notFound.code, notFound.status, notFound.serviceCode]).toEqual([
+            'api.not_found',
+            404,
+            'N-404',
+          ]);
           expect(report.results.find((r) => r.order.orderId === 'ancient')!.status).toBe('given_up');
           expect(service.paths.some((p) => p.includes('/orders/ancient/'))).toBe(false);
           expect(service.paths.filter((p) => p.includes('/orders/never-created/'))).toHaveLength(1);
@@ -355,11 +355,11 @@ describe.each(Object.keys(FAILING) as Array<keyof typeof FAILING>)(
       expect(report.counts).toEqual({ applied: 10, requested: 0, pending: 0, failed: 3, given_up: 0 });
       const failed = report.results.filter((r) => r.status === 'failed');
       expect(
-        failed.map((r) => [r.order.orderId, r.error?.constructor, (r.error as ApiServerError).status]),
+        failed.map((r) => [r.order.orderId, (r.error as ApiError).code, (r.error as ApiError).status]),
       ).toEqual([
-        ['boom-1', ApiServerError, 500],
-        ['slow-1', ApiTimeoutError, undefined],
-        ['boom-2', ApiServerError, 500],
+        ['boom-1', 'api.server', 500],
+        ['slow-1', 'api.timeout', undefined],
+        ['boom-2', 'api.server', 500],
       ]);
       expect(failed[0]!.reason).toContain(
         'answered 500 (E-500: Internal error): the service failed; ask again later.',

@@ -5,7 +5,7 @@ export default defineConfig({
     index: 'src/index.ts',
     adapter: 'src/adapter.ts',
     validation: 'src/validation/index.ts',
-    reconcile: 'src/reconcile.ts',
+    reconcile: 'src/reconcile/index.ts',
     'stores/redis': 'src/stores/redis.ts',
     'stores/postgres': 'src/stores/postgres.ts',
   },

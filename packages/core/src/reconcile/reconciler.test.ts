@@ -1,12 +1,12 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { deferred } from '../test/deliveries.js';
-import { purchase } from '../test/fixtures.js';
+import { deferred } from '../../test/deliveries.js';
+import { purchase } from '../../test/fixtures.js';
+import { HandlerError } from '../errors.js';
+import { createWebhookHandler } from '../handler.js';
+import { MemoryStore } from '../stores/memory.js';
 import type { ApiClient, ResendAnswer, ResendRequest } from './api-client.js';
-import { ApiNotFoundError, ApiServerError } from './api-errors.js';
-import { HandlerError } from './errors.js';
-import { createWebhookHandler } from './handler.js';
+import { ApiError } from './api-errors.js';
 import { createReconciler, type PendingOrder } from './reconciler.js';
-import { MemoryStore } from './stores/memory.js';
 
 const NOW = Date.parse('2026-11-25T10:00:00Z');
 const DAY = 86_400_000;
@@ -50,10 +50,10 @@ describe('createReconciler().run', () => {
       sent: { status: 200, record: undefined },
       waiting: record('waiting', { status: 'pending', status_code: '2122' }),
       unpaid: record('unpaid', { status: 'init', status_code: undefined }),
-      unknown: new ApiNotFoundError('api.not_found', 'GET … answered 404: the service knows no such order.', {
+      unknown: new ApiError('api.not_found', 'GET … answered 404: the service knows no such order.', {
         status: 404,
       }),
-      down: new ApiServerError('api.server', 'GET … answered 500', { status: 500 }),
+      down: new ApiError('api.server', 'GET … answered 500', { status: 500 }),
     });
     const { handler, ran } = webhook();
     const orders: PendingOrder[] = [
@@ -83,7 +83,7 @@ describe('createReconciler().run', () => {
       ['old', 'given_up', undefined, undefined],
     ]);
     expect(report.counts).toEqual({ applied: 1, requested: 1, pending: 2, failed: 2, given_up: 1 });
-    expect(report.results[4]!.error).toBeInstanceOf(ApiNotFoundError);
+    expect((report.results[4]!.error as ApiError).code).toBe('api.not_found');
     expect(report.results[4]!.reason).toBe(
       '[@payhook/core] GET … answered 404: the service knows no such order.',
     );
@@ -149,15 +149,17 @@ describe('createReconciler().run', () => {
         { orderId: 'x', createdAt: 'yesterday' },
       ],
     }).run();
-    expect(report.results.map((r) => [r.status, r.error?.name, r.reason])).toEqual([
+    expect(
+      report.results.map((r) => [r.status, (r.error as { code?: string } | undefined)?.code, r.reason]),
+    ).toEqual([
       [
         'failed',
-        'ApiAnswerError',
+        'api.answer_invalid',
         '[@payhook/core] the service answered the record of another order than mine.',
       ],
       [
         'failed',
-        'PayloadError',
+        'notification.invalid',
         expect.stringMatching(/^\[@payhook\/core\] notification is missing or has malformed required field/),
       ],
       ['failed', undefined, 'createdAt is not a date.'],

@@ -10,16 +10,7 @@ export type {
 } from './api-client.js';
 export { createApiClient, hmacRequestSigner } from './api-client.js';
 export type { ApiErrorCode } from './api-errors.js';
-export {
-  ApiAnswerError,
-  ApiAuthError,
-  ApiError,
-  ApiNetworkError,
-  ApiNotFoundError,
-  ApiRefusedError,
-  ApiServerError,
-  ApiTimeoutError,
-} from './api-errors.js';
+export { ApiError } from './api-errors.js';
 export type {
   PendingOrder,
   ReconcileReport,

@@ -1,14 +1,5 @@
 import { createHmac } from 'node:crypto';
-import {
-  ApiAnswerError,
-  ApiAuthError,
-  type ApiError,
-  ApiNetworkError,
-  ApiNotFoundError,
-  ApiRefusedError,
-  ApiServerError,
-  ApiTimeoutError,
-} from './api-errors.js';
+import { ApiError } from './api-errors.js';
 
 /**
  * What a request signature is computed over: the method, the path with its query as sent, and the body ('' for a
@@ -194,7 +185,7 @@ function resendPath(settings: Settings, request: ResendRequest): string {
   return `${settings.base.pathname}api/v1/pos/${encodeURIComponent(settings.posId)}/orders/${order}/${operation}?${query}`;
 }
 
-/** One signed call; a failure to get any answer becomes `ApiTimeoutError` or `ApiNetworkError`. */
+/** One signed call; a failure to get any answer becomes an `ApiError` coded `api.timeout` or `api.network`. */
 async function call(
   settings: Settings,
   method: string,
@@ -219,10 +210,10 @@ async function call(
     return { status: response.status, text: await response.text() };
   } catch (error) {
     if (isTimeout(error)) {
-      throw new ApiTimeoutError('api.timeout', `${what}: no answer within ${settings.timeoutMs} ms.`);
+      throw new ApiError('api.timeout', `${what}: no answer within ${settings.timeoutMs} ms.`);
     }
     const message = `${what}: the service could not be reached (${reason(error)}).`;
-    throw new ApiNetworkError('api.network', message, { cause: error });
+    throw new ApiError('api.network', message, { cause: error });
   }
 }
 
@@ -256,24 +247,24 @@ function failure(method: string, path: string, answer: { status: number; text: s
   const what = `${method} ${path} answered ${answer.status}${said}`;
   const details = { status: answer.status, ...body };
   if (answer.status === 401 || answer.status === 403) {
-    return new ApiAuthError(
+    return new ApiError(
       'api.unauthorized',
       `${what}: check apiKey, endpointsKey, the request signature and posId.`,
       details,
     );
   }
   if (answer.status === 404)
-    return new ApiNotFoundError('api.not_found', `${what}: the service knows no such order.`, details);
+    return new ApiError('api.not_found', `${what}: the service knows no such order.`, details);
   if (answer.status >= 500)
-    return new ApiServerError('api.server', `${what}: the service failed; ask again later.`, details);
+    return new ApiError('api.server', `${what}: the service failed; ask again later.`, details);
   if (answer.status >= 300 && answer.status < 400) {
-    return new ApiAnswerError(
+    return new ApiError(
       'api.answer_invalid',
       `${what}: a redirect, where the API answers directly; check baseUrl.`,
       details,
     );
   }
-  return new ApiRefusedError('api.refused', `${what}.`, details);
+  return new ApiError('api.refused', `${what}.`, details);
 }
 
 /** The service's error body; its message is shortened, as it is echoed in ours. */

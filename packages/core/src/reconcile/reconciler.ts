@@ -1,8 +1,8 @@
+import type { ProcessOutcome, WebhookHandler } from '../handler.js';
+import { parseNotification } from '../parse.js';
+import { parseTimestamp } from '../time.js';
 import { type ApiClient, type ApiClientOptions, createApiClient, type ResendAnswer } from './api-client.js';
-import { ApiAnswerError } from './api-errors.js';
-import type { ProcessOutcome, WebhookHandler } from './handler.js';
-import { parseNotification } from './parse.js';
-import { parseTimestamp } from './time.js';
+import { ApiError } from './api-errors.js';
 
 /**
  * An order still waiting for its webhook, as the merchant's database lists it.
@@ -232,7 +232,7 @@ async function apply<C>(
   const record = answer.record;
   if (record === undefined || !('order_id' in record)) return { order, status: 'requested' };
   if (String(record.order_id) !== order.orderId) {
-    throw new ApiAnswerError(
+    throw new ApiError(
       'api.answer_invalid',
       `the service answered the record of another order than ${order.orderId}.`,
     );

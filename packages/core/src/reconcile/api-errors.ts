@@ -1,0 +1,41 @@
+/** A stable code per way a call to the service's API fails: match on it, never on the message. */
+export type ApiErrorCode =
+  | 'api.network'
+  | 'api.timeout'
+  | 'api.unauthorized'
+  | 'api.not_found'
+  | 'api.refused'
+  | 'api.server'
+  | 'api.answer_invalid';
+
+/**
+ * A call to the service's API that failed. `status` is the HTTP status the service answered (absent when it did
+ * not answer); `serviceCode` and `serviceMessage` come from its error body `{"message","args":{"code"}}`. The
+ * message names the call (method and path: pos_id and order_id) and never a key, a signature or a record.
+ *
+ * @example
+ * if (error instanceof ApiError && error.code === 'api.not_found') markUnknown(order);
+ */
+export class ApiError extends Error {
+  override readonly name: string = 'ApiError';
+  /** Stable: match on it, never on the message. */
+  readonly code: ApiErrorCode;
+  /** The HTTP status the service answered; `undefined` when it did not answer. */
+  readonly status: number | undefined;
+  /** `args.code` of the service's error body (`S-404`), when it sent one. */
+  readonly serviceCode: string | undefined;
+  /** `message` of the service's error body, cut to 200 characters. */
+  readonly serviceMessage: string | undefined;
+
+  constructor(
+    code: ApiErrorCode,
+    message: string,
+    options?: { cause?: unknown; status?: number; serviceCode?: string; serviceMessage?: string },
+  ) {
+    super(`[@payhook/core] ${message}`, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.code = code;
+    this.status = options?.status;
+    this.serviceCode = options?.serviceCode;
+    this.serviceMessage = options?.serviceMessage;
+  }
+}
