@@ -10,7 +10,10 @@ const alias = [
   { find: /^@payhook\/core\/(validation|reconcile)$/, replacement: src('core/src/$1/index.ts') },
   { find: /^@payhook\/core\/(redis|postgres|memory)$/, replacement: src('core/src/stores/$1.ts') },
   { find: /^@payhook\/testing\/nock$/, replacement: src('testing/src/nock.ts') },
-  { find: /^@payhook\/(core|express|fastify|koa|nestjs|testing)$/, replacement: src('$1/src/index.ts') },
+  {
+    find: /^@payhook\/(core|express|fastify|koa|nestjs|opentelemetry|testing)$/,
+    replacement: src('$1/src/index.ts'),
+  },
 ];
 const timeouts = { testTimeout: 30_000, hookTimeout: 60_000 };
 
@@ -72,6 +75,7 @@ export default defineConfig({
         'packages/express/src/**': { statements: 92, branches: 87, functions: 100, lines: 90 },
         'packages/koa/src/**': { statements: 95, branches: 93, functions: 100, lines: 100 },
         'packages/fastify/src/**': { statements: 100, branches: 100, functions: 100, lines: 100 },
+        'packages/opentelemetry/src/**': { statements: 95, branches: 80, functions: 100, lines: 100 },
         'packages/nestjs/src/**': { statements: 97, branches: 84, functions: 100, lines: 98 },
         'packages/testing/src/**': { statements: 85, branches: 78, functions: 88, lines: 86 },
       },

@@ -13,6 +13,7 @@ import Stripe from 'stripe';
 import { Webhook as SvixWebhook } from 'svix';
 import { Bench } from 'tinybench';
 import { handWrittenMinimum } from './minimum.js';
+import { otelSubscriber } from './otel.js';
 import {
   createIdSource,
   encodeData,
@@ -24,7 +25,7 @@ import {
   signOctokit,
 } from './payload.js';
 import { rotate, type Spread, spread } from './stats.js';
-import { PLAIN_AT_LIMIT_ROW, REFUSED_AT_LIMIT_ROW, WORST_CASE_ROW } from './targets.js';
+import { FULL_OTEL_ROW, PLAIN_AT_LIMIT_ROW, REFUSED_AT_LIMIT_ROW, WORST_CASE_ROW } from './targets.js';
 
 /** Calls per tinybench sample: amortises the clock's own cost (about 1 µs) over many microsecond-scale calls. */
 const BATCH = 64;
@@ -43,8 +44,16 @@ export interface MicroRow extends Spread {
   unit: 'µs';
 }
 
-/** `batch`: calls per sample, when not `BATCH` (the size-limit rows take milliseconds a call). */
-type Task = { name: string; fn: () => unknown; batch?: number };
+/**
+ * `batch`: calls per sample, when not `BATCH` (the size-limit rows take milliseconds a call). `around`: what the
+ * row sets up before its runs and undoes after them (a diagnostics subscriber, which would slow every other row).
+ */
+type Task = {
+  name: string;
+  fn: () => unknown;
+  batch?: number;
+  around?: { beforeAll: () => void; afterAll: () => void | Promise<void> };
+};
 
 /** The handler's default `maxBodyBytes`: the size-limit rows' bodies are this long. */
 const SIZE_LIMIT = 1024 * 1024;
@@ -185,6 +194,14 @@ async function createTasks(pool: number): Promise<Task[]> {
       }),
     },
     { name: 'payhook full core handler, MemoryStore', fn: fullHandlerTask(inputs) },
+    (() => {
+      const otel = otelSubscriber();
+      return {
+        name: FULL_OTEL_ROW,
+        fn: fullHandlerTask(inputs),
+        around: { beforeAll: otel.enable, afterAll: otel.disable },
+      };
+    })(),
     {
       name: 'hand-written minimum',
       fn: each(({ data, signature }) => handWrittenMinimum(data, signature, SECRET)),
@@ -237,7 +254,11 @@ async function createTasks(pool: number): Promise<Task[]> {
     },
   ];
   // Every row must accept its input before anything is timed.
-  for (const task of tasks) await task.fn();
+  for (const task of tasks) {
+    task.around?.beforeAll();
+    await task.fn();
+    await task.around?.afterAll();
+  }
   return tasks;
 }
 
@@ -253,7 +274,7 @@ export async function runMicro(options: MicroOptions): Promise<MicroRow[]> {
       warmupTime: Math.min(100, options.timeMs),
       throws: true,
     });
-    for (const task of rotate(tasks, round)) bench.add(task.name, task.fn);
+    for (const task of rotate(tasks, round)) bench.add(task.name, task.fn, task.around);
     await bench.run();
     for (const task of bench.tasks) {
       const mean = task.result?.latency.mean;

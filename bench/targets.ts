@@ -47,6 +47,7 @@ function bound(name: string, value: number, op: '<=' | '>=', limit: number): Rat
 const VDP = 'payhook verifySignature + decodeData + parseNotification';
 const FULL = 'payhook full core handler, MemoryStore';
 const MINIMUM = 'hand-written minimum';
+export const FULL_OTEL_ROW = 'payhook full core handler, MemoryStore, OpenTelemetry SDK subscribed';
 export const WORST_CASE_ROW = 'worst-case body at the size limit (1 MiB of + in data), refused';
 export const PLAIN_AT_LIMIT_ROW = 'plain delivery at the size limit, handled';
 export const REFUSED_AT_LIMIT_ROW = 'plain delivery at the size limit, wrong signature, refused';
@@ -66,6 +67,10 @@ export function computeRatios(
     ratio(micro, 'full core handler with MemoryStore, time vs the hand-written minimum', FULL, MINIMUM, {
       op: '<=',
       value: 1.5,
+    }),
+    ratio(micro, 'full core handler, OpenTelemetry SDK subscribed vs no subscriber', FULL_OTEL_ROW, FULL, {
+      op: '<=',
+      value: 1.25,
     }),
     ratio(
       micro,

@@ -9,9 +9,9 @@
  * 2. adds a core-only patch changeset, versions it and prints the newest section of each package's CHANGELOG.md
  *    (the fixed group bumps all six together), commits, and publishes again: the registry now holds two releases;
  * 3. in fresh projects on each Node version, installs the packages from Verdaccio with npm (with supertest) and
- *    with pnpm (without it), and runs a signed delivery through core, Express, Koa, Fastify and NestJS, a `mockPaymentApi`
- *    payment whose webhook reaches an Express app, a dropped one recovered by `@payhook/core/reconcile`,
- *    `postWebhook` (or its "needs supertest" error), and `payhook`.
+ *    with pnpm (without it), and runs a signed delivery through core, Express, Koa, Fastify and NestJS (traced by
+ *    `@payhook/opentelemetry`), a `mockPaymentApi` payment whose webhook reaches an Express app, a dropped one
+ *    recovered by `@payhook/core/reconcile`, `postWebhook` (or its "needs supertest" error), and `payhook`.
  *
  * It then checks that the working repository has the same HEAD, status and `@payhook/*` tags as before, and
  * prints the published tarballs' figures (files, unpacked size, dependencies) as RELEASING.md's table.
@@ -356,7 +356,7 @@ async function main(): Promise<void> {
         if (!help.startsWith('Usage: payhook'))
           throw new Error(`payhook --help printed ${JSON.stringify(help)}`);
         lap(
-          `Node ${out[0].split(' ')[1]}, ${manager}: installed ${wanted.length} packages from Verdaccio; a signed delivery through core, Express, Koa, Fastify and NestJS, a mockPaymentApi payment on ${nock}, postWebhook and payhook --help passed`,
+          `Node ${out[0].split(' ')[1]}, ${manager}: installed ${wanted.length} packages from Verdaccio; a signed delivery through core, Express, Koa, Fastify and NestJS traced by @payhook/opentelemetry, a mockPaymentApi payment on ${nock}, postWebhook and payhook --help passed`,
         );
       }
     }

@@ -2,7 +2,7 @@
  * `pnpm smoke`: what a merchant meets after `npm install`. Packs every package with pnpm, installs the tarballs
  * with npm into a fresh project in a temp dir, then on Node 20 (this machine), 22 and 24 (the npm registry's
  * `node` package): `import`s (ESM) and `require`s (CJS) each package and runs a signed delivery through core,
- * Express, Koa, Fastify and NestJS; typechecks a TypeScript consumer under `moduleResolution` `node16` (ESM and CJS files) and
+ * Express, Koa, Fastify and NestJS, traced by `@payhook/opentelemetry` into OpenTelemetry's in-memory exporter; typechecks a TypeScript consumer under `moduleResolution` `node16` (ESM and CJS files) and
  * `bundler`; and runs the installed `payhook` CLI. It never asks a registry what is published, so it passes
  * whatever is already on npm (`pnpm release:rehearsal` publishes to a local registry). Needs the packages built.
  * `--nodes 20` limits the Node versions; `--keep` keeps the temp dir.
@@ -67,9 +67,17 @@ async function serve(server, label, seen) {
   }
 }
 
+const spans = new otelSdk.InMemorySpanExporter();
+const instrumentation = new packages.opentelemetry.PayhookInstrumentation({ enabled: false });
+instrumentation.setTracerProvider(new otelSdk.BasicTracerProvider({ spanProcessors: [new otelSdk.SimpleSpanProcessor(spans)] }));
+instrumentation.enable();
 const handled = [];
 const webhook = core.createWebhookHandler({ secret: ${JSON.stringify(SECRET)}, logger: false, handle: (n) => handled.push(n.order_id) });
 await serve(http.createServer(core.createNodeListener(webhook)), 'node:http', handled);
+instrumentation.disable();
+const traced = spans.getFinishedSpans().filter((span) => span.name.startsWith('process '))
+  .map((span) => span.name + ' ' + (span.attributes['error.type'] ?? span.attributes['payhook.outcome'])).join(', ');
+assert(traced === 'process purchase.success handled, process purchase.success duplicate, process payhook signature.invalid', '@payhook/opentelemetry traces the deliveries: ' + traced);
 
 const expressSeen = [];
 const app = expressLib();
@@ -112,6 +120,9 @@ export const FRAMEWORKS: string[] = [
   '@nestjs/platform-express@^12',
   'reflect-metadata@^0.2',
   'rxjs@^7',
+  // @payhook/opentelemetry's peer, and the SDK a merchant runs beside it.
+  '@opentelemetry/api@^1',
+  '@opentelemetry/sdk-trace-base@^2',
 ];
 
 /** An ES module that loads every package and runs a signed delivery through core, Express, Koa, Fastify and NestJS. */
@@ -133,7 +144,9 @@ import * as postgresPkg from '@payhook/core/postgres';
 import * as coreAdapterPkg from '@payhook/core/adapter';
 import * as validationPkg from '@payhook/core/validation';
 import * as reconcilePkg from '@payhook/core/reconcile';
-const packages = { core: corePkg, express: expressPkg, koa: koaPkg, fastify: fastifyPkg, nestjs: nestjsPkg, testing: testingPkg, redis: redisPkg, postgres: postgresPkg, coreAdapter: coreAdapterPkg, validation: validationPkg, reconcile: reconcilePkg };`);
+import * as opentelemetryPkg from '@payhook/opentelemetry';
+import * as otelSdk from '@opentelemetry/sdk-trace-base';
+const packages = { core: corePkg, express: expressPkg, koa: koaPkg, fastify: fastifyPkg, nestjs: nestjsPkg, testing: testingPkg, redis: redisPkg, postgres: postgresPkg, coreAdapter: coreAdapterPkg, validation: validationPkg, reconcile: reconcilePkg, opentelemetry: opentelemetryPkg };`);
 
 const CJS = `(async () => {${RUNTIME_CHECK(`const MODE = 'cjs';
 const http = require('node:http');
@@ -142,7 +155,8 @@ const KoaLib = require('koa');
 const fastifyLib = require('fastify');
 const nestCommon = require('@nestjs/common');
 const nestCore = require('@nestjs/core');
-const packages = { core: require('@payhook/core'), express: require('@payhook/express'), koa: require('@payhook/koa'), fastify: require('@payhook/fastify'), nestjs: require('@payhook/nestjs'), testing: require('@payhook/testing'), redis: require('@payhook/core/redis'), postgres: require('@payhook/core/postgres'), coreAdapter: require('@payhook/core/adapter'), validation: require('@payhook/core/validation'), reconcile: require('@payhook/core/reconcile') };`)}})().catch((error) => { console.error(error); process.exit(1); });\n`;
+const otelSdk = require('@opentelemetry/sdk-trace-base');
+const packages = { opentelemetry: require('@payhook/opentelemetry'), core: require('@payhook/core'), express: require('@payhook/express'), koa: require('@payhook/koa'), fastify: require('@payhook/fastify'), nestjs: require('@payhook/nestjs'), testing: require('@payhook/testing'), redis: require('@payhook/core/redis'), postgres: require('@payhook/core/postgres'), coreAdapter: require('@payhook/core/adapter'), validation: require('@payhook/core/validation'), reconcile: require('@payhook/core/reconcile') };`)}})().catch((error) => { console.error(error); process.exit(1); });\n`;
 
 const TYPED = `import type { IncomingMessage } from 'node:http';
 import { createNodeListener, createWebhookHandler, type Notification, type WebhookErrorCode, WebhookError } from '@payhook/core';
@@ -157,6 +171,7 @@ import { PostgresStore } from '@payhook/core/postgres';
 import { sendNodeResponse, toWebhookRequest } from '@payhook/core/adapter';
 import { type PaymentRequest, validatePaymentRequest } from '@payhook/core/validation';
 import { ApiError, createReconciler, type ReconcileReport } from '@payhook/core/reconcile';
+import { PayhookInstrumentation, type PayhookInstrumentationConfig } from '@payhook/opentelemetry';
 
 export const stores = [RedisStore, PostgresStore] as const;
 const webhook = createWebhookHandler<IncomingMessage>({ secret: ['current', { id: 'old', secret: 'previous' }], maxBodyBytes: 65_536 })
@@ -181,6 +196,8 @@ export const checked = (request: PaymentRequest): boolean => validatePaymentRequ
 export const reconcile = (): Promise<ReconcileReport> =>
   createReconciler({ webhook, api: { baseUrl: 'https://pay.test', posId: 'p', apiKey: 'k', endpointsKey: 'e', apiSecret: 's' }, listPending: () => [{ orderId: 'o-1' }] }).run();
 export const apiCode = (error: unknown): string | undefined => (error instanceof ApiError ? error.code : undefined);
+const otelConfig: PayhookInstrumentationConfig = { enabled: false };
+export const instrumentation: { instrumentationName: string } = new PayhookInstrumentation(otelConfig);
 `;
 
 function tsconfig(moduleKind: string, resolution: string, include: string[]): string {

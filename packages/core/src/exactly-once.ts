@@ -8,12 +8,13 @@ import {
   type TransactionResult,
 } from './dedupe.js';
 import { type Delivery, type DeliveryFacts, deliveryFor } from './delivery.js';
+import { handlerTraced, traceHandler } from './diagnostics.js';
 import { HandlerError, StoreError, WebhookError } from './errors.js';
 import type { Notification } from './notification.js';
 import { isPromiseLike } from './promise.js';
 import type { Route } from './routes.js';
 import { fenceOf, type Lease, Run, Runs } from './runs.js';
-import { StoreCalls, StoreTimeout, settle } from './store-calls.js';
+import { StoreCalls, StoreTimeout } from './store-calls.js';
 
 /*
  * Glossary, one noun per idea (here, in runs.ts and in store-calls.ts):
@@ -107,20 +108,20 @@ export class ExactlyOnce<C> {
    * returns a promise on the way (the claim, the handler, the commit) goes on as a tracked run from where it is.
    */
   #runAtOnce(store: DedupeStore, work: Work<C>, key: string): Outcome | Promise<Outcome> {
-    const claim = settle(() => store.claim(key, this.#options.leaseMs));
+    const claim = this.#calls.invoke('claim', () => store.claim(key, this.#options.leaseMs));
     if (isPromiseLike(claim) || claim.status === 'in_flight')
       return this.#claimAndRun(store, work, key, claim);
     if (claim.status === 'duplicate') return 'duplicate';
     const run = new Run(key);
     const lease = this.#leaseOf(key, claim);
     try {
-      const result = work.handlers[0]!.run(work.notification, work.context, deliveryFor(work.delivery, run));
+      const result = runRoute(work.handlers[0]!, work, deliveryFor(work.delivery, run));
       // Inside the try: reading `then` runs the application's code too (a getter, a proxy), as `await` would.
       if (isPromiseLike(result)) return this.#runUnderLease(store, work, run, lease, result);
     } catch (cause) {
       return this.#releaseAndThrow(store, lease, handlerFailed(cause));
     }
-    const committed = settle(() => store.commit(key, lease.token, this.#options.ttlMs));
+    const committed = this.#calls.invoke('commit', () => store.commit(key, lease.token, this.#options.ttlMs));
     if (isPromiseLike(committed)) {
       // Tracked as a run: a copy arriving before the commit lands waits for it, even past the lease.
       return this.#runs.track(run, () => this.#commit(store, run, lease, committed)).then(() => 'handled');
@@ -186,10 +187,10 @@ export class ExactlyOnce<C> {
     store: DedupeStore,
     run: Run,
     lease: Lease,
-    asked = settle(() => store.commit(lease.key, lease.token, this.#options.ttlMs)),
+    asked = this.#calls.invoke('commit', () => store.commit(lease.key, lease.token, this.#options.ttlMs)),
   ): Promise<boolean> {
     try {
-      const committed = await this.#calls.call('commit', () => asked);
+      const committed = await this.#calls.call('commit', () => asked, true);
       if (committed === false) this.#reportStale(run, lease);
       return committed !== false;
     } catch (error) {
@@ -265,17 +266,19 @@ export class ExactlyOnce<C> {
       started = resolve;
     });
     let commitTimer: ReturnType<Clock['setTimeout']> | undefined;
-    const transaction = store.transaction(
-      key,
-      async (tx) => {
-        if (answered) throw new Error('[@payhook/core] the claim arrived after storeTimeoutMs.');
-        started();
-        await runAll(work, deliveryFor(work.delivery, run, tx));
-        const late = this.#calls.failure('transaction', new StoreTimeout(storeTimeoutMs));
-        commitTimer = clock.setTimeout(() => run.refuse(late), storeTimeoutMs);
-      },
-      { lockTimeoutMs, onLost: () => this.#runs.lose(run, undefined) },
-    );
+    const transaction = this.#calls.invoke('transaction', () =>
+      store.transaction(
+        key,
+        async (tx) => {
+          if (answered) throw new Error('[@payhook/core] the claim arrived after storeTimeoutMs.');
+          started();
+          await runAll(work, deliveryFor(work.delivery, run, tx));
+          const late = this.#calls.failure('transaction', new StoreTimeout(storeTimeoutMs));
+          commitTimer = clock.setTimeout(() => run.refuse(late), storeTimeoutMs);
+        },
+        { lockTimeoutMs, onLost: () => this.#runs.lose(run, undefined) },
+      ),
+    ) as Promise<TransactionResult<void>>;
     transaction.catch(() => {});
     try {
       await this.#calls.bounded(Promise.race([start, transaction]), lockTimeoutMs);
@@ -369,10 +372,16 @@ async function runAll<C>(work: Work<C>, delivery: Delivery): Promise<void> {
 
 async function runHandler<C>(handler: Route<C>, work: Work<C>, delivery: Delivery): Promise<void> {
   try {
-    await handler.run(work.notification, work.context, delivery);
+    await runRoute(handler, work, delivery);
   } catch (cause) {
     throw handlerFailed(cause);
   }
+}
+
+/** One handler called, traced on `payhook:handler` when anyone listens. */
+function runRoute<C>(handler: Route<C>, work: Work<C>, delivery: Delivery): unknown {
+  if (!handlerTraced()) return handler.run(work.notification, work.context, delivery);
+  return traceHandler(handler.id, work.key, () => handler.run(work.notification, work.context, delivery));
 }
 
 /** The lone handler's promise, already started: its failure as `handler.failed`. */

@@ -18,7 +18,8 @@ import {
   type TransactionalStore,
 } from './dedupe.js';
 import type { DeliveryFacts } from './delivery.js';
-import { RequestError, type WebhookError } from './errors.js';
+import { type DeliveryMessage, deliveryMessage, publishRefusal, traceDelivery } from './diagnostics.js';
+import { ERROR_STATUS, RequestError, type WebhookError } from './errors.js';
 import { ExactlyOnce, type ExactlyOnceOptions, type Outcome } from './exactly-once.js';
 import type { Notification, NotificationEvent, NotificationFor } from './notification.js';
 import { OrderingGuard, type OrderingOptions } from './ordering.js';
@@ -210,7 +211,11 @@ export function createWebhookHandler<C = undefined>(options: WebhookHandlerOptio
   const processNotification = createProcessor(options, routes, keyFor, report);
 
   /** One delivery, top to bottom: each step throws its refusal, answered at the end (a step's promise awaited). */
-  async function handle(request: WebhookRequest, context: C): Promise<WebhookResult> {
+  async function handle(
+    request: WebhookRequest,
+    context: C,
+    traced?: DeliveryMessage,
+  ): Promise<WebhookResult> {
     let notification: Notification | undefined;
     try {
       checkRequest(request);
@@ -221,27 +226,89 @@ export function createWebhookHandler<C = undefined>(options: WebhookHandlerOptio
       const verified = isPromiseLike(verification) ? await verification : verification;
       const { secret } = verified;
       notification = verified.notification;
-      const outcome = processNotification(notification, context, secret.index, secret.id);
+      const outcome = processNotification(notification, context, secret.index, secret.id, traced);
       return accepted(isPromiseLike(outcome) ? await outcome : outcome, notification);
     } catch (error) {
       const known = asWebhookError(error);
       report(known, request.remoteAddress);
+      publishRefusal('request', known.code, known.status);
       return refusal(known, notification);
     }
   }
 
-  const handler = withMethods(options.capture ? withCapture(handle, options.capture) : handle, routes);
-  handler.process = async (notification, context, processOptions) => {
+  const deliver = tracedDelivery(handle);
+  const handler = withMethods(options.capture ? withCapture(deliver, options.capture) : deliver, routes);
+  handler.process = createProcess(processNotification, report);
+  return handler;
+}
+
+/** `handle` traced on `payhook:delivery` when anyone listens. */
+function tracedDelivery<C>(
+  handle: (request: WebhookRequest, context: C, traced?: DeliveryMessage) => Promise<WebhookResult>,
+): (request: WebhookRequest, context: C) => Promise<WebhookResult> {
+  return (request, context) => {
+    const traced = deliveryMessage('request');
+    if (traced === undefined) return handle(request, context);
+    return traceDelivery(traced, () => handle(request, context, traced), finishDelivery);
+  };
+}
+
+/** `webhook.process`: the processor outside a request, its refusals reported and thrown, traced when anyone listens. */
+function createProcess<C>(
+  processNotification: Processor<C>,
+  report: (error: WebhookError, remoteAddress: string | undefined) => void,
+): WebhookHandler<C>['process'] {
+  const processOne = async (
+    notification: Notification,
+    context: C,
+    processOptions: ProcessOptions | undefined,
+    traced?: DeliveryMessage,
+  ): Promise<ProcessOutcome> => {
     try {
       const { secretIndex = -1, secretId } = processOptions ?? {};
-      return await processNotification(notification, context as C, secretIndex, secretId);
+      return await processNotification(notification, context, secretIndex, secretId, traced);
     } catch (error) {
       const known = asWebhookError(error);
       report(known, undefined);
+      publishRefusal('process', known.code, known.status);
       throw known;
     }
   };
-  return handler;
+  return (notification, context, processOptions) => {
+    const traced = deliveryMessage('process');
+    if (traced === undefined) return processOne(notification, context as C, processOptions);
+    const run = () => processOne(notification, context as C, processOptions, traced);
+    return traceDelivery(traced, run, finishProcess);
+  };
+}
+
+/** A traced delivery's message completed from its answer. */
+function finishDelivery(message: DeliveryMessage, result: WebhookResult | undefined): void {
+  message.outcome = result?.outcome;
+  message.status = result?.status;
+  message.errorCode = result?.error?.code;
+}
+
+/** A traced `process` call's message completed from its outcome, or the `WebhookError` it threw. */
+function finishProcess(message: DeliveryMessage, outcome: ProcessOutcome | undefined, error: unknown): void {
+  const code = (error as WebhookError | undefined)?.code;
+  message.outcome = outcome ?? 'refused';
+  message.errorCode = code;
+  message.status = code === undefined ? 200 : ERROR_STATUS[code];
+}
+
+/** What a traced delivery's message says of a verified notification: never the notification itself. */
+function describe(
+  message: DeliveryMessage,
+  notification: Notification,
+  facts: DeliveryFacts,
+  handlers: number,
+): void {
+  message.event = `${notification.method}.${notification.status}`;
+  message.key = facts.key;
+  message.secretIndex = facts.secretIndex;
+  message.secretId = facts.secretId;
+  message.handlerCount = handlers;
 }
 
 /** A verified notification's way through its key, routes, `ordering` and the exactly-once protocol. */
@@ -250,6 +317,7 @@ type Processor<C> = (
   context: C,
   secretIndex: number,
   secretId: string | undefined,
+  traced?: DeliveryMessage,
 ) => ProcessOutcome | PromiseLike<ProcessOutcome>;
 
 /** What `handle` and `process` share once a notification is verified: its key, its handlers, one run of them. */
@@ -265,10 +333,11 @@ function createProcessor<C>(
     if (outcome === 'handled') ordering?.record(notification);
     return outcome;
   };
-  return (notification, context, secretIndex, secretId) => {
+  return (notification, context, secretIndex, secretId, traced) => {
     const key = keyFor(notification);
     const delivery: DeliveryFacts = { key, secretIndex, secretId, raw: notification.raw };
     const handlers = routes.match(notification);
+    if (traced) describe(traced, notification, delivery, handlers.length);
     if (handlers.length === 0) return 'ignored';
     if (ordering?.isStale(notification)) {
       if (!options.onStale) return 'stale';

@@ -14,6 +14,13 @@ export type {
   TransactionResult,
 } from './dedupe.js';
 export { notificationKey } from './dedupe.js';
+export type {
+  DeliveryMessage,
+  HandlerRunMessage,
+  RefusalMessage,
+  StoreCallMessage,
+} from './diagnostics.js';
+export { PAYHOOK_CHANNELS } from './diagnostics.js';
 export type { WebhookErrorCode } from './errors.js';
 export {
   ERROR_STATUS,
@@ -78,6 +85,7 @@ export type {
   VerifyResult,
 } from './signature.js';
 export { sign, verifySignature } from './signature.js';
+export type { StoreStep } from './store-calls.js';
 export type { MemoryStoreOptions } from './stores/memory.js';
 export { MemoryStore } from './stores/memory.js';
 export { parseTimestamp } from './time.js';

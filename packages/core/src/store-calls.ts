@@ -1,9 +1,15 @@
 import type { Clock } from './clock.js';
 import type { ClaimResult, DedupeStore } from './dedupe.js';
+import { traceStoreCall } from './diagnostics.js';
 import { StoreError, type WebhookError } from './errors.js';
 import { isPromiseLike } from './promise.js';
 
-/** Which store call failed: it decides what the failure means for the notification. */
+/**
+ * A call to the duplicate store, by the method it calls: what a failure means for the notification depends on it.
+ *
+ * @example
+ * const step: StoreStep = 'claim';
+ */
 export type StoreStep = 'claim' | 'renew' | 'commit' | 'release' | 'forget' | 'transaction';
 
 /** The end of a failure's message at each step: what was being done, and what the failure leaves behind. */
@@ -53,10 +59,18 @@ export class StoreCalls {
     return Promise.race([operation, timeout]).finally(() => this.#clock.clearTimeout(timer));
   }
 
-  /** One bounded store call; any failure is a `StoreError` naming `step`. */
-  async call<T>(step: StoreStep, operation: () => T | PromiseLike<T>): Promise<T> {
+  /**
+   * Calls a store method: its value, its promise, or what it threw as a rejected promise; traced on `payhook:store` when anyone listens: every store call goes
+   * through here once (`call` and `claim` too, unless given a call already made).
+   */
+  invoke<T>(step: StoreStep, operation: () => T | PromiseLike<T>): T | PromiseLike<T> {
+    return traceStoreCall(step, this.#name, operation);
+  }
+
+  /** One bounded store call (`invoked`: `operation` answers a call already made); any failure is a `StoreError`. */
+  async call<T>(step: StoreStep, operation: () => T | PromiseLike<T>, invoked = false): Promise<T> {
     try {
-      const result = operation();
+      const result = invoked ? operation() : this.invoke(step, operation);
       return isPromiseLike(result) ? await this.bounded(result) : result;
     } catch (error) {
       throw this.failure(step, error);
@@ -78,7 +92,7 @@ export class StoreCalls {
     store: DedupeStore,
     key: string,
     leaseMs: number,
-    first: ClaimResult | PromiseLike<ClaimResult> = settle(() => store.claim(key, leaseMs)),
+    first: ClaimResult | PromiseLike<ClaimResult> = this.invoke('claim', () => store.claim(key, leaseMs)),
   ): Promise<ClaimResult> {
     if (!isPromiseLike(first)) return first;
     try {
@@ -105,14 +119,5 @@ export class StoreCalls {
         cause,
       },
     );
-  }
-}
-
-/** Calls a store method: its value, its promise, or what it threw as a rejected promise. */
-export function settle<T>(call: () => T | PromiseLike<T>): T | PromiseLike<T> {
-  try {
-    return call();
-  } catch (error) {
-    return Promise.reject(error);
   }
 }

@@ -1,6 +1,8 @@
 import { signedForm } from '../../../test/support/signed-form.ts';
+import type { DedupeStore } from '../src/dedupe.js';
 import { createWebhookHandler, type WebhookHandlerOptions, type WebhookRequest } from '../src/handler.js';
 import type { Notification } from '../src/notification.js';
+import { MemoryStore } from '../src/stores/memory.js';
 
 export const SECRET = 'test-secret-7f3a';
 
@@ -69,4 +71,16 @@ export function setup(options: Partial<WebhookHandlerOptions> = {}) {
     ...options,
   });
   return { handler, seen };
+}
+
+/** A `MemoryStore` whose every method answers with a promise, as a store over the network does. */
+export function asyncMemoryStore(name = 'async-memory'): DedupeStore {
+  const memory = new MemoryStore();
+  return {
+    name,
+    claim: async (key, leaseMs) => memory.claim(key, leaseMs),
+    renew: async (key, token, leaseMs) => memory.renew(key, token, leaseMs),
+    commit: async (key, token, ttlMs) => memory.commit(key, token, ttlMs),
+    release: async (key, token) => memory.release(key, token),
+  };
 }

@@ -1,0 +1,2 @@
+export { PayhookInstrumentation, type PayhookInstrumentationConfig } from './instrumentation.js';
+export { ATTRIBUTES, METRICS } from './names.js';

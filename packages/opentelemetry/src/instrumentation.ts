@@ -1,0 +1,317 @@
+import diagnostics_channel from 'node:diagnostics_channel';
+import {
+  type Attributes,
+  type Context,
+  type Counter,
+  context,
+  type Histogram,
+  type MeterProvider,
+  metrics,
+  type Span,
+  SpanKind,
+  SpanStatusCode,
+  type Tracer,
+  type TracerProvider,
+  trace,
+} from '@opentelemetry/api';
+import {
+  type DeliveryMessage,
+  type HandlerRunMessage,
+  PAYHOOK_CHANNELS,
+  type RefusalMessage,
+  type StoreCallMessage,
+} from '@payhook/core';
+import { ATTRIBUTES as A, MESSAGING_SYSTEM, METRICS } from './names.js';
+
+declare const __PAYHOOK_OTEL_VERSION__: string | undefined;
+
+const NAME = '@payhook/opentelemetry';
+const VERSION = typeof __PAYHOOK_OTEL_VERSION__ === 'string' ? __PAYHOOK_OTEL_VERSION__ : '0.0.0-dev';
+
+/**
+ * The configuration of `PayhookInstrumentation`, in the shape of OpenTelemetry's `InstrumentationConfig`.
+ *
+ * @example
+ * new PayhookInstrumentation({ enabled: false }); // subscribes when registerInstrumentations enables it
+ */
+export interface PayhookInstrumentationConfig {
+  /**
+   * Subscribe at once, with the global tracer and meter providers.
+   * @default true
+   */
+  enabled?: boolean;
+}
+
+interface Instruments {
+  readonly processDuration: Histogram;
+  readonly refusals: Counter;
+  readonly handlerDuration: Histogram;
+  readonly storeDuration: Histogram;
+  readonly storeFailures: Counter;
+}
+
+/** A span in progress and when it started (for the duration metrics, in seconds). */
+interface Open {
+  readonly span: Span;
+  readonly startedAt: number;
+}
+
+type TracingHandlers = {
+  start(message: unknown): void;
+  end(message: unknown): void;
+  asyncStart(message: unknown): void;
+  asyncEnd(message: unknown): void;
+  error(message: unknown): void;
+};
+
+/**
+ * Turns payhook's `node:diagnostics_channel` messages into OpenTelemetry spans and metrics: a messaging "process"
+ * span per delivery (a child of the span active when it arrived: the HTTP server span), a child span per handler
+ * run and per store call, and the counters and histograms merchants alert on. Never exports a secret, the
+ * signature, a card token or a field of the notification: only its key, event, outcome and error code.
+ *
+ * Use it as any OpenTelemetry instrumentation (`registerInstrumentations({ instrumentations: [new
+ * PayhookInstrumentation()] })`), or alone: constructed, it subscribes with the global providers.
+ *
+ * @example
+ * import { registerInstrumentations } from '@opentelemetry/instrumentation';
+ * import { PayhookInstrumentation } from '@payhook/opentelemetry';
+ * registerInstrumentations({ instrumentations: [new PayhookInstrumentation()] });
+ */
+export class PayhookInstrumentation {
+  /** `@payhook/opentelemetry`: the tracer's and meter's name. */
+  readonly instrumentationName: string = NAME;
+  /** This package's version. */
+  readonly instrumentationVersion: string = VERSION;
+  #config: PayhookInstrumentationConfig;
+  #tracer: Tracer;
+  #instruments: Instruments;
+  #enabled = false;
+  readonly #open = new WeakMap<object, Open>();
+
+  constructor(config: PayhookInstrumentationConfig = {}) {
+    this.#config = { enabled: true, ...config };
+    this.#tracer = trace.getTracer(NAME, VERSION);
+    this.#instruments = instrumentsOf(metrics.getMeterProvider());
+    if (this.#config.enabled) this.enable();
+  }
+
+  /** Creates spans with `provider` from now on (`registerInstrumentations` calls it). */
+  setTracerProvider(provider: TracerProvider): void {
+    this.#tracer = provider.getTracer(NAME, VERSION);
+  }
+
+  /** Records metrics with `provider` from now on (`registerInstrumentations` calls it). */
+  setMeterProvider(provider: MeterProvider): void {
+    this.#instruments = instrumentsOf(provider);
+  }
+
+  /** Replaces the configuration (`enabled` takes effect through `enable()` and `disable()`). */
+  setConfig(config: PayhookInstrumentationConfig): void {
+    this.#config = { ...config };
+  }
+
+  /** The configuration; `enabled` says whether it is subscribed. */
+  getConfig(): PayhookInstrumentationConfig {
+    return this.#config;
+  }
+
+  /** Subscribes to payhook's channels; a second call does nothing. */
+  enable(): void {
+    if (this.#enabled) return;
+    this.#enabled = true;
+    this.#config = { ...this.#config, enabled: true };
+    diagnostics_channel.tracingChannel(PAYHOOK_CHANNELS.delivery).subscribe(this.#delivery);
+    diagnostics_channel.tracingChannel(PAYHOOK_CHANNELS.handler).subscribe(this.#handler);
+    diagnostics_channel.tracingChannel(PAYHOOK_CHANNELS.store).subscribe(this.#store);
+    diagnostics_channel.subscribe(PAYHOOK_CHANNELS.refusal, this.#refusal);
+  }
+
+  /** Unsubscribes: payhook builds no message again until something else subscribes. */
+  disable(): void {
+    if (!this.#enabled) return;
+    this.#enabled = false;
+    this.#config = { ...this.#config, enabled: false };
+    diagnostics_channel.tracingChannel(PAYHOOK_CHANNELS.delivery).unsubscribe(this.#delivery);
+    diagnostics_channel.tracingChannel(PAYHOOK_CHANNELS.handler).unsubscribe(this.#handler);
+    diagnostics_channel.tracingChannel(PAYHOOK_CHANNELS.store).unsubscribe(this.#store);
+    diagnostics_channel.unsubscribe(PAYHOOK_CHANNELS.refusal, this.#refusal);
+  }
+
+  #begin(message: object, name: string, kind: SpanKind, parent: Context, attributes: Attributes): void {
+    const span = this.#tracer.startSpan(name, { kind, attributes }, parent);
+    this.#open.set(message, { span, startedAt: performance.now() });
+  }
+
+  /** The span of `message` ended; its duration in seconds, or `undefined` when it had none open. */
+  #finish(message: object, errorCode: string | undefined, attributes: Attributes): number | undefined {
+    const open = this.#open.get(message);
+    if (open === undefined) return undefined;
+    this.#open.delete(message);
+    if (errorCode !== undefined) {
+      open.span.setAttribute(A.errorType, errorCode);
+      open.span.setStatus({ code: SpanStatusCode.ERROR, message: errorCode });
+    }
+    open.span.setAttributes(attributes);
+    open.span.end();
+    return (performance.now() - open.startedAt) / 1000;
+  }
+
+  /** The span a handler run or store call belongs under: its delivery's, or else the active one. */
+  #parentOf(delivery: DeliveryMessage | undefined): Context {
+    const open = delivery && this.#open.get(delivery);
+    return open ? trace.setSpan(context.active(), open.span) : context.active();
+  }
+
+  readonly #delivery: TracingHandlers = {
+    start: (m) => {
+      const message = m as DeliveryMessage;
+      this.#begin(message, 'process payhook', SpanKind.CONSUMER, context.active(), {
+        [A.messagingSystem]: MESSAGING_SYSTEM,
+        [A.messagingOperationType]: 'process',
+        [A.messagingOperationName]: 'process',
+        [A.via]: message.via,
+      });
+    },
+    end: () => {},
+    asyncStart: () => {},
+    error: () => {},
+    asyncEnd: (m) => {
+      const message = m as DeliveryMessage;
+      const open = this.#open.get(message);
+      if (message.event !== undefined) open?.span.updateName(`process ${message.event}`);
+      const attributes = deliveryAttributes(message);
+      const seconds = this.#finish(message, message.errorCode, attributes);
+      // One record per delivery: its count is the deliveries by outcome and event (no separate counter to pay for).
+      if (seconds !== undefined) this.#instruments.processDuration.record(seconds, metricAttributes(message));
+    },
+  };
+
+  readonly #handler: TracingHandlers = {
+    start: (m) => {
+      const message = m as HandlerRunMessage;
+      this.#begin(
+        message,
+        `handler ${message.handler}`,
+        SpanKind.INTERNAL,
+        this.#parentOf(message.delivery),
+        {
+          [A.handlerId]: message.handler,
+          ...(message.key === undefined ? {} : { [A.messagingMessageId]: message.key }),
+        },
+      );
+    },
+    ...settledBy((m) => this.#handlerDone(m as HandlerRunMessage)),
+  };
+
+  #handlerDone(message: HandlerRunMessage): void {
+    const seconds = this.#finish(message, message.errorCode, {});
+    if (seconds === undefined) return;
+    const attributes: Attributes = { [A.handlerId]: message.handler };
+    if (message.errorCode !== undefined) attributes[A.errorType] = message.errorCode;
+    this.#instruments.handlerDuration.record(seconds, attributes);
+  }
+
+  readonly #store: TracingHandlers = {
+    start: (m) => {
+      const message = m as StoreCallMessage;
+      this.#begin(message, `store ${message.step}`, SpanKind.CLIENT, this.#parentOf(message.delivery), {
+        [A.storeStep]: message.step,
+        [A.storeName]: message.store,
+      });
+    },
+    ...settledBy((m) => this.#storeDone(m as StoreCallMessage)),
+  };
+
+  #storeDone(message: StoreCallMessage): void {
+    const seconds = this.#finish(message, message.errorCode, {});
+    if (seconds === undefined) return;
+    const attributes: Attributes = { [A.storeStep]: message.step, [A.storeName]: message.store };
+    if (message.errorCode !== undefined) {
+      attributes[A.errorType] = message.errorCode;
+      this.#instruments.storeFailures.add(1, attributes);
+    }
+    // An answer without a promise is in-process (MemoryStore): no time worth a histogram record, which would cost
+    // more than the call itself.
+    if (!message.settled) this.#instruments.storeDuration.record(seconds, attributes);
+  }
+
+  readonly #refusal = (m: unknown): void => {
+    const message = m as RefusalMessage;
+    this.#instruments.refusals.add(1, {
+      [A.errorType]: message.code,
+      [A.status]: message.status,
+      [A.via]: message.via,
+    });
+  };
+}
+
+/**
+ * The end of a handler run's or store call's trace: at `end` when it answered without a promise (`settled`), else
+ * at `asyncEnd`.
+ */
+function settledBy(done: (message: unknown) => void): Omit<TracingHandlers, 'start'> {
+  return {
+    end: (m) => {
+      if ((m as { settled: boolean }).settled) done(m);
+    },
+    asyncStart: () => {},
+    error: () => {},
+    asyncEnd: done,
+  };
+}
+
+function instrumentsOf(provider: MeterProvider): Instruments {
+  const meter = provider.getMeter(NAME, VERSION);
+  const seconds = { unit: 's' };
+  return {
+    processDuration: meter.createHistogram(METRICS.processDuration, {
+      ...seconds,
+      description:
+        'Duration of handling one webhook delivery, from the request to its answer; its count is the deliveries by outcome (handled, duplicate, ignored, stale, refused) and event.',
+    }),
+    refusals: meter.createCounter(METRICS.refusals, {
+      unit: '{delivery}',
+      description: 'Refused deliveries by error code (error.type).',
+    }),
+    handlerDuration: meter.createHistogram(METRICS.handlerDuration, {
+      ...seconds,
+      description: "Duration of one run of one of the application's handlers.",
+    }),
+    storeDuration: meter.createHistogram(METRICS.storeDuration, {
+      ...seconds,
+      description: 'Duration of one call to the duplicate store.',
+    }),
+    storeFailures: meter.createCounter(METRICS.storeFailures, {
+      unit: '{call}',
+      description: 'Calls to the duplicate store that threw or rejected.',
+    }),
+  };
+}
+
+/** A delivery span's attributes once it settled: never the notification, only what names and counts it. */
+function deliveryAttributes(message: DeliveryMessage): Attributes {
+  const attributes: Attributes = {
+    [A.outcome]: message.outcome,
+    [A.handlerCount]: message.handlerCount,
+    [A.secretIndex]: message.secretIndex,
+  };
+  if (message.status !== undefined) attributes[A.status] = message.status;
+  if (message.event !== undefined) attributes[A.event] = message.event;
+  if (message.key !== undefined) attributes[A.messagingMessageId] = message.key;
+  if (message.secretId !== undefined) attributes[A.secretId] = message.secretId;
+  return attributes;
+}
+
+/** Low-cardinality attributes for the delivery metrics: outcome, event, code; never the key. */
+function metricAttributes(message: DeliveryMessage): Attributes {
+  const attributes: Attributes = {
+    [A.messagingSystem]: MESSAGING_SYSTEM,
+    [A.messagingOperationName]: 'process',
+    [A.outcome]: message.outcome,
+    [A.via]: message.via,
+  };
+  if (message.event !== undefined) attributes[A.event] = message.event;
+  if (message.errorCode !== undefined) attributes[A.errorType] = message.errorCode;
+  return attributes;
+}

@@ -1,0 +1,45 @@
+/**
+ * The attribute names the instrumentation exports. OpenTelemetry's semantic conventions where one exists
+ * (messaging, `error.type`); `payhook.*` for what they have no name for. The README lists both.
+ *
+ * @example
+ * const refused = spans.filter((span) => span.attributes[ATTRIBUTES.errorType] === 'signature.invalid');
+ */
+export const ATTRIBUTES = {
+  /** Semantic conventions (messaging, general). */
+  messagingSystem: 'messaging.system',
+  messagingOperationType: 'messaging.operation.type',
+  messagingOperationName: 'messaging.operation.name',
+  messagingMessageId: 'messaging.message.id',
+  errorType: 'error.type',
+  /** payhook's own. */
+  event: 'payhook.event',
+  outcome: 'payhook.outcome',
+  via: 'payhook.via',
+  status: 'payhook.status_code',
+  secretIndex: 'payhook.secret.index',
+  secretId: 'payhook.secret.id',
+  handlerCount: 'payhook.handler.count',
+  handlerId: 'payhook.handler.id',
+  storeStep: 'payhook.store.step',
+  storeName: 'payhook.store.name',
+} as const;
+
+/**
+ * The metric names the instrumentation records.
+ *
+ * @example
+ * const view = { instrumentName: METRICS.handlerDuration, aggregation: { type: AggregationType.EXPONENTIAL_HISTOGRAM } };
+ */
+export const METRICS = {
+  /** Semantic conventions: the duration of processing one message (a delivery); its count is the deliveries. */
+  processDuration: 'messaging.process.duration',
+  /** payhook's own. */
+  refusals: 'payhook.refusals',
+  handlerDuration: 'payhook.handler.duration',
+  storeDuration: 'payhook.store.duration',
+  storeFailures: 'payhook.store.failures',
+} as const;
+
+/** `messaging.system`: not one of the conventions' listed systems, so the library's name. */
+export const MESSAGING_SYSTEM = 'payhook';
