@@ -8,11 +8,9 @@ import {
 } from './answers.js';
 import { type BodyStream, getHeader, type HeaderBag, mediaTypeOf, readEnvelope } from './body.js';
 import { type DeliveryCapture, withCapture } from './capture.js';
-import { systemClock } from './clock.js';
 import {
   boundKey,
   type DedupeStore,
-  isTransactionalStore,
   type KeyFunction,
   notificationKey,
   type TransactionalStore,
@@ -20,15 +18,15 @@ import {
 import type { DeliveryFacts } from './delivery.js';
 import { type DeliveryMessage, deliveryMessage, publishRefusal, traceDelivery } from './diagnostics.js';
 import { ERROR_STATUS, RequestError, type WebhookError } from './errors.js';
-import { ExactlyOnce, type ExactlyOnceOptions, type Outcome } from './exactly-once.js';
+import { ExactlyOnce, type Outcome } from './exactly-once.js';
 import type { Notification, NotificationEvent, NotificationFor } from './notification.js';
-import { OrderingGuard, type OrderingOptions } from './ordering.js';
+import { bodyLimits, orderingGuard, protocolOptions } from './options.js';
+import type { OrderingOptions } from './ordering.js';
 import { isPromiseLike } from './promise.js';
 import { type NotificationHandler, type Route, Routes } from './routes.js';
 import { type Secrets, secretSource } from './secrets.js';
 import { createSenderCheck, type SenderOptions, senderAddress } from './sender.js';
 import { checkAlgorithm, type SignatureAlgorithm } from './signature.js';
-import { MemoryStore } from './stores/memory.js';
 import { verifyEnvelope } from './verify.js';
 
 export type { WebhookOutcome, WebhookResult } from './answers.js';
@@ -354,52 +352,7 @@ function createProcessor<C>(
   };
 }
 
-/** The exactly-once protocol's options: the store and the time options checked, with their defaults. */
-function protocolOptions<C>(
-  options: WebhookHandlerOptions<C>,
-  report: (error: WebhookError) => void,
-): ExactlyOnceOptions {
-  return {
-    store: checkedStore(options as WebhookHandlerOptions<never>),
-    leaseMs: duration('leaseMs', options.leaseMs, 15_000),
-    ttlMs: positive('ttlMs', options.ttlMs, 7 * 24 * 60 * 60 * 1000),
-    inFlightWaitMs: duration('inFlightWaitMs', options.inFlightWaitMs, 5_000, 0),
-    handlerTimeoutMs: duration('handlerTimeoutMs', options.handlerTimeoutMs, 20_000),
-    storeTimeoutMs: duration('storeTimeoutMs', options.storeTimeoutMs, 2_000),
-    failOpen: options.failOpen ?? false,
-    clock: systemClock,
-    report,
-  };
-}
-
 type Logger = Pick<Console, 'warn' | 'error'> | false;
-
-/** The `store` option: the default `MemoryStore`, none (`false`), or one with the methods of a store contract. */
-function checkedStore(options: WebhookHandlerOptions<never>): DedupeStore | TransactionalStore | undefined {
-  const store = options.store === false ? undefined : (options.store ?? new MemoryStore());
-  if (store !== undefined && !isStore(store)) {
-    throw new TypeError(
-      '[@payhook/core] store must have claim, renew, commit and release (a DedupeStore), or transaction (a TransactionalStore).',
-    );
-  }
-  if (store !== undefined && isTransactionalStore(store) && options.failOpen) {
-    throw new TypeError(
-      '[@payhook/core] failOpen cannot be used with a transactional store: handlers would run without the transaction their writes need (inbox.client(delivery)).',
-    );
-  }
-  return store;
-}
-
-function bodyLimits(options: WebhookHandlerOptions<never>): { maxBodyBytes: number; readTimeoutMs: number } {
-  return {
-    maxBodyBytes: positive('maxBodyBytes', options.maxBodyBytes, 1024 * 1024),
-    readTimeoutMs: duration('readTimeoutMs', options.readTimeoutMs, 10_000),
-  };
-}
-
-function orderingGuard(ordering: boolean | OrderingOptions | undefined): OrderingGuard | undefined {
-  return ordering ? new OrderingGuard(ordering === true ? undefined : ordering) : undefined;
-}
 
 /** Refuses a method other than POST (405) and, with `allowedSenders`, a sender outside it (403). */
 function createRequestCheck(options: SenderOptions): (request: WebhookRequest) => void {
@@ -486,35 +439,4 @@ function withMethods<C>(
       ),
     );
   return handler;
-}
-
-/** Node's timers take at most 2^31 - 1 ms; a longer wait would fire at once. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
-
-/** A time option: a finite number of milliseconds from `min` (default 1) to about 24.8 days, or its default. */
-function duration(name: string, value: number | undefined, fallback: number, min = 1): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < min || value > MAX_TIMER_MS) {
-    throw new TypeError(
-      `[@payhook/core] ${name} must be a number of milliseconds from ${min} to ${MAX_TIMER_MS}, not ${String(value)}.`,
-    );
-  }
-  return value;
-}
-
-/** A size or lifetime option: a positive finite number, or its default. */
-function positive(name: string, value: number | undefined, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
-    throw new TypeError(`[@payhook/core] ${name} must be a positive number, not ${String(value)}.`);
-  }
-  return value;
-}
-
-function isStore(store: object): boolean {
-  const s = store as Partial<DedupeStore & TransactionalStore>;
-  if (typeof s.transaction === 'function') return true;
-  return ['claim', 'renew', 'commit', 'release'].every(
-    (method) => typeof (s as Record<string, unknown>)[method] === 'function',
-  );
 }
