@@ -29,6 +29,7 @@ export interface DedupeStore {
   readonly name: string;
   claim(key: string, leaseMs: number): ClaimResult | Promise<ClaimResult>;
   renew(key: string, token: string, leaseMs: number): boolean | Promise<boolean>;
+  // biome-ignore lint/suspicious/noConfusingVoidType: a store written before fencing returns nothing from commit.
   commit(key: string, token: string, ttlMs: number): boolean | void | Promise<boolean | void>;
   release(key: string, token: string): void | Promise<void>;
   /**
