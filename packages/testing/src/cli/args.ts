@@ -139,3 +139,8 @@ export async function runCommand(name: string, io: CliIO, body: () => Promise<nu
     throw error;
   }
 }
+
+/** Refuses a positional argument where a command takes none. */
+export function noArguments(positionals: readonly string[]): void {
+  if (positionals.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}.`);
+}

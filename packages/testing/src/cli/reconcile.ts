@@ -8,6 +8,7 @@ import {
 import {
   apiKeysFrom,
   httpUrlFrom,
+  noArguments,
   parseCommand,
   positiveInteger,
   readInput,
@@ -95,8 +96,7 @@ export async function reconcileCommand(argv: string[], io: CliIO): Promise<numbe
     );
     if (parsed === undefined) return 0;
     const { values, positionals } = parsed;
-    if (positionals.length > 0)
-      throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}.`);
+    noArguments(positionals);
     const base = httpUrlFrom('--base-url', values['base-url']);
     const posId = requiredOption('pos-id', values['pos-id']);
     const { apiKey, endpointsKey } = apiKeysFrom(values, io);

@@ -1,6 +1,7 @@
 import {
   apiKeysFrom,
   httpUrlFrom,
+  noArguments,
   parseCommand,
   positiveInteger,
   requiredOption,
@@ -59,8 +60,7 @@ export async function resendCommand(argv: string[], io: CliIO): Promise<number> 
     );
     if (parsed === undefined) return 0;
     const { values, positionals } = parsed;
-    if (positionals.length > 0)
-      throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}.`);
+    noArguments(positionals);
     const base = httpUrlFrom('--base-url', values['base-url']);
     const posId = requiredOption('pos-id', values['pos-id']);
     const order = requiredOption('order', values.order);

@@ -1,6 +1,6 @@
 import { randomInt } from 'node:crypto';
 import { startFakeServer } from '../server.js';
-import { parseCommand, secretsFrom, UsageError } from './args.js';
+import { noArguments, parseCommand, secretsFrom, UsageError } from './args.js';
 import type { CliIO } from './io.js';
 
 const USAGE = `Usage: payhook serve --port P --secret S [--api-key K] [--endpoints-key E] [--pos-id ID] [--sector NAME] [--seed N]
@@ -75,8 +75,7 @@ export async function runServe(argv: string[], io: CliIO, signal: AbortSignal): 
     );
     if (parsed === undefined) return 0;
     const { values, positionals } = parsed;
-    if (positionals.length > 0)
-      throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}.`);
+    noArguments(positionals);
     const port = portFrom(values.port);
     const [secret] = secretsFrom(values.secret, io);
     const posId = values['pos-id'];

@@ -6,7 +6,15 @@ import {
   verifySignature,
   WebhookError,
 } from '@payhook/core';
-import { algorithmFrom, parseCommand, readInput, runCommand, secretsFrom, UsageError } from './args.js';
+import {
+  algorithmFrom,
+  noArguments,
+  parseCommand,
+  readInput,
+  runCommand,
+  secretsFrom,
+  UsageError,
+} from './args.js';
 import type { CliIO } from './io.js';
 import { maskNotification } from './mask.js';
 
@@ -79,8 +87,7 @@ export async function verifyCommand(argv: string[], io: CliIO): Promise<number> 
     );
     if (parsed === undefined) return 0;
     const { values, positionals } = parsed;
-    if (positionals.length > 0)
-      throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}.`);
+    noArguments(positionals);
     const secrets = secretsFrom(values.secret, io);
     const algorithm = algorithmFrom(values.algorithm);
     const envelope = readEnvelope(await readInput(values.file, io, 'a captured body'));
