@@ -10,8 +10,9 @@ const alias = [
   { find: /^@payhook\/core\/(validation|reconcile)$/, replacement: src('core/src/$1/index.ts') },
   { find: /^@payhook\/core\/(redis|postgres|memory)$/, replacement: src('core/src/stores/$1.ts') },
   { find: /^@payhook\/testing\/nock$/, replacement: src('testing/src/nock.ts') },
+  { find: /^@payhook\/queue\/(bullmq|postgres)$/, replacement: src('queue/src/$1.ts') },
   {
-    find: /^@payhook\/(core|express|fastify|koa|nestjs|opentelemetry|testing)$/,
+    find: /^@payhook\/(core|express|fastify|koa|nestjs|opentelemetry|queue|testing)$/,
     replacement: src('$1/src/index.ts'),
   },
 ];

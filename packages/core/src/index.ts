@@ -76,6 +76,7 @@ export type {
 export { isRecurring } from './notification.js';
 export type { OrderingOptions } from './ordering.js';
 export { parseNotification } from './parse.js';
+export type { NotificationQueue, QueuedNotification } from './queue.js';
 export type { Secret, SecretList, SecretResolver, Secrets } from './secrets.js';
 export type { SenderOptions } from './sender.js';
 export { SERVICE_SENDER_ADDRESSES } from './sender.js';

@@ -1,0 +1,71 @@
+import type { NotificationQueue, QueuedNotification } from '@payhook/core';
+
+/**
+ * One queue engine (BullMQ, PostgreSQL) behind the interface the worker, the CLI and the web side share. An engine
+ * never decides what a notification means: it stores jobs under their notification key, hands them to `consume`,
+ * retries the ones that failed with backoff, and keeps the ones that failed every attempt as dead.
+ */
+export interface QueueEngine extends NotificationQueue {
+  /** The engine's name, for logs and the CLI (`bullmq`, `postgres`). */
+  readonly name: string;
+  /**
+   * Takes jobs until `stop` resolves: calls `run` for each, at most `concurrency` at once. A `run` that resolves
+   * completes the job; one that rejects fails this attempt (retried after the backoff, dead after the last). A job
+   * whose worker died is handed to another one by the engine's own stall detection.
+   */
+  consume(run: JobRunner, options: ConsumeOptions): Promise<Consumer>;
+  /** Dead jobs, oldest first: those that failed every attempt and were not replayed or discarded. */
+  dead(filter?: DeadFilter): Promise<DeadNotification[]>;
+  /** Queues dead jobs again (with their attempts reset): those with the given ids, or all that match the filter. */
+  replay(selection: DeadSelection): Promise<number>;
+  /** Deletes dead jobs for good: those with the given ids, or all that match the filter. */
+  discard(selection: DeadSelection): Promise<number>;
+  /** Closes the engine's connections (not the ones the caller handed it). */
+  close(): Promise<void>;
+}
+
+/** Runs one job's notification; rejects to fail the attempt. `signal` aborts when the worker shuts down. */
+export type JobRunner = (job: QueuedNotification, attempt: JobAttempt) => Promise<void>;
+
+/** Which attempt a run is, of how many the engine makes. */
+export interface JobAttempt {
+  /** 1 for the first run, 2 for the first retry… */
+  readonly number: number;
+  readonly of: number;
+  readonly signal: AbortSignal;
+}
+
+export interface ConsumeOptions {
+  /** Jobs run at once by this worker. */
+  concurrency: number;
+}
+
+/** A running consumer: `stop` takes no new job, then waits up to `graceMs` for running ones and hands back the rest. */
+export interface Consumer {
+  stop(graceMs: number): Promise<void>;
+}
+
+/** A notification whose job failed every attempt. */
+export interface DeadNotification {
+  /** The job's id in the engine (the notification key when it has one). */
+  readonly id: string;
+  readonly job: QueuedNotification;
+  /** The last attempt's error: its `code` (a payhook code such as `handler.failed`, when it has one) and message. */
+  readonly error: { readonly code: string | undefined; readonly message: string };
+  readonly attempts: number;
+  /** When the job was queued and when its last attempt failed. */
+  readonly queuedAt: Date;
+  readonly failedAt: Date;
+}
+
+export interface DeadFilter {
+  /** Only jobs whose last attempt failed at or after this time. */
+  since?: Date;
+  /** At most this many. @default 100 */
+  limit?: number;
+}
+
+/** Dead jobs by id, or all those a filter matches (`{ all: true }` with no `since` for every dead job). */
+export type DeadSelection =
+  | { readonly ids: readonly string[] }
+  | { readonly all: true; readonly since?: Date };

@@ -1,0 +1,10 @@
+export type {
+  ConsumeOptions,
+  Consumer,
+  DeadFilter,
+  DeadNotification,
+  DeadSelection,
+  JobAttempt,
+  JobRunner,
+  QueueEngine,
+} from './engine.js';
