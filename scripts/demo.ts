@@ -4,7 +4,8 @@
  * every answer and every handler call was the expected one.
  */
 import { randomBytes } from 'node:crypto';
-import { type ExampleName, startExample } from '../examples/shared/src/child.ts';
+import { connect } from 'node:net';
+import { type ExampleName, type RunningExample, startExample } from '../examples/shared/src/child.ts';
 import type { NotificationLine } from '../examples/shared/src/output.ts';
 import { type DemoStep, demoSteps } from './demo-steps.ts';
 
@@ -61,18 +62,7 @@ function match(steps: DemoStep[], answers: string[], lines: NotificationLine[]):
   return rows;
 }
 
-async function runAgainst(name: ExampleName): Promise<boolean> {
-  const example = await startExample(name, SECRET);
-  console.log(`\n▶ examples/${name}: listening on ${example.url}, webhooks at POST /webhooks`);
-  const steps = demoSteps(SECRET);
-  const answers: string[] = [];
-  try {
-    for (const step of steps) answers.push(await post(example.url, step));
-  } finally {
-    const exit = await example.stop();
-    if (exit.code !== 0) console.log(`  the server exited with ${exit.code ?? exit.signal} instead of 0`);
-  }
-  const rows = match(steps, answers, example.lines);
+function printRows(rows: Row[]): void {
   console.log(
     `  ${pad('#', 3)}${pad('webhook sent', 42)}${pad('expected', 24)}${pad('got', 24)}handler ran for`,
   );
@@ -85,9 +75,81 @@ async function runAgainst(name: ExampleName): Promise<boolean> {
     ];
     console.log(`${row.ok ? '✔' : '✘'} ${cells.join('')}${row.printed}`);
   });
+}
+
+async function runAgainst(name: ExampleName): Promise<boolean> {
+  const example = await startExample(name, SECRET);
+  console.log(`\n▶ examples/${name}: listening on ${example.url}, webhooks at POST /webhooks`);
+  const steps = demoSteps(SECRET);
+  const answers: string[] = [];
+  try {
+    for (const step of steps) answers.push(await post(example.url, step));
+  } finally {
+    const exit = await example.stop();
+    if (exit.code !== 0) console.log(`  the server exited with ${exit.code ?? exit.signal} instead of 0`);
+  }
+  const rows = match(steps, answers, example.lines);
+  printRows(rows);
   const good = rows.filter((row) => row.ok).length;
   console.log(`  ${good} of ${rows.length} as expected on ${name}`);
   return good === rows.length;
+}
+
+/** True when something accepts a TCP connection at the URL's host and port within a second. */
+function reachable(url: string): Promise<boolean> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve) => {
+    const socket = connect({ host: hostname, port: Number(port || 6379), timeout: 1_000 });
+    const done = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.once('connect', () => done(true)).once('error', () => done(false)).once('timeout', () => done(false));
+  });
+}
+
+/**
+ * examples/queue: the web process answers `200 queued` where the others answer `200 handled`, and its worker prints
+ * the handled lines (in whatever order the jobs ran). On a queue and key prefix of its own, so a rerun starts empty.
+ */
+async function runAgainstQueue(): Promise<boolean> {
+  const redis = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
+  if (!(await reachable(redis))) {
+    console.log(`\n▶ examples/queue: skipped, no Redis at ${redis} (set REDIS_URL, or start redis-server)`);
+    return true;
+  }
+  const run = randomBytes(4).toString('hex');
+  const env = { REDIS_URL: redis, PAYHOOK_QUEUE: `payhook-demo-${run}`, PAYHOOK_PREFIX: `payhook-demo-${run}:` };
+  const web = await startExample('queue', SECRET, 30_000, { env });
+  let worker: RunningExample | undefined;
+  const steps = demoSteps(SECRET).map((step) =>
+    step.expected === '200 handled' ? { ...step, expected: '200 queued' } : step,
+  );
+  const answers: string[] = [];
+  try {
+    worker = await startExample('queue', SECRET, 30_000, { script: 'src/worker.ts', env });
+    console.log(`\n▶ examples/queue: listening on ${web.url}, a worker running the handlers (BullMQ on ${redis})`);
+    for (const step of steps) answers.push(await post(web.url, step));
+    const queued = steps.filter((step) => step.key !== undefined).length;
+    await Promise.race([worker.waitForLines(queued), new Promise((resolve) => setTimeout(resolve, 15_000))]);
+  } finally {
+    for (const example of [web, worker]) {
+      const exit = await example?.stop();
+      if (exit && exit.code !== 0) console.log(`  a process exited with ${exit.code ?? exit.signal} instead of 0`);
+    }
+  }
+  const printed = new Map((worker?.lines ?? []).map((line) => [line.key, line]));
+  const rows = steps.map((step, i): Row => {
+    const line = step.key === undefined ? undefined : printed.get(step.key);
+    const ok = answers[i] === step.expected && (step.key === undefined || line !== undefined);
+    return { step, got: answers[i]!, printed: line ? describeLine(line) : '-', ok };
+  });
+  printRows(rows);
+  const good = rows.filter((row) => row.ok).length;
+  const extra = (worker?.lines.length ?? 0) - printed.size;
+  if (extra > 0) console.log(`✘ the worker printed ${extra} line(s) twice`);
+  console.log(`  ${good} of ${rows.length} as expected on queue (the worker printed ${printed.size} lines)`);
+  return good === rows.length && extra <= 0;
 }
 
 console.log(`payhook demo
@@ -106,6 +168,7 @@ console.log(`  Why: 3 and 4 are the notification of 2 again (same payment, metho
   9 is not a delivery at all. The same webhooks now go to the other examples:`);
 // One entry per example after Express, which the explanation above follows.
 for (const name of ['koa', 'fastify', 'nestjs'] as const) allGood = (await runAgainst(name)) && allGood;
+allGood = (await runAgainstQueue()) && allGood;
 console.log(
   allGood
     ? '\n✔ every answer was the expected one: same answers from every example, each notification handled once.'

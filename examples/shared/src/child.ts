@@ -17,13 +17,21 @@ export interface RunningExample {
 }
 
 /** The examples that run as `examples/<name>`. */
-export type ExampleName = 'express' | 'fastify' | 'koa' | 'nestjs';
+export type ExampleName = 'express' | 'fastify' | 'koa' | 'nestjs' | 'queue';
+
+/** Which of an example's programs to start (`npm start`: src/server.ts; `npm run worker`: src/worker.ts) and its extra env. */
+export interface ExampleProgram {
+  script?: 'src/server.ts' | 'src/worker.ts';
+  env?: NodeJS.ProcessEnv;
+}
 
 const LISTENING = /^listening on (http:\/\/\S+)$/;
+const WORKER_READY = /^worker ready$/;
 
 /**
  * Starts `examples/<name>` as its `npm start` does (tsx over the built packages), on a free port, and resolves
- * once it printed `listening on …`; rejects if it exits first or is not listening within `timeoutMs`.
+ * once it printed `listening on …` (a worker: `worker ready`, its `url` then empty); rejects if it exits first or is
+ * not ready within `timeoutMs`.
  *
  * @example
  * const example = await startExample('express', 'secret');
@@ -34,9 +42,11 @@ export async function startExample(
   name: ExampleName,
   secret: string,
   timeoutMs = 30_000,
+  program: ExampleProgram = {},
 ): Promise<RunningExample> {
   const cwd = fileURLToPath(new URL(`../../${name}/`, import.meta.url));
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+  const script = program.script ?? 'src/server.ts';
+  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', script], {
     cwd,
     // Memory store: a REDIS_URL or DATABASE_URL in the caller's environment must not leak into a test.
     env: {
@@ -46,6 +56,7 @@ export async function startExample(
       WEBHOOK_SECRET: secret,
       REDIS_URL: '',
       DATABASE_URL: '',
+      ...program.env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -66,15 +77,15 @@ export async function startExample(
       child.kill('SIGKILL');
       reject(
         new Error(
-          `the ${name} example did not print "listening on" within ${timeoutMs} ms: ${stderr.join('\n')}`,
+          `the ${name} example (${script}) was not ready within ${timeoutMs} ms: ${stderr.join('\n')}`,
         ),
       );
     }, timeoutMs);
     createInterface({ input: child.stdout! }).on('line', (line) => {
       const listening = LISTENING.exec(line);
-      if (listening) {
+      if (listening || WORKER_READY.test(line)) {
         clearTimeout(timer);
-        resolve(listening[1]!);
+        resolve(listening?.[1] ?? '');
       } else if (line.startsWith('{')) {
         lines.push(JSON.parse(line) as NotificationLine);
         settle();
@@ -82,7 +93,8 @@ export async function startExample(
     });
     exited.then(([code]) => {
       clearTimeout(timer);
-      reject(new Error(`the ${name} example exited with ${code} before listening: ${stderr.join('\n')}`));
+      const before = script === 'src/server.ts' ? 'listening' : 'ready';
+      reject(new Error(`the ${name} example exited with ${code} before ${before}: ${stderr.join('\n')}`));
     });
   });
   return {

@@ -1,17 +1,13 @@
 import { createServer, type RequestListener } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { DedupeStore, TransactionalStore } from '@payhook/core';
 import { readExampleEnv } from './env.ts';
-import { createStoreFromEnv } from './store.ts';
+import { createStoreFromEnv, type ExampleStore } from './store.ts';
 
-/** What an example's app is built from. */
-export interface ExampleSetup {
-  secret: string;
-  store: DedupeStore | TransactionalStore;
-}
+/** What an example's app is built from: the secret, and what `open` opened (by default the duplicate store). */
+export type ExampleSetup<S extends ExampleStore = ExampleStore> = S & { secret: string };
 
 /**
- * Runs an example: reads the environment, opens the duplicate store, serves the app built by `build` (which may be
+ * Runs an example: reads the environment, opens the duplicate store (or what `open` opens), serves the app built by `build` (which may be
  * async: a Fastify app is ready after `app.ready()`, a Nest app after `app.init()`), prints
  * `listening on http://HOST:PORT` when ready, and on SIGTERM or SIGINT stops taking requests, lets the ones in
  * progress finish, closes the store and exits 0. A missing WEBHOOK_SECRET exits 1 with the reason.
@@ -19,8 +15,9 @@ export interface ExampleSetup {
  * @example
  * await serveExample((setup) => createApp(setup));
  */
-export async function serveExample(
-  build: (setup: ExampleSetup) => RequestListener | Promise<RequestListener>,
+export async function serveExample<S extends ExampleStore = ExampleStore>(
+  build: (setup: ExampleSetup<S>) => RequestListener | Promise<RequestListener>,
+  open: (env: NodeJS.ProcessEnv) => Promise<S> = createStoreFromEnv as (env: NodeJS.ProcessEnv) => Promise<S>,
 ): Promise<void> {
   let env: ReturnType<typeof readExampleEnv>;
   try {
@@ -30,11 +27,11 @@ export async function serveExample(
     process.exitCode = 1;
     return;
   }
-  const store = await createStoreFromEnv(process.env);
-  const server = createServer(await build({ secret: env.secret, store: store.store }));
+  const store = await open(process.env);
+  const server = createServer(await build({ ...store, secret: env.secret }));
   await new Promise<void>((resolve) => server.listen(env.port, env.host, resolve));
   const { port } = server.address() as AddressInfo;
-  console.error(`[payhook example] duplicate store: ${store.name}`);
+  console.error(`[payhook example] store: ${store.name}`);
   console.log(`listening on http://${env.host}:${port}`);
 
   const stop = (signal: NodeJS.Signals) => {

@@ -1,0 +1,181 @@
+/**
+ * `pnpm queue:soak [--engine bullmq|postgres|both] [--notifications 2000] [--copies 3] [--kill-every-ms 2500]`:
+ * several machines sharing one queue, with workers dying.
+ *
+ * Per engine: 3 web processes and 2 workers (scripts/queue-soak-child.ts) on one Redis (BullMQ) or one PostgreSQL
+ * (pg-boss). Every notification is delivered `copies` times, each copy to another web process, retried like the
+ * service retries a refusal; meanwhile a worker is killed with SIGKILL every `kill-every-ms` and started again.
+ * The handlers (two per notification) write a ledger row in the inbox's transaction, so the ledger holds one row per
+ * handler run that committed. Checks: every copy was answered 200, exactly one copy per notification was `queued`,
+ * every handler ran exactly once per notification (one ledger row each, none missing), no job is dead. The
+ * handlers' completions are kept by PostgresInbox for both engines: a handler's effect and its completion commit
+ * together, which is what makes "exactly once" hold through a kill -9 (with RedisStore a kill between the effect and
+ * the commit runs the handler again: docs/stores.md). Exits 1 on any miss.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { createInterface } from 'node:readline';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { parseArgs } from 'node:util';
+import { migrate } from '@payhook/core/postgres';
+import pg from 'pg';
+import { purchase } from '../examples/shared/src/deliveries.ts';
+import { FORM, signedForm } from '../test/support/signed-form.ts';
+import { ROOT } from './check-packages.ts';
+
+const { values } = parseArgs({
+  options: {
+    engine: { type: 'string', default: 'both' },
+    notifications: { type: 'string', default: '2000' },
+    copies: { type: 'string', default: '3' },
+    'kill-every-ms': { type: 'string', default: '2500' },
+    'timeout-s': { type: 'string', default: '240' },
+  },
+});
+const ENGINES = values.engine === 'both' ? ['bullmq', 'postgres'] : [values.engine as string];
+const NOTIFICATIONS = Number(values.notifications);
+const COPIES = Number(values.copies);
+const KILL_EVERY_MS = Number(values['kill-every-ms']);
+const TIMEOUT_MS = Number(values['timeout-s']) * 1000;
+const DATABASE_URL = process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
+const REDIS_URL = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
+const SECRET = randomBytes(24).toString('base64url');
+
+interface Child {
+  process: ChildProcess;
+  ready: Promise<string>;
+}
+
+/** Starts a web process or a worker; `ready` resolves with its URL (web) or '' (worker) once it says so. */
+function start(role: 'web' | 'worker', env: NodeJS.ProcessEnv): Child {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/queue-soak-child.ts', role], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const ready = new Promise<string>((resolve, reject) => {
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      if (line.startsWith('listening on ')) resolve(line.slice('listening on '.length));
+      if (line === 'worker ready') resolve('');
+    });
+    child.once('exit', (code, signal) => reject(new Error(`${role} exited (${code ?? signal}) before ready`)));
+  });
+  ready.catch(() => {});
+  return { process: child, ready };
+}
+
+/** Posts one copy until it is answered 200 (as the service retries a 5xx or 409), and returns the outcome. */
+async function deliver(url: string, body: string): Promise<string> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const res = await fetch(`${url}/`, { method: 'POST', headers: { 'content-type': FORM }, body });
+      const answer = (await res.json()) as { outcome?: string; error?: { code: string } };
+      if (res.status === 200) return answer.outcome ?? 'unknown';
+      if (res.status < 409 || attempt > 50) throw new Error(`answered ${res.status} ${answer.error?.code}`);
+    } catch (error) {
+      if (attempt > 50) throw error;
+    }
+    await sleep(Math.min(1_000, 20 * attempt));
+  }
+}
+
+/** Sends every copy of every notification across the web processes, `inFlight` at a time; counts the outcomes. */
+async function sendAll(urls: string[], inFlight: number): Promise<Map<string, number>> {
+  const copies: { url: string; body: string }[] = [];
+  for (let n = 0; n < NOTIFICATIONS; n++) {
+    const body = signedForm(purchase({ payment_id: randomUUID(), order_id: `soak-${n}` }), SECRET);
+    for (let c = 0; c < COPIES; c++) copies.push({ url: urls[(n + c) % urls.length]!, body });
+  }
+  const outcomes = new Map<string, number>();
+  let next = 0;
+  const lane = async () => {
+    while (next < copies.length) {
+      const copy = copies[next++]!;
+      const outcome = await deliver(copy.url, copy.body);
+      outcomes.set(outcome, (outcomes.get(outcome) ?? 0) + 1);
+    }
+  };
+  await Promise.all(Array.from({ length: inFlight }, lane));
+  return outcomes;
+}
+
+async function soak(engine: string, pool: pg.Pool): Promise<string[]> {
+  const id = randomBytes(4).toString('hex');
+  const names = { inbox: `payhook_soak_inbox_${id}`, ledger: `payhook_soak_ledger_${id}` };
+  await migrate(pool, { table: names.inbox });
+  await pool.query(`CREATE TABLE ${names.ledger} (key text NOT NULL, handler text NOT NULL, pid int NOT NULL)`);
+  const env = {
+    SOAK_ENGINE: engine,
+    SOAK_QUEUE: `payhook-soak-${id}`,
+    SOAK_INBOX: names.inbox,
+    SOAK_LEDGER: names.ledger,
+    SOAK_SECRET: SECRET,
+    DATABASE_URL,
+    REDIS_URL,
+  };
+  const webs = [0, 1, 2].map(() => start('web', env));
+  const workers = [start('worker', env), start('worker', env)];
+  const urls = await Promise.all(webs.map((web) => web.ready));
+  await Promise.all(workers.map((worker) => worker.ready));
+  let kills = 0;
+  let killing = true;
+  const killer = (async () => {
+    while (killing) {
+      await sleep(KILL_EVERY_MS);
+      if (!killing) break;
+      const which = kills % workers.length;
+      workers[which]!.process.kill('SIGKILL');
+      kills++;
+      workers[which] = start('worker', env);
+      await workers[which]!.ready;
+    }
+  })();
+  const begun = Date.now();
+  const problems: string[] = [];
+  try {
+    const outcomes = await sendAll(urls, 48);
+    const sent = Date.now() - begun;
+    const expectedRows = NOTIFICATIONS * 2;
+    let rows = 0;
+    while (Date.now() - begun < TIMEOUT_MS) {
+      rows = Number((await pool.query(`SELECT count(*) AS n FROM ${names.ledger}`)).rows[0].n);
+      if (rows >= expectedRows) break;
+      await sleep(500);
+    }
+    killing = false;
+    await killer;
+    await sleep(2_000); // a late duplicate run would show up here
+    const wrong = await pool.query(
+      `SELECT key, handler, count(*)::int AS runs FROM ${names.ledger} GROUP BY key, handler HAVING count(*) <> 1`,
+    );
+    const distinct = Number(
+      (await pool.query(`SELECT count(DISTINCT (key, handler)) AS n FROM ${names.ledger}`)).rows[0].n,
+    );
+    const queued = outcomes.get('queued') ?? 0;
+    console.log(
+      `${engine}: ${NOTIFICATIONS} notifications × ${COPIES} copies answered in ${sent} ms (${JSON.stringify(Object.fromEntries(outcomes))}); ` +
+        `${kills} workers killed; ${distinct} of ${expectedRows} handler runs recorded after ${Date.now() - begun} ms; ` +
+        `${wrong.rowCount} ran more than once`,
+    );
+    if (queued !== NOTIFICATIONS) problems.push(`${engine}: ${queued} copies queued, expected ${NOTIFICATIONS}`);
+    if (distinct !== expectedRows) problems.push(`${engine}: ${expectedRows - distinct} handler runs missing`);
+    for (const row of wrong.rows.slice(0, 5)) problems.push(`${engine}: ${row.key} ${row.handler} ran ${row.runs} times`);
+    if (kills === 0) problems.push(`${engine}: no worker was killed (the run was shorter than --kill-every-ms)`);
+  } finally {
+    killing = false;
+    for (const child of [...webs, ...workers]) child.process.kill('SIGKILL');
+    await pool.query(`DROP TABLE IF EXISTS ${names.ledger}, ${names.inbox}`);
+  }
+  return problems;
+}
+
+const pool = new pg.Pool({ connectionString: DATABASE_URL });
+const problems: string[] = [];
+try {
+  for (const engine of ENGINES) problems.push(...(await soak(engine, pool)));
+} finally {
+  await pool.end();
+}
+for (const problem of problems) console.error(`✘ ${problem}`);
+if (problems.length === 0) console.log('✔ every handler ran exactly once per notification; nothing lost');
+process.exitCode = problems.length === 0 ? 0 : 1;
