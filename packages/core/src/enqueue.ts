@@ -7,7 +7,7 @@ import type { NotificationQueue, QueuedNotification } from './queue.js';
 import type { Routes } from './routes.js';
 
 /** What a delivery comes to with the `queue` option: handed to the queue, already there, or reaching no handler. */
-export type EnqueueOutcome = 'queued' | 'duplicate' | 'ignored';
+type EnqueueOutcome = 'queued' | 'duplicate' | 'ignored';
 
 /** A verified notification handed to the queue instead of its handlers. */
 export type Enqueuer = (
