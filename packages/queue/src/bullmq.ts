@@ -14,6 +14,8 @@ import type {
 } from './engine.js';
 import { integerOption } from './options.js';
 
+export type { QueueEngine } from './engine.js';
+
 /** Options of `createBullMQQueue`. */
 export interface BullMQQueueOptions {
   /**
