@@ -14,8 +14,6 @@ import type {
 } from './engine.js';
 import { integerOption } from './options.js';
 
-export type { QueueEngine } from './engine.js';
-
 /** Options of `createBullMQQueue`. */
 export interface BullMQQueueOptions {
   /**
