@@ -9,8 +9,14 @@ import type { QueueEngine } from '../../src/engine.ts';
 /** The Redis the tests share: `REDIS_URL`, or the local default. */
 export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
-/** The engine on `queue`, through `port` on 127.0.0.1 (a proxy in front of Redis) when given. */
-export function makeEngine(queue: string, options: { attempts?: number; port?: number } = {}): QueueEngine {
+/**
+ * The engine on `queue`, through `port` on 127.0.0.1 (a proxy in front of Redis) when given; `slowStalls`: the stall
+ * detection of production (30 s), so only an explicit hand-back can move a running job within a test.
+ */
+export function makeEngine(
+  queue: string,
+  options: { attempts?: number; port?: number; slowStalls?: boolean } = {},
+): QueueEngine {
   const url = new URL(REDIS_URL);
   if (options.port !== undefined) {
     url.hostname = '127.0.0.1';
@@ -22,8 +28,8 @@ export function makeEngine(queue: string, options: { attempts?: number; port?: n
     prefix: 'payhook-test',
     attempts: options.attempts ?? 5,
     backoffMs: 20,
-    lockDurationMs: 1_000,
-    stalledIntervalMs: 300,
+    lockDurationMs: options.slowStalls ? 30_000 : 1_000,
+    stalledIntervalMs: options.slowStalls ? 30_000 : 300,
   });
 }
 
