@@ -98,7 +98,8 @@ export interface WebhookHandlerOptions<C = undefined> extends SenderOptions {
    */
   handlerTimeoutMs?: number;
   /**
-   * The longest one call to the duplicate store may take before the answer is 503 (`store.unavailable`).
+   * The longest one call to the duplicate store may take before the answer is 503 (`store.unavailable`); with
+   * `queue`, also the longest one enqueue may take (503 `queue.unavailable`).
    * @default 2_000
    */
   storeTimeoutMs?: number;
