@@ -1,7 +1,9 @@
+import diagnostics_channel from 'node:diagnostics_channel';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { deferred } from '../test/deliveries.js';
 import { formBody, post, purchase, refund, SECRET } from '../test/fixtures.js';
 import { notificationKey } from './dedupe.js';
+import { type DeliveryMessage, PAYHOOK_CHANNELS } from './diagnostics.js';
 import type { WebhookError } from './errors.js';
 import { createWebhookHandler, type WebhookHandlerOptions } from './handler.js';
 import { parseNotification } from './parse.js';
@@ -158,6 +160,35 @@ describe('createWebhookHandler with a queue', () => {
     expect(line).toContain('queue.unavailable');
     expect(line).not.toContain(String(purchase().cc_token));
     expect(line).not.toContain(String(purchase().payment_id));
+  });
+
+  it('traces a queued delivery on payhook:delivery with the outcome queued, and a refused one with its code', async () => {
+    const { queue, webhook } = queued();
+    const ended: DeliveryMessage[] = [];
+    const tracing = diagnostics_channel.tracingChannel(PAYHOOK_CHANNELS.delivery);
+    const subscriber = {
+      asyncEnd: (message: unknown) => void ended.push({ ...(message as DeliveryMessage) }),
+    };
+    tracing.subscribe(subscriber);
+    try {
+      await webhook(post(formBody(purchase())), undefined);
+      queue.failure = new Error('down');
+      await webhook(post(formBody(purchase({ transaction_id: 'another' }))), undefined);
+    } finally {
+      tracing.unsubscribe(subscriber);
+    }
+    expect(ended).toMatchObject([
+      {
+        via: 'request',
+        event: 'purchase.success',
+        outcome: 'queued',
+        status: 200,
+        key: notificationKey(parseNotification(purchase())),
+        handlerCount: 1,
+        errorCode: undefined,
+      },
+      { via: 'request', outcome: 'refused', status: 503, errorCode: 'queue.unavailable' },
+    ]);
   });
 
   it('still runs the handlers in process(): what a worker calls never enqueues', async () => {
