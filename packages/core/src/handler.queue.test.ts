@@ -166,7 +166,12 @@ describe('createWebhookHandler with a queue', () => {
     const { queue, webhook } = queued();
     const ended: DeliveryMessage[] = [];
     const tracing = diagnostics_channel.tracingChannel(PAYHOOK_CHANNELS.delivery);
+    const ignore = () => {};
     const subscriber = {
+      start: ignore,
+      end: ignore,
+      asyncStart: ignore,
+      error: ignore,
       asyncEnd: (message: unknown) => void ended.push({ ...(message as DeliveryMessage) }),
     };
     tracing.subscribe(subscriber);
