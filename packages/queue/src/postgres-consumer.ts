@@ -73,7 +73,12 @@ export class PostgresConsumer implements Consumer {
   }
 
   #start(job: PgBoss.JobWithMetadata<unknown>): void {
-    const running: Running = { id: job.id, controller: new AbortController(), released: false, settling: false };
+    const running: Running = {
+      id: job.id,
+      controller: new AbortController(),
+      released: false,
+      settling: false,
+    };
     this.#running.set(job.id, running);
     const attempt = { number: job.retryCount + 1, of: job.retryLimit + 1, signal: running.controller.signal };
     const { boss, name } = this.#setup;

@@ -78,11 +78,18 @@ function fail(message: string): never {
 
 function atLeast(name: string, value: number | undefined, min: number, fallback: number): number {
   if (value === undefined) return fallback;
-  if (!Number.isFinite(value) || value < min) fail(`${name} must be a number of at least ${min}, not ${value}.`);
+  if (!Number.isFinite(value) || value < min)
+    fail(`${name} must be a number of at least ${min}, not ${value}.`);
   return value;
 }
 
-function integer(name: string, value: number | undefined, min: number, max: number, fallback: number): number {
+function integer(
+  name: string,
+  value: number | undefined,
+  min: number,
+  max: number,
+  fallback: number,
+): number {
   const n = atLeast(name, value, min, fallback);
   if (!Number.isInteger(n) || n > max) fail(`${name} must be an integer from ${min} to ${max}, not ${n}.`);
   return n;
@@ -99,7 +106,8 @@ export function resolveOptions(options: PostgresQueueOptions): ResolvedOptions {
     fail(`the schema ${JSON.stringify(schema)} is not a lower-case identifier (letters, digits and _).`);
   }
   const name = options.name ?? 'payhook-notifications';
-  if (!/^[\w.\-/]+$/.test(name)) fail(`the queue name ${JSON.stringify(name)} has characters pg-boss refuses.`);
+  if (!/^[\w.\-/]+$/.test(name))
+    fail(`the queue name ${JSON.stringify(name)} has characters pg-boss refuses.`);
   const backoff = options.backoff ?? { type: 'exponential', delay: 2_000 };
   const delay = Math.ceil(atLeast('backoff.delay', backoff.delay, 0, 2_000) / 1000);
   return {
@@ -111,10 +119,28 @@ export function resolveOptions(options: PostgresQueueOptions): ResolvedOptions {
     retryBackoff: backoff.type === 'exponential',
     // pg-boss refuses an expiry of 24 hours or more.
     stallSeconds: integer('stallSeconds', options.stallSeconds, 1, DAY - 1, 60),
-    maintenanceIntervalSeconds: integer('maintenanceIntervalSeconds', options.maintenanceIntervalSeconds, 1, DAY - 1, 30),
+    maintenanceIntervalSeconds: integer(
+      'maintenanceIntervalSeconds',
+      options.maintenanceIntervalSeconds,
+      1,
+      DAY - 1,
+      30,
+    ),
     pollingIntervalSeconds: atLeast('pollingIntervalSeconds', options.pollingIntervalSeconds, 0.5, 1),
-    completedRetentionSeconds: integer('completedRetentionSeconds', options.completedRetentionSeconds, 1, 3650 * DAY, 7 * DAY),
-    deadRetentionSeconds: integer('deadRetentionSeconds', options.deadRetentionSeconds, 1, 3650 * DAY, 30 * DAY),
+    completedRetentionSeconds: integer(
+      'completedRetentionSeconds',
+      options.completedRetentionSeconds,
+      1,
+      3650 * DAY,
+      7 * DAY,
+    ),
+    deadRetentionSeconds: integer(
+      'deadRetentionSeconds',
+      options.deadRetentionSeconds,
+      1,
+      3650 * DAY,
+      30 * DAY,
+    ),
     onError: options.onError ?? ((error) => console.error(`[@payhook/queue] ${error.message}`)),
   };
 }

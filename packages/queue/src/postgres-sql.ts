@@ -14,11 +14,25 @@ export class PostgresJobs {
   readonly #db: PgQueryable;
   readonly #table: string;
   readonly #name: string;
+  readonly #schema: string;
 
   constructor(db: PgQueryable, schema: string, name: string) {
     this.#db = db;
+    this.#schema = schema;
     this.#table = `${schema}.job`;
     this.#name = name;
+  }
+
+  /**
+   * pg-boss's `createQueue`, serialised: two processes creating one queue at once deadlock inside pg-boss 10's
+   * `create_queue` (each holds what the other's partition attach needs). The lock lasts this one statement.
+   */
+  async createQueue(): Promise<void> {
+    await this.#db.query(
+      `WITH locked AS (SELECT pg_advisory_xact_lock(hashtextextended($3, 0)))
+       SELECT ${this.#schema}.create_queue($1, $2::json) FROM locked`,
+      [this.#name, JSON.stringify({ policy: 'standard' }), `payhook.queue.create.${this.#schema}`],
+    );
   }
 
   async dead(filter: DeadFilter = {}): Promise<DeadRow[]> {
@@ -82,7 +96,11 @@ export class PostgresJobs {
 
   #selected(selection: DeadSelection): [string, unknown[]] {
     const dead = `name = $1 AND state = 'failed'`;
-    if ('ids' in selection) return [`${dead} AND id = ANY($2::uuid[])`, [this.#name, jobIdsOf(selection.ids)]];
-    return [`${dead} AND ($2::timestamptz IS NULL OR completed_on >= $2)`, [this.#name, selection.since ?? null]];
+    if ('ids' in selection)
+      return [`${dead} AND id = ANY($2::uuid[])`, [this.#name, jobIdsOf(selection.ids)]];
+    return [
+      `${dead} AND ($2::timestamptz IS NULL OR completed_on >= $2)`,
+      [this.#name, selection.since ?? null],
+    ];
   }
 }

@@ -149,7 +149,7 @@ export class PostgresQueue implements QueueEngine {
     boss.on('error', (error) => o.onError(error));
     await boss.start();
     try {
-      await boss.createQueue(o.name, { name: o.name, policy: 'standard' });
+      await this.#jobs.createQueue();
     } catch (error) {
       await boss.stop({ graceful: false, close: false }).catch(() => {});
       throw error;
