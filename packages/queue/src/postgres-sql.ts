@@ -36,7 +36,7 @@ export class PostgresJobs {
   }
 
   async dead(filter: DeadFilter = {}): Promise<DeadRow[]> {
-    const { rows } = await this.#db.query(
+    const { rows } = await this.#query(
       `SELECT id, data, output, retry_count, created_on, completed_on FROM ${this.#table}
        WHERE name = $1 AND state = 'failed' AND ($2::timestamptz IS NULL OR completed_on >= $2)
        ORDER BY completed_on, id LIMIT $3`,
@@ -51,7 +51,7 @@ export class PostgresJobs {
    */
   async replay(selection: DeadSelection): Promise<number> {
     const [where, values] = this.#selected(selection);
-    const { rows } = await this.#db.query(
+    const { rows } = await this.#query(
       `UPDATE ${this.#table} SET state = 'created', retry_count = 0, started_on = NULL, completed_on = NULL,
          output = NULL, start_after = now(), keep_until = now() + (keep_until - created_on)
        WHERE ${where} RETURNING id`,
@@ -62,7 +62,7 @@ export class PostgresJobs {
 
   async discard(selection: DeadSelection): Promise<number> {
     const [where, values] = this.#selected(selection);
-    const { rows } = await this.#db.query(`DELETE FROM ${this.#table} WHERE ${where} RETURNING id`, values);
+    const { rows } = await this.#query(`DELETE FROM ${this.#table} WHERE ${where} RETURNING id`, values);
     return rows.length;
   }
 
@@ -92,6 +92,16 @@ export class PostgresJobs {
        WHERE name = $1 AND id = ANY($2::uuid[]) AND state = 'active'`,
       [this.#name, ids],
     );
+  }
+
+  /** A query on the job table, which has no rows yet when pg-boss never started on this schema. */
+  async #query(text: string, values: unknown[]): Promise<{ rows: unknown[] }> {
+    try {
+      return await this.#db.query(text, values);
+    } catch (error) {
+      if ((error as { code?: unknown }).code === '42P01') return { rows: [] }; // undefined_table
+      throw error;
+    }
   }
 
   #selected(selection: DeadSelection): [string, unknown[]] {

@@ -451,6 +451,17 @@ describe.skipIf(!postgresUp)('the PostgreSQL queue engine (pg-boss)', () => {
       );
     });
 
+    it('lists, replays and discards nothing on a schema where no queue ran, and creates nothing there', async () => {
+      const schema = `${SCHEMA}_none`;
+      const queue = createPostgresQueue({ connectionString: DATABASE_URL, schema, onError: () => {} });
+      opened.push(queue);
+      expect(await queue.dead()).toEqual([]);
+      expect(await queue.replay({ all: true })).toBe(0);
+      expect(await queue.discard({ ids: ['k-1'] })).toBe(0);
+      const { rows } = await pool.query('SELECT to_regnamespace($1) AS schema', [schema]);
+      expect(rows).toEqual([{ schema: null }]);
+    });
+
     it('runs on a pool it was given and leaves it open on close()', async () => {
       const given = new pg.Pool({ connectionString: DATABASE_URL, max: 2 });
       try {

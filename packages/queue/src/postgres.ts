@@ -101,18 +101,19 @@ export class PostgresQueue implements QueueEngine {
     return consumer;
   }
 
+  // The dead jobs need no pg-boss, only its table: listing a database where no queue ever ran creates nothing.
   async dead(filter?: DeadFilter): Promise<DeadNotification[]> {
-    await this.#ready();
+    this.#open();
     return (await this.#jobs.dead(filter)).map(deadNotificationOf);
   }
 
   async replay(selection: DeadSelection): Promise<number> {
-    await this.#ready();
+    this.#open();
     return this.#jobs.replay(selection);
   }
 
   async discard(selection: DeadSelection): Promise<number> {
-    await this.#ready();
+    this.#open();
     return this.#jobs.discard(selection);
   }
 
@@ -126,8 +127,16 @@ export class PostgresQueue implements QueueEngine {
     await this.#pool?.end();
   }
 
+  #open(): void {
+    if (this.#closed) throw new Error('[@payhook/queue] the PostgreSQL queue is closed.');
+  }
+
   #ready(): Promise<PgBoss> {
-    if (this.#closed) return Promise.reject(new Error('[@payhook/queue] the PostgreSQL queue is closed.'));
+    try {
+      this.#open();
+    } catch (error) {
+      return Promise.reject(error);
+    }
     this.#boss ??= this.#start().catch((error: unknown) => {
       this.#boss = undefined;
       throw error;
