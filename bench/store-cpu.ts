@@ -113,7 +113,11 @@ const stores: [string, DedupeStore | TransactionalStore, string][] = [
   ['PostgresInbox', new PostgresInbox({ pool, table: TABLE }), inboxScript],
 ];
 const us = (n: number) => n.toFixed(0).padStart(5);
-console.log(`load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}; ${seconds} s per row`);
+console.log(
+  `load average ${loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')}; ${seconds} s per row`,
+);
 console.log('| row | in flight | pairs/s | client µs CPU/pair | server µs CPU/pair | sum |');
 console.log('| --- | --- | --- | --- | --- | --- |');
 try {
@@ -122,7 +126,10 @@ try {
     for (const [name, store, script] of stores) {
       for (const [row, cost] of [
         [name, await measureStore(store, inFlight)],
-        [`pgbench of its statements -c ${Math.min(inFlight, 20)}`, await measurePgbench(script, Math.min(inFlight, 20))],
+        [
+          `pgbench of its statements -c ${Math.min(inFlight, 20)}`,
+          await measurePgbench(script, Math.min(inFlight, 20)),
+        ],
       ] as const) {
         console.log(
           `| ${row} | ${inFlight} | ${us(cost.rate)} | ${us(cost.client)} | ${us(cost.server)} | ${us(cost.client + cost.server)} |`,

@@ -172,11 +172,9 @@ export async function recordScripts(
     'recorded-store',
     claim.status === 'claimed' ? claim.token : '',
   );
-  await new PostgresInbox({ pool: recorder, table }).transaction(
-    'recorded-inbox',
-    async () => undefined,
-    { lockTimeoutMs: 5_000 },
-  );
+  await new PostgresInbox({ pool: recorder, table }).transaction('recorded-inbox', async () => undefined, {
+    lockTimeoutMs: 5_000,
+  });
   const inboxScript = pgbenchScript(sent.splice(0), 'recorded-inbox');
   return { storeScript, inboxScript };
 }

@@ -1,12 +1,12 @@
 import type { TransactionalStore, TransactionResult } from '../dedupe.js';
 import {
   explained,
+  nameOf,
   type PgPoolClientLike,
   type PgPoolLike,
   type PgQueryable,
   type PgResult,
   type PostgresTableOptions,
-  nameOf,
   type PruneOptions,
   prune,
   type Statement,

@@ -661,7 +661,9 @@ describe.skipIf(!postgresUp)('PostgreSQL stores', () => {
               ),
             ),
             'COMMIT',
-            expect.stringMatching(new RegExp(`true\\); EXECUTE payhook_[0-9a-f]{16}\\('${second}', '3600000'\\)$`)),
+            expect.stringMatching(
+              new RegExp(`true\\); EXECUTE payhook_[0-9a-f]{16}\\('${second}', '3600000'\\)$`),
+            ),
             'COMMIT',
             expect.stringMatching(/; EXECUTE payhook_/),
             'ROLLBACK',
@@ -689,7 +691,9 @@ describe.skipIf(!postgresUp)('PostgreSQL stores', () => {
           const other = await oneConnection();
           try {
             await other.single.query(prepare);
-            expect(await other.one.transaction(randomUUID(), async () => 'ran')).toMatchObject({ status: 'done' });
+            expect(await other.one.transaction(randomUUID(), async () => 'ran')).toMatchObject({
+              status: 'done',
+            });
             expect(other.sent.slice(1, 4)).toEqual([
               expect.stringContaining(prepare),
               'ROLLBACK',
@@ -706,10 +710,10 @@ describe.skipIf(!postgresUp)('PostgreSQL stores', () => {
       it.each([
         ["a quote: o'clock"],
         ["a quote that would end the literal: x', 1); DROP TABLE users; --"],
-        ['backslashes: C:\\payhook\\ and \\\''],
+        ["backslashes: C:\\payhook\\ and \\'"],
         ["both: \\'; SELECT 1; --"],
         ['unicode: ключ 🔑 ä\u200b'],
-        ['a doubled quote and a dollar: $$ \'\' $1'],
+        ["a doubled quote and a dollar: $$ '' $1"],
       ])('stores the key %s exactly, once', async (suffix) => {
         const key = `${randomUUID()} ${suffix}`;
         expect(await inbox.transaction(key, async () => 'ran')).toEqual({ status: 'done', value: 'ran' });
@@ -732,7 +736,11 @@ describe.skipIf(!postgresUp)('PostgreSQL stores', () => {
           const plain = new PostgresInbox({ pool: single, table: TABLE, prepare: false });
           const key = `${randomUUID()} it's`;
           expect(await plain.transaction(key, async () => 'ran')).toEqual({ status: 'done', value: 'ran' });
-          expect(sent).toEqual([expect.stringMatching(/^BEGIN; SELECT set_config/), expect.stringMatching(/^ INSERT /), 'COMMIT']);
+          expect(sent).toEqual([
+            expect.stringMatching(/^BEGIN; SELECT set_config/),
+            expect.stringMatching(/^ INSERT /),
+            'COMMIT',
+          ]);
           expect(sent.join()).not.toContain(key);
         } finally {
           await single.end();
