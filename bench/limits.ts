@@ -55,15 +55,14 @@ function literal(value: unknown): string {
  */
 export function pgbenchScript(queries: readonly SentQuery[], key: string, token?: string): string {
   const lines = ['\\set k random(1, 9223372036854775806)'];
+  const prepared = new Map<string, { types: string[]; text: string }>();
   for (const query of queries) {
     const values = query.values ?? [];
-    // Several statements in one simple query (the inbox's BEGIN) travel in one round trip: a pgbench pipeline.
+    // Several statements in one simple query (the inbox's BEGIN and claim) travel in one round trip: a pgbench
+    // pipeline, its EXECUTE sent as the statement it runs (pgbench prepares each one itself).
     if (values.length === 0 && query.text.includes(';')) {
-      lines.push(
-        '\\startpipeline',
-        ...query.text.split(';').map((text) => `${text.trim()};`),
-        '\\endpipeline',
-      );
+      const statements = query.text.split(';').flatMap((text) => executed(text.trim(), prepared, key));
+      lines.push('\\startpipeline', ...statements.map((text) => `${text};`), '\\endpipeline');
       continue;
     }
     let text = query.text;
@@ -77,6 +76,32 @@ export function pgbenchScript(queries: readonly SentQuery[], key: string, token?
     lines.push(`${text.replace(/\s+/g, ' ')};`);
   }
   return `${lines.join('\n')}\n`;
+}
+
+/**
+ * One statement of a simple query as pgbench sends it: a `PREPARE` is kept (and sent as nothing), an `EXECUTE` of
+ * it becomes its statement with each argument cast to its type, the recorded key `:k`.
+ */
+function executed(
+  text: string,
+  prepared: Map<string, { types: string[]; text: string }>,
+  key: string,
+): string[] {
+  const prepare = /^PREPARE (\w+) \(([^)]*)\) AS ([\s\S]*)$/.exec(text);
+  if (prepare) {
+    prepared.set(prepare[1]!, { types: prepare[2]!.split(',').map((t) => t.trim()), text: prepare[3]! });
+    return [];
+  }
+  const execute = /^EXECUTE (\w+)\((.*)\)$/.exec(text);
+  const statement = execute && prepared.get(execute[1]!);
+  if (!execute || !statement) return [text.replace(/\s+/g, ' ')];
+  const args = execute[2]!.split(', ');
+  let body = statement.text;
+  for (let n = args.length; n >= 1; n--) {
+    const arg = args[n - 1] === literal(key) ? ':k' : args[n - 1]!;
+    body = body.replaceAll(`$${n}`, `${arg}::${statement.types[n - 1]}`);
+  }
+  return [body.replace(/\s+/g, ' ')];
 }
 
 /** pgbench of `script` with `clients` connections for `seconds`: transactions per second and their latency. */

@@ -150,10 +150,33 @@ function recordingPool<P extends PgQueryable & { connect(): Promise<PgPoolClient
           return client.query(config, values);
         },
         release: (error?: Error | boolean) => client.release(error),
+        escapeLiteral: client.escapeLiteral && ((value: string) => client.escapeLiteral!(value)),
       };
     },
   };
   return { recorder, sent };
+}
+
+/** The pgbench scripts of the statements each PostgreSQL store sends for one new key, recorded from a real pair. */
+export async function recordScripts(
+  pool: PgQueryable & { connect(): Promise<PgPoolClientLike> },
+  table = TABLE,
+): Promise<{ storeScript: string; inboxScript: string }> {
+  const { PostgresStore, PostgresInbox } = await import('@payhook/core/postgres');
+  const { recorder, sent } = recordingPool(pool);
+  const recordedStore = new PostgresStore({ pool: recorder, table });
+  const claim = await recordedStore.claim('recorded-store', 60_000);
+  if (claim.status === 'claimed') await recordedStore.commit('recorded-store', claim.token, 3_600_000);
+  const storeScript = pgbenchScript(
+    sent.splice(0),
+    'recorded-store',
+    claim.status === 'claimed' ? claim.token : '',
+  );
+  await new PostgresInbox({ pool: recorder, table }).transaction('recorded-inbox', async () => undefined, {
+    lockTimeoutMs: 5_000,
+  });
+  const inboxScript = pgbenchScript(sent.splice(0), 'recorded-inbox');
+  return { storeScript, inboxScript };
 }
 
 async function connectPostgres(limitAvailable: boolean): Promise<Candidate[]> {
@@ -168,24 +191,7 @@ async function connectPostgres(limitAvailable: boolean): Promise<Candidate[]> {
     await pool.end();
     throw error;
   }
-  // The statements each store sends for one new key, recorded, for pgbench to send the same.
-  const { recorder, sent } = recordingPool(pool);
-  const recordedStore = new PostgresStore({ pool: recorder, table: TABLE });
-  const claim = await recordedStore.claim('recorded-store', 60_000);
-  if (claim.status === 'claimed') await recordedStore.commit('recorded-store', claim.token, 3_600_000);
-  const storeScript = pgbenchScript(
-    sent.splice(0),
-    'recorded-store',
-    claim.status === 'claimed' ? claim.token : '',
-  );
-  await new PostgresInbox({ pool: recorder, table: TABLE }).transaction(
-    'recorded-inbox',
-    async () => undefined,
-    {
-      lockTimeoutMs: 5_000,
-    },
-  );
-  const inboxScript = pgbenchScript(sent.splice(0), 'recorded-inbox');
+  const { storeScript, inboxScript } = await recordScripts(pool);
   const probe = (key: string, script: string): LimitProbe | undefined =>
     limitAvailable
       ? { tool: 'pgbench', key, measure: (clients, seconds) => pgbench(url, script, clients, seconds) }
@@ -219,7 +225,7 @@ async function connectPostgres(limitAvailable: boolean): Promise<Candidate[]> {
 }
 
 /** One claim and its commit (or one empty transaction), as the handler does for a new notification. */
-async function claimOnce(store: DedupeStore | TransactionalStore, key: string): Promise<void> {
+export async function claimOnce(store: DedupeStore | TransactionalStore, key: string): Promise<void> {
   if ('transaction' in store) {
     const outcome = await store.transaction(key, async () => undefined, { lockTimeoutMs: 5_000 });
     if (outcome.status !== 'done') throw new Error(`${store.name}: ${key} was a duplicate`);

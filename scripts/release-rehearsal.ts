@@ -356,7 +356,7 @@ async function main(): Promise<void> {
         if (!help.startsWith('Usage: payhook'))
           throw new Error(`payhook --help printed ${JSON.stringify(help)}`);
         lap(
-          `Node ${out[0].split(' ')[1]}, ${manager}: installed ${wanted.length} packages from Verdaccio; a signed delivery through core, Express, Koa, Fastify and NestJS traced by @payhook/opentelemetry, a mockPaymentApi payment on ${nock}, postWebhook and payhook --help passed`,
+          `Node ${out[0].split(' ')[1]}, ${manager}: installed ${wanted.length} packages from Verdaccio; a signed delivery through core, Express, Koa, Fastify and NestJS traced by @payhook/opentelemetry, @payhook/queue loaded, a mockPaymentApi payment on ${nock}, postWebhook and payhook --help passed`,
         );
       }
     }

@@ -2,7 +2,7 @@
  * `pnpm smoke`: what a merchant meets after `npm install`. Packs every package with pnpm, installs the tarballs
  * with npm into a fresh project in a temp dir, then on Node 20 (this machine), 22 and 24 (the npm registry's
  * `node` package): `import`s (ESM) and `require`s (CJS) each package and runs a signed delivery through core,
- * Express, Koa, Fastify and NestJS, traced by `@payhook/opentelemetry` into OpenTelemetry's in-memory exporter; typechecks a TypeScript consumer under `moduleResolution` `node16` (ESM and CJS files) and
+ * Express, Koa, Fastify and NestJS, traced by `@payhook/opentelemetry` into OpenTelemetry's in-memory exporter, and the `queue` option with `@payhook/queue` (a BullMQ queue built without a Redis); typechecks a TypeScript consumer under `moduleResolution` `node16` (ESM and CJS files) and
  * `bundler`; and runs the installed `payhook` CLI. It never asks a registry what is published, so it passes
  * whatever is already on npm (`pnpm release:rehearsal` publishes to a local registry). Needs the packages built.
  * `--nodes 20` limits the Node versions; `--keep` keeps the temp dir.
@@ -39,6 +39,11 @@ assert(nestAdapter.WebhookError === core.WebhookError, '@payhook/nestjs re-expor
 assert(adapter.WebhookError === core.WebhookError, '@payhook/express re-exports core WebhookError');
 assert(typeof packages.redis.RedisStore === 'function', '@payhook/core/redis exports RedisStore');
 assert(typeof packages.postgres.PostgresStore === 'function' && typeof packages.postgres.migrate === 'function', '@payhook/core/postgres exports PostgresStore and migrate');
+assert(typeof packages.queue.createWorker === 'function', '@payhook/queue exports createWorker');
+// Built without a Redis (lazyConnect): the smoke has no services.
+const bull = packages.bullmq.createBullMQQueue({ connection: { host: '127.0.0.1', port: 1, lazyConnect: true } });
+assert(bull.name === 'bullmq' && typeof bull.enqueue === 'function' && typeof bull.consume === 'function', '@payhook/queue/bullmq builds a queue');
+await bull.close();
 
 const notification = { payment_id: 'p-1', order_id: 'o-1', pos_id: 'pos-1', mode: 'direct', method: 'purchase',
   amount: 10, currency: 'XTS', status: 'success', status_code: '1000', created_at: '2026-01-01T00:00:00' };
@@ -47,6 +52,10 @@ const body = new URLSearchParams({ data, signature: core.sign(data, ${JSON.strin
 assert(core.verifyNotification(body, ${JSON.stringify(SECRET)}).order_id === 'o-1', 'verifyNotification reads a signed body');
 const tampered = new URLSearchParams({ data: data.slice(0, -4) + 'AAA=', signature: core.sign(data, ${JSON.stringify(SECRET)}) }).toString();
 const headers = { 'content-type': 'application/x-www-form-urlencoded' };
+const jobs = [];
+const web = core.createWebhookHandler({ secret: ${JSON.stringify(SECRET)}, logger: false, queue: { enqueue: async (job) => (jobs.push(job), 'queued') } }).on('purchase', () => {});
+const answered = await web({ method: 'POST', headers, body }, undefined);
+assert(answered.body === '{"ok":true,"outcome":"queued"}' && jobs.length === 1 && jobs[0].data.order_id === 'o-1', 'the queue option answers queued: ' + answered.body);
 
 async function post(port, payload) {
   const response = await fetch('http://127.0.0.1:' + port + '/webhook', { method: 'POST', headers, body: payload });
@@ -123,6 +132,9 @@ export const FRAMEWORKS: string[] = [
   // @payhook/opentelemetry's peer, and the SDK a merchant runs beside it.
   '@opentelemetry/api@^1',
   '@opentelemetry/sdk-trace-base@^2',
+  // @payhook/queue/bullmq's peer, and the Redis client BullMQ connects with.
+  'bullmq@^6',
+  'ioredis@^5',
 ];
 
 /** An ES module that loads every package and runs a signed delivery through core, Express, Koa, Fastify and NestJS. */
@@ -145,8 +157,10 @@ import * as coreAdapterPkg from '@payhook/core/adapter';
 import * as validationPkg from '@payhook/core/validation';
 import * as reconcilePkg from '@payhook/core/reconcile';
 import * as opentelemetryPkg from '@payhook/opentelemetry';
+import * as queuePkg from '@payhook/queue';
+import * as bullmqPkg from '@payhook/queue/bullmq';
 import * as otelSdk from '@opentelemetry/sdk-trace-base';
-const packages = { core: corePkg, express: expressPkg, koa: koaPkg, fastify: fastifyPkg, nestjs: nestjsPkg, testing: testingPkg, redis: redisPkg, postgres: postgresPkg, coreAdapter: coreAdapterPkg, validation: validationPkg, reconcile: reconcilePkg, opentelemetry: opentelemetryPkg };`);
+const packages = { core: corePkg, express: expressPkg, koa: koaPkg, fastify: fastifyPkg, nestjs: nestjsPkg, testing: testingPkg, redis: redisPkg, postgres: postgresPkg, coreAdapter: coreAdapterPkg, validation: validationPkg, reconcile: reconcilePkg, opentelemetry: opentelemetryPkg, queue: queuePkg, bullmq: bullmqPkg };`);
 
 const CJS = `(async () => {${RUNTIME_CHECK(`const MODE = 'cjs';
 const http = require('node:http');
@@ -156,7 +170,7 @@ const fastifyLib = require('fastify');
 const nestCommon = require('@nestjs/common');
 const nestCore = require('@nestjs/core');
 const otelSdk = require('@opentelemetry/sdk-trace-base');
-const packages = { opentelemetry: require('@payhook/opentelemetry'), core: require('@payhook/core'), express: require('@payhook/express'), koa: require('@payhook/koa'), fastify: require('@payhook/fastify'), nestjs: require('@payhook/nestjs'), testing: require('@payhook/testing'), redis: require('@payhook/core/redis'), postgres: require('@payhook/core/postgres'), coreAdapter: require('@payhook/core/adapter'), validation: require('@payhook/core/validation'), reconcile: require('@payhook/core/reconcile') };`)}})().catch((error) => { console.error(error); process.exit(1); });\n`;
+const packages = { opentelemetry: require('@payhook/opentelemetry'), core: require('@payhook/core'), express: require('@payhook/express'), koa: require('@payhook/koa'), fastify: require('@payhook/fastify'), nestjs: require('@payhook/nestjs'), testing: require('@payhook/testing'), redis: require('@payhook/core/redis'), postgres: require('@payhook/core/postgres'), coreAdapter: require('@payhook/core/adapter'), validation: require('@payhook/core/validation'), reconcile: require('@payhook/core/reconcile'), queue: require('@payhook/queue'), bullmq: require('@payhook/queue/bullmq') };`)}})().catch((error) => { console.error(error); process.exit(1); });\n`;
 
 const TYPED = `import type { IncomingMessage } from 'node:http';
 import { createNodeListener, createWebhookHandler, type Notification, type WebhookErrorCode, WebhookError } from '@payhook/core';
@@ -172,6 +186,8 @@ import { sendNodeResponse, toWebhookRequest } from '@payhook/core/adapter';
 import { type PaymentRequest, validatePaymentRequest } from '@payhook/core/validation';
 import { ApiError, createReconciler, type ReconcileReport } from '@payhook/core/reconcile';
 import { PayhookInstrumentation, type PayhookInstrumentationConfig } from '@payhook/opentelemetry';
+import { createWorker, type QueueEngine, type QueueWorker } from '@payhook/queue';
+import { createBullMQQueue } from '@payhook/queue/bullmq';
 
 export const stores = [RedisStore, PostgresStore] as const;
 const webhook = createWebhookHandler<IncomingMessage>({ secret: ['current', { id: 'old', secret: 'previous' }], maxBodyBytes: 65_536 })
@@ -198,6 +214,9 @@ export const reconcile = (): Promise<ReconcileReport> =>
 export const apiCode = (error: unknown): string | undefined => (error instanceof ApiError ? error.code : undefined);
 const otelConfig: PayhookInstrumentationConfig = { enabled: false };
 export const instrumentation: { instrumentationName: string } = new PayhookInstrumentation(otelConfig);
+export const makeQueue = (): QueueEngine => createBullMQQueue({ connection: 'redis://127.0.0.1:6379', attempts: 5 });
+export const queuedWebhook = createWebhookHandler({ secret: 's', queue: makeQueue() }).on('purchase', () => {});
+export const startWorker = (engine: QueueEngine): Promise<QueueWorker> => createWorker(queuedWebhook, engine, { concurrency: 2 });
 `;
 
 function tsconfig(moduleKind: string, resolution: string, include: string[]): string {

@@ -86,6 +86,7 @@ const handlers = {
   vault: core.createWebhookHandler({ secret: () => { throw new Error('vault unreachable'); }, handle: app }),
   stuck: core.createWebhookHandler({ secret: SECRET, store: stuck, inFlightWaitMs: 20, handle: app }),
   broken: core.createWebhookHandler({ secret: SECRET, store: broken, handle: app }),
+  queueDown: core.createWebhookHandler({ secret: SECRET, queue: { enqueue: async () => { throw new Error('the queue is unreachable'); } }, handle: app }),
   spaced: core.createWebhookHandler({ secret: SECRET + '\\n', handle: app }),
   hanging: core.createWebhookHandler({ secret: SECRET, handlerTimeoutMs: 30, handle: () => new Promise(() => {}) }),
   taken: core.createWebhookHandler({ secret: SECRET, store: taken, leaseMs: 30, handle: (_n, _c, d) => new Promise((r) => d.signal.addEventListener('abort', r)) }).onAny(app),
@@ -113,6 +114,7 @@ const calls = [
   ['main', post(BODY.cardTokenOnly)],
   ['stuck', post(BODY.valid)],
   ['broken', post(BODY.valid)],
+  ['queueDown', post(BODY.valid)],
   ['main', post(BODY.boom)],
   ['hanging', post(BODY.valid)],
   ['taken', post(BODY.valid)],
@@ -193,6 +195,7 @@ describe('log output of a run with every refusal', () => {
       'notification.invalid',
       'notification.in_flight',
       'store.unavailable',
+      'queue.unavailable',
       'handler.failed',
       'handler.timeout',
       'claim.lost',
@@ -216,6 +219,7 @@ describe('log output of a run with every refusal', () => {
 
   it('captured the diagnostics that are printed (so the check below sees real logs)', () => {
     expect(output).toContain('(store.unavailable)');
+    expect(output).toContain('(queue.unavailable)');
     expect(output).toContain('(secret.unavailable)');
     expect(output).toContain('(handler.failed)');
     expect(output).toContain('(handler.timeout)');

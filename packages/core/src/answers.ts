@@ -1,8 +1,11 @@
 import { HandlerError, type WebhookError, WebhookError as WebhookErrorClass } from './errors.js';
 import type { Notification } from './notification.js';
 
-/** How the request ended. `refused` always carries `error`. */
-export type WebhookOutcome = 'handled' | 'duplicate' | 'stale' | 'ignored' | 'refused';
+/**
+ * How the request ended. `refused` always carries `error`; `queued`: handed to the `queue` option, whose workers run
+ * the handlers (a delivery only: `process` runs them).
+ */
+export type WebhookOutcome = 'handled' | 'queued' | 'duplicate' | 'stale' | 'ignored' | 'refused';
 
 /** What to answer: a status, headers and a short JSON body, plus what happened, for adapters and logs. */
 export interface WebhookResult {
@@ -18,12 +21,13 @@ export interface WebhookResult {
 const JSON_TYPE = 'application/json; charset=utf-8';
 const BODIES = {
   handled: '{"ok":true,"outcome":"handled"}',
+  queued: '{"ok":true,"outcome":"queued"}',
   duplicate: '{"ok":true,"outcome":"duplicate"}',
   stale: '{"ok":true,"outcome":"stale"}',
   ignored: '{"ok":true,"outcome":"ignored"}',
 } as const;
 
-/** The 200 answer of a delivery that was handled, or needed no handling (duplicate, stale, ignored). */
+/** The 200 answer of a delivery that was handled or queued, or needed no handling (duplicate, stale, ignored). */
 export function accepted(
   outcome: Exclude<WebhookOutcome, 'refused'>,
   notification: Notification,

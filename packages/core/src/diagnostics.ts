@@ -1,5 +1,7 @@
 import type { WebhookOutcome } from './answers.js';
+import type { DeliveryFacts } from './delivery.js';
 import type { WebhookErrorCode } from './errors.js';
+import type { Notification } from './notification.js';
 import { isPromiseLike } from './promise.js';
 import type { StoreStep } from './store-calls.js';
 
@@ -234,6 +236,20 @@ function settled(tracing: Tracing, message: unknown, failed: boolean): void {
   if (failed) tracing.error.publish(message);
   tracing.asyncStart.publish(message);
   tracing.asyncEnd.publish(message);
+}
+
+/** What a traced delivery's message says of a verified notification: never the notification itself. */
+export function describeDelivery(
+  message: DeliveryMessage,
+  notification: Notification,
+  facts: DeliveryFacts,
+  handlers: number,
+): void {
+  message.event = `${notification.method}.${notification.status}`;
+  message.key = facts.key;
+  message.secretIndex = facts.secretIndex;
+  message.secretId = facts.secretId;
+  message.handlerCount = handlers;
 }
 
 /** Publishes a refusal on `payhook:refusal` when anyone listens. */

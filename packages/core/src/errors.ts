@@ -22,6 +22,7 @@ export const ERROR_STATUS = {
   'notification.in_flight': 409,
   'claim.lost': 503,
   'store.unavailable': 503,
+  'queue.unavailable': 503,
   'handler.failed': 500,
   'handler.timeout': 503,
 } as const;

@@ -8,6 +8,7 @@ import {
 } from './answers.js';
 import { type BodyStream, getHeader, type HeaderBag, mediaTypeOf, readEnvelope } from './body.js';
 import { type DeliveryCapture, withCapture } from './capture.js';
+import { systemClock } from './clock.js';
 import {
   boundKey,
   type DedupeStore,
@@ -16,13 +17,21 @@ import {
   type TransactionalStore,
 } from './dedupe.js';
 import type { DeliveryFacts } from './delivery.js';
-import { type DeliveryMessage, deliveryMessage, publishRefusal, traceDelivery } from './diagnostics.js';
+import {
+  type DeliveryMessage,
+  deliveryMessage,
+  describeDelivery,
+  publishRefusal,
+  traceDelivery,
+} from './diagnostics.js';
+import { createEnqueuer } from './enqueue.js';
 import { ERROR_STATUS, RequestError, type WebhookError } from './errors.js';
 import { ExactlyOnce, type Outcome } from './exactly-once.js';
 import type { Notification, NotificationEvent, NotificationFor } from './notification.js';
-import { bodyLimits, orderingGuard, protocolOptions } from './options.js';
+import { bodyLimits, checkedQueue, orderingGuard, protocolOptions, storeTimeoutMs } from './options.js';
 import type { OrderingOptions } from './ordering.js';
 import { isPromiseLike } from './promise.js';
+import type { NotificationQueue } from './queue.js';
 import { type NotificationHandler, type Route, Routes } from './routes.js';
 import { type Secrets, secretSource } from './secrets.js';
 import { createSenderCheck, type SenderOptions, senderAddress } from './sender.js';
@@ -89,7 +98,8 @@ export interface WebhookHandlerOptions<C = undefined> extends SenderOptions {
    */
   handlerTimeoutMs?: number;
   /**
-   * The longest one call to the duplicate store may take before the answer is 503 (`store.unavailable`).
+   * The longest one call to the duplicate store may take before the answer is 503 (`store.unavailable`); with
+   * `queue`, also the longest one enqueue may take (503 `queue.unavailable`).
    * @default 2_000
    */
   storeTimeoutMs?: number;
@@ -123,6 +133,15 @@ export interface WebhookHandlerOptions<C = undefined> extends SenderOptions {
    */
   logger?: Pick<Console, 'warn' | 'error'> | false;
   /**
+   * Hands every verified notification to a queue instead of running its handlers in the request (`@payhook/queue`
+   * builds one on BullMQ or PostgreSQL): the answer is 200 `queued` once the queue acknowledged the job (200
+   * `duplicate` when a job under its key is queued, running, done or dead), 503 `queue.unavailable` when it refused
+   * or did not answer within `storeTimeoutMs`. Workers run the handlers with `process`, so the web process and the
+   * workers share one webhook definition: the same `.on(...)` handlers and `key`, since a notification no handler
+   * takes is answered `ignored` here and never queued. `ordering` and `onStale` apply in the worker.
+   */
+  queue?: NotificationQueue;
+  /**
    * Records every delivery (the notification with card and customer fields masked, and the answer) for
    * `replayDeliveries` in `@payhook/testing`; see `createCapture`. Off when not set; a failing capture never
    * changes or delays an answer.
@@ -150,6 +169,7 @@ export interface WebhookHandler<C = undefined> {
    * API): the same routes and order, the same key, `ordering` and exactly-once protocol as a delivery, so a copy
    * delivered later is a duplicate and a handler that succeeded before is not run again. Resolves the outcome a
    * delivery would answer with 200; throws the `WebhookError` it would answer otherwise (also given to `onError`).
+   * It never enqueues, even with the `queue` option: it is what a queue worker calls to run the handlers.
    *
    * @example
    * const outcome = await webhook.process(notification); // 'handled' | 'duplicate' | 'ignored' | 'stale'
@@ -163,7 +183,7 @@ export interface WebhookHandler<C = undefined> {
  * @example
  * const outcome: ProcessOutcome = await webhook.process(notification); // 'handled' | 'duplicate' | …
  */
-export type ProcessOutcome = Exclude<WebhookOutcome, 'refused'>;
+export type ProcessOutcome = Exclude<WebhookOutcome, 'refused' | 'queued'>;
 
 /**
  * What `process` passes on to the handlers' `delivery` about how the notification was verified.
@@ -207,6 +227,8 @@ export function createWebhookHandler<C = undefined>(options: WebhookHandlerOptio
   if (options.handle) routes.addAny(options.handle);
   const keyFor = createKeyFor(options.key ?? notificationKey, logger);
   const processNotification = createProcessor(options, routes, keyFor, report);
+  const queue = checkedQueue(options.queue);
+  const enqueue = queue && createEnqueuer(queue, routes, keyFor, storeTimeoutMs(options), systemClock);
 
   /** One delivery, top to bottom: each step throws its refusal, answered at the end (a step's promise awaited). */
   async function handle(
@@ -224,7 +246,9 @@ export function createWebhookHandler<C = undefined>(options: WebhookHandlerOptio
       const verified = isPromiseLike(verification) ? await verification : verification;
       const { secret } = verified;
       notification = verified.notification;
-      const outcome = processNotification(notification, context, secret.index, secret.id, traced);
+      const outcome: Answered | PromiseLike<Answered> = enqueue
+        ? enqueue(notification, secret.index, secret.id, traced)
+        : processNotification(notification, context, secret.index, secret.id, traced);
       return accepted(isPromiseLike(outcome) ? await outcome : outcome, notification);
     } catch (error) {
       const known = asWebhookError(error);
@@ -295,19 +319,8 @@ function finishProcess(message: DeliveryMessage, outcome: ProcessOutcome | undef
   message.status = code === undefined ? 200 : ERROR_STATUS[code];
 }
 
-/** What a traced delivery's message says of a verified notification: never the notification itself. */
-function describe(
-  message: DeliveryMessage,
-  notification: Notification,
-  facts: DeliveryFacts,
-  handlers: number,
-): void {
-  message.event = `${notification.method}.${notification.status}`;
-  message.key = facts.key;
-  message.secretIndex = facts.secretIndex;
-  message.secretId = facts.secretId;
-  message.handlerCount = handlers;
-}
+/** What a verified notification is answered with 200. */
+type Answered = Exclude<WebhookOutcome, 'refused'>;
 
 /** A verified notification's way through its key, routes, `ordering` and the exactly-once protocol. */
 type Processor<C> = (
@@ -335,7 +348,7 @@ function createProcessor<C>(
     const key = keyFor(notification);
     const delivery: DeliveryFacts = { key, secretIndex, secretId, raw: notification.raw };
     const handlers = routes.match(notification);
-    if (traced) describe(traced, notification, delivery, handlers.length);
+    if (traced) describeDelivery(traced, notification, delivery, handlers.length);
     if (handlers.length === 0) return 'ignored';
     if (ordering?.isStale(notification)) {
       if (!options.onStale) return 'stale';

@@ -4,6 +4,7 @@ import type { WebhookError } from './errors.js';
 import type { ExactlyOnceOptions } from './exactly-once.js';
 import type { WebhookHandlerOptions } from './handler.js';
 import { OrderingGuard, type OrderingOptions } from './ordering.js';
+import type { NotificationQueue } from './queue.js';
 import { MemoryStore } from './stores/memory.js';
 
 // The handler's options checked once, when it is built: a wrong one throws a TypeError naming it.
@@ -19,11 +20,26 @@ export function protocolOptions<C>(
     ttlMs: positive('ttlMs', options.ttlMs, 7 * 24 * 60 * 60 * 1000),
     inFlightWaitMs: duration('inFlightWaitMs', options.inFlightWaitMs, 5_000, 0),
     handlerTimeoutMs: duration('handlerTimeoutMs', options.handlerTimeoutMs, 20_000),
-    storeTimeoutMs: duration('storeTimeoutMs', options.storeTimeoutMs, 2_000),
+    storeTimeoutMs: storeTimeoutMs(options),
     failOpen: options.failOpen ?? false,
     clock: systemClock,
     report,
   };
+}
+
+/** The longest one call to the store, or one `enqueue`, may take. */
+export function storeTimeoutMs(options: WebhookHandlerOptions<never>): number {
+  return duration('storeTimeoutMs', options.storeTimeoutMs, 2_000);
+}
+
+/** The `queue` option, when set: an object with `enqueue`. */
+export function checkedQueue(queue: NotificationQueue | undefined): NotificationQueue | undefined {
+  if (queue !== undefined && typeof (queue as Partial<NotificationQueue> | null)?.enqueue !== 'function') {
+    throw new TypeError(
+      '[@payhook/core] queue must have enqueue (a NotificationQueue, as @payhook/queue builds).',
+    );
+  }
+  return queue;
 }
 
 /** The `store` option: the default `MemoryStore`, none (`false`), or one with the methods of a store contract. */

@@ -286,6 +286,16 @@ describe('PayhookInstrumentation: one span tree per outcome', () => {
         handle: app,
       }),
       broken: createWebhookHandler({ secret: SECRET, store: broken, logger: false, handle: app }),
+      queueDown: createWebhookHandler({
+        secret: SECRET,
+        queue: {
+          enqueue: async () => {
+            throw new Error(`the queue at ${EMAIL}'s shard refused`);
+          },
+        },
+        logger: false,
+        handle: app,
+      }),
       hanging: createWebhookHandler({
         secret: SECRET,
         handlerTimeoutMs: 30,
@@ -330,6 +340,7 @@ describe('PayhookInstrumentation: one span tree per outcome', () => {
       ['main', post(signedForm({ cc_token: CARD_TOKEN, customer_email: EMAIL, status: 'success' }, SECRET))],
       ['stuck', post(valid())],
       ['broken', post(valid())],
+      ['queueDown', post(valid())],
       ['main', post(signedForm(notification({ order_id: 'boom' }), SECRET))],
       ['hanging', post(valid())],
       ['taken', post(valid())],
@@ -351,6 +362,7 @@ describe('PayhookInstrumentation: one span tree per outcome', () => {
       'process purchase.success [store.unavailable]',
       '  store claim [store.unavailable]',
     ]);
+    expect(trees['queue.unavailable']).toEqual(['process purchase.success [queue.unavailable]']);
     expect(trees['handler.failed']).toEqual([
       'process purchase.success [handler.failed]',
       '  store claim',

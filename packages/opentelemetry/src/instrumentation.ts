@@ -268,7 +268,7 @@ function instrumentsOf(provider: MeterProvider): Instruments {
     processDuration: meter.createHistogram(METRICS.processDuration, {
       ...seconds,
       description:
-        'Duration of handling one webhook delivery, from the request to its answer; its count is the deliveries by outcome (handled, duplicate, ignored, stale, refused) and event.',
+        'Duration of handling one webhook delivery, from the request to its answer; its count is the deliveries by outcome (handled, queued, duplicate, ignored, stale, refused) and event.',
     }),
     refusals: meter.createCounter(METRICS.refusals, {
       unit: '{delivery}',

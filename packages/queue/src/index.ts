@@ -8,3 +8,5 @@ export type {
   JobRunner,
   QueueEngine,
 } from './engine.js';
+export type { QueueWorker, WorkerOptions } from './worker.js';
+export { createWorker } from './worker.js';

@@ -71,7 +71,7 @@ export interface WebhookResponse {
   readonly text: string;
   /** The JSON body, or `undefined` when the body is not JSON. */
   readonly body: unknown;
-  /** `outcome` of a payhook answer (`handled`, `duplicate`, `stale`, `ignored`), when present. */
+  /** `outcome` of a payhook answer (`handled`, `queued`, `duplicate`, `stale`, `ignored`), when present. */
   readonly outcome: WebhookOutcome | undefined;
   /** `error.code` of a payhook refusal, when present. */
   readonly errorCode: string | undefined;

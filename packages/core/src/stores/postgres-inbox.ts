@@ -1,6 +1,7 @@
 import type { TransactionalStore, TransactionResult } from '../dedupe.js';
 import {
   explained,
+  nameOf,
   type PgPoolClientLike,
   type PgPoolLike,
   type PgQueryable,
@@ -29,6 +30,12 @@ const guarded = new WeakSet<object>();
 
 /** SQLSTATE of a lock wait that ran past `lock_timeout`. */
 const LOCK_NOT_AVAILABLE = '55P03';
+/** SQLSTATEs of an `EXECUTE` of a statement the session no longer has (`DISCARD ALL`), and of a second `PREPARE`. */
+const NO_SUCH_STATEMENT = '26000';
+const ALREADY_PREPARED = '42P05';
+
+/** The names of the SQL-level prepared statements each connection holds: the claim is prepared once per connection. */
+const preparedOn = new WeakMap<object, Set<string>>();
 
 /**
  * A transactional inbox: each delivery runs in one transaction that inserts the notification's row and holds
@@ -36,9 +43,10 @@ const LOCK_NOT_AVAILABLE = '55P03';
  * commit together or not at all, so the effect happens exactly once even if the process dies mid-way (the
  * database rolls the open transaction back). A concurrent copy waits on the row (up to the handler's
  * storeTimeoutMs), then answers duplicate, or 409 while the first still runs; a handler failure rolls back the
- * row with the application's writes, so the redelivery is handled. Three round trips besides the handler's own:
- * `BEGIN` with the claim's `lock_timeout`, the claim (a named prepared statement that also puts the transaction's
- * `lock_timeout` back), `COMMIT`.
+ * row with the application's writes, so the redelivery is handled. Two round trips besides the handler's own:
+ * `BEGIN` with the claim's `lock_timeout` and the claim (prepared once per connection; it also puts the
+ * transaction's `lock_timeout` back), then `COMMIT`; three where the client has no `escapeLiteral`, or with
+ * `prepare: false`.
  *
  * @example
  * const inbox = new PostgresInbox({ pool });
@@ -52,6 +60,8 @@ export class PostgresInbox<C extends PgPoolClientLike = PgPoolClientLike> implem
   readonly #table: Table;
   readonly #ttlMs: number;
   readonly #claim: Statement;
+  /** The claim as an SQL-level prepared statement, for the round trip that also carries BEGIN. */
+  readonly #session: { readonly name: string; readonly prepare: string } | undefined;
 
   constructor(options: PostgresInboxOptions<C>) {
     if (typeof options.pool?.connect !== 'function') {
@@ -63,15 +73,17 @@ export class PostgresInbox<C extends PgPoolClientLike = PgPoolClientLike> implem
     this.#table = t;
     // RETURNING puts back the lock_timeout BEGIN stashed (see transaction()), so the application's own queries
     // keep theirs; without a row returned (a duplicate) the transaction rolls back, and the setting with it.
-    this.#claim = statement(
-      `INSERT INTO ${t.name} AS i (key, done, token, expires_at, fence)
+    const claim = `INSERT INTO ${t.name} AS i (key, done, token, expires_at, fence)
       VALUES ($1, true, NULL, now() + $2 * interval '1 millisecond', 1)
       ON CONFLICT (key) DO UPDATE
       SET done = true, token = NULL, expires_at = excluded.expires_at, fence = i.fence + 1
       WHERE i.expires_at <= now()
-      RETURNING fence, set_config('lock_timeout', current_setting('payhook.lock_timeout'), true) AS lock_timeout`,
-      options.prepare,
-    );
+      RETURNING fence, set_config('lock_timeout', current_setting('payhook.lock_timeout'), true) AS lock_timeout`;
+    this.#claim = statement(claim, options.prepare);
+    if (options.prepare ?? true) {
+      const name = nameOf(`PREPARE (text, float8) AS ${claim}`);
+      this.#session = { name, prepare: `PREPARE ${name} (text, float8) AS ${claim}` };
+    }
   }
 
   async transaction<T>(
@@ -126,26 +138,24 @@ export class PostgresInbox<C extends PgPoolClientLike = PgPoolClientLike> implem
   }
 
   /**
-   * BEGIN and the claim, in two round trips; anything but `claimed` is rolled back. The first carries BEGIN, the
-   * lock_timeout the transaction has (stashed for the claim to put back), and the claim's own bound, which must be
-   * in place before the claim statement starts: a table lock (a migration) is waited for before any of the
-   * statement's own expressions run.
+   * BEGIN and the claim; anything but `claimed` is rolled back. BEGIN carries the lock_timeout the transaction
+   * has (stashed for the claim to put back) and the claim's own bound, which must be in place before the claim
+   * statement starts: a table lock (a migration) is waited for before any of the statement's own expressions run.
    */
   async #claimRow(
     client: C,
     key: string,
     lockTimeoutMs: number | undefined,
   ): Promise<'claimed' | 'duplicate' | 'in_flight'> {
-    await client.query(
-      `BEGIN; SELECT set_config('payhook.lock_timeout', current_setting('lock_timeout'), true)${
-        lockTimeoutMs === undefined
-          ? ''
-          : `; SET LOCAL lock_timeout = ${Math.max(1, Math.ceil(lockTimeoutMs))}`
-      }`,
-    );
+    const begin = `BEGIN; SELECT set_config('payhook.lock_timeout', current_setting('lock_timeout'), true)${
+      lockTimeoutMs === undefined ? '' : `; SET LOCAL lock_timeout = ${Math.max(1, Math.ceil(lockTimeoutMs))}`
+    }`;
     let claimed: PgResult;
     try {
-      claimed = await client.query(this.#claim([key, this.#ttlMs]));
+      claimed =
+        this.#session !== undefined && quotes(client)
+          ? await this.#beginWithClaim(client, begin, key, this.#session)
+          : await client.query(begin).then(() => client.query(this.#claim([key, this.#ttlMs])));
     } catch (error) {
       if ((error as { code?: unknown }).code !== LOCK_NOT_AVAILABLE) throw explained(error, this.#table);
       await client.query('ROLLBACK');
@@ -154,6 +164,41 @@ export class PostgresInbox<C extends PgPoolClientLike = PgPoolClientLike> implem
     if (claimed.rowCount === 1) return 'claimed';
     await client.query('ROLLBACK');
     return 'duplicate';
+  }
+
+  /**
+   * BEGIN and the claim in one round trip: one simple-protocol string (the only way `pg` sends two statements
+   * without waiting between them), the claim an `EXECUTE` of a statement prepared once per connection, its key
+   * quoted by the client's own `escapeLiteral` (keys come from notification fields). A connection that lost the
+   * statement (`DISCARD ALL`), or holds it unknown to this process, is rolled back and sent the other form once.
+   */
+  async #beginWithClaim(
+    client: C & Quoting,
+    begin: string,
+    key: string,
+    session: { readonly name: string; readonly prepare: string },
+  ): Promise<PgResult> {
+    // PostgreSQL text holds no NUL, and a query string ends at one: refused here, as a bound value would be.
+    if (key.includes('\0')) throw new TypeError('[@payhook/core] a notification key holds a NUL character.');
+    const held = preparedOn.get(client) ?? new Set<string>();
+    preparedOn.set(client, held);
+    const ttl = client.escapeLiteral(String(this.#ttlMs));
+    const execute = `EXECUTE ${session.name}(${client.escapeLiteral(key)}, ${ttl})`;
+    for (let retried = false; ; retried = true) {
+      const prepare = held.has(session.name) ? '' : `${session.prepare}; `;
+      try {
+        const results = await client.query(`${begin}; ${prepare}${execute}`);
+        held.add(session.name);
+        // pg answers a string of several statements with one result each; the claim's is the last.
+        return Array.isArray(results) ? (results.at(-1) as PgResult) : results;
+      } catch (error) {
+        const code = (error as { code?: unknown }).code;
+        if (retried || (code !== NO_SUCH_STATEMENT && code !== ALREADY_PREPARED)) throw error;
+        await client.query('ROLLBACK');
+        if (code === NO_SUCH_STATEMENT) held.delete(session.name);
+        else held.add(session.name);
+      }
+    }
   }
 
   /**
@@ -196,6 +241,12 @@ export function inboxClient<C extends PgQueryable = PgPoolClientLike>(delivery: 
     );
   }
   return tx;
+}
+
+type Quoting = Required<Pick<PgPoolClientLike, 'escapeLiteral'>>;
+
+function quotes<C extends PgPoolClientLike>(client: C): client is C & Quoting {
+  return typeof client.escapeLiteral === 'function';
 }
 
 /** Rolls an inbox transaction back; resolves the error when that failed too (the connection is then destroyed). */

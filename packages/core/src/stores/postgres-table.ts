@@ -36,6 +36,11 @@ export interface PgQueryable {
 /** A connection checked out of a pool (`pg`'s `PoolClient`): queries, then goes back with `release`. */
 export interface PgPoolClientLike extends PgQueryable {
   release(error?: Error | boolean): void;
+  /**
+   * `pg`'s own quoting of a string as an SQL literal (`pg.Client#escapeLiteral`). Where a client has it,
+   * `PostgresInbox` sends `BEGIN` and its claim in one round trip; without it, in two.
+   */
+  escapeLiteral?(value: string): string;
   on?(event: 'error', listener: (error: Error) => void): unknown;
   removeListener?(event: 'error', listener: (error: Error) => void): unknown;
 }
@@ -156,9 +161,13 @@ export type Statement = (values: unknown[]) => PgQueryConfig;
 
 export function statement(text: string, prepare = true): Statement {
   if (!prepare) return (values) => ({ text, values });
-  // Named for its text, so stores of two tables on one pool never share a name.
-  const name = `payhook_${createHash('sha256').update(text).digest('hex').slice(0, 16)}`;
+  const name = nameOf(text);
   return (values) => ({ name, text, values });
+}
+
+/** Named for its text, so stores of two tables on one pool never share a name. */
+export function nameOf(text: string): string {
+  return `payhook_${createHash('sha256').update(text).digest('hex').slice(0, 16)}`;
 }
 
 export function prune(pool: PgQueryable, table: Table, limit: number): Promise<number> {

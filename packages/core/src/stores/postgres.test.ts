@@ -626,6 +626,128 @@ describe.skipIf(!postgresUp)('PostgreSQL stores', () => {
       expect(runs).toBe(2);
     });
 
+    describe('round trips', () => {
+      /** A pool of one connection whose queries are recorded: the same client object every time. */
+      async function oneConnection() {
+        const single = new pg.Pool({ connectionString: DATABASE_URL, max: 1 });
+        const client = await single.connect();
+        const sent: string[] = [];
+        const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+        Object.assign(client, {
+          query: (config: string | pg.QueryConfig, ...rest: unknown[]) => {
+            sent.push(typeof config === 'string' ? config : `${config.name ?? ''} ${config.text}`);
+            return query(config, ...rest);
+          },
+        });
+        client.release();
+        const one = new PostgresInbox({ pool: single, table: TABLE, ttlMs: 3_600_000 });
+        return { single, sent, one };
+      }
+
+      it('sends BEGIN and the claim in one round trip, the claim prepared once per connection', async () => {
+        const { single, sent, one } = await oneConnection();
+        try {
+          const [first, second] = [randomUUID(), randomUUID()];
+          expect(await one.transaction(first, async () => 'ran', { lockTimeoutMs: 2_000 })).toEqual({
+            status: 'done',
+            value: 'ran',
+          });
+          expect(await one.transaction(second, async () => 'ran')).toEqual({ status: 'done', value: 'ran' });
+          expect(await one.transaction(second, async () => 'again')).toEqual({ status: 'duplicate' });
+          expect(sent).toEqual([
+            expect.stringMatching(
+              new RegExp(
+                `^BEGIN; SELECT set_config\\('payhook.lock_timeout', current_setting\\('lock_timeout'\\), true\\); SET LOCAL lock_timeout = 2000; PREPARE (payhook_[0-9a-f]{16}) \\(text, float8\\) AS INSERT [^;]+; EXECUTE \\1\\('${first}', '3600000'\\)$`,
+              ),
+            ),
+            'COMMIT',
+            expect.stringMatching(
+              new RegExp(`true\\); EXECUTE payhook_[0-9a-f]{16}\\('${second}', '3600000'\\)$`),
+            ),
+            'COMMIT',
+            expect.stringMatching(/; EXECUTE payhook_/),
+            'ROLLBACK',
+          ]);
+        } finally {
+          await single.end();
+        }
+      });
+
+      it('prepares the claim again on a connection that lost it, and uses one prepared unknown to it', async () => {
+        const { single, sent, one } = await oneConnection();
+        try {
+          await one.transaction(randomUUID(), async () => undefined);
+          const prepare = /PREPARE [^;]+/.exec(sent[0]!)![0];
+          await single.query('DEALLOCATE ALL'); // as DISCARD ALL or a pooler would
+          const key = randomUUID();
+          expect(await one.transaction(key, async () => 'ran')).toEqual({ status: 'done', value: 'ran' });
+          expect(sent.slice(3, 6)).toEqual([
+            expect.not.stringContaining('PREPARE'),
+            'ROLLBACK',
+            expect.stringContaining(`${prepare}; EXECUTE`),
+          ]);
+          expect(await row(key)).toMatchObject({ done: true, fence: 1 });
+          // The same statement prepared on a fresh connection by someone else: EXECUTE it after one refusal.
+          const other = await oneConnection();
+          try {
+            await other.single.query(prepare);
+            expect(await other.one.transaction(randomUUID(), async () => 'ran')).toMatchObject({
+              status: 'done',
+            });
+            expect(other.sent.slice(1, 4)).toEqual([
+              expect.stringContaining(prepare),
+              'ROLLBACK',
+              expect.not.stringContaining('PREPARE'),
+            ]);
+          } finally {
+            await other.single.end();
+          }
+        } finally {
+          await single.end();
+        }
+      });
+
+      it.each([
+        ["a quote: o'clock"],
+        ["a quote that would end the literal: x', 1); DROP TABLE users; --"],
+        ["backslashes: C:\\payhook\\ and \\'"],
+        ["both: \\'; SELECT 1; --"],
+        ['unicode: ключ 🔑 ä\u200b'],
+        ["a doubled quote and a dollar: $$ '' $1"],
+      ])('stores the key %s exactly, once', async (suffix) => {
+        const key = `${randomUUID()} ${suffix}`;
+        expect(await inbox.transaction(key, async () => 'ran')).toEqual({ status: 'done', value: 'ran' });
+        expect(await row(key)).toMatchObject({ done: true, fence: 1 });
+        expect(await inbox.transaction(key, async () => 'again')).toEqual({ status: 'duplicate' });
+      });
+
+      it('refuses a key holding NUL before sending it, and rolls nothing in', async () => {
+        const key = `${randomUUID()}\0'; DROP TABLE ${TABLE}; --`;
+        await expect(inbox.transaction(key, async () => 'ran')).rejects.toThrow(
+          '[@payhook/core] a notification key holds a NUL character.',
+        );
+        expect(await row(key.replace('\0', ''))).toBeUndefined();
+        expect((await pool.query(`SELECT count(*)::int AS n FROM ${TABLE}`)).rows[0].n).toBeGreaterThan(0);
+      });
+
+      it('sends BEGIN and the claim in two round trips with prepare: false, the key as a bound value', async () => {
+        const { single, sent } = await oneConnection();
+        try {
+          const plain = new PostgresInbox({ pool: single, table: TABLE, prepare: false });
+          const key = `${randomUUID()} it's`;
+          expect(await plain.transaction(key, async () => 'ran')).toEqual({ status: 'done', value: 'ran' });
+          expect(sent).toEqual([
+            expect.stringMatching(/^BEGIN; SELECT set_config/),
+            expect.stringMatching(/^ INSERT /),
+            'COMMIT',
+          ]);
+          expect(sent.join()).not.toContain(key);
+        } finally {
+          await single.end();
+        }
+      });
+    });
+
     it('inboxClient refuses a delivery without an inbox transaction', () => {
       expect(() => inboxClient({})).toThrow(
         '[@payhook/core] this delivery has no inbox transaction: set store: new PostgresInbox({ pool }) on the webhook handler.',

@@ -1,4 +1,5 @@
 import type { CliIO } from './io.js';
+import { queueCommand } from './queue.js';
 import { reconcileCommand } from './reconcile.js';
 import { replayCommand } from './replay.js';
 import { resendCommand } from './resend.js';
@@ -18,6 +19,7 @@ Commands:
   verify   check a captured delivery read from standard input; card tokens are masked
   replay   post a capture file (core's createCapture) to an endpoint again, re-signed with a test secret
   serve    run the fake payment service
+  queue    list, replay or discard the dead notifications of @payhook/queue (--database URL or --redis URL)
 
 Run 'payhook <command> --help' for a command's options.
 Secrets may come from PAYHOOK_SECRET instead of --secret (argv is visible to other users in 'ps').`;
@@ -30,6 +32,7 @@ const COMMANDS: Record<string, (argv: string[], io: CliIO) => Promise<number>> =
   verify: verifyCommand,
   replay: replayCommand,
   serve: serveCommand,
+  queue: queueCommand,
 };
 
 /**

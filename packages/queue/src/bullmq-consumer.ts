@@ -1,0 +1,98 @@
+import { type ConnectionOptions, type Job, WaitingError, Worker } from 'bullmq';
+import { failureOf, queuedOf, type StoredJob } from './bullmq-jobs.js';
+import type { ConsumeOptions, Consumer, JobRunner } from './engine.js';
+
+/** BullMQ's worker settings `consume` passes on. */
+export interface WorkerSettings {
+  readonly connection: ConnectionOptions;
+  readonly prefix: string | undefined;
+  readonly lockDurationMs: number;
+  readonly stalledIntervalMs: number;
+  readonly maxStalledCount: number;
+}
+
+/** A job this worker is running: handed back to the queue when `stop`'s grace runs out. */
+interface Running {
+  readonly job: Job<StoredJob>;
+  readonly token: string;
+  readonly controller: AbortController;
+  handBack(): void;
+}
+
+/**
+ * A BullMQ `Worker` running `run` for each job. A job whose worker died keeps its lock until `lockDurationMs`, then
+ * BullMQ's stalled check (every `stalledIntervalMs`, in every worker) moves it back to waiting.
+ */
+export async function consumeWithBullMQ(
+  name: string,
+  settings: WorkerSettings,
+  run: JobRunner,
+  options: ConsumeOptions,
+): Promise<Consumer> {
+  const running = new Set<Running>();
+  const worker = new Worker<StoredJob>(
+    name,
+    async (job, token) => {
+      const controller = new AbortController();
+      let handBack!: () => void;
+      const handedBack = new Promise<'handed back'>((resolve) => {
+        handBack = () => resolve('handed back');
+      });
+      const entry: Running = { job, token: token!, controller, handBack };
+      running.add(entry);
+      try {
+        const attempt = {
+          number: job.attemptsMade + 1,
+          of: job.opts.attempts ?? 1,
+          signal: controller.signal,
+        };
+        const ran = await Promise.race([
+          run(queuedOf(job.data), attempt).then(() => 'ran' as const),
+          handedBack,
+        ]);
+        // Moved back to waiting by `stop`: nothing more to record for this attempt.
+        if (ran === 'handed back') throw new WaitingError();
+      } catch (error) {
+        if (error instanceof WaitingError) throw error;
+        throw failureOf(error);
+      } finally {
+        running.delete(entry);
+      }
+    },
+    {
+      connection: settings.connection,
+      prefix: settings.prefix,
+      concurrency: options.concurrency,
+      lockDuration: settings.lockDurationMs,
+      stalledInterval: settings.stalledIntervalMs,
+      maxStalledCount: settings.maxStalledCount,
+      autorun: false,
+    },
+  );
+  worker.on('error', () => {
+    // Connection errors: ioredis reconnects by itself, and the stalled check recovers what a lost lock left.
+  });
+  void worker.run();
+  await worker.waitUntilReady();
+  return { stop: (graceMs) => stopWorker(worker, running, graceMs) };
+}
+
+/** Takes no new job; waits up to `graceMs` for running ones, then moves the rest back to waiting and closes. */
+async function stopWorker(worker: Worker<StoredJob>, running: Set<Running>, graceMs: number): Promise<void> {
+  const closing = worker.close();
+  let timer: NodeJS.Timeout | undefined;
+  const graceOver = new Promise<'late'>((resolve) => {
+    timer = setTimeout(() => resolve('late'), graceMs);
+  });
+  const finished = await Promise.race([closing.then(() => 'closed' as const), graceOver]);
+  clearTimeout(timer);
+  if (finished === 'closed') return;
+  await Promise.all(
+    [...running].map(async (entry) => {
+      entry.controller.abort(new Error('[@payhook/queue] the worker stopped; the job was handed back.'));
+      await entry.job.moveToWait(entry.token).catch(() => undefined);
+      entry.handBack();
+    }),
+  );
+  await closing;
+}

@@ -1,0 +1,47 @@
+import type { QueuedNotification } from '@payhook/core';
+import type { Job } from 'bullmq';
+import type { DeadNotification } from './engine.js';
+
+/** What a BullMQ job's data holds: the notification's job, and which enqueue wrote it (`copy`). */
+export interface StoredJob extends QueuedNotification {
+  /** A random id per `enqueue`: the one found in the stored job is the enqueue that added it. */
+  readonly copy: string;
+}
+
+/**
+ * A notification key as a BullMQ job id. BullMQ refuses ids with `:` (notification keys have them) and integer ids,
+ * so the key is percent-encoded (`:` becomes `%3A`, reversibly) behind a `k.` prefix; a notification without a key
+ * gets a random id, so it is never taken for another.
+ */
+export function jobIdOf(key: string | undefined, copy: string): string {
+  return key === undefined ? `r.${copy}` : `k.${encodeURIComponent(key)}`;
+}
+
+/** The job a worker runs: the stored data without the enqueue's `copy`. */
+export function queuedOf(data: StoredJob): QueuedNotification {
+  const { key, data: raw, secretIndex, secretId } = data;
+  return secretId === undefined ? { key, data: raw, secretIndex } : { key, data: raw, secretIndex, secretId };
+}
+
+const CODED = /^([a-z_]+\.[a-z_]+): ([\s\S]*)$/;
+
+/** The reason BullMQ stores for a failed attempt: the payhook code, then the message (never the error's cause). */
+export function failureOf(error: unknown): Error {
+  const code = (error as { code?: unknown } | null)?.code;
+  const message = error instanceof Error ? error.message : String(error);
+  return new Error(typeof code === 'string' && CODED.test(`${code}: `) ? `${code}: ${message}` : message);
+}
+
+/** A failed job as a dead notification. */
+export function deadOf(job: Job<StoredJob>): DeadNotification {
+  const reason = job.failedReason ?? '';
+  const coded = CODED.exec(reason);
+  return {
+    id: job.id!,
+    job: queuedOf(job.data),
+    error: coded ? { code: coded[1], message: coded[2]! } : { code: undefined, message: reason },
+    attempts: job.attemptsMade,
+    queuedAt: new Date(job.timestamp),
+    failedAt: new Date(job.finishedOn ?? job.timestamp),
+  };
+}

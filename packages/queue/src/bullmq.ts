@@ -1,0 +1,188 @@
+import { randomUUID } from 'node:crypto';
+import type { QueuedNotification } from '@payhook/core';
+import { type ConnectionOptions, type Job, Queue } from 'bullmq';
+import { consumeWithBullMQ, type WorkerSettings } from './bullmq-consumer.js';
+import { deadOf, jobIdOf, type StoredJob } from './bullmq-jobs.js';
+import type {
+  ConsumeOptions,
+  Consumer,
+  DeadFilter,
+  DeadNotification,
+  DeadSelection,
+  JobRunner,
+  QueueEngine,
+} from './engine.js';
+import { integerOption } from './options.js';
+
+/** Options of `createBullMQQueue`. */
+export interface BullMQQueueOptions {
+  /**
+   * The Redis to hold the jobs: a URL (`redis://…`), ioredis options, or an ioredis instance (which `close` leaves
+   * open). Workers need `maxRetriesPerRequest: null` on an instance they are given; BullMQ sets it on connections
+   * it makes.
+   */
+  connection: string | ConnectionOptions;
+  /** The BullMQ queue: web processes and workers of one application use the same. @default 'payhook-notifications' */
+  name?: string;
+  /** BullMQ's key prefix in Redis. @default 'bull' */
+  prefix?: string;
+  /**
+   * Runs of a job before it is kept as dead (the first and the retries).
+   * @default 10 (with `backoffMs` 2 s: retries for about 17 minutes, through a deploy or a short outage)
+   */
+  attempts?: number;
+  /** The first retry's delay; each next one doubles it (2 s, 4 s, 8 s … 512 s by default). @default 2_000 */
+  backoffMs?: number;
+  /**
+   * How long a completed job is kept, so a copy delivered meanwhile is answered `duplicate` without a new job;
+   * afterwards a copy is queued again and the worker's store answers it duplicate (keep it at the store's `ttlMs`).
+   * @default 604_800_000 (7 days, core's default `ttlMs`)
+   */
+  keepCompletedMs?: number;
+  /**
+   * How long a worker's lock on a running job lasts without renewal (renewed every half of it while the job runs):
+   * a worker killed mid-job leaves it to another after this plus up to `stalledIntervalMs`.
+   * @default 30_000
+   */
+  lockDurationMs?: number;
+  /** How often each worker looks for jobs whose lock expired (their worker died), to queue them again. @default 30_000 */
+  stalledIntervalMs?: number;
+  /**
+   * How many times a job may be found stalled before it is kept as dead instead of run again (a notification that
+   * crashes or blocks every worker that takes it).
+   * @default 3
+   */
+  maxStalledCount?: number;
+}
+
+/**
+ * A queue engine on BullMQ (Redis): the web side's `queue` option and a worker's `engine`. A job's id is its
+ * notification key, so of any number of copies enqueued at once exactly one is queued (BullMQ adds a job id in one
+ * Lua script); the others, and any copy while the job is queued, running, done (for `keepCompletedMs`) or dead,
+ * are answered `duplicate`. Failed attempts are retried with exponential backoff; a job that failed every attempt
+ * is kept as dead until it is replayed or discarded.
+ *
+ * @example
+ * const queue = createBullMQQueue({ connection: process.env.REDIS_URL! });
+ * const webhook = createWebhookHandler({ secret, store, queue }).on('purchase.success', fulfil); // web
+ * await createWorker(webhook, queue); // worker
+ */
+export function createBullMQQueue(options: BullMQQueueOptions): QueueEngine {
+  return new BullMQEngine(options);
+}
+
+const JOB_NAME = 'notification';
+/** How many dead jobs one read of the failed set takes, for `dead`, `replay` and `discard` over a filter. */
+const PAGE = 100;
+
+class BullMQEngine implements QueueEngine {
+  readonly name = 'bullmq';
+  readonly #queue: Queue<StoredJob>;
+  readonly #queueName: string;
+  readonly #settings: WorkerSettings;
+  readonly #consumers = new Set<Consumer>();
+
+  constructor(options: BullMQQueueOptions) {
+    const connection =
+      typeof options.connection === 'string' ? { url: options.connection } : options.connection;
+    const attempts = integerOption('attempts', options.attempts, 10);
+    const delay = integerOption('backoffMs', options.backoffMs, 2_000);
+    this.#queueName = options.name ?? 'payhook-notifications';
+    this.#settings = {
+      connection,
+      prefix: options.prefix,
+      lockDurationMs: integerOption('lockDurationMs', options.lockDurationMs, 30_000),
+      stalledIntervalMs: integerOption('stalledIntervalMs', options.stalledIntervalMs, 30_000),
+      maxStalledCount: integerOption('maxStalledCount', options.maxStalledCount, 3, 0),
+    };
+    this.#queue = new Queue<StoredJob>(this.#queueName, {
+      connection,
+      prefix: options.prefix,
+      defaultJobOptions: {
+        attempts,
+        backoff: { type: 'exponential', delay },
+        removeOnComplete: {
+          age: Math.ceil(integerOption('keepCompletedMs', options.keepCompletedMs, 604_800_000) / 1000),
+        },
+        removeOnFail: false,
+      },
+    });
+    this.#queue.on('error', () => {
+      // A lost connection: ioredis reconnects; an enqueue meanwhile waits, and the web side answers 503 past its timeout.
+    });
+  }
+
+  async enqueue(job: QueuedNotification, signal: AbortSignal): Promise<'queued' | 'duplicate'> {
+    signal.throwIfAborted();
+    const copy = randomUUID();
+    const jobId = jobIdOf(job.key, copy);
+    await this.#queue.add(JOB_NAME, { ...job, copy }, { jobId });
+    if (job.key === undefined) return 'queued';
+    // BullMQ answers an id it holds already without adding anything: the stored copy tells which enqueue added it.
+    const stored = await this.#queue.getJob(jobId);
+    return stored?.data.copy === copy ? 'queued' : 'duplicate';
+  }
+
+  async consume(run: JobRunner, options: ConsumeOptions): Promise<Consumer> {
+    const consumer = await consumeWithBullMQ(this.#queueName, this.#settings, run, options);
+    this.#consumers.add(consumer);
+    return {
+      stop: async (graceMs) => {
+        this.#consumers.delete(consumer);
+        await consumer.stop(graceMs);
+      },
+    };
+  }
+
+  async dead(filter: DeadFilter = {}): Promise<DeadNotification[]> {
+    const jobs = await this.#failed(filter.since, filter.limit ?? 100);
+    return jobs.map(deadOf);
+  }
+
+  async replay(selection: DeadSelection): Promise<number> {
+    return this.#each(selection, (job) =>
+      job.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true }),
+    );
+  }
+
+  async discard(selection: DeadSelection): Promise<number> {
+    return this.#each(selection, (job) => job.remove());
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.#consumers].map((consumer) => consumer.stop(0)));
+    await this.#queue.close();
+  }
+
+  /** Dead jobs, oldest failure first, from `since`, at most `limit` (`Infinity`: all). */
+  async #failed(since: Date | undefined, limit: number): Promise<Job<StoredJob>[]> {
+    const found: Job<StoredJob>[] = [];
+    for (let start = 0; found.length < limit; start += PAGE) {
+      const page = (await this.#queue.getJobs(['failed'], start, start + PAGE - 1, true)) as Job<StoredJob>[];
+      for (const job of page) {
+        if (since === undefined || (job.finishedOn ?? 0) >= since.getTime()) found.push(job);
+      }
+      if (page.length < PAGE) break;
+    }
+    return found.slice(0, limit);
+  }
+
+  /** Runs `act` on each selected dead job; resolves how many there were. */
+  async #each(selection: DeadSelection, act: (job: Job<StoredJob>) => Promise<unknown>): Promise<number> {
+    const jobs =
+      'ids' in selection
+        ? await this.#deadByIds(selection.ids)
+        : await this.#failed(selection.since, Number.POSITIVE_INFINITY);
+    for (const job of jobs) await act(job);
+    return jobs.length;
+  }
+
+  async #deadByIds(ids: readonly string[]): Promise<Job<StoredJob>[]> {
+    const jobs: Job<StoredJob>[] = [];
+    for (const id of ids) {
+      const job = await this.#queue.getJob(id);
+      if (job !== undefined && (await job.isFailed())) jobs.push(job);
+    }
+    return jobs;
+  }
+}

@@ -1,0 +1,116 @@
+import type { PgQueryable } from '@payhook/core/postgres';
+import type { DeadFilter, DeadSelection } from './engine.js';
+import { type DeadRow, jobIdsOf } from './postgres-job.js';
+
+// The statements pg-boss 10 has no call for, on its own job table (`<schema>.job`, partitioned by queue name).
+// Each is one statement guarded by the row's state, so two CLIs or workers racing on one job cannot both win:
+// PostgreSQL locks the row, and the loser re-reads a state that no longer matches.
+
+/**
+ * A dead job is pg-boss's `failed` state: it stays in the job table (the queue keeps it there for its dead
+ * retention) until replayed, discarded or archived.
+ */
+export class PostgresJobs {
+  readonly #db: PgQueryable;
+  readonly #table: string;
+  readonly #name: string;
+  readonly #schema: string;
+
+  constructor(db: PgQueryable, schema: string, name: string) {
+    this.#db = db;
+    this.#schema = schema;
+    this.#table = `${schema}.job`;
+    this.#name = name;
+  }
+
+  /**
+   * pg-boss's `createQueue`, serialised: two processes creating one queue at once deadlock inside pg-boss 10's
+   * `create_queue` (each holds what the other's partition attach needs). The lock lasts this one statement.
+   */
+  async createQueue(): Promise<void> {
+    await this.#db.query(
+      `WITH locked AS (SELECT pg_advisory_xact_lock(hashtextextended($3, 0)))
+       SELECT ${this.#schema}.create_queue($1, $2::json) FROM locked`,
+      [this.#name, JSON.stringify({ policy: 'standard' }), `payhook.queue.create.${this.#schema}`],
+    );
+  }
+
+  async dead(filter: DeadFilter = {}): Promise<DeadRow[]> {
+    const { rows } = await this.#query(
+      `SELECT id, data, output, retry_count, created_on, completed_on FROM ${this.#table}
+       WHERE name = $1 AND state = 'failed' AND ($2::timestamptz IS NULL OR completed_on >= $2)
+       ORDER BY completed_on, id LIMIT $3`,
+      [this.#name, filter.since ?? null, filter.limit ?? 100],
+    );
+    return rows as DeadRow[];
+  }
+
+  /**
+   * Queues dead jobs again as new: no attempt made, no error, the same queued time, and as long to wait in the
+   * queue as when they were first queued (pg-boss archives a job still waiting at `keep_until`).
+   */
+  async replay(selection: DeadSelection): Promise<number> {
+    const [where, values] = this.#selected(selection);
+    const { rows } = await this.#query(
+      `UPDATE ${this.#table} SET state = 'created', retry_count = 0, started_on = NULL, completed_on = NULL,
+         output = NULL, start_after = now(), keep_until = now() + (keep_until - created_on)
+       WHERE ${where} RETURNING id`,
+      values,
+    );
+    return rows.length;
+  }
+
+  async discard(selection: DeadSelection): Promise<number> {
+    const [where, values] = this.#selected(selection);
+    const { rows } = await this.#query(`DELETE FROM ${this.#table} WHERE ${where} RETURNING id`, values);
+    return rows.length;
+  }
+
+  /**
+   * Keeps running jobs from expiring: pg-boss fails an active job whose `started_on + expire_in` has passed (its
+   * stall detection), so a live worker moves `started_on` forward and a killed one stops doing so. Returns the ids
+   * still active; a missing one was expired (a heartbeat came too late) and may already run elsewhere.
+   */
+  async heartbeat(ids: readonly string[]): Promise<Set<string>> {
+    const { rows } = await this.#db.query(
+      `UPDATE ${this.#table} SET started_on = now()
+       WHERE name = $1 AND id = ANY($2::uuid[]) AND state = 'active' RETURNING id`,
+      [this.#name, ids],
+    );
+    return new Set((rows as { id: string }[]).map((row) => row.id));
+  }
+
+  /**
+   * Hands running jobs back to the queue at once, without spending an attempt: the next fetch counts the attempt
+   * again (pg-boss adds one to `retry_count` when `started_on` is set, so this takes one off, or clears it).
+   */
+  async handBack(ids: readonly string[]): Promise<void> {
+    await this.#db.query(
+      `UPDATE ${this.#table} SET state = 'retry', start_after = now(),
+         retry_count = GREATEST(retry_count - 1, 0),
+         started_on = CASE WHEN retry_count = 0 THEN NULL ELSE started_on END
+       WHERE name = $1 AND id = ANY($2::uuid[]) AND state = 'active'`,
+      [this.#name, ids],
+    );
+  }
+
+  /** A query on the job table, which has no rows yet when pg-boss never started on this schema. */
+  async #query(text: string, values: unknown[]): Promise<{ rows: unknown[] }> {
+    try {
+      return await this.#db.query(text, values);
+    } catch (error) {
+      if ((error as { code?: unknown }).code === '42P01') return { rows: [] }; // undefined_table
+      throw error;
+    }
+  }
+
+  #selected(selection: DeadSelection): [string, unknown[]] {
+    const dead = `name = $1 AND state = 'failed'`;
+    if ('ids' in selection)
+      return [`${dead} AND id = ANY($2::uuid[])`, [this.#name, jobIdsOf(selection.ids)]];
+    return [
+      `${dead} AND ($2::timestamptz IS NULL OR completed_on >= $2)`,
+      [this.#name, selection.since ?? null],
+    ];
+  }
+}

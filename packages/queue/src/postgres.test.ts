@@ -1,0 +1,483 @@
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+import type { QueuedNotification } from '@payhook/core';
+import pg from 'pg';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { CuttableProxy, DATABASE_URL, reachPostgres } from '../../core/test/servers.js';
+import type { JobAttempt } from './engine.js';
+import { createPostgresQueue, type PostgresQueue, type PostgresQueueOptions } from './postgres.js';
+import { jobIdOf } from './postgres-job.js';
+
+const postgresUp = await reachPostgres();
+// One schema per test file and process: parallel files and other engineers never share pg-boss's tables.
+const SCHEMA = `payhook_queue_test_${process.pid}`;
+const WORKER = new URL('../test/postgres-worker.mjs', import.meta.url);
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const signal = () => new AbortController().signal;
+
+function latch(): { open: () => void; opened: Promise<void> } {
+  let open!: () => void;
+  const opened = new Promise<void>((resolve) => {
+    open = resolve;
+  });
+  return { open, opened };
+}
+
+/** Polls until `probe` returns something truthy (a bound against hanging, not a measure of speed). */
+async function until<T>(probe: () => Promise<T | undefined | false>, what: string): Promise<T> {
+  for (let i = 0; i < 400; i++) {
+    const value = await probe();
+    if (value) return value;
+    await sleep(50);
+  }
+  throw new Error(`gave up waiting for ${what}`);
+}
+
+function job(key: string | undefined, extra: Partial<QueuedNotification> = {}): QueuedNotification {
+  return {
+    key,
+    data: { order_id: key ?? 'none', status: 'success', amount: 9.99 },
+    secretIndex: 0,
+    ...extra,
+  };
+}
+
+describe.skipIf(!postgresUp)('the PostgreSQL queue engine (pg-boss)', () => {
+  let pool: pg.Pool;
+  let queues = 0;
+  const opened: PostgresQueue[] = [];
+
+  beforeAll(() => {
+    pool = new pg.Pool({ connectionString: DATABASE_URL, max: 4 });
+  });
+  afterEach(async () => {
+    await Promise.all(opened.splice(0).map((queue) => queue.close()));
+  });
+  afterAll(async () => {
+    await pool?.query(`DROP SCHEMA IF EXISTS ${SCHEMA} CASCADE`);
+    await pool?.end();
+  });
+
+  /** A queue of its own (a new name: its own pg-boss partition), with retries and stall detection in seconds. */
+  function engine(options: Partial<PostgresQueueOptions> = {}): { queue: PostgresQueue; name: string } {
+    const name = `test-${++queues}`;
+    const queue = createPostgresQueue({
+      connectionString: DATABASE_URL,
+      schema: SCHEMA,
+      name,
+      backoff: { type: 'fixed', delay: 0 },
+      stallSeconds: 2,
+      maintenanceIntervalSeconds: 1,
+      pollingIntervalSeconds: 0.5,
+      onError: () => {},
+      ...options,
+    });
+    opened.push(queue);
+    return { queue, name };
+  }
+
+  async function rowsOf(name: string, key?: string) {
+    const { rows } = await pool.query(
+      `SELECT id, state, retry_count, started_on, data, output FROM ${SCHEMA}.job
+       WHERE name = $1 AND ($2::uuid IS NULL OR id = $2)`,
+      [name, key === undefined ? null : jobIdOf(key)],
+    );
+    return rows as {
+      id: string;
+      state: string;
+      retry_count: number;
+      started_on: Date | null;
+      data: unknown;
+      output: unknown;
+    }[];
+  }
+
+  const stateOf = async (name: string, key: string) => (await rowsOf(name, key))[0]?.state;
+  const reaches = (name: string, key: string, state: string) =>
+    until(async () => (await stateOf(name, key)) === state, `${key} to be ${state}`);
+
+  describe('enqueue', () => {
+    it('answers duplicate for a key whose job is queued, running, completed or dead, and never adds it twice', async () => {
+      const { queue, name } = engine({ attempts: 1 });
+      expect(await queue.enqueue(job('k-queued'), signal())).toBe('queued');
+      expect(await queue.enqueue(job('k-queued'), signal())).toBe('duplicate');
+
+      for (const key of ['k-running', 'k-done', 'k-dead']) await queue.enqueue(job(key), signal());
+      const entered = latch();
+      const release = latch();
+      await queue.consume(
+        async ({ key }) => {
+          if (key === 'k-dead') throw new Error('no');
+          if (key === 'k-running') {
+            entered.open();
+            await release.opened;
+          }
+        },
+        { concurrency: 4 },
+      );
+      await entered.opened;
+      expect(await stateOf(name, 'k-running')).toBe('active');
+      expect(await queue.enqueue(job('k-running'), signal())).toBe('duplicate');
+      await reaches(name, 'k-done', 'completed');
+      expect(await queue.enqueue(job('k-done'), signal())).toBe('duplicate');
+      await reaches(name, 'k-dead', 'failed');
+      expect(await queue.enqueue(job('k-dead'), signal())).toBe('duplicate');
+      release.open();
+      await reaches(name, 'k-running', 'completed');
+      expect(await queue.enqueue(job('k-running'), signal())).toBe('duplicate');
+      expect((await rowsOf(name)).length).toBe(4);
+    });
+
+    it('queues one job for 200 concurrent copies from two processes, and answers the 199 others duplicate', async () => {
+      const { queue, name } = engine();
+      const other = createPostgresQueue({
+        connectionString: DATABASE_URL,
+        schema: SCHEMA,
+        name,
+        onError: () => {},
+      });
+      opened.push(other);
+      const answers = await Promise.all(
+        Array.from({ length: 200 }, (_, i) => (i % 2 ? other : queue).enqueue(job('k-race'), signal())),
+      );
+      expect(answers.filter((a) => a === 'queued')).toHaveLength(1);
+      expect(answers.filter((a) => a === 'duplicate')).toHaveLength(199);
+      expect(await rowsOf(name)).toHaveLength(1);
+    });
+
+    it('queues every copy of a notification without a key, each under a random id', async () => {
+      const { queue, name } = engine();
+      expect(await queue.enqueue(job(undefined), signal())).toBe('queued');
+      expect(await queue.enqueue(job(undefined), signal())).toBe('queued');
+      const rows = await rowsOf(name);
+      expect(rows).toHaveLength(2);
+      expect(rows[0]!.id).not.toBe(rows[1]!.id);
+    });
+
+    it('stores the queued notification and nothing else: key, data, secret position and id', async () => {
+      const { queue, name } = engine();
+      await queue.enqueue({ ...job('k-data', { secretIndex: 1, secretId: 'old' }) }, signal());
+      const [row] = await rowsOf(name, 'k-data');
+      expect(row!.data).toEqual({
+        key: 'k-data',
+        data: { order_id: 'k-data', status: 'success', amount: 9.99 },
+        secretIndex: 1,
+        secretId: 'old',
+      });
+    });
+
+    it('rejects while PostgreSQL is cut off, having written nothing, and queues the job once it is back', async () => {
+      const proxy = await CuttableProxy.start({
+        host: '127.0.0.1',
+        port: Number(new URL(DATABASE_URL).port || 5432),
+      });
+      try {
+        const url = new URL(DATABASE_URL);
+        url.host = `127.0.0.1:${proxy.port}`;
+        const { queue, name } = engine({ connectionString: url.href });
+        expect(await queue.enqueue(job('k-before'), signal())).toBe('queued');
+        proxy.cut();
+        await expect(queue.enqueue(job('k-cut'), signal())).rejects.toThrow(
+          '[@payhook/queue] PostgreSQL did not take the job: ',
+        );
+        expect(await rowsOf(name, 'k-cut')).toEqual([]);
+        proxy.restore();
+        expect(await queue.enqueue(job('k-cut'), signal())).toBe('queued');
+        expect(await rowsOf(name, 'k-cut')).toHaveLength(1);
+      } finally {
+        await proxy.close();
+      }
+    });
+
+    it('rejects when its signal aborts while PostgreSQL stalls; the job is then there whole, or not at all', async () => {
+      const proxy = await CuttableProxy.start({
+        host: '127.0.0.1',
+        port: Number(new URL(DATABASE_URL).port || 5432),
+      });
+      try {
+        const url = new URL(DATABASE_URL);
+        url.host = `127.0.0.1:${proxy.port}`;
+        const { queue, name } = engine({ connectionString: url.href });
+        await queue.enqueue(job('k-warm'), signal());
+        proxy.stall();
+        const controller = new AbortController();
+        const stalled = queue.enqueue(job('k-stall'), controller.signal);
+        controller.abort();
+        await expect(stalled).rejects.toThrow('[@payhook/queue] PostgreSQL did not take the job in time');
+        const aborted = new AbortController();
+        aborted.abort();
+        await expect(queue.enqueue(job('k-never'), aborted.signal)).rejects.toThrow('in time');
+        proxy.resume();
+        await queue.enqueue(job('k-stall'), signal());
+        const rows = await rowsOf(name, 'k-stall');
+        expect(rows).toHaveLength(1);
+        expect(rows[0]!.data).toMatchObject({ key: 'k-stall', secretIndex: 0 });
+        expect(await rowsOf(name, 'k-never')).toEqual([]);
+      } finally {
+        await proxy.close();
+      }
+    });
+  });
+
+  describe('consume', () => {
+    it('runs each job once, at most `concurrency` at a time, with its notification and attempt', async () => {
+      const { queue } = engine();
+      const keys = Array.from({ length: 20 }, (_, i) => `k-${i}`);
+      for (const key of keys) await queue.enqueue(job(key, { secretId: 'current' }), signal());
+      const ran: string[] = [];
+      let running = 0;
+      let most = 0;
+      await queue.consume(
+        async (queued, attempt) => {
+          running++;
+          most = Math.max(most, running);
+          expect(queued).toEqual(job(queued.key, { secretId: 'current' }));
+          expect([attempt.number, attempt.of, attempt.signal.aborted]).toEqual([1, 10, false]);
+          await sleep(5);
+          ran.push(queued.key!);
+          running--;
+        },
+        { concurrency: 4 },
+      );
+      await until(async () => ran.length === 20, '20 runs');
+      expect([...ran].sort()).toEqual([...keys].sort());
+      expect(most).toBeLessThanOrEqual(4);
+    });
+
+    it('retries a run that rejects with the attempt numbers, then keeps it dead with only its code and message', async () => {
+      const { queue, name } = engine({ attempts: 3 });
+      await queue.enqueue(job('k-retry'), signal());
+      const attempts: [number, number][] = [];
+      let fixed = false;
+      await queue.consume(
+        async (_job, attempt: JobAttempt) => {
+          attempts.push([attempt.number, attempt.of]);
+          if (fixed) return;
+          throw Object.assign(new Error('handler "fulfil" failed'), {
+            code: 'handler.failed',
+            payload: { card_token: 'tok_secret' },
+            cause: new Error('secret cause'),
+          });
+        },
+        { concurrency: 1 },
+      );
+      const [dead] = await until(async () => {
+        const list = await queue.dead();
+        return list.length > 0 && list;
+      }, 'the dead job');
+      expect(attempts).toEqual([
+        [1, 3],
+        [2, 3],
+        [3, 3],
+      ]);
+      expect(dead).toMatchObject({
+        id: 'k-retry',
+        job: job('k-retry'),
+        error: { code: 'handler.failed', message: 'handler "fulfil" failed' },
+        attempts: 3,
+      });
+      expect(dead!.failedAt.getTime()).toBeGreaterThanOrEqual(dead!.queuedAt.getTime());
+      expect((await rowsOf(name, 'k-retry'))[0]!.output).toEqual({
+        code: 'handler.failed',
+        message: 'handler "fulfil" failed',
+      });
+
+      fixed = true;
+      expect(await queue.replay({ ids: ['k-retry'] })).toBe(1);
+      expect(await queue.replay({ ids: ['k-retry'] })).toBe(0);
+      await reaches(name, 'k-retry', 'completed');
+      expect(attempts.slice(3)).toEqual([[1, 3]]);
+      expect(await queue.dead()).toEqual([]);
+    });
+
+    it('hands a running job back on stop(0), without spending its attempt, to the next consumer', async () => {
+      const { queue, name } = engine();
+      await queue.enqueue(job('k-stop'), signal());
+      const entered = latch();
+      let reason: unknown;
+      const first = await queue.consume(
+        async (_job, attempt) => {
+          entered.open();
+          await new Promise((resolve) => attempt.signal.addEventListener('abort', resolve));
+          reason = attempt.signal.reason;
+        },
+        { concurrency: 1 },
+      );
+      await entered.opened;
+      await first.stop(0);
+      expect(String(reason)).toContain('was handed back: the worker stopped');
+      expect(await rowsOf(name, 'k-stop')).toMatchObject([
+        { state: 'retry', retry_count: 0, started_on: null },
+      ]);
+
+      const seen: [string | undefined, number][] = [];
+      await queue.consume(async (queued, attempt) => void seen.push([queued.key, attempt.number]), {
+        concurrency: 1,
+      });
+      await reaches(name, 'k-stop', 'completed');
+      expect(seen).toEqual([['k-stop', 1]]);
+    });
+
+    it('lets a running job finish within the grace of stop()', async () => {
+      const { queue, name } = engine();
+      await queue.enqueue(job('k-grace'), signal());
+      const entered = latch();
+      const release = latch();
+      const consumer = await queue.consume(
+        async () => {
+          entered.open();
+          await release.opened;
+        },
+        { concurrency: 1 },
+      );
+      await entered.opened;
+      const stopping = consumer.stop(60_000);
+      release.open();
+      await stopping;
+      expect(await stateOf(name, 'k-grace')).toBe('completed');
+    });
+
+    it("gives a SIGKILLed worker's job to another consumer after stall detection", async () => {
+      if (!existsSync(new URL('../dist/postgres.js', import.meta.url))) {
+        throw new Error('packages/queue/dist is missing: run the build first (pnpm build).');
+      }
+      const { queue, name } = engine();
+      await queue.enqueue(job('k-kill'), signal());
+      const child = spawn(process.execPath, [WORKER.pathname], {
+        env: { ...process.env, DATABASE_URL, SCHEMA, QUEUE: name },
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      const lines = createInterface({ input: child.stdout });
+      for await (const line of lines) {
+        if (line.startsWith('{')) {
+          expect(JSON.parse(line)).toEqual({ running: 'k-kill', attempt: 1 });
+          break;
+        }
+      }
+      child.kill('SIGKILL');
+      await exited;
+      expect(await stateOf(name, 'k-kill')).toBe('active');
+
+      const seen: [string | undefined, number][] = [];
+      await queue.consume(async (queued, attempt) => void seen.push([queued.key, attempt.number]), {
+        concurrency: 1,
+      });
+      await reaches(name, 'k-kill', 'completed');
+      expect(seen).toEqual([['k-kill', 2]]);
+    });
+  });
+
+  describe('dead, replay, discard', () => {
+    async function deadQueue() {
+      const { queue, name } = engine({ attempts: 1 });
+      const consumer = await queue.consume(
+        async () => {
+          throw Object.assign(new Error('down'), { code: 'store.unavailable' });
+        },
+        { concurrency: 1 },
+      );
+      const dies = async (notification: QueuedNotification, count: number) => {
+        await queue.enqueue(notification, signal());
+        await until(async () => (await queue.dead()).length === count, `${count} dead`);
+      };
+      return { queue, name, consumer, dies };
+    }
+
+    it('lists dead jobs oldest first, since a time and up to a limit, and replays or discards those', async () => {
+      const { queue, consumer, dies } = await deadQueue();
+      await dies(job('k-old'), 1);
+      const { rows } = await pool.query('SELECT now() AS now');
+      const since = (rows[0] as { now: Date }).now;
+      await dies(job('k-new'), 2);
+      await consumer.stop(0);
+
+      expect((await queue.dead()).map((d) => d.id)).toEqual(['k-old', 'k-new']);
+      expect((await queue.dead({ since })).map((d) => d.id)).toEqual(['k-new']);
+      expect((await queue.dead({ limit: 1 })).map((d) => d.id)).toEqual(['k-old']);
+      expect((await queue.dead())[0]).toMatchObject({
+        error: { code: 'store.unavailable', message: 'down' },
+      });
+
+      expect(await queue.replay({ all: true, since })).toBe(1);
+      expect((await queue.dead()).map((d) => d.id)).toEqual(['k-old']);
+      expect(await queue.discard({ all: true })).toBe(1);
+      expect(await queue.dead()).toEqual([]);
+    });
+
+    it('discards a dead job by key for good: its key may be queued again', async () => {
+      const { queue, name, consumer, dies } = await deadQueue();
+      await dies(job('k-discard'), 1);
+      await consumer.stop(0);
+      expect(await queue.discard({ ids: ['k-discard', 'k-unknown'] })).toBe(1);
+      expect(await queue.dead()).toEqual([]);
+      expect(await rowsOf(name, 'k-discard')).toEqual([]);
+      expect(await queue.enqueue(job('k-discard'), signal())).toBe('queued');
+    });
+
+    it('names a dead job without a key by its id, and replays it by that id', async () => {
+      const { queue, name, consumer, dies } = await deadQueue();
+      await dies(job(undefined), 1);
+      await consumer.stop(0);
+      const [dead] = await queue.dead();
+      expect(dead!.id).toMatch(/^[0-9a-f-]{36}$/);
+      expect(dead!.job.key).toBeUndefined();
+      expect(await queue.replay({ ids: [dead!.id.toUpperCase()] })).toBe(1);
+      expect((await rowsOf(name))[0]).toMatchObject({ state: 'created', retry_count: 0, output: null });
+    });
+  });
+
+  describe('options', () => {
+    it.each([
+      [{}, 'give createPostgresQueue either connectionString or pool.'],
+      [
+        { connectionString: DATABASE_URL, pool: { query: async () => ({ rows: [], rowCount: 0 }) } },
+        'give createPostgresQueue either connectionString or pool.',
+      ],
+      [
+        { connectionString: DATABASE_URL, schema: 'Bad-Schema' },
+        'the schema "Bad-Schema" is not a lower-case identifier',
+      ],
+      [{ connectionString: DATABASE_URL, attempts: 0 }, 'attempts must be a number of at least 1, not 0.'],
+      [
+        { connectionString: DATABASE_URL, stallSeconds: 86_400 },
+        'stallSeconds must be an integer from 1 to 86399',
+      ],
+    ])('refuses %j', (options, message) => {
+      expect(() => createPostgresQueue(options as PostgresQueueOptions)).toThrow(
+        `[@payhook/queue] ${message}`,
+      );
+    });
+
+    it('lists, replays and discards nothing on a schema where no queue ran, and creates nothing there', async () => {
+      const schema = `${SCHEMA}_none`;
+      const queue = createPostgresQueue({ connectionString: DATABASE_URL, schema, onError: () => {} });
+      opened.push(queue);
+      expect(await queue.dead()).toEqual([]);
+      expect(await queue.replay({ all: true })).toBe(0);
+      expect(await queue.discard({ ids: ['k-1'] })).toBe(0);
+      const { rows } = await pool.query('SELECT to_regnamespace($1) AS schema', [schema]);
+      expect(rows).toEqual([{ schema: null }]);
+    });
+
+    it('runs on a pool it was given and leaves it open on close()', async () => {
+      const given = new pg.Pool({ connectionString: DATABASE_URL, max: 2 });
+      try {
+        const queue = createPostgresQueue({
+          pool: given,
+          schema: SCHEMA,
+          name: `test-${++queues}`,
+          onError: () => {},
+        });
+        expect(await queue.enqueue(job('k-pool'), signal())).toBe('queued');
+        await queue.close();
+        await expect(queue.enqueue(job('k-pool-2'), signal())).rejects.toThrow('closed');
+        expect((await given.query('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
+      } finally {
+        await given.end();
+      }
+    });
+  });
+});

@@ -1,0 +1,196 @@
+import type { QueuedNotification } from '@payhook/core';
+import type { PgQueryable } from '@payhook/core/postgres';
+import pg from 'pg';
+import PgBoss from 'pg-boss';
+import type {
+  ConsumeOptions,
+  Consumer,
+  DeadFilter,
+  DeadNotification,
+  DeadSelection,
+  JobRunner,
+  QueueEngine,
+} from './engine.js';
+import { PostgresConsumer } from './postgres-consumer.js';
+import { deadNotificationOf, jobIdOf } from './postgres-job.js';
+import { type PostgresQueueOptions, type ResolvedOptions, resolveOptions } from './postgres-options.js';
+import { PostgresJobs } from './postgres-sql.js';
+
+export type { PostgresQueueOptions } from './postgres-options.js';
+
+/**
+ * The PostgreSQL engine, on pg-boss 10: one job per notification key in `<schema>.job`, retried with backoff,
+ * kept as dead (pg-boss's `failed` state) after the last attempt. pg-boss starts on first use (it creates its
+ * schema and the queue then); every process of the app, web or worker, may share the database.
+ *
+ * @example
+ * const queue = createPostgresQueue({ connectionString: process.env.DATABASE_URL });
+ * const webhook = createWebhookHandler({ secret, store, queue });
+ */
+export class PostgresQueue implements QueueEngine {
+  readonly name = 'postgres';
+  readonly #options: ResolvedOptions;
+  readonly #db: PgQueryable;
+  readonly #pool: pg.Pool | undefined;
+  readonly #jobs: PostgresJobs;
+  readonly #consumers = new Set<Consumer>();
+  #boss: Promise<PgBoss> | undefined;
+  #closed = false;
+
+  constructor(options: PostgresQueueOptions) {
+    this.#options = resolveOptions(options);
+    if (options.pool) {
+      this.#db = options.pool;
+    } else {
+      this.#pool = new pg.Pool({ connectionString: options.connectionString, max: options.max ?? 10 });
+      this.#pool.on('error', (error) => this.#options.onError(error));
+      this.#db = this.#pool;
+    }
+    this.#jobs = new PostgresJobs(this.#db, this.#options.schema, this.#options.name);
+  }
+
+  /**
+   * Adds the job under its key's id in one `INSERT … ON CONFLICT DO NOTHING` (pg-boss's `send`), which resolves no
+   * id when a job with that id exists in any state: `'duplicate'`. Rejects when PostgreSQL fails or `signal`
+   * aborts first; an insert that still lands afterwards is whole, and its redelivery a duplicate.
+   */
+  async enqueue(job: QueuedNotification, signal: AbortSignal): Promise<'queued' | 'duplicate'> {
+    if (signal.aborted) throw aborted();
+    const o = this.#options;
+    const data = {
+      key: job.key,
+      data: job.data,
+      secretIndex: job.secretIndex,
+      ...(job.secretId === undefined ? {} : { secretId: job.secretId }),
+    };
+    const sent = this.#ready().then((boss) =>
+      boss.send(o.name, data, {
+        ...(job.key === undefined ? {} : { id: jobIdOf(job.key) }),
+        retryLimit: o.attempts - 1,
+        retryDelay: o.retryDelay,
+        retryBackoff: o.retryBackoff,
+        expireInSeconds: o.stallSeconds,
+      }),
+    );
+    const id = await untilAborted(sent, signal).catch((error: unknown) => {
+      throw signal.aborted ? aborted() : unavailable(error);
+    });
+    return id === null ? 'duplicate' : 'queued';
+  }
+
+  async consume(run: JobRunner, options: ConsumeOptions): Promise<Consumer> {
+    const { concurrency } = options;
+    if (!Number.isInteger(concurrency) || concurrency < 1) {
+      throw new TypeError(`[@payhook/queue] concurrency must be a positive integer, not ${concurrency}.`);
+    }
+    const boss = await this.#ready();
+    const o = this.#options;
+    const consumer = new PostgresConsumer(
+      {
+        boss,
+        jobs: this.#jobs,
+        name: o.name,
+        concurrency,
+        pollingMs: o.pollingIntervalSeconds * 1000,
+        heartbeatMs: (o.stallSeconds * 1000) / 3,
+        onError: o.onError,
+      },
+      run,
+    );
+    this.#consumers.add(consumer);
+    return consumer;
+  }
+
+  // The dead jobs need no pg-boss, only its table: listing a database where no queue ever ran creates nothing.
+  async dead(filter?: DeadFilter): Promise<DeadNotification[]> {
+    this.#open();
+    return (await this.#jobs.dead(filter)).map(deadNotificationOf);
+  }
+
+  async replay(selection: DeadSelection): Promise<number> {
+    this.#open();
+    return this.#jobs.replay(selection);
+  }
+
+  async discard(selection: DeadSelection): Promise<number> {
+    this.#open();
+    return this.#jobs.discard(selection);
+  }
+
+  /** Stops its consumers (handing their running jobs back) and pg-boss, and ends the pool it opened. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await Promise.all([...this.#consumers].map((consumer) => consumer.stop(0)));
+    const boss = await this.#boss?.catch(() => undefined);
+    await boss?.stop({ graceful: false, close: false });
+    await this.#pool?.end();
+  }
+
+  #open(): void {
+    if (this.#closed) throw new Error('[@payhook/queue] the PostgreSQL queue is closed.');
+  }
+
+  #ready(): Promise<PgBoss> {
+    try {
+      this.#open();
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    this.#boss ??= this.#start().catch((error: unknown) => {
+      this.#boss = undefined;
+      throw error;
+    });
+    return this.#boss;
+  }
+
+  async #start(): Promise<PgBoss> {
+    const o = this.#options;
+    // A new pg-boss per start: one whose start failed believes itself started.
+    const boss = new PgBoss({
+      db: { executeSql: (text, values) => this.#db.query(text, values) as Promise<{ rows: unknown[] }> },
+      schema: o.schema,
+      schedule: false,
+      maintenanceIntervalSeconds: o.maintenanceIntervalSeconds,
+      archiveCompletedAfterSeconds: o.completedRetentionSeconds,
+      archiveFailedAfterSeconds: o.deadRetentionSeconds,
+    } as PgBoss.ConstructorOptions);
+    boss.on('error', (error) => o.onError(error));
+    await boss.start();
+    try {
+      await this.#jobs.createQueue();
+    } catch (error) {
+      await boss.stop({ graceful: false, close: false }).catch(() => {});
+      throw error;
+    }
+    return boss;
+  }
+}
+
+/**
+ * The PostgreSQL queue engine of `@payhook/queue` (pg-boss 10). Hand it to `createWebhookHandler({ queue })` in
+ * the web process and to `createWorker` in the workers.
+ *
+ * @example
+ * const queue = createPostgresQueue({ connectionString: process.env.DATABASE_URL, attempts: 5 });
+ */
+export function createPostgresQueue(options: PostgresQueueOptions): PostgresQueue {
+  return new PostgresQueue(options);
+}
+
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(aborted());
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}
+
+function aborted(): Error {
+  return new Error('[@payhook/queue] PostgreSQL did not take the job in time (the enqueue was aborted).');
+}
+
+function unavailable(cause: unknown): Error {
+  const message = cause instanceof Error ? cause.message : String(cause);
+  return new Error(`[@payhook/queue] PostgreSQL did not take the job: ${message}`, { cause });
+}

@@ -1,0 +1,128 @@
+import {
+  createWebhookHandler,
+  parseNotification,
+  type QueuedNotification,
+  WebhookError,
+} from '@payhook/core';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { purchase } from '../../core/test/fixtures.ts';
+import type { ConsumeOptions, JobRunner, QueueEngine } from './engine.js';
+import { createWorker } from './worker.js';
+
+/** An engine that hands the test its runner: `run(job)` is one attempt. */
+function fakeEngine() {
+  const calls: string[] = [];
+  let runner: JobRunner | undefined;
+  let consumed: ConsumeOptions | undefined;
+  const engine: QueueEngine = {
+    name: 'fake',
+    enqueue: async () => 'queued',
+    consume: async (run, options) => {
+      runner = run;
+      consumed = options;
+      return { stop: async (graceMs) => void calls.push(`stop ${graceMs}`) };
+    },
+    dead: async () => [],
+    replay: async () => 0,
+    discard: async () => 0,
+    close: async () => void calls.push('close'),
+  };
+  const run = (job: QueuedNotification) =>
+    runner!(job, { number: 1, of: 1, signal: new AbortController().signal });
+  return { engine, calls, run, consumed: () => consumed };
+}
+
+const job = (overrides: Partial<QueuedNotification> = {}): QueuedNotification => ({
+  key: 'k',
+  data: purchase(),
+  secretIndex: 0,
+  ...overrides,
+});
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+describe('createWorker', () => {
+  it('runs a job through webhook.process with its context and secret, and completes it when handled', async () => {
+    const { engine, run, consumed } = fakeEngine();
+    const seen: unknown[] = [];
+    const webhook = createWebhookHandler<{ jobKey: string | undefined }>({ secret: 's', logger: false }).on(
+      'purchase',
+      (payment, context, delivery) => void seen.push([payment.payment_id, context.jobKey, delivery.secretId]),
+    );
+    await createWorker(webhook, engine, {
+      context: (queued) => ({ jobKey: queued.key }),
+      stopOnSignals: false,
+      logger: false,
+    });
+    expect(consumed()).toEqual({ concurrency: 8 });
+    await run(job({ secretId: 'current' }));
+    expect(seen).toEqual([[purchase().payment_id, 'k', 'current']]);
+  });
+
+  it('completes a handled, a duplicate and an ignored notification; fails the attempt with the WebhookError of a refusal', async () => {
+    const { engine, run } = fakeEngine();
+    let fail = true;
+    const webhook = createWebhookHandler({ secret: 's', logger: false }).on('purchase', () => {
+      if (fail) throw new Error('down');
+    });
+    await createWorker(webhook, engine, { stopOnSignals: false, logger: false });
+    const failed = await run(job()).catch((error: unknown) => error);
+    expect(failed).toBeInstanceOf(WebhookError);
+    expect((failed as WebhookError).code).toBe('handler.failed');
+    fail = false;
+    await expect(run(job())).resolves.toBeUndefined();
+    expect(await webhook.process(parseNotification(purchase()))).toBe('duplicate');
+    await expect(run(job())).resolves.toBeUndefined();
+    const refund = { ...purchase(), method: 'refund', operation_id: 'op-1' };
+    expect(await webhook.process(parseNotification(refund))).toBe('ignored');
+    await expect(run(job({ data: refund }))).resolves.toBeUndefined();
+  });
+
+  it('fails the attempt of a job whose data is not a notification', async () => {
+    const { engine, run } = fakeEngine();
+    await createWorker(createWebhookHandler({ secret: 's', logger: false }), engine, {
+      stopOnSignals: false,
+      logger: false,
+    });
+    const failed = (await run(job({ data: { method: 'purchase' } })).catch(
+      (error: unknown) => error,
+    )) as WebhookError;
+    expect(failed.code).toBe('notification.invalid');
+  });
+
+  it('stops on SIGTERM with graceMs, then closes the engine, and stops once however often it is asked', async () => {
+    const { engine, calls } = fakeEngine();
+    const info = vi.fn();
+    const worker = await createWorker(createWebhookHandler({ secret: 's', logger: false }), engine, {
+      graceMs: 1_234,
+      logger: { info, error: vi.fn() },
+    });
+    expect(info).toHaveBeenCalledWith('[@payhook/queue] worker ready on fake (concurrency 8)');
+    process.emit('SIGTERM');
+    await vi.waitFor(() => expect(calls).toEqual(['stop 1234', 'close']));
+    await worker.stop();
+    expect(calls).toEqual(['stop 1234', 'close']);
+    expect(process.listenerCount('SIGINT')).toBe(0);
+  });
+
+  it('leaves signals alone with stopOnSignals: false', async () => {
+    const { engine } = fakeEngine();
+    const before = process.listenerCount('SIGTERM');
+    const worker = await createWorker(createWebhookHandler({ secret: 's', logger: false }), engine, {
+      stopOnSignals: false,
+      logger: false,
+    });
+    expect(process.listenerCount('SIGTERM')).toBe(before);
+    await worker.stop();
+  });
+
+  it('refuses a concurrency that is not a positive integer', async () => {
+    const { engine } = fakeEngine();
+    const webhook = createWebhookHandler({ secret: 's', logger: false });
+    await expect(createWorker(webhook, engine, { concurrency: 0 })).rejects.toThrow(
+      '[@payhook/queue] concurrency must be an integer from 1, not 0.',
+    );
+  });
+});

@@ -1,0 +1,147 @@
+import type { QueuedNotification } from '@payhook/core';
+import type { QueueEngine } from '@payhook/queue';
+import { createPostgresQueue } from '@payhook/queue/postgres';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DATABASE_URL, reachPostgres } from '../../../core/test/servers.js';
+import { memoryIO } from './io.js';
+import { runCli } from './run.js';
+
+const postgresUp = await reachPostgres();
+// Its own schema, so parallel test files and other engineers never share pg-boss's tables.
+const SCHEMA = `payhook_queue_cli_test_${process.pid}`;
+const QUEUE = 'cli-dead';
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function notification(key: string | undefined): QueuedNotification {
+  return {
+    key,
+    data: { order_id: 'order-1', status: 'success', card_token: 'tok_never_printed' },
+    secretIndex: 0,
+  };
+}
+
+async function cli(...args: string[]) {
+  const { io, out, err } = memoryIO();
+  const code = await runCli(['queue', ...args], io);
+  return { code, out, err };
+}
+
+const db = ['--database', DATABASE_URL, '--schema', SCHEMA, '--queue', QUEUE];
+
+describe('payhook queue: usage', () => {
+  it.each([
+    [['list'], 'give one engine: --database URL (PostgreSQL) or --redis URL (BullMQ).'],
+    [['list', '--database', 'postgres://x', '--redis', 'redis://x'], 'give one engine'],
+    [['list', '--redis', 'redis://x', '--schema', 's'], '--schema goes with --database.'],
+    [['purge', ...db], 'the action is list, replay or discard, not "purge".'],
+    [[...db], 'the action is list, replay or discard, not "".'],
+    [['list', 'k-1', ...db], 'unexpected argument "k-1".'],
+    [['replay', ...db], 'name the dead notifications to act on (ids or keys), or pass --all.'],
+    [['replay', 'k-1', '--all', ...db], 'give ids or --all, not both.'],
+    [['discard', 'k-1', '--since', '2026-05-01T00:00:00Z', ...db], '--since goes with --all, not with ids.'],
+    [['list', '--since', 'yesterday', ...db], '--since "yesterday" is not an ISO time.'],
+    [['replay', '--all', '--json', ...db], '--json goes with list.'],
+  ])('payhook queue %j exits 2: %s', async (args, message) => {
+    const { code, err } = await cli(...args);
+    expect(code).toBe(2);
+    expect(err[0]).toContain(`payhook queue: ${message}`);
+    expect(err[1]).toBe("Run 'payhook queue --help' for usage.");
+  });
+
+  it('prints its help, listed in the commands of payhook --help', async () => {
+    const { code, out } = await cli('--help');
+    expect(code).toBe(0);
+    expect(out[0]).toMatch(/^Usage: payhook queue list\|replay\|discard \(--database URL \| --redis URL\)/);
+    const top = memoryIO();
+    await runCli(['--help'], top.io);
+    expect(top.out[0]).toContain(
+      '  queue    list, replay or discard the dead notifications of @payhook/queue',
+    );
+  });
+});
+
+describe.skipIf(!postgresUp)('payhook queue on PostgreSQL', () => {
+  let engine: QueueEngine;
+  let pool: pg.Pool;
+  let failedAfter: Date;
+
+  beforeAll(async () => {
+    pool = new pg.Pool({ connectionString: DATABASE_URL, max: 2 });
+    engine = createPostgresQueue({
+      connectionString: DATABASE_URL,
+      schema: SCHEMA,
+      name: QUEUE,
+      attempts: 2,
+      backoff: { type: 'fixed', delay: 0 },
+      pollingIntervalSeconds: 0.5,
+      onError: () => {},
+    });
+    const consumer = await engine.consume(
+      async () => {
+        throw Object.assign(new Error('handler "fulfil" failed'), { code: 'handler.failed' });
+      },
+      { concurrency: 2 },
+    );
+    const dies = async (key: string | undefined, count: number) => {
+      await engine.enqueue(notification(key), new AbortController().signal);
+      while ((await engine.dead()).length < count) await sleep(50);
+    };
+    await dies('purchase:1:success', 1);
+    failedAfter = ((await pool.query('SELECT now() AS now')).rows[0] as { now: Date }).now;
+    await dies('purchase:2:success', 2);
+    await dies(undefined, 3);
+    await consumer.stop(0);
+  });
+  afterAll(async () => {
+    await engine?.close();
+    await pool?.query(`DROP SCHEMA IF EXISTS ${SCHEMA} CASCADE`);
+    await pool?.end();
+  });
+
+  it('lists the dead notifications, oldest first, without the notification beyond its key', async () => {
+    const { code, out, err } = await cli('list', ...db);
+    expect(code).toBe(0);
+    expect(err).toEqual(['3 dead notifications']);
+    expect(out).toHaveLength(3);
+    expect(out[0]).toMatch(
+      /^purchase:1:success\tpurchase:1:success\thandler\.failed\tattempts=2\t\d{4}-\d\d-\d\dT[\d:.]+Z\thandler "fulfil" failed$/,
+    );
+    expect(out[2]).toMatch(/^[0-9a-f-]{36}\t-\thandler\.failed\t/);
+    expect(out.join('\n')).not.toContain('tok_never_printed');
+  });
+
+  it('lists JSON lines since a time', async () => {
+    const { code, out } = await cli('list', '--json', '--since', failedAfter.toISOString(), ...db);
+    expect(code).toBe(0);
+    const lines = out.map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(lines.map((line) => line.key)).toEqual(['purchase:2:success', null]);
+    expect(Object.keys(lines[0]!)).toEqual([
+      'id',
+      'key',
+      'code',
+      'message',
+      'attempts',
+      'queuedAt',
+      'failedAt',
+    ]);
+    expect(lines[0]).toMatchObject({
+      code: 'handler.failed',
+      message: 'handler "fulfil" failed',
+      attempts: 2,
+    });
+  });
+
+  it('replays by key, says which ids were not dead, then discards all since a time', async () => {
+    const replayed = await cli('replay', 'purchase:1:success', 'purchase:9:success', ...db);
+    expect(replayed.out).toEqual(['replayed 1']);
+    expect(replayed.err).toEqual(['1 of the ids given are not dead notifications of this queue.']);
+    expect(replayed.code).toBe(1);
+    expect((await engine.dead()).map((dead) => dead.job.key)).toEqual(['purchase:2:success', undefined]);
+
+    const discarded = await cli('discard', '--all', '--since', failedAfter.toISOString(), ...db);
+    expect(discarded).toMatchObject({ code: 0, out: ['discarded 2'] });
+    expect(await cli('list', ...db)).toMatchObject({ code: 0, out: [], err: ['0 dead notifications'] });
+  });
+});

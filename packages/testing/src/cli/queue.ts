@@ -1,0 +1,172 @@
+import type { DeadNotification, DeadSelection, QueueEngine } from '@payhook/queue';
+import { parseCommand, runCommand, UsageError } from './args.js';
+import type { CliIO } from './io.js';
+
+const QUEUE_HELP = `Usage: payhook queue list|replay|discard (--database URL | --redis URL) [--queue NAME] [--since ISO] [--all] [--json] [ids…]
+
+The dead notifications of @payhook/queue: those whose job failed every attempt.
+  list      one line per dead notification, oldest first: id, key, error code, attempts, failed at, message
+            (never the notification beyond its key); the first 100 unless --all
+  replay    queue them again (attempts reset; the handlers that succeeded before do not run again)
+  discard   delete them for good (a new delivery of the notification is then queued again)
+replay and discard take the ids (or keys) that list prints, or --all (with --since: those that failed since then).
+
+Options:
+  --database URL    the PostgreSQL engine (@payhook/queue/postgres, needs pg-boss)
+  --redis URL       the BullMQ engine (@payhook/queue/bullmq, needs bullmq)
+  --queue NAME      the queue's name (default payhook-notifications)
+  --schema S        the PostgreSQL engine's schema (default payhook_queue)
+  --since ISO       only those whose last attempt failed at or after this time (2026-05-01T08:00:00Z)
+  --all             list: every dead notification; replay, discard: all of them (or all --since)
+  --json            list: one JSON object a line
+  -h, --help        this help
+
+Examples:
+  payhook queue list --database postgres://localhost/shop
+  payhook queue replay --database postgres://localhost/shop --all --since 2026-05-01T08:00:00Z
+  payhook queue discard --redis redis://localhost:6379 purchase:42:success`;
+
+const ACTIONS = ['list', 'replay', 'discard'] as const;
+type Action = (typeof ACTIONS)[number];
+
+/** The engine modules, by the flag that selects them; optional peers, loaded only when asked for. */
+const ENGINES = {
+  database: { module: '@payhook/queue/postgres', needs: '@payhook/queue pg-boss pg' },
+  redis: { module: '@payhook/queue/bullmq', needs: '@payhook/queue bullmq' },
+} as const;
+
+interface EngineModules {
+  createPostgresQueue?: (options: {
+    connectionString: string;
+    name?: string;
+    schema?: string;
+  }) => QueueEngine;
+  createBullMQQueue?: (options: { connection: string; name?: string }) => QueueEngine;
+}
+
+async function load(kind: keyof typeof ENGINES): Promise<EngineModules> {
+  const { module, needs } = ENGINES[kind];
+  try {
+    return (await import(module)) as EngineModules;
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    // Not installed, or a @payhook/queue without this engine's subpath.
+    if (code !== 'ERR_MODULE_NOT_FOUND' && code !== 'ERR_PACKAGE_PATH_NOT_EXPORTED') throw error;
+    throw new Error(`--${kind} needs ${module}, which could not be loaded: npm install ${needs}`);
+  }
+}
+
+interface QueueValues {
+  database?: string;
+  redis?: string;
+  queue?: string;
+  schema?: string;
+}
+
+async function openEngine(values: QueueValues): Promise<QueueEngine> {
+  const { database, redis, queue: name, schema } = values;
+  if ((database === undefined) === (redis === undefined)) {
+    throw new UsageError('give one engine: --database URL (PostgreSQL) or --redis URL (BullMQ).');
+  }
+  if (schema !== undefined && database === undefined) throw new UsageError('--schema goes with --database.');
+  const named = name === undefined ? {} : { name };
+  if (database !== undefined) {
+    const { createPostgresQueue } = await load('database');
+    return createPostgresQueue!({ connectionString: database, ...named, ...(schema ? { schema } : {}) });
+  }
+  const { createBullMQQueue } = await load('redis');
+  return createBullMQQueue!({ connection: redis!, ...named });
+}
+
+function sinceFrom(value: string | undefined): Date | undefined {
+  if (value === undefined) return undefined;
+  const since = new Date(value);
+  if (Number.isNaN(since.getTime()))
+    throw new UsageError(`--since ${JSON.stringify(value)} is not an ISO time.`);
+  return since;
+}
+
+function selectionFrom(ids: string[], all: boolean | undefined, since: Date | undefined): DeadSelection {
+  if (ids.length > 0 && all) throw new UsageError('give ids or --all, not both.');
+  if (ids.length > 0) {
+    if (since) throw new UsageError('--since goes with --all, not with ids.');
+    return { ids };
+  }
+  if (!all) throw new UsageError('name the dead notifications to act on (ids or keys), or pass --all.');
+  return since ? { all: true, since } : { all: true };
+}
+
+function line(dead: DeadNotification, json: boolean | undefined): string {
+  const fields = {
+    id: dead.id,
+    key: dead.job.key ?? null,
+    code: dead.error.code ?? null,
+    message: dead.error.message,
+    attempts: dead.attempts,
+    queuedAt: dead.queuedAt.toISOString(),
+    failedAt: dead.failedAt.toISOString(),
+  };
+  if (json) return JSON.stringify(fields);
+  const { id, key, code, attempts, failedAt, message } = fields;
+  return [id, key ?? '-', code ?? '-', `attempts=${attempts}`, failedAt, message].join('\t');
+}
+
+/**
+ * `payhook queue list|replay|discard`: the dead notifications of a `@payhook/queue` engine, on PostgreSQL
+ * (`--database`) or Redis (`--redis`). The engine package is an optional peer, loaded only here.
+ *
+ * @example
+ * const code = await queueCommand(['list', '--database', process.env.DATABASE_URL!], processIO());
+ */
+export async function queueCommand(argv: string[], io: CliIO): Promise<number> {
+  return runCommand('queue', io, async () => {
+    const parsed = parseCommand(
+      argv,
+      {
+        database: { type: 'string' },
+        redis: { type: 'string' },
+        queue: { type: 'string' },
+        schema: { type: 'string' },
+        since: { type: 'string' },
+        all: { type: 'boolean' },
+        json: { type: 'boolean' },
+      },
+      io,
+      QUEUE_HELP,
+    );
+    if (parsed === undefined) return 0;
+    const { values, positionals } = parsed;
+    const [action, ...ids] = positionals;
+    if (!ACTIONS.includes(action as Action)) {
+      throw new UsageError(`the action is list, replay or discard, not ${JSON.stringify(action ?? '')}.`);
+    }
+    const since = sinceFrom(values.since);
+    if (action === 'list' && ids.length > 0)
+      throw new UsageError(`unexpected argument ${JSON.stringify(ids[0])}.`);
+    const selection = action === 'list' ? undefined : selectionFrom(ids, values.all, since);
+    if (values.json && action !== 'list') throw new UsageError('--json goes with list.');
+    const engine = await openEngine(values);
+    try {
+      if (selection === undefined) {
+        const dead = await engine.dead({
+          ...(since ? { since } : {}),
+          ...(values.all ? { limit: 1e9 } : {}),
+        });
+        for (const notification of dead) io.stdout(line(notification, values.json));
+        io.stderr(`${dead.length} dead notification${dead.length === 1 ? '' : 's'}`);
+        return 0;
+      }
+      const count = await (action === 'replay' ? engine.replay(selection) : engine.discard(selection));
+      io.stdout(`${action === 'replay' ? 'replayed' : 'discarded'} ${count}`);
+      if ('ids' in selection && count < selection.ids.length) {
+        io.stderr(
+          `${selection.ids.length - count} of the ids given are not dead notifications of this queue.`,
+        );
+        return 1;
+      }
+      return 0;
+    } finally {
+      await engine.close();
+    }
+  });
+}
