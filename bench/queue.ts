@@ -1,6 +1,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createWebhookHandler, type DedupeStore, type NotificationQueue, type WebhookHandler } from '@payhook/core';
-import { PostgresStore, migrate } from '@payhook/core/postgres';
+import {
+  createWebhookHandler,
+  type DedupeStore,
+  type NotificationQueue,
+  type WebhookHandler,
+} from '@payhook/core';
+import { migrate, PostgresStore } from '@payhook/core/postgres';
 import { RedisStore } from '@payhook/core/redis';
 import { createWorker, type QueueEngine } from '@payhook/queue';
 import { Redis } from 'ioredis';
@@ -83,7 +88,11 @@ function webhookWith(store: DedupeStore, queue: NotificationQueue | undefined, w
 }
 
 /** Answers `requests` fresh deliveries, `inFlight` at a time; each answer's latency in ms. */
-async function answerLatencies(webhook: WebhookHandler, requests: number, inFlight: number): Promise<number[]> {
+async function answerLatencies(
+  webhook: WebhookHandler,
+  requests: number,
+  inFlight: number,
+): Promise<number[]> {
   const next = createDeliverySource();
   const latencies: number[] = [];
   let sent = 0;
@@ -105,18 +114,27 @@ async function answerLatencies(webhook: WebhookHandler, requests: number, inFlig
 }
 
 /** Queues `jobs` notifications, then runs them through one worker: jobs per second from its start to the last. */
-async function jobsPerSecond(backend: Backend, queue: QueueEngine, options: QueueBenchOptions): Promise<number> {
+async function jobsPerSecond(
+  backend: Backend,
+  queue: QueueEngine,
+  options: QueueBenchOptions,
+): Promise<number> {
   let done = 0;
   let finished: () => void = () => {};
   const all = new Promise<void>((resolve) => {
     finished = resolve;
   });
-  const webhook = createWebhookHandler({ secret: SECRET, store: backend.store, queue, logger: false }).onAny(() => {
-    if (++done === options.jobs) finished();
-  });
+  const webhook = createWebhookHandler({ secret: SECRET, store: backend.store, queue, logger: false }).onAny(
+    () => {
+      if (++done === options.jobs) finished();
+    },
+  );
   await answerLatencies(webhook, options.jobs, 20);
   const started = performance.now();
-  const worker = await createWorker(webhook, queue, { concurrency: options.concurrency, stopOnSignals: false });
+  const worker = await createWorker(webhook, queue, {
+    concurrency: options.concurrency,
+    stopOnSignals: false,
+  });
   await all;
   const seconds = (performance.now() - started) / 1000;
   await worker.stop();
@@ -161,7 +179,9 @@ export async function runQueue(
             const latency = percentiles(await answerLatencies(webhook, options.requests, options.inFlight));
             push(p50, row, latency.p50);
             push(p99, row, latency.p99);
-            log(`  round ${round + 1}: ${row}: p50 ${latency.p50.toFixed(2)} ms, p99 ${latency.p99.toFixed(2)} ms`);
+            log(
+              `  round ${round + 1}: ${row}: p50 ${latency.p50.toFixed(2)} ms, p99 ${latency.p99.toFixed(2)} ms`,
+            );
           }
           await backend.clean(queueName);
           const rate = await jobsPerSecond(backend, queue, options);
@@ -178,10 +198,19 @@ export async function runQueue(
   }
   const rows: QueueRow[] = [];
   for (const [name, values] of p50) {
-    rows.push({ name: `${name}: answer latency, handler ${options.workMs} ms`, unit: 'ms', ...spread(values), p99: spread(p99.get(name)!) });
+    rows.push({
+      name: `${name}: answer latency, handler ${options.workMs} ms`,
+      unit: 'ms',
+      ...spread(values),
+      p99: spread(p99.get(name)!),
+    });
   }
   for (const [name, values] of rates) {
-    rows.push({ name: `${name}: jobs per second, one worker (concurrency ${options.concurrency})`, unit: 'jobs/s', ...spread(values) });
+    rows.push({
+      name: `${name}: jobs per second, one worker (concurrency ${options.concurrency})`,
+      unit: 'jobs/s',
+      ...spread(values),
+    });
   }
   return { rows, skipped };
 }

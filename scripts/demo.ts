@@ -104,7 +104,10 @@ function reachable(url: string): Promise<boolean> {
       socket.destroy();
       resolve(ok);
     };
-    socket.once('connect', () => done(true)).once('error', () => done(false)).once('timeout', () => done(false));
+    socket
+      .once('connect', () => done(true))
+      .once('error', () => done(false))
+      .once('timeout', () => done(false));
   });
 }
 
@@ -119,7 +122,11 @@ async function runAgainstQueue(): Promise<boolean> {
     return true;
   }
   const run = randomBytes(4).toString('hex');
-  const env = { REDIS_URL: redis, PAYHOOK_QUEUE: `payhook-demo-${run}`, PAYHOOK_PREFIX: `payhook-demo-${run}:` };
+  const env = {
+    REDIS_URL: redis,
+    PAYHOOK_QUEUE: `payhook-demo-${run}`,
+    PAYHOOK_PREFIX: `payhook-demo-${run}:`,
+  };
   const web = await startExample('queue', SECRET, 30_000, { env });
   let worker: RunningExample | undefined;
   const steps = demoSteps(SECRET).map((step) =>
@@ -128,14 +135,17 @@ async function runAgainstQueue(): Promise<boolean> {
   const answers: string[] = [];
   try {
     worker = await startExample('queue', SECRET, 30_000, { script: 'src/worker.ts', env });
-    console.log(`\n▶ examples/queue: listening on ${web.url}, a worker running the handlers (BullMQ on ${redis})`);
+    console.log(
+      `\n▶ examples/queue: listening on ${web.url}, a worker running the handlers (BullMQ on ${redis})`,
+    );
     for (const step of steps) answers.push(await post(web.url, step));
     const queued = steps.filter((step) => step.key !== undefined).length;
     await Promise.race([worker.waitForLines(queued), new Promise((resolve) => setTimeout(resolve, 15_000))]);
   } finally {
     for (const example of [web, worker]) {
       const exit = await example?.stop();
-      if (exit && exit.code !== 0) console.log(`  a process exited with ${exit.code ?? exit.signal} instead of 0`);
+      if (exit && exit.code !== 0)
+        console.log(`  a process exited with ${exit.code ?? exit.signal} instead of 0`);
     }
   }
   const printed = new Map((worker?.lines ?? []).map((line) => [line.key, line]));

@@ -3,7 +3,7 @@
  * build the same webhook: two handlers that each write one ledger row in the inbox's transaction, so a row exists
  * only if its handler's run committed. Configured by the environment the soak sets (SOAK_*).
  */
-import { createServer } from 'node:http';
+import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createNodeListener, createWebhookHandler, type Delivery } from '@payhook/core';
 import { PostgresInbox } from '@payhook/core/postgres';
@@ -36,9 +36,19 @@ const ledger = env('SOAK_LEDGER');
 const record = (handler: string) => async (_notification: unknown, _context: unknown, delivery: Delivery) => {
   await inbox
     .client(delivery)
-    .query(`INSERT INTO ${ledger} (key, handler, pid) VALUES ($1, $2, $3)`, [delivery.key, handler, process.pid]);
+    .query(`INSERT INTO ${ledger} (key, handler, pid) VALUES ($1, $2, $3)`, [
+      delivery.key,
+      handler,
+      process.pid,
+    ]);
 };
-const webhook = createWebhookHandler({ secret: env('SOAK_SECRET'), store: inbox, queue, logger: false })
+// The context is the request on the web side and nothing in the worker: the handlers read neither.
+const webhook = createWebhookHandler<IncomingMessage>({
+  secret: env('SOAK_SECRET'),
+  store: inbox,
+  queue,
+  logger: false,
+})
   .onAny(record('fulfil'))
   .onAny(record('receipt'));
 
@@ -51,7 +61,14 @@ if (role === 'web') {
 } else if (role === 'worker') {
   const worker = await createWorker(webhook, queue, { concurrency: 8, stopOnSignals: false });
   console.log('worker ready');
-  process.on('SIGTERM', () => void worker.stop().then(() => queue.close()).then(() => pool.end()));
+  process.on(
+    'SIGTERM',
+    () =>
+      void worker
+        .stop()
+        .then(() => queue.close())
+        .then(() => pool.end()),
+  );
 } else {
   throw new Error(`usage: queue-soak-child.ts web|worker, not ${role}`);
 }

@@ -58,7 +58,9 @@ function start(role: 'web' | 'worker', env: NodeJS.ProcessEnv): Child {
       if (line.startsWith('listening on ')) resolve(line.slice('listening on '.length));
       if (line === 'worker ready') resolve('');
     });
-    child.once('exit', (code, signal) => reject(new Error(`${role} exited (${code ?? signal}) before ready`)));
+    child.once('exit', (code, signal) =>
+      reject(new Error(`${role} exited (${code ?? signal}) before ready`)),
+    );
   });
   ready.catch(() => {});
   return { process: child, ready };
@@ -103,7 +105,9 @@ async function soak(engine: string, pool: pg.Pool): Promise<string[]> {
   const id = randomBytes(4).toString('hex');
   const names = { inbox: `payhook_soak_inbox_${id}`, ledger: `payhook_soak_ledger_${id}` };
   await migrate(pool, { table: names.inbox });
-  await pool.query(`CREATE TABLE ${names.ledger} (key text NOT NULL, handler text NOT NULL, pid int NOT NULL)`);
+  await pool.query(
+    `CREATE TABLE ${names.ledger} (key text NOT NULL, handler text NOT NULL, pid int NOT NULL)`,
+  );
   const env = {
     SOAK_ENGINE: engine,
     SOAK_QUEUE: `payhook-soak-${id}`,
@@ -157,10 +161,14 @@ async function soak(engine: string, pool: pg.Pool): Promise<string[]> {
         `${kills} workers killed; ${distinct} of ${expectedRows} handler runs recorded after ${Date.now() - begun} ms; ` +
         `${wrong.rowCount} ran more than once`,
     );
-    if (queued !== NOTIFICATIONS) problems.push(`${engine}: ${queued} copies queued, expected ${NOTIFICATIONS}`);
-    if (distinct !== expectedRows) problems.push(`${engine}: ${expectedRows - distinct} handler runs missing`);
-    for (const row of wrong.rows.slice(0, 5)) problems.push(`${engine}: ${row.key} ${row.handler} ran ${row.runs} times`);
-    if (kills === 0) problems.push(`${engine}: no worker was killed (the run was shorter than --kill-every-ms)`);
+    if (queued !== NOTIFICATIONS)
+      problems.push(`${engine}: ${queued} copies queued, expected ${NOTIFICATIONS}`);
+    if (distinct !== expectedRows)
+      problems.push(`${engine}: ${expectedRows - distinct} handler runs missing`);
+    for (const row of wrong.rows.slice(0, 5))
+      problems.push(`${engine}: ${row.key} ${row.handler} ran ${row.runs} times`);
+    if (kills === 0)
+      problems.push(`${engine}: no worker was killed (the run was shorter than --kill-every-ms)`);
   } finally {
     killing = false;
     for (const child of [...webs, ...workers]) child.process.kill('SIGKILL');
