@@ -1,3 +1,6 @@
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { importWithBuiltins } from '../test/builtins.js';
@@ -116,4 +119,38 @@ describe('@payhook/core without node: builtins', () => {
       expect.objectContaining({ field: 'customer_ip', code: 'format.ip' }),
     ]);
   });
+});
+
+const SRC = dirname(fileURLToPath(import.meta.url));
+
+/**
+ * The `node:` modules a file and every file it imports (not only for types) import, statically: none may be left
+ * on the main entry's path, where Node.js (and so this test file's other tests) would load them anyway.
+ */
+function staticNodeImports(entry: string): string[] {
+  const found: string[] = [];
+  const seen = new Set<string>();
+  const visit = (file: string) => {
+    if (seen.has(file)) return;
+    seen.add(file);
+    const text = readFileSync(file, 'utf8');
+    for (const [, type, specifier] of text.matchAll(
+      /^(?:import|export)\s+(type\s+)?[^;]*?\bfrom\s+'([^']+)'/gms,
+    )) {
+      if (type || !specifier) continue;
+      if (specifier.startsWith('node:')) found.push(`${file.slice(SRC.length + 1)}: ${specifier}`);
+      else if (specifier.startsWith('.')) visit(join(dirname(file), specifier.replace(/\.js$/, '.ts')));
+    }
+  };
+  visit(join(SRC, entry));
+  return found;
+}
+describe.each(['index.ts', 'validation/index.ts'])('%s', (entry) => {
+  it('imports no node: module, but for types', () => {
+    expect(staticNodeImports(entry)).toEqual([]);
+  });
+});
+
+it('finds a node: import where one is left (the Redis store)', () => {
+  expect(staticNodeImports('stores/redis.ts')).toEqual(['stores/redis.ts: node:crypto']);
 });
