@@ -1,7 +1,8 @@
 import { nodeBuffer } from './builtins.js';
 
-// Node.js `Buffer` where the runtime has `node:buffer` (its native paths are the fast ones: bench/README.md); plain
-// `Uint8Array`s with `TextEncoder` and `TextDecoder` elsewhere (workerd without `nodejs_compat`).
+// Node.js `Buffer` where the runtime has `node:buffer`, plain `Uint8Array`s with `TextEncoder` and `TextDecoder`
+// elsewhere (workerd without `nodejs_compat`). Two paths because the native one is the fast one: verify, decode
+// and parse of a 1.2 KB notification took 7 µs with node:crypto and Buffer, 29 µs without, on Node.js 20.
 const NodeBuffer = nodeBuffer?.Buffer;
 const encoder = new TextEncoder();
 // `ignoreBOM`: a leading U+FEFF stays in the text, as `Buffer#toString` keeps it.
