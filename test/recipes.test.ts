@@ -128,8 +128,8 @@ describe('the Cloudflare Workers recipe', () => {
   afterEach(() => vi.unstubAllGlobals());
   afterAll(() => rmSync(work, { recursive: true, force: true }));
 
-  it('asks for nodejs_compat, as its text says (pnpm runtimes runs it in workerd with these flags)', () => {
-    expect(recipe.compatibilityFlags).toContain('nodejs_compat');
+  it('needs no nodejs_compat, as its text says (pnpm runtimes runs it in workerd without, then with the flag)', () => {
+    expect(recipe.compatibilityFlags).toEqual([]);
     expect(recipe.compatibilityDate).toMatch(/^\d{4}-\d{2}-\d{2}$/);
   });
 

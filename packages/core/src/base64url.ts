@@ -1,3 +1,8 @@
+import { nodeBuffer } from './builtins.js';
+import { utf8Bytes, utf8Text } from './utf8.js';
+
+const NodeBuffer = nodeBuffer?.Buffer;
+
 /**
  * Encodes bytes or a UTF-8 string as base64url (RFC 4648 §5). Padding `=` is kept by default, as the service
  * does for both `data` and `signature`.
@@ -6,9 +11,16 @@
  * encodeBase64Url('{"a":1}'); // 'eyJhIjoxfQ=='
  */
 export function encodeBase64Url(input: Uint8Array | string, options?: { pad?: boolean }): string {
-  const bytes = typeof input === 'string' ? Buffer.from(input, 'utf8') : Buffer.from(input);
-  const encoded = bytes.toString('base64').replace(/\+/g, '-').replace(/\//g, '_');
-  return options?.pad === false ? encoded.replace(/=+$/, '') : encoded;
+  const bytes = typeof input === 'string' ? utf8Bytes(input) : input;
+  const encoded = NodeBuffer
+    ? NodeBuffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString('base64url')
+    : base64UrlOf(bytes);
+  return options?.pad === false ? encoded : withPadding(encoded);
+}
+
+/** An unpadded base64 or base64url text with its `=` padding. */
+export function withPadding(text: string): string {
+  return text.length % 4 === 0 ? text : text + '='.repeat(4 - (text.length % 4));
 }
 
 /**
@@ -30,12 +42,12 @@ function decodedLength(text: string): number {
  * turns it anyway; no base64 text holds one.
  */
 export function plusForSpace(input: string): string {
-  return input.includes(' ') ? plusForSpaceBytes(input).toString() : input;
+  return input.includes(' ') ? utf8Text(plusForSpaceBytes(input)) : input;
 }
 
 /** The UTF-8 bytes of `plusForSpace(input)`, for a digest that needs no string. */
-export function plusForSpaceBytes(input: string): Buffer {
-  const bytes = Buffer.from(input);
+export function plusForSpaceBytes(input: string): Uint8Array {
+  const bytes = utf8Bytes(input);
   for (let i = 0; i < bytes.length; i++) if (bytes[i] === 32) bytes[i] = 43;
   return bytes;
 }
@@ -46,31 +58,31 @@ export function plusForSpaceBytes(input: string): Buffer {
  * encoder produces.
  *
  * @example
- * decodeBase64Url('eyJhIjoxfQ'); // <Buffer 7b 22 61 22 3a 31 7d>
+ * decodeBase64Url('eyJhIjoxfQ'); // Uint8Array [0x7b, 0x22, 0x61, 0x22, 0x3a, 0x31, 0x7d] (a Buffer on Node.js)
  */
-export function decodeBase64Url(input: string): Buffer | undefined {
-  const text = plusForSpace(input);
-  const length = decodedLength(text);
+export function decodeBase64Url(input: string): Uint8Array | undefined {
+  const length = decodedLength(input);
   if (length < 0) return undefined;
+  if (!NodeBuffer) return decodeDigits(input, length);
   // Node's decoder skips any character outside both alphabets and stops at a misplaced `=`, so any such character
   // leaves fewer bytes than the length promises: one length check validates without a scan of its own.
-  const bytes = Buffer.from(text, 'base64');
+  const bytes = NodeBuffer.from(plusForSpace(input), 'base64');
   return bytes.length === length ? bytes : undefined;
 }
 
 /** Reused by `decodeBase64UrlText`: a notification decodes into it instead of into a new Buffer each time. */
-const scratch = Buffer.allocUnsafe(16 * 1024);
+const scratch = NodeBuffer?.allocUnsafe(16 * 1024);
 
 /**
- * `decodeBase64Url(input)?.toString('utf8')`, without keeping the bytes: texts that fit are decoded into one
- * reused buffer (synchronously, so no caller can see another's bytes).
+ * `decodeBase64Url(input)` read as UTF-8, without keeping the bytes: on Node.js, texts that fit are decoded into
+ * one reused buffer (synchronously, so no caller can see another's bytes).
  */
 export function decodeBase64UrlText(input: string): string | undefined {
   const length = decodedLength(input);
   if (length < 0) return undefined;
-  if (length > scratch.length) {
+  if (!scratch || length > scratch.length) {
     const bytes = decodeBase64Url(input);
-    return bytes?.toString('utf8');
+    return bytes && utf8Text(bytes);
   }
   if (scratch.write(input, 0, length, 'base64') === length) return scratch.toString('utf8', 0, length);
   // The decoder skipped a character: a space (a `+` turned by form decoding) is worth a second try.
@@ -128,4 +140,36 @@ export function canonicalDigest(text: string, bytes: number): string | undefined
 function isPadding(text: string, from: number): boolean {
   for (let i = from; i < text.length; i++) if (text.charCodeAt(i) !== 61) return false;
   return true;
+}
+
+/** `bytes` as unpadded base64url, without `node:buffer`. */
+export function base64UrlOf(bytes: Uint8Array): string {
+  let text = '';
+  for (let i = 0; i < bytes.length; i += 3) {
+    const group = (bytes[i]! << 16) | ((bytes[i + 1] ?? 0) << 8) | (bytes[i + 2] ?? 0);
+    // 3 bytes are 4 digits; the last 1 or 2 bytes are 2 or 3.
+    const digits = Math.min(4, Math.ceil(((bytes.length - i) * 4) / 3));
+    for (let d = 0; d < digits; d++) text += URL_ALPHABET[(group >> (18 - 6 * d)) & 63];
+  }
+  return text;
+}
+
+/** The `length` bytes of a base64 or base64url text, without `node:buffer`; `undefined` at a stray character. */
+function decodeDigits(text: string, length: number): Uint8Array | undefined {
+  const bytes = new Uint8Array(length);
+  let bits = 0;
+  let held = 0;
+  let written = 0;
+  for (let i = 0; written < length; i++) {
+    const code = text.charCodeAt(i);
+    const value = code < 256 ? DIGIT[code]! : -1;
+    if (value < 0) return undefined;
+    bits = ((bits << 6) | value) & 0xffffff;
+    held += 6;
+    if (held >= 8) {
+      held -= 8;
+      bytes[written++] = bits >> held;
+    }
+  }
+  return bytes;
 }

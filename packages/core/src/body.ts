@@ -1,6 +1,6 @@
-import { isUtf8 } from 'node:buffer';
 import { RequestError } from './errors.js';
 import { type JsonProblem, parseJsonObject } from './json-object.js';
+import { chunkBytes, concatBytes, isUtf8, utf8Bytes, utf8Length, utf8Text } from './utf8.js';
 
 /** The two fields of a delivery (spec 2.6), exactly as received. */
 export interface Envelope {
@@ -112,7 +112,7 @@ for (let i = 0; i < 16; i++) {
  * and `%` are only ever themselves; linear whatever the value (bench/README.md has the measurements).
  */
 function decodeEscapes(value: string): string {
-  const bytes = Buffer.from(value);
+  const bytes = utf8Bytes(value);
   let length = 0;
   for (let i = 0; i < bytes.length; i++) {
     const byte = bytes[i]!;
@@ -129,7 +129,7 @@ function decodeEscapes(value: string): string {
   const decoded = bytes.subarray(0, length);
   // decodeURIComponent refuses escapes that do not spell UTF-8; so does this.
   if (!isUtf8(decoded)) throw malformedEscape();
-  return decoded.toString();
+  return utf8Text(decoded);
 }
 
 function isEscapedPadding(value: string, from: number): boolean {
@@ -302,12 +302,7 @@ function stringEnd(text: string, open: number): number {
 
 /** Reads a raw body (bytes or text) of the given media type into an envelope. */
 export function parseRawBody(body: Uint8Array | string, type: MediaType): Envelope {
-  const text =
-    typeof body === 'string'
-      ? body
-      : Buffer.isBuffer(body)
-        ? body.toString()
-        : Buffer.from(body.buffer, body.byteOffset, body.length).toString();
+  const text = typeof body === 'string' ? body : utf8Text(body);
   if (type === 'form') return parseForm(text);
   if (!hasAtMostJsonValues(text, MAX_ENVELOPE_FIELDS)) throw tooManyFields();
   const value = parseJsonObject(text, envelopeRefused);
@@ -353,11 +348,11 @@ function isConsumed(stream: BodyStream): boolean {
 }
 
 /**
- * Reads a body stream to a Buffer, refusing past `limit` bytes (413) or when the sender stalls for longer than
+ * Reads a body stream to bytes, refusing past `limit` bytes (413) or when the sender stalls for longer than
  * `timeoutMs` in all (408). A Node stream is paused, not destroyed, on refusal, so the answer can still be sent
  * (with `Connection: close`, which frees the socket).
  */
-function readStream(stream: BodyStream, limit: number, timeoutMs: number): Promise<Buffer> {
+function readStream(stream: BodyStream, limit: number, timeoutMs: number): Promise<Uint8Array> {
   if (isNodeReadable(stream)) return readNodeStream(stream, limit, timeoutMs);
   return readIterable(stream, limit, timeoutMs);
 }
@@ -369,12 +364,16 @@ function timeoutError(timeoutMs: number): RequestError {
   );
 }
 
-function readNodeStream(stream: NodeJS.ReadableStream, limit: number, timeoutMs: number): Promise<Buffer> {
+function readNodeStream(
+  stream: NodeJS.ReadableStream,
+  limit: number,
+  timeoutMs: number,
+): Promise<Uint8Array> {
   return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
+    const chunks: Uint8Array[] = [];
     let size = 0;
     let settled = false;
-    const finish = (error: unknown, value?: Buffer) => {
+    const finish = (error: unknown, value?: Uint8Array) => {
       settled = true;
       clearTimeout(deadline);
       // After 'end' the stream emits nothing more that matters: the listeners go with the request.
@@ -386,15 +385,15 @@ function readNodeStream(stream: NodeJS.ReadableStream, limit: number, timeoutMs:
       stream.pause();
       reject(error);
     };
-    const onData = (chunk: Buffer | string) => {
+    const onData = (chunk: Uint8Array | string) => {
       if (settled) return;
-      const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+      const bytes = typeof chunk === 'string' ? utf8Bytes(chunk) : chunk;
       size += bytes.length;
       if (size > limit) finish(tooLarge(limit));
       else chunks.push(bytes);
     };
     const onEnd = () => {
-      if (!settled) finish(undefined, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+      if (!settled) finish(undefined, chunks.length === 1 ? chunks[0]! : concatBytes(chunks, size));
     };
     // Errors are built only while they can still be the answer: 'close' always comes once the response is sent.
     const onError = (cause: unknown) => {
@@ -418,9 +417,9 @@ async function readIterable(
   stream: ReadableStream<Uint8Array> | AsyncIterable<Uint8Array | string>,
   limit: number,
   timeoutMs: number,
-): Promise<Buffer> {
+): Promise<Uint8Array> {
   const iterator = (stream as AsyncIterable<Uint8Array | string>)[Symbol.asyncIterator]();
-  const chunks: Buffer[] = [];
+  const chunks: Uint8Array[] = [];
   let size = 0;
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<never>((_, reject) => {
@@ -430,12 +429,12 @@ async function readIterable(
     for (;;) {
       const step = await Promise.race([iterator.next(), deadline]);
       if (step.done) break;
-      const bytes = typeof step.value === 'string' ? Buffer.from(step.value) : Buffer.from(step.value);
+      const bytes = chunkBytes(step.value);
       size += bytes.length;
       if (size > limit) throw tooLarge(limit);
       chunks.push(bytes);
     }
-    return Buffer.concat(chunks, size);
+    return concatBytes(chunks, size);
   } catch (error) {
     void iterator.return?.()?.catch(() => undefined);
     if (error instanceof RequestError) throw error;
@@ -474,7 +473,7 @@ export function readEnvelope(
   if (typeof body === 'string' || body instanceof Uint8Array) {
     if (body.length > maxBodyBytes) throw tooLarge(maxBodyBytes);
     // A text counts in UTF-8 bytes, up to three per character: measured only when it could be over.
-    if (typeof body === 'string' && body.length * 3 > maxBodyBytes && Buffer.byteLength(body) > maxBodyBytes)
+    if (typeof body === 'string' && body.length * 3 > maxBodyBytes && utf8Length(body) > maxBodyBytes)
       throw tooLarge(maxBodyBytes);
     return parseRawBody(body, type);
   }

@@ -1,5 +1,6 @@
 import type { WebhookResult } from './answers.js';
 import { getHeader, type HeaderBag } from './body.js';
+import { utf8Length } from './utf8.js';
 
 /**
  * Fields masked by default wherever they appear in a notification: the card token and mask, the card data spec 2.1
@@ -301,7 +302,7 @@ function rotatingFile(path: string, maxBytes: number): (line: string) => Promise
       (s) => s.size,
       () => 0,
     );
-    if (size > 0 && size + Buffer.byteLength(text) > maxBytes) {
+    if (size > 0 && size + utf8Length(text) > maxBytes) {
       // Gone meanwhile (deleted, or rotated by another process): nothing to rotate, append starts a new file.
       await rename(path, `${path}.1`).catch((error: unknown) => {
         if ((error as { code?: unknown } | null)?.code !== 'ENOENT') throw error;

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { digestBase64Url } from './digest.js';
 import { isMissing } from './missing.js';
 import type { Notification } from './notification.js';
 
@@ -128,10 +128,21 @@ type WellFormed = { isWellFormed(): boolean };
 export function boundKey(key: string): string {
   const unstorable = isUnstorable(key);
   if (key.length <= MAX_KEY_LENGTH && !unstorable) return key;
-  const digest = createHash('sha256').update(Buffer.from(key, 'utf16le')).digest('base64url');
+  const digest = digestBase64Url('sha256', utf16Units(key));
   // The readable start only where it is plain text.
   const start = unstorable ? '' : key.slice(0, 100).replace(/[\ud800-\udbff]$/, '');
   return `${start}#sha256:${digest}`;
+}
+
+/** The key's UTF-16 code units, little-endian: what its hash covers (a lone surrogate too, unlike UTF-8). */
+function utf16Units(key: string): Uint8Array {
+  const units = new Uint8Array(key.length * 2);
+  for (let i = 0; i < key.length; i++) {
+    const code = key.charCodeAt(i);
+    units[i * 2] = code & 0xff;
+    units[i * 2 + 1] = code >> 8;
+  }
+  return units;
 }
 
 /** True when the store runs the application's work in its own transaction. */

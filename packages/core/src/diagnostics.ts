@@ -1,4 +1,5 @@
 import type { WebhookOutcome } from './answers.js';
+import { builtinModule } from './builtins.js';
 import type { DeliveryFacts } from './delivery.js';
 import type { WebhookErrorCode } from './errors.js';
 import type { Notification } from './notification.js';
@@ -152,25 +153,12 @@ function build(dc: DiagnosticsChannel | undefined, hooks: { AsyncLocalStorage?: 
   };
 }
 
-/**
- * Loaded through `process.getBuiltinModule` (Node.js 20.16+ and 22.3+, Bun, Deno, workerd with `nodejs_compat`),
- * not a static `import`, so core also loads where `node:` modules do not exist; there, and on Node.js before 20.16,
- * nothing is published. Not a dynamic `import()` either: bundlers for Workers (wrangler, miniflare) refuse one whose
- * specifier is not a literal, and a literal one fails to resolve without `nodejs_compat`.
- */
-function load(): void {
-  const runtime = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process;
-  if (typeof runtime?.getBuiltinModule !== 'function') return;
-  try {
-    build(
-      runtime.getBuiltinModule('node:diagnostics_channel') as DiagnosticsChannel | undefined,
-      runtime.getBuiltinModule('node:async_hooks') as { AsyncLocalStorage?: unknown } | undefined,
-    );
-  } catch {
-    // A runtime whose getBuiltinModule lacks them: nothing is published.
-  }
-}
-load();
+// Loaded through `builtinModule`: where the runtime has no `node:diagnostics_channel` (workerd without
+// `nodejs_compat`, Node.js before 20.16), nothing is published.
+build(
+  builtinModule<DiagnosticsChannel>('node:diagnostics_channel'),
+  builtinModule<{ AsyncLocalStorage?: unknown }>('node:async_hooks'),
+);
 
 function subscribed(tracing: Tracing): boolean {
   return (

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { WebhookHandler, WebhookRequest, WebhookResult } from './handler.js';
+import { utf8Length } from './utf8.js';
 
 /**
  * Describes a Node.js request for the handler. `body` is whatever a framework already made of the body (raw
@@ -21,7 +22,7 @@ export function toWebhookRequest(request: IncomingMessage, body?: unknown): Webh
 /** Writes a handler result to a Node.js response (node:http, Express, Fastify's `reply.raw`). */
 export function sendNodeResponse(response: ServerResponse, result: WebhookResult): void {
   // The length lets Node send head and body in one write; an object (not a flat list) keeps on-headers wrappers working.
-  const headers: Record<string, string> = { 'content-length': String(Buffer.byteLength(result.body)) };
+  const headers: Record<string, string> = { 'content-length': String(utf8Length(result.body)) };
   for (const name in result.headers) headers[name] = result.headers[name]!;
   response.writeHead(result.status, headers);
   response.end(result.body);

@@ -1,7 +1,8 @@
 import { execFileSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
+import * as crypto from 'node:crypto';
 import fc from 'fast-check';
-import { describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { importWithBuiltins } from '../test/builtins.js';
 import { encodeBase64Url } from './base64url.js';
 import { matchSecret, normalizeSignature, sign, verifySignature } from './signature.js';
 
@@ -33,7 +34,7 @@ const data = encodeBase64Url(JSON.stringify({ payment_id: 'p-1', status: 'succes
 
 describe('sign', () => {
   it('is base64url(sha256(secret + data + secret)) with padding kept: 44 characters', () => {
-    const expected = handBase64Url(createHash('sha256').update(`s3cret${data}s3cret`).digest());
+    const expected = handBase64Url(crypto.createHash('sha256').update(`s3cret${data}s3cret`).digest());
     expect(sign(data, 's3cret')).toBe(expected);
     expect(expected).toHaveLength(44);
     expect(expected.endsWith('=')).toBe(true);
@@ -54,7 +55,8 @@ describe('sign', () => {
 
   it('hashes a non-ASCII secret as UTF-8', () => {
     const expected = handBase64Url(
-      createHash('sha256')
+      crypto
+        .createHash('sha256')
         .update(Buffer.from(`ключ${data}ключ`, 'utf8'))
         .digest(),
     );
@@ -226,25 +228,18 @@ describe('normalizeSignature', () => {
 describe('on Node before 20.12 (no crypto.hash)', () => {
   it('signs and verifies the same with createHash', async () => {
     const calls: string[] = [];
-    vi.resetModules();
-    vi.doMock('node:crypto', async () => {
-      const actual = await vi.importActual<typeof import('node:crypto')>('node:crypto');
-      const createHash: typeof actual.createHash = (algorithm, options) => {
-        calls.push(algorithm);
-        return actual.createHash(algorithm, options);
-      };
-      const module = { ...actual, hash: undefined, createHash };
-      return { ...module, default: module };
-    });
-    try {
-      const old = await import('./signature.js');
-      expect(old.sign(data, 's3cret')).toBe(sign(data, 's3cret'));
-      expect(old.verifySignature(data, sign(data, 's3cret'), 's3cret').valid).toBe(true);
-      expect(old.verifySignature(data, sign(data, 'other'), 's3cret').valid).toBe(false);
-      expect(calls).toEqual(['sha256', 'sha256', 'sha256']);
-    } finally {
-      vi.doUnmock('node:crypto');
-      vi.resetModules();
-    }
+    const createHash: typeof crypto.createHash = (algorithm, options) => {
+      calls.push(algorithm);
+      return crypto.createHash(algorithm, options);
+    };
+    const old = await importWithBuiltins(
+      (id) =>
+        id === 'node:crypto' ? { ...crypto, hash: undefined, createHash } : process.getBuiltinModule(id),
+      () => import('./signature.js'),
+    );
+    expect(old.sign(data, 's3cret')).toBe(sign(data, 's3cret'));
+    expect(old.verifySignature(data, sign(data, 's3cret'), 's3cret').valid).toBe(true);
+    expect(old.verifySignature(data, sign(data, 'other'), 's3cret').valid).toBe(false);
+    expect(calls).toEqual(['sha256', 'sha256', 'sha256']);
   });
 });

@@ -1,5 +1,5 @@
-import * as crypto from 'node:crypto';
-import { canonicalDigest, plusForSpaceBytes } from './base64url.js';
+import { canonicalDigest, plusForSpaceBytes, withPadding } from './base64url.js';
+import { digestBase64Url } from './digest.js';
 import {
   checkSecretOption,
   resolveSecrets,
@@ -41,22 +41,6 @@ const MALFORMED: VerifyResult = { valid: false, reason: 'malformed' };
 const MISMATCH: VerifyResult = { valid: false, reason: 'mismatch' };
 const NO_SECRET: VerifyResult = { valid: false, reason: 'no_secret' };
 
-/** One-shot hashing (Node 20.12+), cheaper than `createHash` for one input. */
-const oneShot = (crypto as { hash?: (algorithm: string, input: string, encoding: 'base64url') => string })
-  .hash;
-
-/**
- * The spec's digest of `data` (text, or its UTF-8 bytes) as unpadded base64url: the canonical form
- * `normalizeSignature` compares with.
- */
-function digestText(algorithm: SignatureAlgorithm, secret: string, data: string | Buffer): string {
-  // Bytes are fed in three updates: no copy of the data into one input.
-  if (typeof data !== 'string' || !oneShot) {
-    return crypto.createHash(algorithm).update(secret).update(data).update(secret).digest('base64url');
-  }
-  return oneShot(algorithm, secret + data + secret, 'base64url');
-}
-
 /**
  * Signs `data` (the base64url string exactly as it will be sent) with the spec's formula:
  * `base64url(sha256(secret + data + secret))`, padding kept, 44 characters (28 with `sha1`).
@@ -66,9 +50,7 @@ function digestText(algorithm: SignatureAlgorithm, secret: string, data: string 
  * const body = new URLSearchParams({ data, signature: sign(data, process.env.WEBHOOK_SECRET!) });
  */
 export function sign(data: string, secret: string, options?: SignatureOptions): string {
-  const algorithm = options?.algorithm ?? 'sha256';
-  const text = digestText(algorithm, secret, data);
-  return text.length % 4 === 0 ? text : text + '='.repeat(4 - (text.length % 4));
+  return withPadding(digestBase64Url(options?.algorithm ?? 'sha256', data, secret));
 }
 
 /**
@@ -110,13 +92,13 @@ export function matchSecret(
 }
 
 function firstMatch(
-  data: string | Buffer,
+  data: string | Uint8Array,
   expected: string,
   secrets: readonly Secret[],
   algorithm: SignatureAlgorithm,
 ): number {
   for (let i = 0; i < secrets.length; i++) {
-    if (equalInConstantTime(digestText(algorithm, secretValue(secrets[i]!), data), expected)) return i;
+    if (equalInConstantTime(digestBase64Url(algorithm, data, secretValue(secrets[i]!)), expected)) return i;
   }
   return -1;
 }

@@ -1,6 +1,16 @@
+import { isIP } from 'node:net';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { amountCents, isEmail, isHttpUrl, isIsoDate, isIsoTime, isUuid, isValidAmount } from './formats.js';
+import {
+  amountCents,
+  isEmail,
+  isHttpUrl,
+  isIpAddress,
+  isIsoDate,
+  isIsoTime,
+  isUuid,
+  isValidAmount,
+} from './formats.js';
 
 describe('isValidAmount', () => {
   it.each([0.01, 1, 10.5, 19.99, 30000, 1e9, '10.50', '10.5', '7', '0.10', '1.230'])(
@@ -104,4 +114,55 @@ describe('formats', () => {
     ['joe example@example.com', false],
     ['joe@@example.com', false],
   ])('isEmail(%j) is %s', (text, expected) => expect(isEmail(text)).toBe(expected));
+});
+
+describe('isIpAddress, written out, against node:net isIP', () => {
+  it.each([
+    ['1.2.3.4', true],
+    ['0.0.0.0', true],
+    ['255.255.255.255', true],
+    ['01.2.3.4', false],
+    ['256.1.1.1', false],
+    ['1.2.3', false],
+    ['1.2.3.4.5', false],
+    ['1.2.3.4%eth0', false],
+    ['::', true],
+    ['::1', true],
+    ['1::', true],
+    ['ABCD::ef', true],
+    ['1:2:3:4:5:6:7:8', true],
+    ['1:2:3:4:5:6:7::', true],
+    ['::2:3:4:5:6:7:8', true],
+    ['1:2:3:4:5:6:7:8:9', false],
+    ['1::2::3', false],
+    [':::', false],
+    [':1:2:3:4:5:6:7', false],
+    ['1:2:3:4:5:6:7:', false],
+    ['12345::', false],
+    ['::ffff:1.2.3.4', true],
+    ['1:2:3:4:5:6:1.2.3.4', true],
+    ['1:2:3:4:5::1.2.3.4', true],
+    ['1:2:3:4:5:6::1.2.3.4', false],
+    ['1.2.3.4::', false],
+    ['::1.2.3.4:1', false],
+    ['fe80::1%eth0', true],
+    ['fe80::1%', false],
+    ['fe80::1%eth 0', false],
+    ['', false],
+    [' ::1', false],
+  ])('%j: %s', (text, expected) => {
+    expect(isIpAddress(text)).toBe(expected);
+    expect(isIP(text) !== 0).toBe(expected);
+  });
+
+  it('agrees with node:net on any text of address characters', () => {
+    const parts = [...'0123456789abcdefABCDEF:.%-z', '::', '1.2.3.4', '255', '256', '01'];
+    fc.assert(
+      fc.property(fc.array(fc.constantFrom(...parts), { maxLength: 30 }), (chars) => {
+        const text = chars.join('');
+        expect(isIpAddress(text), text).toBe(isIP(text) !== 0);
+      }),
+      { numRuns: 20_000 },
+    );
+  });
 });

@@ -1,4 +1,3 @@
-import { isIP } from 'node:net';
 import { withoutTrailingZeros } from '../money.js';
 
 const DECIMAL = /^(\d+)(?:\.(\d+))?$/;
@@ -73,7 +72,38 @@ export function isEmail(text: string): boolean {
   return /^[^\s@]+@[^\s@.]+(\.[^\s@.]+)+$/.test(text);
 }
 
-/** An IPv4 or IPv6 address. */
+/**
+ * An IPv4 or IPv6 address, as `node:net`'s `isIP` accepts them (dotted decimal without leading zeros; IPv6 with
+ * `::`, an IPv4 tail and a `%zone`), written out so validation runs where `node:net` does not exist.
+ */
 export function isIpAddress(text: string): boolean {
-  return isIP(text) !== 0;
+  return isIpv4(text) || isIpv6(text);
+}
+
+const IPV4 = /^(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]\d|\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]\d|\d)$/;
+const HEX_GROUP = /^[0-9a-fA-F]{1,4}$/;
+const ZONE = /^[0-9a-zA-Z.:-]+$/;
+
+function isIpv4(text: string): boolean {
+  return IPV4.test(text);
+}
+
+function isIpv6(text: string): boolean {
+  const percent = text.indexOf('%');
+  if (percent !== -1 && !ZONE.test(text.slice(percent + 1))) return false;
+  const halves = (percent === -1 ? text : text.slice(0, percent)).split('::');
+  if (halves.length > 2) return false;
+  let groups = 0;
+  for (let h = 0; h < halves.length; h++) {
+    if (halves[h] === '') continue;
+    const parts = halves[h]!.split(':');
+    for (let i = 0; i < parts.length; i++) {
+      // An IPv4 tail (two groups' worth) only at the very end.
+      const tail = h === halves.length - 1 && i === parts.length - 1 && isIpv4(parts[i]!);
+      if (!tail && !HEX_GROUP.test(parts[i]!)) return false;
+      groups += tail ? 2 : 1;
+    }
+  }
+  // `::` stands for at least one group of zeros.
+  return halves.length === 1 ? groups === 8 : groups <= 7;
 }
