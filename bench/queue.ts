@@ -16,9 +16,9 @@ import { rotate, type Spread, spread } from './stats.js';
 
 export interface QueueBenchOptions {
   rounds: number;
-  /** Webhooks answered per row per round, `inFlight` at a time. */
+  /** Webhooks answered per row per round, at each of `inFlight` at a time. */
   requests: number;
-  inFlight: number;
+  inFlight: readonly number[];
   /** How long the application's handler takes (its work: a courier call, an email). */
   workMs: number;
   /** Jobs queued, then run through one worker, per engine per round. */
@@ -172,16 +172,20 @@ export async function runQueue(
         const queueName = `payhook-bench-${Date.now()}-${round}`;
         const queue = await backend.open(queueName);
         try {
-          for (const [row, webhook] of [
-            [`${backend.name}: handled inline`, webhookWith(backend.store, undefined, options.workMs)],
-            [`${backend.name}: queued`, webhookWith(backend.store, queue, options.workMs)],
-          ] as const) {
-            const latency = percentiles(await answerLatencies(webhook, options.requests, options.inFlight));
-            push(p50, row, latency.p50);
-            push(p99, row, latency.p99);
-            log(
-              `  round ${round + 1}: ${row}: p50 ${latency.p50.toFixed(2)} ms, p99 ${latency.p99.toFixed(2)} ms`,
-            );
+          for (const inFlight of options.inFlight) {
+            for (const [way, webhook] of [
+              ['handled inline', webhookWith(backend.store, undefined, options.workMs)],
+              ['queued', webhookWith(backend.store, queue, options.workMs)],
+            ] as const) {
+              const row = `${backend.name}, ${inFlight} in flight: ${way}`;
+              await answerLatencies(webhook, inFlight * 5, inFlight); // warm-up: connections, scripts
+              const latency = percentiles(await answerLatencies(webhook, options.requests, inFlight));
+              push(p50, row, latency.p50);
+              push(p99, row, latency.p99);
+              log(
+                `  round ${round + 1}: ${row}: p50 ${latency.p50.toFixed(2)} ms, p99 ${latency.p99.toFixed(2)} ms`,
+              );
+            }
           }
           await backend.clean(queueName);
           const rate = await jobsPerSecond(backend, queue, options);

@@ -1,4 +1,4 @@
-// `pnpm bench [--quick] [--only micro,http,memory,stores]`: payhook against the libraries a merchant would pick
+// `pnpm bench [--quick] [--only micro,http,memory,stores,queue]`: payhook against the libraries a merchant would pick
 // instead and against the hand-written floor. Prints one table and writes bench/results.json.
 import { writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
@@ -7,13 +7,14 @@ import { ensureBuilt } from './build.js';
 import type { HttpRowResult } from './http.js';
 import type { MemoryRow } from './memory.js';
 import type { MicroRow } from './micro.js';
+import type { QueueRow } from './queue.js';
 import type { SkippedStore, StoreRow } from './stores.js';
 import { formatResults, type Results } from './table.js';
 import { computeRatios } from './targets.js';
 
 const started = performance.now();
 
-const SECTIONS = ['micro', 'http', 'memory', 'stores'] as const;
+const SECTIONS = ['micro', 'http', 'memory', 'stores', 'queue'] as const;
 type Section = (typeof SECTIONS)[number];
 
 const args = process.argv.slice(2);
@@ -45,12 +46,14 @@ const settings = quick
       http: { rounds: 1, seconds: 1, warmupSeconds: 0.25, connections: 50 },
       memory: [1_000_000],
       stores: { rounds: 1, claimMs: 300, sequential: 100, inFlight: [1, 50], limitSeconds: 1 },
+      queue: { rounds: 1, requests: 100, inFlight: [1, 20], workMs: 20, jobs: 300, concurrency: 16 },
     }
   : {
       micro: { rounds: 5, timeMs: 300, pool: 16_000 },
       http: { rounds: 5, seconds: 2, warmupSeconds: 1, connections: 50 },
       memory: [100_000, 1_000_000],
       stores: { rounds: 3, claimMs: 1_000, sequential: 300, inFlight: [1, 20, 50, 200], limitSeconds: 1 },
+      queue: { rounds: 3, requests: 400, inFlight: [1, 20], workMs: 20, jobs: 2_000, concurrency: 16 },
     };
 
 const loadAtStart = loadavg();
@@ -58,6 +61,7 @@ let micro: MicroRow[] = [];
 let http: HttpRowResult[] = [];
 let memory: MemoryRow[] = [];
 let stores: StoreRow[] = [];
+let queue: QueueRow[] = [];
 const skipped: SkippedStore[] = [];
 
 if (only.has('micro')) {
@@ -81,6 +85,13 @@ if (only.has('stores')) {
   skipped.push(...result.skipped);
 }
 
+if (only.has('queue')) {
+  log(`queue: BullMQ and pg-boss on loopback, handler work ${settings.queue.workMs} ms`);
+  const result = await (await import('./queue.js')).runQueue(settings.queue, log);
+  queue = result.rows;
+  skipped.push(...result.skipped);
+}
+
 const results: Results = {
   date: new Date().toISOString(),
   mode: quick ? 'quick' : 'full',
@@ -93,6 +104,7 @@ const results: Results = {
   http,
   memory,
   stores,
+  queue,
   skipped,
   ratios: computeRatios(micro, http, memory, stores),
 };

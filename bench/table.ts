@@ -1,6 +1,7 @@
 import type { HttpRowResult } from './http.js';
 import type { MemoryRow } from './memory.js';
 import type { MicroRow } from './micro.js';
+import type { QueueRow } from './queue.js';
 import type { SkippedStore, StoreRow } from './stores.js';
 import type { Ratio } from './targets.js';
 
@@ -17,6 +18,8 @@ export interface Results {
   http: HttpRowResult[];
   memory: MemoryRow[];
   stores: StoreRow[];
+  /** Absent from runs before the queue rows existed. */
+  queue?: QueueRow[];
   skipped: (SkippedStore | { name: string; reason: string })[];
   ratios: Ratio[];
 }
@@ -136,6 +139,21 @@ export function formatResults(results: Results): string {
           fixed(row.median, 0),
           `${fixed(row.min, 0)} – ${fixed(row.max, 0)}`,
           row.unit,
+        ]),
+      ),
+    );
+  }
+  if (results.queue && results.queue.length > 0) {
+    out.push(
+      '',
+      markdown(
+        ['queue row (loopback)', 'median', 'min – max', 'unit', 'p99 ms, median'],
+        results.queue.map((row) => [
+          row.name,
+          fixed(row.median, row.unit === 'ms' ? 2 : 0),
+          `${fixed(row.min, row.unit === 'ms' ? 2 : 0)} – ${fixed(row.max, row.unit === 'ms' ? 2 : 0)}`,
+          row.unit === 'ms' ? 'ms p50' : row.unit,
+          row.p99 ? fixed(row.p99.median, 2) : '',
         ]),
       ),
     );

@@ -26,10 +26,21 @@ async function openEngine(): Promise<QueueEngine> {
   const name = env('SOAK_QUEUE');
   if (engineName === 'postgres') {
     const { createPostgresQueue } = await import('@payhook/queue/postgres');
-    return createPostgresQueue({ connectionString: env('DATABASE_URL'), name });
+    // A killed worker's jobs move on within seconds, not production's minute and a half.
+    return createPostgresQueue({
+      connectionString: env('DATABASE_URL'),
+      name,
+      stallSeconds: 2,
+      maintenanceIntervalSeconds: 1,
+    });
   }
   const { createBullMQQueue } = await import('@payhook/queue/bullmq');
-  return createBullMQQueue({ connection: env('REDIS_URL'), name });
+  return createBullMQQueue({
+    connection: env('REDIS_URL'),
+    name,
+    lockDurationMs: 2_000,
+    stalledIntervalMs: 1_000,
+  });
 }
 
 const ledger = env('SOAK_LEDGER');

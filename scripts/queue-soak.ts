@@ -18,6 +18,7 @@ import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { migrate } from '@payhook/core/postgres';
+import { Redis } from 'ioredis';
 import pg from 'pg';
 import { purchase } from '../examples/shared/src/deliveries.ts';
 import { FORM, signedForm } from '../test/support/signed-form.ts';
@@ -28,7 +29,7 @@ const { values } = parseArgs({
     engine: { type: 'string', default: 'both' },
     notifications: { type: 'string', default: '2000' },
     copies: { type: 'string', default: '3' },
-    'kill-every-ms': { type: 'string', default: '2500' },
+    'kill-every-ms': { type: 'string', default: '1500' },
     'timeout-s': { type: 'string', default: '240' },
   },
 });
@@ -152,13 +153,16 @@ async function soak(engine: string, pool: pg.Pool): Promise<string[]> {
     const wrong = await pool.query(
       `SELECT key, handler, count(*)::int AS runs FROM ${names.ledger} GROUP BY key, handler HAVING count(*) <> 1`,
     );
-    const distinct = Number(
-      (await pool.query(`SELECT count(DISTINCT (key, handler)) AS n FROM ${names.ledger}`)).rows[0].n,
-    );
+    const { distinct, writers } = (
+      await pool.query(
+        `SELECT count(DISTINCT (key, handler))::int AS distinct, count(DISTINCT pid)::int AS writers FROM ${names.ledger}`,
+      )
+    ).rows[0];
     const queued = outcomes.get('queued') ?? 0;
     console.log(
       `${engine}: ${NOTIFICATIONS} notifications × ${COPIES} copies answered in ${sent} ms (${JSON.stringify(Object.fromEntries(outcomes))}); ` +
-        `${kills} workers killed; ${distinct} of ${expectedRows} handler runs recorded after ${Date.now() - begun} ms; ` +
+        `${kills} workers killed, ${writers} worker processes wrote the ledger; ` +
+        `${distinct} of ${expectedRows} handler runs recorded after ${Date.now() - begun} ms; ` +
         `${wrong.rowCount} ran more than once`,
     );
     if (queued !== NOTIFICATIONS)
@@ -173,8 +177,26 @@ async function soak(engine: string, pool: pg.Pool): Promise<string[]> {
     killing = false;
     for (const child of [...webs, ...workers]) child.process.kill('SIGKILL');
     await pool.query(`DROP TABLE IF EXISTS ${names.ledger}, ${names.inbox}`);
+    await dropQueue(engine, env.SOAK_QUEUE, pool);
   }
   return problems;
+}
+
+/** Deletes the run's queue: BullMQ's keys (default prefix `bull`), or pg-boss's queue with its jobs. */
+async function dropQueue(engine: string, name: string, pool: pg.Pool): Promise<void> {
+  if (engine === 'postgres') {
+    // pg-boss 10's delete_queue drops the partition only once no job refers to the queue.
+    await pool.query('DELETE FROM payhook_queue.job WHERE name = $1', [name]);
+    await pool.query('SELECT payhook_queue.delete_queue($1)', [name]);
+    return;
+  }
+  const redis = new Redis(REDIS_URL);
+  try {
+    const keys = await redis.keys(`bull:${name}:*`);
+    if (keys.length > 0) await redis.unlink(...keys);
+  } finally {
+    redis.disconnect();
+  }
 }
 
 const pool = new pg.Pool({ connectionString: DATABASE_URL });
