@@ -184,8 +184,7 @@ export class PayhookInstrumentation {
     error: () => {},
     asyncEnd: (m) => {
       const message = m as DeliveryMessage;
-      const open = this.#open.get(message);
-      if (message.event !== undefined) open?.span.updateName(`process ${message.event}`);
+      if (message.event !== undefined) this.#open.get(message)?.span?.updateName(`process ${message.event}`);
       const attributes = deliveryAttributes(message);
       const seconds = this.#finish(message, message.errorCode, attributes);
       // One record per delivery: its count is the deliveries by outcome and event (no separate counter to pay for).
