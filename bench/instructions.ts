@@ -1,13 +1,15 @@
-// `pnpm bench:instructions [--against <core build>] [--otel batch|simple [--store-spans]] [--n 2000]`: what the full core handler
+// `pnpm bench:instructions [--against <core build>] [--otel batch|simple|noop [--store-spans]] [--n 2000]`: what the full core handler
 // (MemoryStore) costs a delivery, counted in instructions (`valgrind --tool=callgrind`), not time: on a machine other
 // processes load, time swings by more than the 2% this compares, instruction counts repeat. Each variant runs
 // 2,000 deliveries of warm-up then n, and again then 2n, each in a fresh single-threaded process; the difference
 // over n is one delivery, without the process's start. Variants: this build with no subscriber; `--against`:
 // another build of core (its `dist/index.js`), e.g. one without the diagnostics calls (bench/README.md says how it
-// is made); `--otel`: this build with the OpenTelemetry SDK subscribed (bench/otel.ts).
+// is made); `--otel`: this build with the OpenTelemetry SDK subscribed (bench/otel.ts), or (`noop`) with subscribers
+// that do nothing.
 // `--child [--core <path>] [--otel batch|simple] [--n]` is one such process (also for `node --cpu-prof`): the
 // deliveries, then the CPU time one took.
 import { execFileSync, spawnSync } from 'node:child_process';
+import { tracingChannel } from 'node:diagnostics_channel';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type * as Core from '@payhook/core';
@@ -31,13 +33,17 @@ async function deliver(core: typeof Core, count: number, otel: string | undefine
   const headers = { 'content-type': 'application/x-www-form-urlencoded' };
   const handler = core.createWebhookHandler({
     secret: SECRET,
-    store: new core.MemoryStore(),
+    // A clock that stands still: the store's work must not depend on how slowly callgrind runs.
+    store: new core.MemoryStore({ now: () => 1_764_000_000_000 }),
     handle: () => undefined,
   });
   const storeSpans = args.includes('--store-spans');
-  const subscriber = otel
-    ? (await import('./otel.js')).otelSubscriber({ simple: otel === 'simple', storeSpans })
-    : undefined;
+  const subscriber =
+    otel === 'noop'
+      ? noopSubscriber(core.PAYHOOK_CHANNELS)
+      : otel
+        ? (await import('./otel.js')).otelSubscriber({ simple: otel === 'simple', storeSpans })
+        : undefined;
   subscriber?.enable();
   let started = 0;
   for (let i = 0; i < bodies.length; i++) {
@@ -55,7 +61,10 @@ async function deliver(core: typeof Core, count: number, otel: string | undefine
  * would spend more instructions starting than the deliveries take.
  */
 async function bundleChild(): Promise<string> {
-  const outDir = fileURLToPath(new URL('../node_modules/.cache/payhook-instructions/', import.meta.url));
+  // One directory per run: a second run's bundle must not replace the file this one's processes start from.
+  const outDir = fileURLToPath(
+    new URL(`../node_modules/.cache/payhook-instructions/${process.pid}/`, import.meta.url),
+  );
   const { build } = await import('tsup');
   await build({
     entry: { child: fileURLToPath(import.meta.url) },
@@ -69,6 +78,20 @@ async function bundleChild(): Promise<string> {
   return join(outDir, 'child.js');
 }
 
+/** Subscribers that do nothing on the three tracing channels: what core's messages cost without any SDK. */
+function noopSubscriber(channels: typeof Core.PAYHOOK_CHANNELS): { enable: () => void; disable: () => void } {
+  const handlers = { start() {}, end() {}, asyncStart() {}, asyncEnd() {}, error() {} };
+  const names = [channels.delivery, channels.handler, channels.store];
+  return {
+    enable: () => {
+      for (const name of names) tracingChannel(name).subscribe(handlers);
+    },
+    disable: () => {
+      for (const name of names) tracingChannel(name).unsubscribe(handlers);
+    },
+  };
+}
+
 /** Instructions one process of `count` deliveries executed, from callgrind's summary. */
 function instructions(script: string, child: string[], count: number): number {
   const run = spawnSync(
@@ -80,6 +103,7 @@ function instructions(script: string, child: string[], count: number): number {
       // One thread, fixed seeds: the same process executes the same instructions, run after run.
       '--single-threaded',
       '--predictable',
+      '--predictable-gc-schedule',
       '--hash-seed=1',
       '--random-seed=1',
       script,
