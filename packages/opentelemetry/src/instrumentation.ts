@@ -43,7 +43,8 @@ export interface PayhookInstrumentationConfig {
   /**
    * A span per call of the duplicate store (`store claim`, `store commit`...), under its delivery's span. Off, the
    * store's metrics are still recorded and a failed call still shows as the delivery span's `error.type`
-   * (`store.unavailable`); on, each delivery exports two or three spans more (about 3 µs of CPU each with the SDK).
+   * (`store.unavailable`); on, each delivery exports two or three spans more, which on an in-process store cost more
+   * than the rest of the instrumentation together (bench/README.md).
    * @default false
    */
   storeSpans?: boolean;
