@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 /** The packages the rows import, each measured as its build (dist), as a merchant installs it. */
-const PACKAGES = ['core', 'express', 'koa', 'queue']; // core first: the others' builds read its types
+const PACKAGES = ['core', 'express', 'koa', 'opentelemetry', 'queue']; // core first: the others' builds read its types
 
 function newestSource(dir: string): number {
   let newest = 0;
@@ -27,7 +27,7 @@ function builtAt(pkg: string): number {
   }
 }
 
-/** Builds the measured packages whose sources changed since their last build (a fresh clone builds all three). */
+/** Builds the measured packages whose sources changed since their last build (a fresh clone builds all of them). */
 export function ensureBuilt(log: (line: string) => void): void {
   const stale = PACKAGES.filter((pkg) => builtAt(pkg) < newestSource(join(ROOT, 'packages', pkg, 'src')));
   for (const pkg of stale) {

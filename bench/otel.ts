@@ -1,5 +1,10 @@
 import { MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
-import { BasicTracerProvider, BatchSpanProcessor, InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
+import {
+  BasicTracerProvider,
+  BatchSpanProcessor,
+  InMemorySpanExporter,
+  SimpleSpanProcessor,
+} from '@opentelemetry/sdk-trace-base';
 import { PayhookInstrumentation } from '@payhook/opentelemetry';
 
 /** Keeps what the SDK aggregates in memory; collected by nobody, as between two exports of a periodic reader. */
@@ -12,15 +17,20 @@ class IdleReader extends MetricReader {
  * `PayhookInstrumentation` on the OpenTelemetry SDK with in-memory exporters, not yet subscribed: the micro row
  * subscribes it for its own runs only (`enable`, `disable`), as every other row must run without a subscriber.
  * Each `disable` flushes the spans (outside the timed runs), checks that some arrived, and empties the exporter, so
- * the pool's spans do not pile up over the rounds.
+ * the pool's spans do not pile up over the rounds. `simple`: the exporting processor of the SDK's examples instead
+ * (one export per span, synchronous), and `storeSpans`, for comparison only (bench/instructions.ts).
  */
-export function otelSubscriber(): { enable: () => void; disable: () => Promise<void> } {
+export function otelSubscriber({ simple = false, storeSpans = false } = {}): {
+  enable: () => void;
+  disable: () => Promise<void>;
+} {
   const exporter = new InMemorySpanExporter();
-  const instrumentation = new PayhookInstrumentation({ enabled: false });
+  const instrumentation = new PayhookInstrumentation({ enabled: false, storeSpans });
   // The batching processor every production setup uses (NodeSDK's default); the queue holds a round's spans.
-  const provider = new BasicTracerProvider({
-    spanProcessors: [new BatchSpanProcessor(exporter, { maxQueueSize: 1 << 20, scheduledDelayMillis: 100 })],
-  });
+  const processor = simple
+    ? new SimpleSpanProcessor(exporter)
+    : new BatchSpanProcessor(exporter, { maxQueueSize: 1 << 20, scheduledDelayMillis: 100 });
+  const provider = new BasicTracerProvider({ spanProcessors: [processor] });
   instrumentation.setTracerProvider(provider);
   instrumentation.setMeterProvider(new MeterProvider({ readers: [new IdleReader()] }));
   return {

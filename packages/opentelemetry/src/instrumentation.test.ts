@@ -64,7 +64,8 @@ const tracerProvider = new BasicTracerProvider({ spanProcessors: [new SimpleSpan
 const reader = new TestReader();
 const meterProvider = new MeterProvider({ readers: [reader] });
 const contextManager = new AsyncLocalStorageContextManager();
-const instrumentation = new PayhookInstrumentation({ enabled: false });
+// Store spans on, so every tree below shows where a delivery reached in the store; the default is tested on its own.
+const instrumentation = new PayhookInstrumentation({ enabled: false, storeSpans: true });
 
 beforeAll(() => {
   context.setGlobalContextManager(contextManager.enable());
@@ -202,6 +203,38 @@ describe('PayhookInstrumentation: one span tree per outcome', () => {
       '    handler *#handle',
       '    store commit',
     ]);
+  });
+
+  it('without storeSpans (the default): no store span, the store metrics still recorded', async () => {
+    instrumentation.setConfig({ enabled: true });
+    try {
+      const store = asyncMemoryStore();
+      const down: DedupeStore = { ...store, name: 'down', claim: () => Promise.reject(new Error('down')) };
+      const before = await points();
+      const handled = await deliver(
+        createWebhookHandler({ secret: SECRET, logger: false, store, handle: () => {} }),
+        post(signedForm(notification(), SECRET)),
+      );
+      const failed = await deliver(
+        createWebhookHandler({ secret: SECRET, logger: false, store: down, handle: () => {} }),
+        post(signedForm(notification(), SECRET)),
+      );
+      const after = await points();
+      const delta = (name: string, match: Record<string, unknown>) =>
+        (after(name, match) ?? 0) - (before(name, match) ?? 0);
+      expect([handled.tree, failed.tree]).toEqual([
+        ['process purchase.success [handled]', '  handler *#handle'],
+        ['process purchase.success [store.unavailable]'],
+      ]);
+      const storeName = { 'payhook.store.name': 'async-memory' };
+      expect(delta('payhook.store.duration', { 'payhook.store.step': 'claim', ...storeName })).toBe(1);
+      expect(delta('payhook.store.duration', { 'payhook.store.step': 'commit', ...storeName })).toBe(1);
+      expect(
+        delta('payhook.store.failures', { 'payhook.store.step': 'claim', 'payhook.store.name': 'down' }),
+      ).toBe(1);
+    } finally {
+      instrumentation.setConfig({ enabled: true, storeSpans: true });
+    }
   });
 
   it('duplicate, ignored and stale: the process span says so, with no handler span', async () => {
@@ -467,9 +500,10 @@ describe('PayhookInstrumentation: metrics', () => {
 describe('PayhookInstrumentation: lifecycle', () => {
   it('is an OpenTelemetry instrumentation: name, version, config; disable stops every span and metric', async () => {
     expect(instrumentation.instrumentationName).toBe('@payhook/opentelemetry');
-    expect(instrumentation.getConfig()).toEqual({ enabled: true });
+    expect(instrumentation.getConfig()).toEqual({ enabled: true, storeSpans: true });
+    expect(new PayhookInstrumentation({ enabled: false }).getConfig()).toEqual({ enabled: false });
     instrumentation.disable();
-    expect(instrumentation.getConfig()).toEqual({ enabled: false });
+    expect(instrumentation.getConfig()).toEqual({ enabled: false, storeSpans: true });
     exporter.reset();
     const handler = createWebhookHandler({ secret: SECRET, logger: false, handle: () => {} });
     await handler(post(signedForm(notification(), SECRET)), undefined);

@@ -40,6 +40,14 @@ export interface PayhookInstrumentationConfig {
    * @default true
    */
   enabled?: boolean;
+  /**
+   * A span per call of the duplicate store (`store claim`, `store commit`...), under its delivery's span. Off, the
+   * store's metrics are still recorded and a failed call still shows as the delivery span's `error.type`
+   * (`store.unavailable`); on, each delivery exports two or three spans more, which on an in-process store cost more
+   * than the rest of the instrumentation together (bench/README.md).
+   * @default false
+   */
+  storeSpans?: boolean;
 }
 
 interface Instruments {
@@ -50,9 +58,9 @@ interface Instruments {
   readonly storeFailures: Counter;
 }
 
-/** A span in progress and when it started (for the duration metrics, in seconds). */
+/** A span in progress (none for a store call without `storeSpans`) and when it started, for the duration metrics. */
 interface Open {
-  readonly span: Span;
+  readonly span: Span | undefined;
   readonly startedAt: number;
 }
 
@@ -144,42 +152,40 @@ export class PayhookInstrumentation {
   }
 
   /** The span of `message` ended; its duration in seconds, or `undefined` when it had none open. */
-  #finish(message: object, errorCode: string | undefined, attributes: Attributes): number | undefined {
+  #finish(message: object, errorCode: string | undefined, attributes?: Attributes): number | undefined {
     const open = this.#open.get(message);
     if (open === undefined) return undefined;
     this.#open.delete(message);
-    if (errorCode !== undefined) {
-      open.span.setAttribute(A.errorType, errorCode);
-      open.span.setStatus({ code: SpanStatusCode.ERROR, message: errorCode });
+    const { span } = open;
+    if (span !== undefined) {
+      if (errorCode !== undefined) {
+        span.setAttribute(A.errorType, errorCode);
+        span.setStatus({ code: SpanStatusCode.ERROR, message: errorCode });
+      }
+      if (attributes !== undefined) span.setAttributes(attributes);
+      span.end();
     }
-    open.span.setAttributes(attributes);
-    open.span.end();
     return (performance.now() - open.startedAt) / 1000;
   }
 
   /** The span a handler run or store call belongs under: its delivery's, or else the active one. */
   #parentOf(delivery: DeliveryMessage | undefined): Context {
-    const open = delivery && this.#open.get(delivery);
-    return open ? trace.setSpan(context.active(), open.span) : context.active();
+    const span = delivery && this.#open.get(delivery)?.span;
+    return span ? trace.setSpan(context.active(), span) : context.active();
   }
 
   readonly #delivery: TracingHandlers = {
     start: (m) => {
       const message = m as DeliveryMessage;
-      this.#begin(message, 'process payhook', SpanKind.CONSUMER, context.active(), {
-        [A.messagingSystem]: MESSAGING_SYSTEM,
-        [A.messagingOperationType]: 'process',
-        [A.messagingOperationName]: 'process',
-        [A.via]: message.via,
-      });
+      const attributes = PROCESS_ATTRIBUTES[message.via];
+      this.#begin(message, 'process payhook', SpanKind.CONSUMER, context.active(), attributes);
     },
     end: () => {},
     asyncStart: () => {},
     error: () => {},
     asyncEnd: (m) => {
       const message = m as DeliveryMessage;
-      const open = this.#open.get(message);
-      if (message.event !== undefined) open?.span.updateName(`process ${message.event}`);
+      if (message.event !== undefined) this.#open.get(message)?.span?.updateName(`process ${message.event}`);
       const attributes = deliveryAttributes(message);
       const seconds = this.#finish(message, message.errorCode, attributes);
       // One record per delivery: its count is the deliveries by outcome and event (no separate counter to pay for).
@@ -205,7 +211,7 @@ export class PayhookInstrumentation {
   };
 
   #handlerDone(message: HandlerRunMessage): void {
-    const seconds = this.#finish(message, message.errorCode, {});
+    const seconds = this.#finish(message, message.errorCode);
     if (seconds === undefined) return;
     const attributes: Attributes = { [A.handlerId]: message.handler };
     if (message.errorCode !== undefined) attributes[A.errorType] = message.errorCode;
@@ -215,6 +221,10 @@ export class PayhookInstrumentation {
   readonly #store: TracingHandlers = {
     start: (m) => {
       const message = m as StoreCallMessage;
+      if (!this.#config.storeSpans) {
+        this.#open.set(message, { span: undefined, startedAt: performance.now() });
+        return;
+      }
       this.#begin(message, `store ${message.step}`, SpanKind.CLIENT, this.#parentOf(message.delivery), {
         [A.storeStep]: message.step,
         [A.storeName]: message.store,
@@ -224,7 +234,7 @@ export class PayhookInstrumentation {
   };
 
   #storeDone(message: StoreCallMessage): void {
-    const seconds = this.#finish(message, message.errorCode, {});
+    const seconds = this.#finish(message, message.errorCode);
     if (seconds === undefined) return;
     const attributes: Attributes = { [A.storeStep]: message.step, [A.storeName]: message.store };
     if (message.errorCode !== undefined) {
@@ -286,6 +296,21 @@ function instrumentsOf(provider: MeterProvider): Instruments {
       unit: '{call}',
       description: 'Calls to the duplicate store that threw or rejected.',
     }),
+  };
+}
+
+/** A delivery span's attributes at its start, by `via`: built once, as the SDK copies them into each span. */
+const PROCESS_ATTRIBUTES: Record<DeliveryMessage['via'], Attributes> = {
+  request: processAttributes('request'),
+  process: processAttributes('process'),
+};
+
+function processAttributes(via: DeliveryMessage['via']): Attributes {
+  return {
+    [A.messagingSystem]: MESSAGING_SYSTEM,
+    [A.messagingOperationType]: 'process',
+    [A.messagingOperationName]: 'process',
+    [A.via]: via,
   };
 }
 

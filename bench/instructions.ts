@@ -1,0 +1,152 @@
+// `pnpm bench:instructions [--against <core build>] [--otel batch|simple|noop [--store-spans]] [--n 2000]`: what the full core handler
+// (MemoryStore) costs a delivery, counted in instructions (`valgrind --tool=callgrind`), not time: on a machine other
+// processes load, time swings by more than the 2% this compares, instruction counts repeat. Each variant runs
+// 2,000 deliveries of warm-up then n, and again then 2n, each in a fresh single-threaded process; the difference
+// over n is one delivery, without the process's start. Variants: this build with no subscriber; `--against`:
+// another build of core (its `dist/index.js`), e.g. one without the diagnostics calls (bench/README.md says how it
+// is made); `--otel`: this build with the OpenTelemetry SDK subscribed (bench/otel.ts), or (`noop`) with subscribers
+// that do nothing.
+// `--child [--core <path>] [--otel batch|simple] [--n]` is one such process (also for `node --cpu-prof`): the
+// deliveries, then the CPU time one took.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { tracingChannel } from 'node:diagnostics_channel';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import type * as Core from '@payhook/core';
+import { createIdSource, encodeData, formBody, SECRET, signData } from './payload.js';
+
+const args = process.argv.slice(2);
+const option = (name: string): string | undefined => {
+  const index = args.indexOf(name);
+  return index === -1 ? undefined : args[index + 1];
+};
+const n = Number(option('--n') ?? 2_000);
+const WARMUP = 2_000;
+
+/** Warm-up deliveries, then `count` more on fresh notifications; the CPU time of those, in µs a delivery. */
+async function deliver(core: typeof Core, count: number, otel: string | undefined): Promise<number> {
+  const nextId = createIdSource();
+  const bodies = Array.from({ length: WARMUP + count }, () => {
+    const data = encodeData(nextId());
+    return Buffer.from(formBody(data, signData(data)));
+  });
+  const headers = { 'content-type': 'application/x-www-form-urlencoded' };
+  const handler = core.createWebhookHandler({
+    secret: SECRET,
+    // A clock that stands still: the store's work must not depend on how slowly callgrind runs.
+    store: new core.MemoryStore({ now: () => 1_764_000_000_000 }),
+    handle: () => undefined,
+  });
+  const storeSpans = args.includes('--store-spans');
+  const subscriber =
+    otel === 'noop'
+      ? noopSubscriber(core.PAYHOOK_CHANNELS)
+      : otel
+        ? (await import('./otel.js')).otelSubscriber({ simple: otel === 'simple', storeSpans })
+        : undefined;
+  subscriber?.enable();
+  let started = 0;
+  for (let i = 0; i < bodies.length; i++) {
+    if (i === WARMUP) started = process.cpuUsage().user + process.cpuUsage().system;
+    const result = await handler({ method: 'POST', headers, body: bodies[i]! }, undefined);
+    if (result.outcome !== 'handled') throw new Error(`a delivery answered ${result.outcome}`);
+  }
+  const usage = process.cpuUsage();
+  await subscriber?.disable();
+  return (usage.user + usage.system - started) / count;
+}
+
+/**
+ * This file as plain JavaScript beside the packages (so `@payhook/*` resolve to their builds): under callgrind, tsx
+ * would spend more instructions starting than the deliveries take.
+ */
+async function bundleChild(): Promise<string> {
+  // One directory per run: a second run's bundle must not replace the file this one's processes start from.
+  const outDir = fileURLToPath(
+    new URL(`../node_modules/.cache/payhook-instructions/${process.pid}/`, import.meta.url),
+  );
+  const { build } = await import('tsup');
+  await build({
+    entry: { child: fileURLToPath(import.meta.url) },
+    format: ['esm'],
+    outDir,
+    target: 'node20',
+    external: [/^@payhook\//, /^@opentelemetry\//, 'tsup'],
+    config: false,
+    silent: true,
+  });
+  return join(outDir, 'child.js');
+}
+
+/** Subscribers that do nothing on the three tracing channels: what core's messages cost without any SDK. */
+function noopSubscriber(channels: typeof Core.PAYHOOK_CHANNELS): { enable: () => void; disable: () => void } {
+  const handlers = { start() {}, end() {}, asyncStart() {}, asyncEnd() {}, error() {} };
+  const names = [channels.delivery, channels.handler, channels.store];
+  return {
+    enable: () => {
+      for (const name of names) tracingChannel(name).subscribe(handlers);
+    },
+    disable: () => {
+      for (const name of names) tracingChannel(name).unsubscribe(handlers);
+    },
+  };
+}
+
+/** Instructions one process of `count` deliveries executed, from callgrind's summary. */
+function instructions(script: string, child: string[], count: number): number {
+  const run = spawnSync(
+    'valgrind',
+    [
+      '--tool=callgrind',
+      '--callgrind-out-file=/dev/null',
+      process.execPath,
+      // One thread, fixed seeds: the same process executes the same instructions, run after run.
+      '--single-threaded',
+      '--predictable',
+      '--predictable-gc-schedule',
+      '--hash-seed=1',
+      '--random-seed=1',
+      script,
+      '--child',
+      ...child,
+      '--n',
+      String(count),
+    ],
+    { encoding: 'utf8' },
+  );
+  const collected = /Collected\s*:\s*(\d+)/.exec(run.stderr);
+  if (run.status !== 0 || !collected) throw new Error(`callgrind failed:\n${run.stderr.slice(-2_000)}`);
+  return Number(collected[1]);
+}
+
+async function main(): Promise<void> {
+  if (args.includes('--child')) {
+    const path = option('--core');
+    const core = (await import(path ? pathToFileURL(path).href : '@payhook/core')) as typeof Core;
+    console.log(`${(await deliver(core, n, option('--otel'))).toFixed(2)} µs CPU a delivery`);
+    return;
+  }
+  execFileSync('valgrind', ['--version']);
+  const variants: [string, string[]][] = [['this build, no subscriber', []]];
+  const against = option('--against');
+  if (against) variants.push([`--against ${against}`, ['--core', against]]);
+  const otel = option('--otel');
+  if (otel) {
+    const spans = args.includes('--store-spans') ? ['--store-spans'] : [];
+    variants.push([
+      `this build, OpenTelemetry SDK subscribed (${[otel, ...spans].join(' ')})`,
+      ['--otel', otel, ...spans],
+    ]);
+  }
+  const script = await bundleChild();
+  const counts = variants.map(([name, child]) => {
+    const perDelivery = (instructions(script, child, 2 * n) - instructions(script, child, n)) / n;
+    console.log(`${name}: ${Math.round(perDelivery)} instructions a delivery`);
+    return perDelivery;
+  });
+  const [plain] = counts as [number];
+  if (against) console.log(`no subscriber vs --against: ${((plain / counts[1]! - 1) * 100).toFixed(2)}%`);
+  if (otel) console.log(`subscribed vs no subscriber: ${(counts.at(-1)! / plain).toFixed(3)}x`);
+}
+
+await main();
