@@ -74,8 +74,8 @@ describe.skipIf(!postgresUp)('payhook queue on PostgreSQL', () => {
       schema: SCHEMA,
       name: QUEUE,
       attempts: 2,
-      backoff: { type: 'fixed', delay: 0 },
-      pollingIntervalSeconds: 0.5,
+      backoff: { type: 'fixed', delayMs: 0 },
+      pollingIntervalMs: 500,
       onError: () => {},
     });
     const consumer = await engine.consume(
