@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { QueuedNotification } from '@payhook/core';
 import { type ConnectionOptions, type Job, Queue } from 'bullmq';
 import { consumeWithBullMQ, type WorkerSettings } from './bullmq-consumer.js';
-import { deadOf, jobIdOf, type StoredJob } from './bullmq-jobs.js';
+import { deadOf, jobIdOf, jobIdsOf, type StoredJob } from './bullmq-jobs.js';
 import type {
   ConsumeOptions,
   Consumer,
@@ -165,7 +165,7 @@ class BullMQEngine implements QueueEngine {
 
   async #deadByIds(ids: readonly string[]): Promise<Job<StoredJob>[]> {
     const jobs: Job<StoredJob>[] = [];
-    for (const id of ids) {
+    for (const id of jobIdsOf(ids)) {
       const job = await this.#queue.getJob(id);
       if (job !== undefined && (await job.isFailed())) jobs.push(job);
     }
