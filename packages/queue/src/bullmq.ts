@@ -47,8 +47,8 @@ export interface BullMQQueueOptions extends QueueEngineOptions {
  * A queue engine on BullMQ (Redis): the web side's `queue` option and a worker's `engine`. A job's id is its
  * notification key, so of any number of copies enqueued at once exactly one is queued (BullMQ adds a job id in one
  * Lua script); the others, and any copy while the job is queued, running, done (for `keepCompletedMs`) or dead,
- * are answered `duplicate`. Failed attempts are retried with exponential backoff; a job that failed every attempt
- * is kept as dead until it is replayed or discarded.
+ * are answered `duplicate`. Failed attempts are retried after `backoff`; a job that failed every attempt is kept as
+ * dead until it is replayed or discarded, or `keepDeadMs` passes.
  *
  * @example
  * const queue = createBullMQQueue({ connection: process.env.REDIS_URL! });

@@ -50,7 +50,7 @@ export interface Consumer {
 
 /** A notification whose job failed every attempt. */
 export interface DeadNotification {
-  /** The job's id in the engine (the notification key when it has one). */
+  /** The notification key, on every engine (a UUID for a notification without one): `replay` and `discard` take it. */
   readonly id: string;
   readonly job: QueuedNotification;
   /** The last attempt's error: its `code` (a payhook code such as `handler.failed`, when it has one) and message. */
