@@ -30,8 +30,8 @@ async function openEngine(): Promise<QueueEngine> {
     return createPostgresQueue({
       connectionString: env('DATABASE_URL'),
       name,
-      stallSeconds: 2,
-      maintenanceIntervalSeconds: 1,
+      stallMs: 2_000,
+      maintenanceIntervalMs: 1_000,
     });
   }
   const { createBullMQQueue } = await import('@payhook/queue/bullmq');

@@ -1,6 +1,6 @@
-import { type ConnectionOptions, type Job, WaitingError, Worker } from 'bullmq';
+import { type ConnectionOptions, type Job, UnrecoverableError, WaitingError, Worker } from 'bullmq';
 import { failureOf, queuedOf, type StoredJob } from './bullmq-jobs.js';
-import type { ConsumeOptions, Consumer, JobRunner } from './engine.js';
+import { type ConsumeOptions, type Consumer, type JobRunner, UnrecoverableJobError } from './engine.js';
 
 /** BullMQ's worker settings `consume` passes on. */
 export interface WorkerSettings {
@@ -54,6 +54,8 @@ export async function consumeWithBullMQ(
         if (ran === 'handed back') throw new WaitingError();
       } catch (error) {
         if (error instanceof WaitingError) throw error;
+        // BullMQ's own kind of error is what makes it skip the remaining attempts.
+        if (error instanceof UnrecoverableJobError) throw new UnrecoverableError(failureOf(error).message);
         throw failureOf(error);
       } finally {
         running.delete(entry);

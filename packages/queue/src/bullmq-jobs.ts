@@ -11,10 +11,18 @@ export interface StoredJob extends QueuedNotification {
 /**
  * A notification key as a BullMQ job id. BullMQ refuses ids with `:` (notification keys have them) and integer ids,
  * so the key is percent-encoded (`:` becomes `%3A`, reversibly) behind a `k.` prefix; a notification without a key
- * gets a random id, so it is never taken for another.
+ * gets the enqueue's random UUID, as on the PostgreSQL engine, so it is never taken for another.
  */
 export function jobIdOf(key: string | undefined, copy: string): string {
-  return key === undefined ? `r.${copy}` : `k.${encodeURIComponent(key)}`;
+  return key === undefined ? copy : `k.${encodeURIComponent(key)}`;
+}
+
+/**
+ * The BullMQ job ids a dead job may be named by: its notification key (as `dead()` reports it) or its job id
+ * (`k.…`, or a UUID for a notification without a key).
+ */
+export function jobIdsOf(ids: readonly string[]): string[] {
+  return [...new Set(ids.flatMap((id) => [jobIdOf(id, ''), id]))];
 }
 
 /** The job a worker runs: the stored data without the enqueue's `copy`. */
@@ -36,9 +44,11 @@ export function failureOf(error: unknown): Error {
 export function deadOf(job: Job<StoredJob>): DeadNotification {
   const reason = job.failedReason ?? '';
   const coded = CODED.exec(reason);
+  const queued = queuedOf(job.data);
   return {
-    id: job.id!,
-    job: queuedOf(job.data),
+    // The key names the job as it does on every engine; the job id only when there is none.
+    id: queued.key ?? job.id!,
+    job: queued,
     error: coded ? { code: coded[1], message: coded[2]! } : { code: undefined, message: reason },
     attempts: job.attemptsMade,
     queuedAt: new Date(job.timestamp),

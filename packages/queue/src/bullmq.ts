@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { QueuedNotification } from '@payhook/core';
 import { type ConnectionOptions, type Job, Queue } from 'bullmq';
 import { consumeWithBullMQ, type WorkerSettings } from './bullmq-consumer.js';
-import { deadOf, jobIdOf, type StoredJob } from './bullmq-jobs.js';
+import { deadOf, jobIdOf, jobIdsOf, type StoredJob } from './bullmq-jobs.js';
 import type {
   ConsumeOptions,
   Consumer,
@@ -12,33 +12,21 @@ import type {
   JobRunner,
   QueueEngine,
 } from './engine.js';
-import { integerOption } from './options.js';
+import { integerOption, type QueueEngineOptions, resolveQueueOptions, secondsOf } from './options.js';
 
-/** Options of `createBullMQQueue`. */
-export interface BullMQQueueOptions {
+/**
+ * Options of `createBullMQQueue`: the shared ones (`name`, `attempts`, `backoff`, `keepCompletedMs`, `keepDeadMs`,
+ * as every engine names them), the Redis connection, and BullMQ's own stall detection.
+ */
+export interface BullMQQueueOptions extends QueueEngineOptions {
   /**
    * The Redis to hold the jobs: a URL (`redis://…`), ioredis options, or an ioredis instance (which `close` leaves
    * open). Workers need `maxRetriesPerRequest: null` on an instance they are given; BullMQ sets it on connections
    * it makes.
    */
   connection: string | ConnectionOptions;
-  /** The BullMQ queue: web processes and workers of one application use the same. @default 'payhook-notifications' */
-  name?: string;
   /** BullMQ's key prefix in Redis. @default 'bull' */
   prefix?: string;
-  /**
-   * Runs of a job before it is kept as dead (the first and the retries).
-   * @default 10 (with `backoffMs` 2 s: retries for about 17 minutes, through a deploy or a short outage)
-   */
-  attempts?: number;
-  /** The first retry's delay; each next one doubles it (2 s, 4 s, 8 s … 512 s by default). @default 2_000 */
-  backoffMs?: number;
-  /**
-   * How long a completed job is kept, so a copy delivered meanwhile is answered `duplicate` without a new job;
-   * afterwards a copy is queued again and the worker's store answers it duplicate (keep it at the store's `ttlMs`).
-   * @default 604_800_000 (7 days, core's default `ttlMs`)
-   */
-  keepCompletedMs?: number;
   /**
    * How long a worker's lock on a running job lasts without renewal (renewed every half of it while the job runs):
    * a worker killed mid-job leaves it to another after this plus up to `stalledIntervalMs`.
@@ -59,8 +47,8 @@ export interface BullMQQueueOptions {
  * A queue engine on BullMQ (Redis): the web side's `queue` option and a worker's `engine`. A job's id is its
  * notification key, so of any number of copies enqueued at once exactly one is queued (BullMQ adds a job id in one
  * Lua script); the others, and any copy while the job is queued, running, done (for `keepCompletedMs`) or dead,
- * are answered `duplicate`. Failed attempts are retried with exponential backoff; a job that failed every attempt
- * is kept as dead until it is replayed or discarded.
+ * are answered `duplicate`. Failed attempts are retried after `backoff`; a job that failed every attempt is kept as
+ * dead until it is replayed or discarded, or `keepDeadMs` passes.
  *
  * @example
  * const queue = createBullMQQueue({ connection: process.env.REDIS_URL! });
@@ -85,9 +73,8 @@ class BullMQEngine implements QueueEngine {
   constructor(options: BullMQQueueOptions) {
     const connection =
       typeof options.connection === 'string' ? { url: options.connection } : options.connection;
-    const attempts = integerOption('attempts', options.attempts, 10);
-    const delay = integerOption('backoffMs', options.backoffMs, 2_000);
-    this.#queueName = options.name ?? 'payhook-notifications';
+    const shared = resolveQueueOptions(options);
+    this.#queueName = shared.name;
     this.#settings = {
       connection,
       prefix: options.prefix,
@@ -99,12 +86,11 @@ class BullMQEngine implements QueueEngine {
       connection,
       prefix: options.prefix,
       defaultJobOptions: {
-        attempts,
-        backoff: { type: 'exponential', delay },
-        removeOnComplete: {
-          age: Math.ceil(integerOption('keepCompletedMs', options.keepCompletedMs, 604_800_000) / 1000),
-        },
-        removeOnFail: false,
+        attempts: shared.attempts,
+        backoff: { type: shared.backoff.type, delay: shared.backoff.delayMs },
+        removeOnComplete: { age: secondsOf(shared.keepCompletedMs) },
+        // BullMQ removes dead jobs past this age when another job fails (not on a timer): a quiet queue keeps them longer.
+        removeOnFail: { age: secondsOf(shared.keepDeadMs) },
       },
     });
     this.#queue.on('error', () => {
@@ -179,7 +165,7 @@ class BullMQEngine implements QueueEngine {
 
   async #deadByIds(ids: readonly string[]): Promise<Job<StoredJob>[]> {
     const jobs: Job<StoredJob>[] = [];
-    for (const id of ids) {
+    for (const id of jobIdsOf(ids)) {
       const job = await this.#queue.getJob(id);
       if (job !== undefined && (await job.isFailed())) jobs.push(job);
     }

@@ -24,7 +24,10 @@ export interface QueueEngine extends NotificationQueue {
   close(): Promise<void>;
 }
 
-/** Runs one job's notification; rejects to fail the attempt. `signal` aborts when the worker shuts down. */
+/**
+ * Runs one job's notification; rejects to fail the attempt (an {@link UnrecoverableJobError}: to keep the job as
+ * dead at once). `signal` aborts when the worker shuts down.
+ */
 export type JobRunner = (job: QueuedNotification, attempt: JobAttempt) => Promise<void>;
 
 /** Which attempt a run is, of how many the engine makes. */
@@ -47,7 +50,7 @@ export interface Consumer {
 
 /** A notification whose job failed every attempt. */
 export interface DeadNotification {
-  /** The job's id in the engine (the notification key when it has one). */
+  /** The notification key, on every engine (a UUID for a notification without one): `replay` and `discard` take it. */
   readonly id: string;
   readonly job: QueuedNotification;
   /** The last attempt's error: its `code` (a payhook code such as `handler.failed`, when it has one) and message. */
@@ -69,3 +72,21 @@ export interface DeadFilter {
 export type DeadSelection =
   | { readonly ids: readonly string[] }
   | { readonly all: true; readonly since?: Date };
+
+/**
+ * A refusal no retry can change, such as a job whose notification no longer parses: an engine keeps the job as
+ * dead at once, with this error's `code` and message, instead of spending its remaining attempts.
+ *
+ * @example
+ * throw new UnrecoverableJobError('[@payhook/core] the notification is missing order_id.', { code: 'notification.invalid' });
+ */
+export class UnrecoverableJobError extends Error {
+  override readonly name = 'UnrecoverableJobError';
+  /** The payhook code of the refusal (`notification.invalid`), when it has one. */
+  readonly code: string | undefined;
+
+  constructor(message: string, options: { code?: string; cause?: unknown } = {}) {
+    super(message, { cause: options.cause });
+    this.code = options.code;
+  }
+}

@@ -8,5 +8,7 @@ export type {
   JobRunner,
   QueueEngine,
 } from './engine.js';
+export { UnrecoverableJobError } from './engine.js';
+export type { Backoff, QueueEngineOptions } from './options.js';
 export type { QueueWorker, WorkerOptions } from './worker.js';
 export { createWorker } from './worker.js';

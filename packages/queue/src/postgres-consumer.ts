@@ -1,5 +1,5 @@
 import type PgBoss from 'pg-boss';
-import type { Consumer, JobRunner } from './engine.js';
+import { type Consumer, type JobRunner, UnrecoverableJobError } from './engine.js';
 import { errorOf, readJob } from './postgres-job.js';
 import type { PostgresJobs } from './postgres-sql.js';
 
@@ -64,6 +64,8 @@ export class PostgresConsumer implements Consumer {
         await this.#handBack(jobs.map((job) => job.id));
         return;
       }
+      // pg-boss picks the oldest jobs but returns them in no particular order (UPDATE … RETURNING): start them oldest first.
+      jobs.sort((a, b) => a.createdOn.getTime() - b.createdOn.getTime());
       for (const job of jobs) this.#start(job);
       // The next fetch: when a running job finishes (a slot is free), or at the next poll.
       const wait = pause(pollingMs);
@@ -81,12 +83,17 @@ export class PostgresConsumer implements Consumer {
     };
     this.#running.set(job.id, running);
     const attempt = { number: job.retryCount + 1, of: job.retryLimit + 1, signal: running.controller.signal };
-    const { boss, name } = this.#setup;
+    const { boss, jobs, name } = this.#setup;
     Promise.resolve()
       .then(() => this.#run(readJob(job.data), attempt))
       .then(
         () => this.#settle(running, () => boss.complete(name, job.id)),
-        (error: unknown) => this.#settle(running, () => boss.fail(name, job.id, errorOf(error))),
+        (error: unknown) =>
+          this.#settle(running, () =>
+            error instanceof UnrecoverableJobError
+              ? jobs.bury(job.id, errorOf(error))
+              : boss.fail(name, job.id, errorOf(error)),
+          ),
       );
   }
 

@@ -1,6 +1,6 @@
 import type { PgQueryable } from '@payhook/core/postgres';
 import type { DeadFilter, DeadSelection } from './engine.js';
-import { type DeadRow, jobIdsOf } from './postgres-job.js';
+import { type DeadRow, type JobError, jobIdsOf } from './postgres-job.js';
 
 // The statements pg-boss 10 has no call for, on its own job table (`<schema>.job`, partitioned by queue name).
 // Each is one statement guarded by the row's state, so two CLIs or workers racing on one job cannot both win:
@@ -91,6 +91,18 @@ export class PostgresJobs {
          started_on = CASE WHEN retry_count = 0 THEN NULL ELSE started_on END
        WHERE name = $1 AND id = ANY($2::uuid[]) AND state = 'active'`,
       [this.#name, ids],
+    );
+  }
+
+  /**
+   * Fails a running job for good, whatever attempts it has left: pg-boss's `fail` would retry it. One statement
+   * guarded by `active`: a job stall detection expired meanwhile is left to its retry, which refuses it again.
+   */
+  async bury(id: string, output: JobError): Promise<void> {
+    await this.#db.query(
+      `UPDATE ${this.#table} SET state = 'failed', completed_on = now(), output = $3::jsonb
+       WHERE name = $1 AND id = $2::uuid AND state = 'active'`,
+      [this.#name, id, JSON.stringify(output)],
     );
   }
 

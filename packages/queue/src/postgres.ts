@@ -91,7 +91,7 @@ export class PostgresQueue implements QueueEngine {
         jobs: this.#jobs,
         name: o.name,
         concurrency,
-        pollingMs: o.pollingIntervalSeconds * 1000,
+        pollingMs: o.pollingIntervalMs,
         heartbeatMs: (o.stallSeconds * 1000) / 3,
         onError: o.onError,
       },

@@ -1,5 +1,10 @@
-import { parseNotification, type QueuedNotification, type WebhookHandler } from '@payhook/core';
-import type { Consumer, JobRunner, QueueEngine } from './engine.js';
+import {
+  type Notification,
+  parseNotification,
+  type QueuedNotification,
+  type WebhookHandler,
+} from '@payhook/core';
+import { type Consumer, type JobRunner, type QueueEngine, UnrecoverableJobError } from './engine.js';
 import { integerOption } from './options.js';
 
 /** Options of `createWorker`. */
@@ -78,7 +83,7 @@ export async function createWorker<C = undefined>(
 /** One job: the notification parsed again from what the web side verified, then its handlers through `process`. */
 function runnerFor<C>(webhook: WebhookHandler<C>, context: WorkerOptions<C>['context']): JobRunner {
   return async (job) => {
-    const notification = parseNotification(job.data);
+    const notification = parsed(job);
     const handlerContext = context ? await context(job) : (undefined as C);
     // Throws the WebhookError a delivery would answer with: the engine records its code and message.
     await webhook.process(notification, handlerContext, {
@@ -86,6 +91,22 @@ function runnerFor<C>(webhook: WebhookHandler<C>, context: WorkerOptions<C>['con
       secretId: job.secretId,
     });
   };
+}
+
+/**
+ * The job's notification, or an unrecoverable refusal: data that does not parse now (a job written by another
+ * version, or by hand) never will, so every retry would be spent for nothing.
+ */
+function parsed(job: QueuedNotification): Notification {
+  try {
+    return parseNotification(job.data);
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    throw new UnrecoverableJobError(error instanceof Error ? error.message : String(error), {
+      code: typeof code === 'string' ? code : undefined,
+      cause: error,
+    });
+  }
 }
 
 async function stopConsumer(consumer: Consumer, graceMs: number, cleanUp: () => void): Promise<void> {

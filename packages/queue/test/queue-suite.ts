@@ -11,19 +11,8 @@ import { CuttableProxy } from '../../../packages/core/test/servers.ts';
 import { signedForm } from '../../../test/support/signed-form.ts';
 import type { QueueEngine } from '../src/engine.ts';
 import { createWorker, type QueueWorker } from '../src/worker.ts';
-import type * as BullMQKit from './engines/bullmq.ts';
+import type { EngineKit, KitEngineOptions } from './engines/kit.ts';
 import { ledgerWebhook, QUEUE_SECRET, readLedger } from './ledger.ts';
-
-/** An engine under test: how to build it, its store and its server, from one module a child worker imports too. */
-export interface EngineKit {
-  /** False when its server is unreachable: the suite is skipped (loudly; CI=true fails instead). */
-  readonly up: boolean;
-  /** The module's path (`test/engines/<engine>.ts`), for the child worker. */
-  readonly module: URL;
-  readonly makeEngine: (typeof BullMQKit)['makeEngine'];
-  readonly makeStore: (typeof BullMQKit)['makeStore'];
-  readonly server: (typeof BullMQKit)['server'];
-}
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const CHILD = fileURLToPath(new URL('./worker-child.ts', import.meta.url));
@@ -58,13 +47,13 @@ function latch(): { promise: Promise<void>; open: () => void } {
  * retries that rerun only what failed, a worker killed mid-handler, replay of a dead job, the engine down at
  * enqueue, 200 concurrent copies) plus `dead`, `discard` and a graceful stop.
  */
-export function describeQueueEngine(name: string, kit: EngineKit): void {
-  describe.skipIf(!kit.up)(`the queue on ${name}`, () => {
+export function describeQueueEngine(kit: EngineKit, up: boolean): void {
+  describe.skipIf(!up)(`the queue on ${kit.title}`, () => {
     const engines: QueueEngine[] = [];
     const workers: QueueWorker[] = [];
     const closers: Array<() => Promise<void>> = [];
     let count = 0;
-    const engine = (options?: Parameters<EngineKit['makeEngine']>[1], queue = `${RUN}-${++count}`) => {
+    const engine = (options?: KitEngineOptions, queue = `${RUN}-${++count}`) => {
       const made = kit.makeEngine(`payhook-test-${queue}`, options);
       engines.push(made);
       return made;
@@ -81,7 +70,10 @@ export function describeQueueEngine(name: string, kit: EngineKit): void {
       await Promise.all(engines.splice(0).map((made) => made.close()));
       await Promise.all(closers.splice(0).map((close) => close()));
     });
-    afterAll(() => rmSync(dir, { recursive: true, force: true }));
+    afterAll(async () => {
+      rmSync(dir, { recursive: true, force: true });
+      await kit.dispose();
+    });
 
     it('answers 200 queued while the handler is still blocked (a 20 s handler), then the worker finishes it', async () => {
       const queue = engine();
@@ -131,7 +123,7 @@ export function describeQueueEngine(name: string, kit: EngineKit): void {
       const prefix = `payhook-test:queue:${RUN}:kill:`;
       const ledger = join(dir, 'kill.ledger');
       const child = startChild({
-        ENGINE: fileURLToPath(kit.module),
+        ENGINE: kit.id,
         QUEUE: `payhook-test-${queueName}`,
         STORE_PREFIX: prefix,
         LEDGER: ledger,
@@ -139,7 +131,7 @@ export function describeQueueEngine(name: string, kit: EngineKit): void {
       });
       closers.push(async () => void child.process.kill('SIGKILL'));
       await child.said('ready');
-      const { store, close } = kit.makeStore(prefix);
+      const { store, close } = await kit.makeStore(prefix);
       closers.push(close);
       const web = ledgerWebhook(store, ledger);
       const notification = delivery();
@@ -276,6 +268,31 @@ export function describeQueueEngine(name: string, kit: EngineKit): void {
       expect(await queue.dead()).toEqual([]);
       // A discarded notification is gone from the queue: a copy delivered afterwards is queued again.
       expect((await post(web, signedForm(dead[0]!.job.data, QUEUE_SECRET))).outcome).toBe('queued');
+    });
+
+    it('keeps a job whose notification no longer parses as dead at once, without spending its other attempts', async () => {
+      const queue = engine({ attempts: 5 });
+      const { payment_id: _dropped, ...refused } = purchase({ transaction_id: randomUUID() });
+      const key = `poison:${randomUUID()}`;
+      expect(await queue.enqueue({ key, data: refused, secretIndex: 0 }, new AbortController().signal)).toBe(
+        'queued',
+      );
+      let runs = 0;
+      await work(
+        createWebhookHandler({ secret: QUEUE_SECRET, logger: false }).on('purchase', () => void runs++),
+        queue,
+      );
+      await vi.waitFor(async () => expect(await queue.dead()).toHaveLength(1), WAIT);
+      const [dead] = await queue.dead();
+      expect(dead).toMatchObject({
+        job: { key },
+        attempts: 1,
+        error: {
+          code: 'notification.invalid',
+          message: '[@payhook/core] notification is missing or has malformed required fields: payment_id.',
+        },
+      });
+      expect(runs).toBe(0);
     });
 
     it('stops gracefully: a running job finishes within graceMs, one still running after it is handed to another worker', async () => {

@@ -1,15 +1,19 @@
 import type { QueuedNotification } from '@payhook/core';
 import type { QueueEngine } from '@payhook/queue';
+import { createBullMQQueue } from '@payhook/queue/bullmq';
 import { createPostgresQueue } from '@payhook/queue/postgres';
+import { Redis } from 'ioredis';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DATABASE_URL, reachPostgres } from '../../../core/test/servers.js';
+import { DATABASE_URL, REDIS_URL, reachPostgres, reachRedis } from '../../../core/test/servers.js';
 import { memoryIO } from './io.js';
 import { runCli } from './run.js';
 
 const postgresUp = await reachPostgres();
-// Its own schema, so parallel test files and other engineers never share pg-boss's tables.
+const redisUp = await reachRedis();
+// Its own schema and key prefix, so parallel test files and other engineers never share a queue.
 const SCHEMA = `payhook_queue_cli_test_${process.pid}`;
+const PREFIX = `payhook-cli-test-${process.pid}`;
 const QUEUE = 'cli-dead';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -29,12 +33,14 @@ async function cli(...args: string[]) {
 }
 
 const db = ['--database', DATABASE_URL, '--schema', SCHEMA, '--queue', QUEUE];
+const redis = ['--redis', REDIS_URL, '--prefix', PREFIX, '--queue', QUEUE];
 
 describe('payhook queue: usage', () => {
   it.each([
     [['list'], 'give one engine: --database URL (PostgreSQL) or --redis URL (BullMQ).'],
     [['list', '--database', 'postgres://x', '--redis', 'redis://x'], 'give one engine'],
     [['list', '--redis', 'redis://x', '--schema', 's'], '--schema goes with --database.'],
+    [['list', '--database', 'postgres://x', '--prefix', 'p'], '--prefix goes with --redis.'],
     [['purge', ...db], 'the action is list, replay or discard, not "purge".'],
     [[...db], 'the action is list, replay or discard, not "".'],
     [['list', 'k-1', ...db], 'unexpected argument "k-1".'],
@@ -62,22 +68,83 @@ describe('payhook queue: usage', () => {
   });
 });
 
-describe.skipIf(!postgresUp)('payhook queue on PostgreSQL', () => {
+/** An engine of the CLI's, the flags that name it, and how the test makes and removes its dead jobs. */
+interface Setup {
+  readonly up: boolean;
+  readonly flags: string[];
+  open(): QueueEngine;
+  /** The engine's clock now: the `--since` between two failures. */
+  now(): Promise<Date>;
+  cleanUp(): Promise<void>;
+}
+
+const setups: Array<[string, Setup]> = [
+  [
+    'PostgreSQL (--database)',
+    {
+      up: postgresUp,
+      flags: db,
+      open: () =>
+        createPostgresQueue({
+          connectionString: DATABASE_URL,
+          schema: SCHEMA,
+          name: QUEUE,
+          attempts: 2,
+          backoff: { type: 'fixed', delayMs: 0 },
+          pollingIntervalMs: 500,
+          onError: () => {},
+        }),
+      now: () => withPool(async (pool) => (await pool.query('SELECT now() AS now')).rows[0].now as Date),
+      cleanUp: () =>
+        withPool(async (pool) => void (await pool.query(`DROP SCHEMA IF EXISTS ${SCHEMA} CASCADE`))),
+    },
+  ],
+  [
+    'Redis (--redis, BullMQ)',
+    {
+      up: redisUp,
+      flags: redis,
+      open: () =>
+        createBullMQQueue({
+          connection: REDIS_URL,
+          prefix: PREFIX,
+          name: QUEUE,
+          attempts: 2,
+          backoff: { type: 'fixed', delayMs: 0 },
+        }),
+      // BullMQ stamps a failure with its worker's clock: this process's.
+      now: async () => new Date(),
+      cleanUp: async () => {
+        const client = new Redis(REDIS_URL);
+        try {
+          const keys = await client.keys(`${PREFIX}:*`);
+          if (keys.length > 0) await client.del(...keys);
+        } finally {
+          client.disconnect();
+        }
+      },
+    },
+  ],
+];
+
+async function withPool<T>(use: (pool: pg.Pool) => Promise<T>): Promise<T> {
+  const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 1 });
+  try {
+    return await use(pool);
+  } finally {
+    await pool.end();
+  }
+}
+
+describe.each(setups)('payhook queue on %s', (_, setup) => {
+  const db = setup.flags;
   let engine: QueueEngine;
-  let pool: pg.Pool;
   let failedAfter: Date;
 
   beforeAll(async () => {
-    pool = new pg.Pool({ connectionString: DATABASE_URL, max: 2 });
-    engine = createPostgresQueue({
-      connectionString: DATABASE_URL,
-      schema: SCHEMA,
-      name: QUEUE,
-      attempts: 2,
-      backoff: { type: 'fixed', delay: 0 },
-      pollingIntervalSeconds: 0.5,
-      onError: () => {},
-    });
+    if (!setup.up) return;
+    engine = setup.open();
+    // A worker whose every attempt fails: its jobs end dead.
     const consumer = await engine.consume(
       async () => {
         throw Object.assign(new Error('handler "fulfil" failed'), { code: 'handler.failed' });
@@ -89,30 +156,33 @@ describe.skipIf(!postgresUp)('payhook queue on PostgreSQL', () => {
       while ((await engine.dead()).length < count) await sleep(50);
     };
     await dies('purchase:1:success', 1);
-    failedAfter = ((await pool.query('SELECT now() AS now')).rows[0] as { now: Date }).now;
+    failedAfter = await setup.now();
     await dies('purchase:2:success', 2);
     await dies(undefined, 3);
     await consumer.stop(0);
   });
   afterAll(async () => {
+    if (!setup.up) return;
     await engine?.close();
-    await pool?.query(`DROP SCHEMA IF EXISTS ${SCHEMA} CASCADE`);
-    await pool?.end();
+    await setup.cleanUp();
   });
 
-  it('lists the dead notifications, oldest first, without the notification beyond its key', async () => {
-    const { code, out, err } = await cli('list', ...db);
-    expect(code).toBe(0);
-    expect(err).toEqual(['3 dead notifications']);
-    expect(out).toHaveLength(3);
-    expect(out[0]).toMatch(
-      /^purchase:1:success\tpurchase:1:success\thandler\.failed\tattempts=2\t\d{4}-\d\d-\d\dT[\d:.]+Z\thandler "fulfil" failed$/,
-    );
-    expect(out[2]).toMatch(/^[0-9a-f-]{36}\t-\thandler\.failed\t/);
-    expect(out.join('\n')).not.toContain('tok_never_printed');
-  });
+  it.skipIf(!setup.up)(
+    'lists the dead notifications, oldest first, without the notification beyond its key',
+    async () => {
+      const { code, out, err } = await cli('list', ...db);
+      expect(code).toBe(0);
+      expect(err).toEqual(['3 dead notifications']);
+      expect(out).toHaveLength(3);
+      expect(out[0]).toMatch(
+        /^purchase:1:success\tpurchase:1:success\thandler\.failed\tattempts=2\t\d{4}-\d\d-\d\dT[\d:.]+Z\thandler "fulfil" failed$/,
+      );
+      expect(out[2]).toMatch(/^[0-9a-f-]{36}\t-\thandler\.failed\t/);
+      expect(out.join('\n')).not.toContain('tok_never_printed');
+    },
+  );
 
-  it('lists JSON lines since a time', async () => {
+  it.skipIf(!setup.up)('lists JSON lines since a time', async () => {
     const { code, out } = await cli('list', '--json', '--since', failedAfter.toISOString(), ...db);
     expect(code).toBe(0);
     const lines = out.map((line) => JSON.parse(line) as Record<string, unknown>);
@@ -133,15 +203,18 @@ describe.skipIf(!postgresUp)('payhook queue on PostgreSQL', () => {
     });
   });
 
-  it('replays by key, says which ids were not dead, then discards all since a time', async () => {
-    const replayed = await cli('replay', 'purchase:1:success', 'purchase:9:success', ...db);
-    expect(replayed.out).toEqual(['replayed 1']);
-    expect(replayed.err).toEqual(['1 of the ids given are not dead notifications of this queue.']);
-    expect(replayed.code).toBe(1);
-    expect((await engine.dead()).map((dead) => dead.job.key)).toEqual(['purchase:2:success', undefined]);
+  it.skipIf(!setup.up)(
+    'replays by key, says which ids were not dead, then discards all since a time',
+    async () => {
+      const replayed = await cli('replay', 'purchase:1:success', 'purchase:9:success', ...db);
+      expect(replayed.out).toEqual(['replayed 1']);
+      expect(replayed.err).toEqual(['1 of the ids given are not dead notifications of this queue.']);
+      expect(replayed.code).toBe(1);
+      expect((await engine.dead()).map((dead) => dead.job.key)).toEqual(['purchase:2:success', undefined]);
 
-    const discarded = await cli('discard', '--all', '--since', failedAfter.toISOString(), ...db);
-    expect(discarded).toMatchObject({ code: 0, out: ['discarded 2'] });
-    expect(await cli('list', ...db)).toMatchObject({ code: 0, out: [], err: ['0 dead notifications'] });
-  });
+      const discarded = await cli('discard', '--all', '--since', failedAfter.toISOString(), ...db);
+      expect(discarded).toMatchObject({ code: 0, out: ['discarded 2'] });
+      expect(await cli('list', ...db)).toMatchObject({ code: 0, out: [], err: ['0 dead notifications'] });
+    },
+  );
 });

@@ -16,6 +16,7 @@ Options:
   --redis URL       the BullMQ engine (@payhook/queue/bullmq, needs bullmq)
   --queue NAME      the queue's name (default payhook-notifications)
   --schema S        the PostgreSQL engine's schema (default payhook_queue)
+  --prefix P        the BullMQ engine's key prefix in Redis (default bull)
   --since ISO       only those whose last attempt failed at or after this time (2026-05-01T08:00:00Z)
   --all             list: every dead notification; replay, discard: all of them (or all --since)
   --json            list: one JSON object a line
@@ -41,7 +42,7 @@ interface EngineModules {
     name?: string;
     schema?: string;
   }) => QueueEngine;
-  createBullMQQueue?: (options: { connection: string; name?: string }) => QueueEngine;
+  createBullMQQueue?: (options: { connection: string; name?: string; prefix?: string }) => QueueEngine;
 }
 
 async function load(kind: keyof typeof ENGINES): Promise<EngineModules> {
@@ -61,21 +62,23 @@ interface QueueValues {
   redis?: string;
   queue?: string;
   schema?: string;
+  prefix?: string;
 }
 
 async function openEngine(values: QueueValues): Promise<QueueEngine> {
-  const { database, redis, queue: name, schema } = values;
+  const { database, redis, queue: name, schema, prefix } = values;
   if ((database === undefined) === (redis === undefined)) {
     throw new UsageError('give one engine: --database URL (PostgreSQL) or --redis URL (BullMQ).');
   }
   if (schema !== undefined && database === undefined) throw new UsageError('--schema goes with --database.');
+  if (prefix !== undefined && redis === undefined) throw new UsageError('--prefix goes with --redis.');
   const named = name === undefined ? {} : { name };
   if (database !== undefined) {
     const { createPostgresQueue } = await load('database');
     return createPostgresQueue!({ connectionString: database, ...named, ...(schema ? { schema } : {}) });
   }
   const { createBullMQQueue } = await load('redis');
-  return createBullMQQueue!({ connection: redis!, ...named });
+  return createBullMQQueue!({ connection: redis!, ...named, ...(prefix ? { prefix } : {}) });
 }
 
 function sinceFrom(value: string | undefined): Date | undefined {
@@ -127,6 +130,7 @@ export async function queueCommand(argv: string[], io: CliIO): Promise<number> {
         redis: { type: 'string' },
         queue: { type: 'string' },
         schema: { type: 'string' },
+        prefix: { type: 'string' },
         since: { type: 'string' },
         all: { type: 'boolean' },
         json: { type: 'boolean' },
