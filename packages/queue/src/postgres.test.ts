@@ -292,6 +292,46 @@ describe.skipIf(!postgresUp)('the PostgreSQL queue engine (pg-boss)', () => {
       await reaches(name, 'k-stop', 'completed');
       expect(seen).toEqual([['k-stop', 1]]);
     });
+    it('keeps consuming through a PostgreSQL outage: its fetches fail, nothing rejects unhandled, and it takes jobs once PostgreSQL is back', async () => {
+      const proxy = await CuttableProxy.start({
+        host: '127.0.0.1',
+        port: Number(new URL(DATABASE_URL).port || 5432),
+      });
+      const url = new URL(DATABASE_URL);
+      url.host = `127.0.0.1:${proxy.port}`;
+      const through = new pg.Pool({ connectionString: url.href, max: 2 });
+      through.on('error', () => {});
+      let failedQueries = 0;
+      const counted = {
+        query: (text: string, values?: unknown[]) =>
+          through.query(text, values).catch((error: unknown) => {
+            failedQueries++;
+            throw error;
+          }),
+      };
+      const unhandled: unknown[] = [];
+      const onUnhandled = (reason: unknown) => unhandled.push(reason);
+      process.on('unhandledRejection', onUnhandled);
+      try {
+        const { queue, name } = engine({ connectionString: undefined, pool: counted as unknown as pg.Pool });
+        const direct = engine({ name }).queue;
+        await queue.enqueue(job('k-before'), signal());
+        const ran: string[] = [];
+        await queue.consume(async (queued) => void ran.push(queued.key!), { concurrency: 1 });
+        await until(async () => ran.includes('k-before'), 'the job before the outage');
+        proxy.cut();
+        await until(async () => failedQueries >= 2, 'two fetches to meet the outage');
+        await direct.enqueue(job('k-during'), signal());
+        proxy.restore();
+        await until(async () => ran.includes('k-during'), 'the job queued during the outage');
+        expect(unhandled).toEqual([]);
+        expect(ran).toEqual(['k-before', 'k-during']);
+      } finally {
+        process.off('unhandledRejection', onUnhandled);
+        await proxy.close();
+        await through.end();
+      }
+    });
   });
 
   describe('dead, replay, discard', () => {

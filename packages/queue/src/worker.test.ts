@@ -107,6 +107,24 @@ describe('createWorker', () => {
     expect(process.listenerCount('SIGINT')).toBe(0);
   });
 
+  it('on SIGTERM, once the engine is closed, calls onShutdown to close what else holds the process open (the store)', async () => {
+    const { engine, calls } = fakeEngine();
+    const error = vi.fn();
+    await createWorker(createWebhookHandler({ secret: 's', logger: false }), engine, {
+      graceMs: 0,
+      logger: { info: vi.fn(), error },
+      onShutdown: async () => {
+        calls.push('store closed');
+        throw new Error('the store was closed already');
+      },
+    });
+    process.emit('SIGTERM');
+    await vi.waitFor(() => expect(error).toHaveBeenCalled());
+    expect(calls).toEqual(['stop 0', 'close', 'store closed']);
+    expect(error).toHaveBeenCalledWith('[@payhook/queue] the worker did not stop cleanly', expect.any(Error));
+    expect(process.listenerCount('SIGTERM')).toBe(0);
+  });
+
   it('leaves signals alone with stopOnSignals: false', async () => {
     const { engine } = fakeEngine();
     const before = process.listenerCount('SIGTERM');

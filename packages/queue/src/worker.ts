@@ -24,11 +24,16 @@ export interface WorkerOptions<C = undefined> {
    */
   graceMs?: number;
   /**
-   * Stops the worker on SIGTERM and SIGINT, then closes the engine, so the process exits 0 once nothing else holds
-   * it open. `false` leaves signals to the application (call `stop` yourself).
+   * Stops the worker on SIGTERM and SIGINT, then closes the engine and calls `onShutdown`, so the process exits 0
+   * once nothing else holds it open. `false` leaves signals to the application (call `stop` yourself).
    * @default true
    */
   stopOnSignals?: boolean;
+  /**
+   * After a signal stopped the worker and closed the engine: closes what else holds the process open, such as the
+   * store's Redis client or pool (a worker always has one), so the process exits 0. Not called by `stop()`.
+   */
+  onShutdown?: () => unknown;
   /** Where the worker says it started and stopped; `false` for nothing. @default console */
   logger?: Pick<Console, 'info' | 'error'> | false;
 }
@@ -74,6 +79,7 @@ export async function createWorker<C = undefined>(
     logger?.info(`[@payhook/queue] ${signal}: stopping the worker (up to ${graceMs} ms)`);
     stop()
       .then(() => engine.close())
+      .then(() => options.onShutdown?.())
       .catch((error: unknown) => logger?.error('[@payhook/queue] the worker did not stop cleanly', error));
   };
   if (options.stopOnSignals ?? true) for (const signal of SIGNALS) process.once(signal, onSignal);
