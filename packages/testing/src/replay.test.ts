@@ -106,6 +106,13 @@ describe('replayDeliveries', () => {
     await expect(replayDeliveries(app, file, { secret: TEST_SECRET })).rejects.toThrow(
       `[@payhook/testing] ${file}, line 2: not a captured delivery (expected {"v":1,…} from createCapture).`,
     );
+    await writeFile(
+      file,
+      `${JSON.stringify({ v: 1, status: '200', outcome: 'handled', notification: {} })}\n`,
+    );
+    await expect(replayDeliveries(app, file, { secret: TEST_SECRET })).rejects.toThrow(
+      `[@payhook/testing] ${file}, line 1: "status" is not an HTTP status (not a captured delivery from createCapture).`,
+    );
     await writeFile(file, 'not json\n');
     await expect(replayDeliveries(app, file, { secret: TEST_SECRET })).rejects.toThrow(
       `[@payhook/testing] ${file}, line 1: not JSON (a capture has one object per line).`,

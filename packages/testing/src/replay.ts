@@ -48,7 +48,8 @@ export interface ReplayableLine {
 
 /**
  * The lines of a capture file's text that can be replayed, in order; a line refused before its signature was
- * verified has no notification and is skipped. Throws on a line that is not a captured delivery, naming it.
+ * verified has no notification and is skipped. Throws on a line that is not a captured delivery (not JSON, or a
+ * field of the wrong type), naming the line and the field, never quoting the line.
  */
 export function replayableLines(text: string, source = 'the capture'): ReplayableLine[] {
   const found: ReplayableLine[] = [];
@@ -70,8 +71,15 @@ export function replayableLines(text: string, source = 'the capture'): Replayabl
         `[@payhook/testing] ${source}, line ${index + 1}: not a captured delivery (expected {"v":1,…} from createCapture).`,
       );
     }
+    const wrong = wrongField(captured);
+    if (wrong !== undefined) {
+      // The field's name and the type it needs, never its value: a capture holds customer data.
+      throw new Error(
+        `[@payhook/testing] ${source}, line ${index + 1}: ${wrong} (not a captured delivery from createCapture).`,
+      );
+    }
     const notification = captured.notification;
-    if (notification !== null && typeof notification === 'object') {
+    if (notification !== null && notification !== undefined) {
       found.push({
         line: index + 1,
         captured: captured as CapturedDelivery & { notification: Record<string, unknown> },
@@ -79,6 +87,22 @@ export function replayableLines(text: string, source = 'the capture'): Replayabl
     }
   }
   return found;
+}
+
+/** What is wrong with a `{"v":1}` line's fields, as createCapture writes them; `undefined` when nothing is. */
+function wrongField(captured: Partial<CapturedDelivery>): string | undefined {
+  const { status, outcome, code, contentType, notification } = captured;
+  if (!Number.isInteger(status) || (status as number) < 100 || (status as number) > 599) {
+    return '"status" is not an HTTP status';
+  }
+  if (typeof outcome !== 'string') return '"outcome" is not a string';
+  if (code !== undefined && typeof code !== 'string') return '"code" is not a string';
+  if (contentType !== undefined && typeof contentType !== 'string') return '"contentType" is not a string';
+  if (notification !== undefined && notification !== null) {
+    if (typeof notification !== 'object' || Array.isArray(notification))
+      return '"notification" is not an object';
+  }
+  return undefined;
 }
 
 /** A captured delivery signed again with `secret`, in the envelope it came in (form, or JSON). */

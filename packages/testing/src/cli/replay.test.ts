@@ -101,6 +101,46 @@ describe('payhook replay (in-process)', () => {
     }
   });
 
+  it('names the line and the field of the wrong type, never its content, and posts nothing', async () => {
+    const customer = 'jo.customer@example.com';
+    const cases: Array<[object, string]> = [
+      [{ v: 1, notification: { order_id: customer } }, '"status" is not an HTTP status'],
+      [{ v: 1, status: 200, notification: { order_id: customer } }, '"outcome" is not a string'],
+      [
+        { v: 1, status: 200, outcome: 'handled', notification: [customer] },
+        '"notification" is not an object',
+      ],
+      [{ v: 1, status: 200, outcome: 'handled', notification: customer }, '"notification" is not an object'],
+      [{ v: 1, status: 200, outcome: 'handled', code: 7, notification: {} }, '"code" is not a string'],
+      [
+        { v: 1, status: 200, outcome: 'handled', contentType: 5, notification: { order_id: customer } },
+        '"contentType" is not a string',
+      ],
+    ];
+    for (const [captured, reason] of cases) {
+      const input = `${line({ notification: purchase })}\n${JSON.stringify(captured)}\n`;
+      const bad = await replay(['-', '--url', url, '--resign', secret], {}, input);
+      expect([bad.code, bad.out, bad.err]).toEqual([
+        2,
+        [],
+        [
+          `payhook replay: standard input, line 2: ${reason} (not a captured delivery from createCapture).`,
+          "Run 'payhook replay --help' for usage.",
+        ],
+      ]);
+      expect(bad.err.join('\n')).not.toContain('undefined');
+      expect(bad.err.join('\n')).not.toContain(customer);
+    }
+  });
+
+  it('shows a notification field it cannot name as ?, never as undefined, and still posts the line', async () => {
+    const odd = line({ notification: { order_id: { nested: true }, status: 'success' } });
+    const result = await replay(['-', '--url', url, '--resign', secret], {}, `${odd}\n`);
+    expect(result.code).toBe(1);
+    expect(result.out[0]).toMatch(/^line 1: \? success order \? \(captured 200 handled\) → 400 /);
+    expect(result.out[1]).toBe('replayed 1: 0 answered 2xx, 1 not');
+  });
+
   it('names the line that is not a captured delivery, and prints its help', async () => {
     const bad = await replay(['-', '--url', url, '--resign', secret], {}, 'not json\n');
     expect(bad.err[0]).toBe(

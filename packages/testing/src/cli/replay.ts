@@ -15,7 +15,9 @@ const REPLAY_HELP = `Usage: payhook replay FILE --url URL [--resign SECRET] [opt
 
 Posts every delivery of a capture file (JSON lines written by core's createCapture) to a webhook endpoint, in
 order, each signed again with the test secret, and prints what production answered then and the endpoint now.
-Lines refused before verification carry no notification and are skipped. Exits 0 when every reply is 2xx.
+Lines refused before verification carry no notification and are skipped. A line that is not a captured delivery
+(not JSON, or a field of the wrong type) stops it before anything is posted: exit 2, naming the line and the field.
+Exits 0 when every reply is 2xx.
 
 Options:
   --url URL          the webhook endpoint (http or https)
@@ -66,7 +68,7 @@ export async function replayCommand(argv: string[], io: CliIO): Promise<number> 
       const signed = resign(captured, secret, algorithm);
       const n = captured.notification;
       const then = `${captured.status}${captured.code ? ` ${captured.code}` : ` ${captured.outcome}`}`;
-      const what = `line ${line}: ${String(n.method)} ${String(n.status)} order ${String(n.order_id)} (captured ${then})`;
+      const what = `line ${line}: ${shown(n.method)} ${shown(n.status)} order ${shown(n.order_id)} (captured ${then})`;
       try {
         const { status, text: reply } = await post(url, signed.headers, signed.body, timeout);
         if (status < 200 || status > 299) failed++;
@@ -79,4 +81,9 @@ export async function replayCommand(argv: string[], io: CliIO): Promise<number> 
     io.stdout(`replayed ${lines.length}: ${lines.length - failed} answered 2xx, ${failed} not`);
     return failed === 0 ? 0 : 1;
   });
+}
+
+/** A notification field for the progress line: text or a number as it is, anything else (or nothing) as `?`. */
+function shown(value: unknown): string {
+  return typeof value === 'string' || typeof value === 'number' ? String(value) : '?';
 }
