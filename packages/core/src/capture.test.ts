@@ -87,6 +87,28 @@ describe('createCapture: what a line holds', () => {
     expect(texts[0]).not.toContain('4111111111111111');
   });
 
+  it('masks by default the receipt and 3DS links, which open the receipt or the payment step to whoever holds them', async () => {
+    const { texts, capture, webhook } = capturingWebhook();
+    const links = {
+      receipt_url: 'https://pay.example/public/receipt/rcpt_5f4e3d2c1b0a',
+      user_action_required: true,
+      user_action_url: 'https://pay.example/public/3ds/acs_0a1b2c3d4e5f',
+      result_url: 'https://shop.example/thanks',
+    };
+    await webhook(post(formBody(purchase(links))), undefined);
+    await capture.flush();
+    const line = JSON.parse(texts[0]!) as CapturedDelivery;
+    expect(line.notification).toMatchObject({
+      receipt_url: '[masked]',
+      user_action_required: true,
+      user_action_url: '[masked]',
+      // The merchant's own redirect target is not a bearer link: kept.
+      result_url: 'https://shop.example/thanks',
+    });
+    expect(texts[0]).not.toContain('rcpt_5f4e3d2c1b0a');
+    expect(texts[0]).not.toContain('acs_0a1b2c3d4e5f');
+  });
+
   it('masks the fields given in mask instead of the defaults, at any depth', async () => {
     const { lines, write } = collect();
     const capture = createCapture({ write, mask: ['payload', 'description'] });

@@ -4,8 +4,8 @@ import { utf8Length } from './utf8.js';
 
 /**
  * Fields masked by default wherever they appear in a notification: the card token and mask, the card data spec 2.1
- * says the payment record echoes from a direct request (number, expiry, CVV under both its names), and every
- * customer detail spec 2.1 lists.
+ * says the payment record echoes from a direct request (number, expiry, CVV under both its names), every
+ * customer detail spec 2.1 lists, and the two links that work for whoever holds them (the receipt, the 3DS step).
  */
 export const DEFAULT_MASKED_FIELDS: readonly string[] = [
   'cc_token',
@@ -26,6 +26,8 @@ export const DEFAULT_MASKED_FIELDS: readonly string[] = [
   'customer_country',
   'customer_birthday',
   'customer_tax_id',
+  'receipt_url',
+  'user_action_url',
 ];
 
 /** What a masked value becomes (a string, so a replayed notification still parses). */
@@ -63,7 +65,7 @@ export interface CaptureOptions {
   write?: (line: string) => unknown;
   /**
    * Field names whose values are replaced by `"[masked]"` at any depth.
-   * @default DEFAULT_MASKED_FIELDS (card token and mask, customer details)
+   * @default DEFAULT_MASKED_FIELDS (card token and mask, card data, customer details, receipt and 3DS links)
    */
   mask?: readonly string[];
   /**
