@@ -28,7 +28,7 @@ function fill(prefix: string, unit: string, size = MiB): Buffer {
   return Buffer.from(prefix + unit.repeat(Math.floor(rest / unit.length)) + 'A'.repeat(rest % unit.length));
 }
 
-async function answer(body: Buffer | string, headers: Record<string, string> = FORM) {
+async function answer(body: unknown, headers: Record<string, string> = FORM) {
   const handler = createWebhookHandler({ secret: SECRET, logger: false, store: false });
   const result = await handler({ method: 'POST', headers, body }, undefined);
   return { status: result.status, error: JSON.parse(result.body).error };
@@ -180,6 +180,32 @@ describe('parseRawBody (JSON)', () => {
     expect(hasAtMostJsonValues('"a,b,[{"', 3)).toBe(false);
     expect(hasAtMostJsonValues('"a,b,[{"', 4)).toBe(true);
     expect(hasAtMostJsonValues('', 0)).toBe(true);
+  });
+});
+
+describe('parseRawBody (JSON), a field of the wrong type', () => {
+  it.each([
+    ['data', '{"data":["a","b"]}'],
+    ['data', '{"data":["a","b"],"signature":"s"}'],
+    ['signature', '{"data":"a","signature":["s","t"]}'],
+    ['data', '{"data":["a"],"signature":"s"}'],
+    ['data', '{"data":7,"signature":"s"}'],
+  ])('refuses a %s that is not a string with 400 payload.malformed, never as a repeat: %s', (name, text) => {
+    expect(() => parseRawBody(text, 'json')).toThrow(
+      new RequestError('payload.malformed', `the field ${name} is not a string.`),
+    );
+  });
+
+  it('answers a JSON list as a malformed envelope whether payhook or a JSON body parser read it', async () => {
+    const malformed = {
+      status: 400,
+      error: { code: 'payload.malformed', message: '[@payhook/core] the field data is not a string.' },
+    };
+    expect(await answer('{"data":["a","b"]}', JSON_TYPE)).toEqual(malformed);
+    const parsed = { data: ['a', 'b'], signature: 's' };
+    expect(await answer(parsed, JSON_TYPE)).toEqual(malformed);
+    // A form parser's list of two is still a repeated field.
+    expect((await answer(parsed, FORM)).error.code).toBe('payload.field_repeated');
   });
 });
 

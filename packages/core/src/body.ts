@@ -219,8 +219,11 @@ export function parseForm(text: string): Envelope {
   return { data, signature };
 }
 
-/** Picks `data` and `signature` from an object a body parser (form or JSON) already built. */
-export function envelopeFromObject(body: object): Envelope {
+/**
+ * Picks `data` and `signature` from an object a body parser (form or JSON, as `type` says) already built, or
+ * JSON.parse did.
+ */
+export function envelopeFromObject(body: object, type: MediaType = 'form'): Envelope {
   // A parser without nested names (body-parser's `extended: false`) keeps `data[a]` as a key, where qs
   // (`extended: true`, koa's parsers) makes `data` an object or a list: both answer as qs's users see it.
   for (const key in body) {
@@ -228,14 +231,20 @@ export function envelopeFromObject(body: object): Envelope {
     if (isBracketed(key, 'signature')) throw notAString('signature');
   }
   const { data, signature } = body as { data?: unknown; signature?: unknown };
-  return { data: fieldOf('data', data), signature: fieldOf('signature', signature) };
+  return { data: fieldOf('data', data, type), signature: fieldOf('signature', signature, type) };
 }
 
-function fieldOf(name: string, value: unknown): string {
+function fieldOf(name: string, value: unknown, type: MediaType): string {
   if (typeof value === 'string') return value;
   // A list of strings is qs's reading of a repeated name (`data=a&data=b`); any other list, of a nested one
-  // (`data[]=1`, `data=a&data[b]=1`), answered as the raw reader answers that name.
-  if (Array.isArray(value) && value.length > 1 && value.every((item) => typeof item === 'string'))
+  // (`data[]=1`, `data=a&data[b]=1`), answered as the raw reader answers that name. JSON has no such reading:
+  // a list there is what the sender wrote, a field of the wrong type.
+  if (
+    type === 'form' &&
+    Array.isArray(value) &&
+    value.length > 1 &&
+    value.every((item) => typeof item === 'string')
+  )
     throw fieldRepeated(name);
   if (value === undefined || value === null) throw fieldMissing(name);
   throw notAString(name);
@@ -308,7 +317,7 @@ export function parseRawBody(body: Uint8Array | string, type: MediaType): Envelo
   const value = parseJsonObject(text, envelopeRefused);
   const repeated = repeatedJsonField(text);
   if (repeated !== undefined) throw fieldRepeated(repeated);
-  return envelopeFromObject(value);
+  return envelopeFromObject(value, 'json');
 }
 
 function envelopeRefused(problem: JsonProblem): RequestError {
@@ -481,7 +490,7 @@ export function readEnvelope(
     if (isStream(body))
       return readStream(body, maxBodyBytes, readTimeoutMs).then((bytes) => parseRawBody(bytes, type));
     if (!isEmptyObject(body) || !request.stream || isConsumed(request.stream))
-      return envelopeFromObject(body);
+      return envelopeFromObject(body, type);
   }
   if (request.stream) {
     if (isConsumed(request.stream)) {
