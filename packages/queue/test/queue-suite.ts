@@ -270,6 +270,57 @@ export function describeQueueEngine(kit: EngineKit, up: boolean): void {
       expect((await post(web, signedForm(dead[0]!.job.data, QUEUE_SECRET))).outcome).toBe('queued');
     });
 
+    /**
+     * Three dead jobs: one before a `since` instant (its failure time plus 1 ms, on the engine's own clock) and two
+     * after; `fixed` makes the handler succeed from then on. `runs` counts the runs of each payment.
+     */
+    async function deadAroundSince() {
+      const queue = engine({ attempts: 1 });
+      const web = createWebhookHandler({ secret: QUEUE_SECRET, logger: false, queue }).on(
+        'purchase',
+        () => {},
+      );
+      const state = { fixed: false, runs: new Map<string, number>() };
+      const handler = createWebhookHandler({ secret: QUEUE_SECRET, logger: false }).on(
+        'purchase',
+        (payment) => {
+          state.runs.set(payment.payment_id, (state.runs.get(payment.payment_id) ?? 0) + 1);
+          if (!state.fixed) throw new Error('down');
+        },
+      );
+      await work(handler, queue);
+      const old = delivery();
+      await post(web, old.body);
+      await vi.waitFor(async () => expect(await queue.dead()).toHaveLength(1), WAIT);
+      const since = new Date((await queue.dead())[0]!.failedAt.getTime() + 1);
+      await vi.waitFor(() => expect(Date.now()).toBeGreaterThan(since.getTime()), WAIT);
+      const recent = [delivery(), delivery()];
+      for (const { body } of recent) await post(web, body);
+      await vi.waitFor(async () => expect(await queue.dead()).toHaveLength(3), WAIT);
+      expect((await queue.dead({ since })).map((job) => job.job.data.payment_id).sort()).toEqual(
+        recent.map((d) => d.payment_id).sort(),
+      );
+      return { queue, state, since, old, recent };
+    }
+
+    it('replays only the dead jobs that failed since a time ({ all: true, since }), each once after the fix', async () => {
+      const { queue, state, since, old, recent } = await deadAroundSince();
+      state.fixed = true;
+      expect(await queue.replay({ all: true, since })).toBe(2);
+      const ids = recent.map((d) => d.payment_id);
+      await vi.waitFor(() => expect(ids.map((id) => state.runs.get(id))).toEqual([2, 2]), WAIT);
+      expect((await queue.dead()).map((job) => job.job.data.payment_id)).toEqual([old.payment_id]);
+      expect(state.runs.get(old.payment_id)).toBe(1);
+      expect(await queue.replay({ all: true, since })).toBe(0);
+    });
+
+    it('discards only the dead jobs that failed since a time ({ all: true, since })', async () => {
+      const { queue, since, old } = await deadAroundSince();
+      expect(await queue.discard({ all: true, since })).toBe(2);
+      expect((await queue.dead()).map((job) => job.job.data.payment_id)).toEqual([old.payment_id]);
+      expect(await queue.discard({ all: true, since })).toBe(0);
+    });
+
     it('keeps a job whose notification no longer parses as dead at once, without spending its other attempts', async () => {
       const queue = engine({ attempts: 5 });
       const { payment_id: _dropped, ...refused } = purchase({ transaction_id: randomUUID() });
