@@ -14,6 +14,8 @@ interface Running {
 
 export interface ConsumerSetup {
   boss: PgBoss;
+  /** The engine's connection, for the fetch's query. */
+  sql: PgBoss.Db;
   jobs: PostgresJobs;
   name: string;
   concurrency: number;
@@ -42,6 +44,8 @@ export class PostgresConsumer implements Consumer {
   readonly #loop: Promise<void>;
   readonly #heartbeat: NodeJS.Timeout;
   #beating = false;
+  /** The last fetch failed: the outage was reported, and the next failure is not until a fetch succeeds. */
+  #fetchFailing = false;
   #stopping = false;
   #stopped: Promise<void> | undefined;
   #wake: (() => void) | undefined;
@@ -55,11 +59,10 @@ export class PostgresConsumer implements Consumer {
   }
 
   async #take(): Promise<void> {
-    const { boss, name, concurrency, pollingMs } = this.#setup;
+    const { concurrency, pollingMs } = this.#setup;
     while (!this.#stopping) {
       const free = concurrency - this.#running.size;
-      const jobs =
-        free > 0 ? await boss.fetch<unknown>(name, { batchSize: free, includeMetadata: true }) : [];
+      const jobs = free > 0 ? await this.#fetch(free) : [];
       if (this.#stopping) {
         await this.#handBack(jobs.map((job) => job.id));
         return;
@@ -72,6 +75,30 @@ export class PostgresConsumer implements Consumer {
       await Promise.race([wait.done, new Promise<void>((resolve) => (this.#wake = resolve))]);
       wait.cancel();
     }
+  }
+
+  /**
+   * pg-boss 10's `fetch` swallows its query's error and resolves no job (`manager.js`), so an outage would look like
+   * an empty queue: its query goes through here to see the error. One report per outage, none on recovery.
+   */
+  async #fetch(batchSize: number): Promise<PgBoss.JobWithMetadata<unknown>[]> {
+    const { boss, name, sql } = this.#setup;
+    let failure: { error: unknown } | undefined;
+    const db: PgBoss.Db = {
+      executeSql: (text, values) =>
+        sql.executeSql(text, values).catch((error: unknown) => {
+          failure = { error };
+          throw error;
+        }),
+    };
+    const jobs = await boss.fetch<unknown>(name, { batchSize, includeMetadata: true, db });
+    if (failure && !this.#fetchFailing) {
+      this.#setup.onError(
+        asError(failure.error, 'fetching jobs failed (reported once until a fetch succeeds again)'),
+      );
+    }
+    this.#fetchFailing = failure !== undefined;
+    return jobs;
   }
 
   #start(job: PgBoss.JobWithMetadata<unknown>): void {

@@ -36,7 +36,9 @@ export interface PostgresQueueOptions extends QueueEngineOptions {
   pollingIntervalMs?: number;
   /**
    * Errors that no call returns: the pool's idle connections, pg-boss's maintenance, a heartbeat or an
-   * acknowledgement that failed (the job then comes back through stall detection).
+   * acknowledgement that failed (the job then comes back through stall detection), and a consumer's fetches
+   * failing (PostgreSQL down or unreachable): reported once when they start failing, not at each poll, and
+   * nothing when a fetch succeeds again; the next failure after that is a new outage, reported once again.
    * @default writes one line to standard error
    */
   onError?: (error: Error) => void;

@@ -292,7 +292,8 @@ describe.skipIf(!postgresUp)('the PostgreSQL queue engine (pg-boss)', () => {
       await reaches(name, 'k-stop', 'completed');
       expect(seen).toEqual([['k-stop', 1]]);
     });
-    it('keeps consuming through a PostgreSQL outage: its fetches fail, nothing rejects unhandled, and it takes jobs once PostgreSQL is back', async () => {
+    /** A pool through a proxy the test cuts, counting the queries that fail and succeed; its own errors muted. */
+    async function cuttablePool() {
       const proxy = await CuttableProxy.start({
         host: '127.0.0.1',
         port: Number(new URL(DATABASE_URL).port || 5432),
@@ -301,26 +302,41 @@ describe.skipIf(!postgresUp)('the PostgreSQL queue engine (pg-boss)', () => {
       url.host = `127.0.0.1:${proxy.port}`;
       const through = new pg.Pool({ connectionString: url.href, max: 2 });
       through.on('error', () => {});
-      let failedQueries = 0;
-      const counted = {
+      const queries = { failed: 0, succeeded: 0 };
+      const pool = {
         query: (text: string, values?: unknown[]) =>
-          through.query(text, values).catch((error: unknown) => {
-            failedQueries++;
-            throw error;
-          }),
+          through.query(text, values).then(
+            (result) => {
+              queries.succeeded++;
+              return result;
+            },
+            (error: unknown) => {
+              queries.failed++;
+              throw error;
+            },
+          ),
+      } as unknown as pg.Pool;
+      const close = async () => {
+        await proxy.close();
+        await through.end();
       };
+      return { proxy, pool, queries, close };
+    }
+
+    it('keeps consuming through a PostgreSQL outage: its fetches fail, nothing rejects unhandled, and it takes jobs once PostgreSQL is back', async () => {
+      const { proxy, pool, queries, close } = await cuttablePool();
       const unhandled: unknown[] = [];
       const onUnhandled = (reason: unknown) => unhandled.push(reason);
       process.on('unhandledRejection', onUnhandled);
       try {
-        const { queue, name } = engine({ connectionString: undefined, pool: counted as unknown as pg.Pool });
+        const { queue, name } = engine({ connectionString: undefined, pool });
         const direct = engine({ name }).queue;
         await queue.enqueue(job('k-before'), signal());
         const ran: string[] = [];
         await queue.consume(async (queued) => void ran.push(queued.key!), { concurrency: 1 });
         await until(async () => ran.includes('k-before'), 'the job before the outage');
         proxy.cut();
-        await until(async () => failedQueries >= 2, 'two fetches to meet the outage');
+        await until(async () => queries.failed >= 2, 'two fetches to meet the outage');
         await direct.enqueue(job('k-during'), signal());
         proxy.restore();
         await until(async () => ran.includes('k-during'), 'the job queued during the outage');
@@ -328,8 +344,50 @@ describe.skipIf(!postgresUp)('the PostgreSQL queue engine (pg-boss)', () => {
         expect(ran).toEqual(['k-before', 'k-during']);
       } finally {
         process.off('unhandledRejection', onUnhandled);
-        await proxy.close();
-        await through.end();
+        await close();
+      }
+    });
+
+    it('reports an outage to onError once when its fetches start failing, nothing while healthy or on recovery, and again on the next outage', async () => {
+      const { proxy, pool, queries, close } = await cuttablePool();
+      const errors: Error[] = [];
+      try {
+        // No maintenance within the test: only the consumer's fetches query while no job runs.
+        const { queue, name } = engine({
+          connectionString: undefined,
+          pool,
+          maintenanceIntervalMs: 86_399_000,
+          onError: (error) => errors.push(error),
+        });
+        const direct = engine({ name }).queue;
+        const ran: string[] = [];
+        await queue.consume(async (queued) => void ran.push(queued.key!), { concurrency: 1 });
+        const polls = async (count: number, which: 'failed' | 'succeeded') => {
+          const from = queries[which];
+          await until(async () => queries[which] >= from + count, `${count} more fetches ${which}`);
+        };
+        await polls(3, 'succeeded');
+        expect(errors).toEqual([]);
+
+        for (const outage of [1, 2]) {
+          proxy.cut();
+          await polls(3, 'failed');
+          expect(errors).toHaveLength(outage);
+          expect(errors[outage - 1]!.message).toMatch(
+            /^\[@payhook\/queue\] fetching jobs failed \(reported once until a fetch succeeds again\): /,
+          );
+          expect(errors[outage - 1]!.cause).toBeInstanceOf(Error);
+          await direct.enqueue(job(`k-outage-${outage}`), signal());
+          proxy.restore();
+          await until(
+            async () => ran.includes(`k-outage-${outage}`),
+            `the job queued during outage ${outage}`,
+          );
+          await polls(3, 'succeeded');
+          expect(errors).toHaveLength(outage);
+        }
+      } finally {
+        await close();
       }
     });
   });

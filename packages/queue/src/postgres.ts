@@ -33,6 +33,7 @@ export class PostgresQueue implements QueueEngine {
   readonly #db: PgQueryable;
   readonly #pool: pg.Pool | undefined;
   readonly #jobs: PostgresJobs;
+  readonly #sql: PgBoss.Db;
   readonly #consumers = new Set<Consumer>();
   #boss: Promise<PgBoss> | undefined;
   #closed = false;
@@ -47,6 +48,8 @@ export class PostgresQueue implements QueueEngine {
       this.#db = this.#pool;
     }
     this.#jobs = new PostgresJobs(this.#db, this.#options.schema, this.#options.name);
+    const db = this.#db;
+    this.#sql = { executeSql: (text, values) => db.query(text, values) as Promise<{ rows: unknown[] }> };
   }
 
   /**
@@ -88,6 +91,7 @@ export class PostgresQueue implements QueueEngine {
     const consumer = new PostgresConsumer(
       {
         boss,
+        sql: this.#sql,
         jobs: this.#jobs,
         name: o.name,
         concurrency,
@@ -148,7 +152,7 @@ export class PostgresQueue implements QueueEngine {
     const o = this.#options;
     // A new pg-boss per start: one whose start failed believes itself started.
     const boss = new PgBoss({
-      db: { executeSql: (text, values) => this.#db.query(text, values) as Promise<{ rows: unknown[] }> },
+      db: this.#sql,
       schema: o.schema,
       schedule: false,
       maintenanceIntervalSeconds: o.maintenanceIntervalSeconds,
