@@ -23,3 +23,17 @@ export const systemClock: Clock = {
 export function sleep(clock: Clock, ms: number): Promise<void> {
   return new Promise((resolve) => clock.setTimeout(resolve, ms));
 }
+
+/** `operation`, or a rejection with the error `late()` returns once `ms` passed on `clock`; the timer cleared either way. */
+export function withDeadline<T>(
+  operation: PromiseLike<T>,
+  ms: number,
+  clock: Clock,
+  late: () => Error,
+): Promise<T> {
+  let timer: Timer | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = clock.setTimeout(() => reject(late()), ms);
+  });
+  return Promise.race([operation, timeout]).finally(() => clock.clearTimeout(timer));
+}

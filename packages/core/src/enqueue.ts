@@ -1,4 +1,4 @@
-import type { Clock } from './clock.js';
+import { type Clock, withDeadline } from './clock.js';
 import type { DeliveryFacts } from './delivery.js';
 import { type DeliveryMessage, describeDelivery } from './diagnostics.js';
 import { WebhookError } from './errors.js';
@@ -55,20 +55,15 @@ async function enqueueWithin(
   clock: Clock,
 ): Promise<'queued' | 'duplicate'> {
   const controller = new AbortController();
-  let timer: ReturnType<Clock['setTimeout']> | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = clock.setTimeout(() => {
-      const late = new QueueTimeout(timeoutMs);
-      controller.abort(late);
-      reject(late);
-    }, timeoutMs);
-  });
+  const late = () => {
+    const timeout = new QueueTimeout(timeoutMs);
+    controller.abort(timeout);
+    return timeout;
+  };
   try {
-    return await Promise.race([queue.enqueue(job, controller.signal), timeout]);
+    return await withDeadline(queue.enqueue(job, controller.signal), timeoutMs, clock, late);
   } catch (cause) {
     throw queueUnavailable(cause, timeoutMs);
-  } finally {
-    clock.clearTimeout(timer);
   }
 }
 

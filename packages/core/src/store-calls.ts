@@ -1,4 +1,4 @@
-import type { Clock } from './clock.js';
+import { type Clock, withDeadline } from './clock.js';
 import type { ClaimResult, DedupeStore } from './dedupe.js';
 import { traceStoreCall } from './diagnostics.js';
 import { StoreError, type WebhookError } from './errors.js';
@@ -52,11 +52,7 @@ export class StoreCalls {
   /** `operation`, rejected with `StoreTimeout` after `storeTimeoutMs` plus `waitMs` (a lock the store may wait on). */
   bounded<T>(operation: PromiseLike<T>, waitMs = 0): Promise<T> {
     const ms = this.#timeoutMs + waitMs;
-    let timer: ReturnType<Clock['setTimeout']> | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = this.#clock.setTimeout(() => reject(new StoreTimeout(ms)), ms);
-    });
-    return Promise.race([operation, timeout]).finally(() => this.#clock.clearTimeout(timer));
+    return withDeadline(operation, ms, this.#clock, () => new StoreTimeout(ms));
   }
 
   /**
