@@ -2,7 +2,7 @@
  * `pnpm smoke`: what a merchant meets after `npm install`. Packs every package with pnpm, installs the tarballs
  * with npm into a fresh project in a temp dir, then on Node 20 (this machine), 22 and 24 (the npm registry's
  * `node` package): `import`s (ESM) and `require`s (CJS) each package and runs a signed delivery through core,
- * Express, Koa, Fastify and NestJS, traced by `@payhook/opentelemetry` into OpenTelemetry's in-memory exporter, and the `queue` option with `@payhook/queue` (a BullMQ queue built without a Redis); typechecks a TypeScript consumer under `moduleResolution` `node16` (ESM and CJS files) and
+ * Express, Koa, Fastify and NestJS, traced by `@payhook/opentelemetry` into OpenTelemetry's in-memory exporter, and the `queue` option with `@payhook/queue` (a BullMQ and a PostgreSQL queue built without their servers); typechecks a TypeScript consumer under `moduleResolution` `node16` (ESM and CJS files) and
  * `bundler`; and runs the installed `payhook` CLI. It never asks a registry what is published, so it passes
  * whatever is already on npm (`pnpm release:rehearsal` publishes to a local registry). Needs the packages built.
  * `--nodes 20` limits the Node versions; `--keep` keeps the temp dir.
@@ -44,6 +44,10 @@ assert(typeof packages.queue.createWorker === 'function', '@payhook/queue export
 const bull = packages.bullmq.createBullMQQueue({ connection: { host: '127.0.0.1', port: 1, lazyConnect: true } });
 assert(bull.name === 'bullmq' && typeof bull.enqueue === 'function' && typeof bull.consume === 'function', '@payhook/queue/bullmq builds a queue');
 await bull.close();
+// Built without a PostgreSQL: the pool and pg-boss connect on first use.
+const boss = packages.pgboss.createPostgresQueue({ connectionString: 'postgres://127.0.0.1:1/none' });
+assert(boss.name === 'postgres' && typeof boss.enqueue === 'function' && typeof boss.consume === 'function', '@payhook/queue/postgres builds a queue');
+await boss.close();
 
 const notification = { payment_id: 'p-1', order_id: 'o-1', pos_id: 'pos-1', mode: 'direct', method: 'purchase',
   amount: 10, currency: 'XTS', status: 'success', status_code: '1000', created_at: '2026-01-01T00:00:00' };
@@ -135,6 +139,9 @@ export const FRAMEWORKS: string[] = [
   // @payhook/queue/bullmq's peer, and the Redis client BullMQ connects with.
   'bullmq@^6',
   'ioredis@^5',
+  // @payhook/queue/postgres's peers.
+  'pg-boss@^10',
+  'pg@^8',
 ];
 
 /** An ES module that loads every package and runs a signed delivery through core, Express, Koa, Fastify and NestJS. */
@@ -159,8 +166,9 @@ import * as reconcilePkg from '@payhook/core/reconcile';
 import * as opentelemetryPkg from '@payhook/opentelemetry';
 import * as queuePkg from '@payhook/queue';
 import * as bullmqPkg from '@payhook/queue/bullmq';
+import * as pgbossPkg from '@payhook/queue/postgres';
 import * as otelSdk from '@opentelemetry/sdk-trace-base';
-const packages = { core: corePkg, express: expressPkg, koa: koaPkg, fastify: fastifyPkg, nestjs: nestjsPkg, testing: testingPkg, redis: redisPkg, postgres: postgresPkg, coreAdapter: coreAdapterPkg, validation: validationPkg, reconcile: reconcilePkg, opentelemetry: opentelemetryPkg, queue: queuePkg, bullmq: bullmqPkg };`);
+const packages = { core: corePkg, express: expressPkg, koa: koaPkg, fastify: fastifyPkg, nestjs: nestjsPkg, testing: testingPkg, redis: redisPkg, postgres: postgresPkg, coreAdapter: coreAdapterPkg, validation: validationPkg, reconcile: reconcilePkg, opentelemetry: opentelemetryPkg, queue: queuePkg, bullmq: bullmqPkg, pgboss: pgbossPkg };`);
 
 const CJS = `(async () => {${RUNTIME_CHECK(`const MODE = 'cjs';
 const http = require('node:http');
@@ -170,7 +178,7 @@ const fastifyLib = require('fastify');
 const nestCommon = require('@nestjs/common');
 const nestCore = require('@nestjs/core');
 const otelSdk = require('@opentelemetry/sdk-trace-base');
-const packages = { opentelemetry: require('@payhook/opentelemetry'), core: require('@payhook/core'), express: require('@payhook/express'), koa: require('@payhook/koa'), fastify: require('@payhook/fastify'), nestjs: require('@payhook/nestjs'), testing: require('@payhook/testing'), redis: require('@payhook/core/redis'), postgres: require('@payhook/core/postgres'), coreAdapter: require('@payhook/core/adapter'), validation: require('@payhook/core/validation'), reconcile: require('@payhook/core/reconcile'), queue: require('@payhook/queue'), bullmq: require('@payhook/queue/bullmq') };`)}})().catch((error) => { console.error(error); process.exit(1); });\n`;
+const packages = { opentelemetry: require('@payhook/opentelemetry'), core: require('@payhook/core'), express: require('@payhook/express'), koa: require('@payhook/koa'), fastify: require('@payhook/fastify'), nestjs: require('@payhook/nestjs'), testing: require('@payhook/testing'), redis: require('@payhook/core/redis'), postgres: require('@payhook/core/postgres'), coreAdapter: require('@payhook/core/adapter'), validation: require('@payhook/core/validation'), reconcile: require('@payhook/core/reconcile'), queue: require('@payhook/queue'), bullmq: require('@payhook/queue/bullmq'), pgboss: require('@payhook/queue/postgres') };`)}})().catch((error) => { console.error(error); process.exit(1); });\n`;
 
 const TYPED = `import type { IncomingMessage } from 'node:http';
 import { createNodeListener, createWebhookHandler, type Notification, type WebhookErrorCode, WebhookError } from '@payhook/core';
@@ -188,6 +196,7 @@ import { ApiError, createReconciler, type ReconcileReport } from '@payhook/core/
 import { PayhookInstrumentation, type PayhookInstrumentationConfig } from '@payhook/opentelemetry';
 import { createWorker, type QueueEngine, type QueueWorker } from '@payhook/queue';
 import { createBullMQQueue } from '@payhook/queue/bullmq';
+import { createPostgresQueue } from '@payhook/queue/postgres';
 
 export const stores = [RedisStore, PostgresStore] as const;
 const webhook = createWebhookHandler<IncomingMessage>({ secret: ['current', { id: 'old', secret: 'previous' }], maxBodyBytes: 65_536 })
@@ -215,6 +224,7 @@ export const apiCode = (error: unknown): string | undefined => (error instanceof
 const otelConfig: PayhookInstrumentationConfig = { enabled: false };
 export const instrumentation: { instrumentationName: string } = new PayhookInstrumentation(otelConfig);
 export const makeQueue = (): QueueEngine => createBullMQQueue({ connection: 'redis://127.0.0.1:6379', attempts: 5 });
+export const makePostgresQueue = (): QueueEngine => createPostgresQueue({ connectionString: 'postgres://127.0.0.1/test', backoff: { type: 'fixed', delayMs: 1_000 } });
 export const queuedWebhook = createWebhookHandler({ secret: 's', queue: makeQueue() }).on('purchase', () => {});
 export const startWorker = (engine: QueueEngine): Promise<QueueWorker> => createWorker(queuedWebhook, engine, { concurrency: 2 });
 `;
