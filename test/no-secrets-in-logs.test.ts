@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { encodeBase64Url } from '../packages/core/src/base64url.ts';
+import { encodeBase64Url } from '../packages/core/src/runtime/base64url.ts';
 import { encodeForm, envelope, signedData, signedForm } from './support/signed-form.ts';
 
 // The run happens in a child process on the built packages, so everything it prints is caught: console, direct

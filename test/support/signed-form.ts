@@ -1,7 +1,7 @@
 // The one place tests and scripts build a delivery body. It imports core's sources, not a package entry, so core's
 // own tests can use it (no dependency on @payhook/testing) and it does not change with core's public surface.
-import { encodeBase64Url } from '../../packages/core/src/base64url.ts';
-import { type SignatureOptions, sign } from '../../packages/core/src/signature.ts';
+import { encodeBase64Url } from '../../packages/core/src/runtime/base64url.ts';
+import { type SignatureOptions, sign } from '../../packages/core/src/verify/signature.ts';
 
 /** The service's media type for deliveries. */
 export const FORM = 'application/x-www-form-urlencoded';

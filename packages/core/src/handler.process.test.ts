@@ -5,10 +5,10 @@ import { STORE_SECRET } from '../test/bodies.js';
 import { base, DUPLICATE, formRequest, HANDLED } from '../test/deliveries.js';
 import { formBody, purchase } from '../test/fixtures.js';
 import { storeCases } from '../test/store-cases.js';
-import type { Delivery } from './delivery.js';
 import { HandlerError } from './errors.js';
 import { createWebhookHandler } from './handler.js';
-import { parseNotification } from './parse.js';
+import { parseNotification } from './notification/parse.js';
+import type { Delivery } from './protocol/delivery.js';
 import { MemoryStore } from './stores/memory.js';
 import type { PostgresInbox } from './stores/postgres.js';
 

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { signedForm } from '../../../test/support/signed-form.ts';
 import { createWebhookHandler } from './handler.js';
-import type { Notification } from './notification.js';
+import type { Notification } from './notification/types.js';
 
 const contentTypes = fc.oneof(
   fc.constantFrom(

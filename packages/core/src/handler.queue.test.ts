@@ -2,12 +2,12 @@ import diagnostics_channel from 'node:diagnostics_channel';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { deferred } from '../test/deliveries.js';
 import { formBody, post, purchase, refund, SECRET } from '../test/fixtures.js';
-import { notificationKey } from './dedupe.js';
-import { type DeliveryMessage, PAYHOOK_CHANNELS } from './diagnostics.js';
+import { type DeliveryMessage, PAYHOOK_CHANNELS } from './diagnostics/channels.js';
 import type { WebhookError } from './errors.js';
 import { createWebhookHandler, type WebhookHandlerOptions } from './handler.js';
-import { parseNotification } from './parse.js';
-import type { NotificationQueue, QueuedNotification } from './queue.js';
+import { parseNotification } from './notification/parse.js';
+import { notificationKey } from './protocol/key.js';
+import type { NotificationQueue, QueuedNotification } from './protocol/queue.js';
 
 /** A queue in memory: one job per key, `duplicate` for a key it holds, and what it was handed. */
 class FakeQueue implements NotificationQueue {

@@ -2,10 +2,10 @@ import { Readable } from 'node:stream';
 import { describe, expect, it, vi } from 'vitest';
 import { signedData } from '../../../test/support/signed-form.ts';
 import { FORM_HEADERS, formBody, post, purchase, refund, SECRET, setup } from '../test/fixtures.js';
-import { encodeBase64Url } from './base64url.js';
-import type { DedupeStore } from './dedupe.js';
 import { createWebhookHandler, type WebhookRequest } from './handler.js';
-import { sign } from './signature.js';
+import type { DedupeStore } from './protocol/key.js';
+import { encodeBase64Url } from './runtime/base64url.js';
+import { sign } from './verify/signature.js';
 
 describe('createWebhookHandler: answers', () => {
   it('answers 200 handled and calls the handler with the typed notification', async () => {

@@ -1,3 +1,12 @@
+import { type DeliveryCapture, withCapture } from './diagnostics/capture.js';
+import {
+  type DeliveryMessage,
+  deliveryMessage,
+  describeDelivery,
+  publishRefusal,
+  traceDelivery,
+} from './diagnostics/channels.js';
+import { ERROR_STATUS, RequestError, type WebhookError } from './errors.js';
 import {
   accepted,
   asWebhookError,
@@ -5,42 +14,33 @@ import {
   toResponse,
   type WebhookOutcome,
   type WebhookResult,
-} from './answers.js';
-import { type BodyStream, getHeader, type HeaderBag, mediaTypeOf, readEnvelope } from './body.js';
-import { type DeliveryCapture, withCapture } from './capture.js';
-import { systemClock } from './clock.js';
+} from './http/answers.js';
+import { type BodyStream, getHeader, type HeaderBag, mediaTypeOf, readEnvelope } from './http/body.js';
+import { createSenderCheck, type SenderOptions, senderAddress } from './http/sender.js';
+import type { Notification, NotificationEvent, NotificationFor } from './notification/types.js';
+import { bodyLimits, checkedQueue, orderingGuard, protocolOptions, storeTimeoutMs } from './options.js';
+import type { DeliveryFacts } from './protocol/delivery.js';
+import { createEnqueuer } from './protocol/enqueue.js';
+import { ExactlyOnce, type Outcome } from './protocol/exactly-once.js';
 import {
   boundKey,
   type DedupeStore,
   type KeyFunction,
   notificationKey,
   type TransactionalStore,
-} from './dedupe.js';
-import type { DeliveryFacts } from './delivery.js';
-import {
-  type DeliveryMessage,
-  deliveryMessage,
-  describeDelivery,
-  publishRefusal,
-  traceDelivery,
-} from './diagnostics.js';
-import { createEnqueuer } from './enqueue.js';
-import { ERROR_STATUS, RequestError, type WebhookError } from './errors.js';
-import { ExactlyOnce, type Outcome } from './exactly-once.js';
-import type { Notification, NotificationEvent, NotificationFor } from './notification.js';
-import { bodyLimits, checkedQueue, orderingGuard, protocolOptions, storeTimeoutMs } from './options.js';
-import type { OrderingOptions } from './ordering.js';
-import { isPromiseLike } from './promise.js';
-import type { NotificationQueue } from './queue.js';
-import { type NotificationHandler, type Route, Routes } from './routes.js';
-import { type Secrets, secretSource } from './secrets.js';
-import { createSenderCheck, type SenderOptions, senderAddress } from './sender.js';
-import { checkAlgorithm, type SignatureAlgorithm } from './signature.js';
-import { verifyEnvelope } from './verify.js';
+} from './protocol/key.js';
+import type { OrderingOptions } from './protocol/ordering.js';
+import type { NotificationQueue } from './protocol/queue.js';
+import { type NotificationHandler, type Route, Routes } from './protocol/routes.js';
+import { systemClock } from './runtime/clock.js';
+import { isPromiseLike } from './runtime/promise.js';
+import { type Secrets, secretSource } from './verify/secrets.js';
+import { checkAlgorithm, type SignatureAlgorithm } from './verify/signature.js';
+import { verifyEnvelope } from './verify/verify.js';
 
-export type { WebhookOutcome, WebhookResult } from './answers.js';
-export type { Delivery } from './delivery.js';
-export type { NotificationHandler } from './routes.js';
+export type { WebhookOutcome, WebhookResult } from './http/answers.js';
+export type { Delivery } from './protocol/delivery.js';
+export type { NotificationHandler } from './protocol/routes.js';
 
 /** One incoming HTTP request, as any framework can describe it. */
 export interface WebhookRequest {

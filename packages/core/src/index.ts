@@ -1,26 +1,15 @@
 // What a merchant uses to receive webhooks. Adapter-authoring helpers: `@payhook/core/adapter`; request and card
 // validation for outgoing payments: `@payhook/core/validation`; stores: `@payhook/core/redis`, `/postgres`.
-export { decodeBase64Url, encodeBase64Url } from './base64url.js';
-export type { BodyStream, Envelope, HeaderBag } from './body.js';
-export type { CapturedDelivery, CaptureOptions, DeliveryCapture } from './capture.js';
-export { createCapture, DEFAULT_MASKED_FIELDS } from './capture.js';
-export { deferContinue } from './continue.js';
-export { decodeData } from './decode.js';
-export type {
-  ClaimResult,
-  DedupeStore,
-  KeyFunction,
-  TransactionalStore,
-  TransactionResult,
-} from './dedupe.js';
-export { notificationKey } from './dedupe.js';
+
+export type { CapturedDelivery, CaptureOptions, DeliveryCapture } from './diagnostics/capture.js';
+export { createCapture, DEFAULT_MASKED_FIELDS } from './diagnostics/capture.js';
 export type {
   DeliveryMessage,
   HandlerRunMessage,
   RefusalMessage,
   StoreCallMessage,
-} from './diagnostics.js';
-export { PAYHOOK_CHANNELS } from './diagnostics.js';
+} from './diagnostics/channels.js';
+export { PAYHOOK_CHANNELS } from './diagnostics/channels.js';
 export type { WebhookErrorCode } from './errors.js';
 export {
   ERROR_STATUS,
@@ -44,8 +33,15 @@ export type {
   WebhookResult,
 } from './handler.js';
 export { createWebhookHandler } from './handler.js';
-export { currencyExponent, toMinorUnits } from './money.js';
-export { createNodeListener } from './node.js';
+export type { BodyStream, Envelope, HeaderBag } from './http/body.js';
+export { deferContinue } from './http/continue.js';
+export { createNodeListener } from './http/node.js';
+export type { SenderOptions } from './http/sender.js';
+export { SERVICE_SENDER_ADDRESSES } from './http/sender.js';
+export { decodeData } from './notification/decode.js';
+export { currencyExponent, toMinorUnits } from './notification/money.js';
+export { parseNotification } from './notification/parse.js';
+export { parseTimestamp } from './notification/time.js';
 export type {
   AuthNotification,
   CaptureNotification,
@@ -72,23 +68,28 @@ export type {
   SecondaryNotification,
   Status,
   VoidNotification,
-} from './notification.js';
-export { isRecurring } from './notification.js';
-export type { OrderingOptions } from './ordering.js';
-export { parseNotification } from './parse.js';
-export type { NotificationQueue, QueuedNotification } from './queue.js';
-export type { Secret, SecretList, SecretResolver, Secrets } from './secrets.js';
-export type { SenderOptions } from './sender.js';
-export { SERVICE_SENDER_ADDRESSES } from './sender.js';
+} from './notification/types.js';
+export { isRecurring } from './notification/types.js';
+export type {
+  ClaimResult,
+  DedupeStore,
+  KeyFunction,
+  TransactionalStore,
+  TransactionResult,
+} from './protocol/key.js';
+export { notificationKey } from './protocol/key.js';
+export type { OrderingOptions } from './protocol/ordering.js';
+export type { NotificationQueue, QueuedNotification } from './protocol/queue.js';
+export type { StoreStep } from './protocol/store-calls.js';
+export { decodeBase64Url, encodeBase64Url } from './runtime/base64url.js';
+export type { MemoryStoreOptions } from './stores/memory.js';
+export { MemoryStore } from './stores/memory.js';
+export type { Secret, SecretList, SecretResolver, Secrets } from './verify/secrets.js';
 export type {
   SignatureAlgorithm,
   SignatureOptions,
   VerifyResult,
-} from './signature.js';
-export { sign, verifySignature } from './signature.js';
-export type { StoreStep } from './store-calls.js';
-export type { MemoryStoreOptions } from './stores/memory.js';
-export { MemoryStore } from './stores/memory.js';
-export { parseTimestamp } from './time.js';
-export type { NotificationInput } from './verify.js';
-export { verifyNotification } from './verify.js';
+} from './verify/signature.js';
+export { sign, verifySignature } from './verify/signature.js';
+export type { NotificationInput } from './verify/verify.js';
+export { verifyNotification } from './verify/verify.js';

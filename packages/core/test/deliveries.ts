@@ -1,5 +1,5 @@
-import type { DedupeStore, TransactionalStore } from '../src/dedupe.js';
 import { createWebhookHandler, type WebhookHandlerOptions } from '../src/handler.js';
+import type { DedupeStore, TransactionalStore } from '../src/protocol/key.js';
 import { STORE_SECRET } from './bodies.js';
 
 export const FORM = { 'content-type': 'application/x-www-form-urlencoded' } as const;

@@ -1,7 +1,7 @@
 import { signedForm } from '../../../test/support/signed-form.ts';
-import type { DedupeStore } from '../src/dedupe.js';
 import { createWebhookHandler, type WebhookHandlerOptions, type WebhookRequest } from '../src/handler.js';
-import type { Notification } from '../src/notification.js';
+import type { Notification } from '../src/notification/types.js';
+import type { DedupeStore } from '../src/protocol/key.js';
 import { MemoryStore } from '../src/stores/memory.js';
 
 export const SECRET = 'test-secret-7f3a';

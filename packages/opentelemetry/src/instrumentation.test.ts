@@ -18,7 +18,7 @@ import {
 } from '@payhook/core';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { encodeForm, envelope, signedData, signedForm } from '../../../test/support/signed-form.ts';
-import { encodeBase64Url } from '../../core/src/base64url.ts';
+import { encodeBase64Url } from '../../core/src/runtime/base64url.ts';
 import { asyncMemoryStore } from '../../core/test/fixtures.ts';
 import { ATTRIBUTES, PayhookInstrumentation } from './index.js';
 

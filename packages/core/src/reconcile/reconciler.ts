@@ -1,6 +1,6 @@
 import type { ProcessOutcome, WebhookHandler } from '../handler.js';
-import { parseNotification } from '../parse.js';
-import { parseTimestamp } from '../time.js';
+import { parseNotification } from '../notification/parse.js';
+import { parseTimestamp } from '../notification/time.js';
 import { type ApiClient, type ApiClientOptions, createApiClient, type ResendAnswer } from './api-client.js';
 import { ApiError } from './api-errors.js';
 

@@ -1,4 +1,4 @@
-import type { ClaimResult, DedupeStore } from '../dedupe.js';
+import type { ClaimResult, DedupeStore } from '../protocol/key.js';
 import { DUPLICATE, IN_FLIGHT } from './claims.js';
 
 export interface MemoryStoreOptions {

@@ -1,4 +1,4 @@
-import type { TransactionalStore, TransactionResult } from '../dedupe.js';
+import type { TransactionalStore, TransactionResult } from '../protocol/key.js';
 import {
   explained,
   nameOf,

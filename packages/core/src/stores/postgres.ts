@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { ClaimResult, DedupeStore } from '../dedupe.js';
+import type { ClaimResult, DedupeStore } from '../protocol/key.js';
 import { Batcher } from './batcher.js';
 import { DUPLICATE, IN_FLIGHT } from './claims.js';
 import {

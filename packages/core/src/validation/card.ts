@@ -1,4 +1,4 @@
-import { isMissing } from '../missing.js';
+import { isMissing } from '../notification/missing.js';
 import { type ValidationResult, Violations } from './violations.js';
 
 /**

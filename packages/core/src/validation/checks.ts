@@ -1,4 +1,4 @@
-import { isMissing } from '../missing.js';
+import { isMissing } from '../notification/missing.js';
 import { isValidAmount } from './formats.js';
 import { isAbsent, path, type Violations } from './violations.js';
 

@@ -1,4 +1,4 @@
-import { withoutTrailingZeros } from '../money.js';
+import { withoutTrailingZeros } from '../notification/money.js';
 
 const DECIMAL = /^(\d+)(?:\.(\d+))?$/;
 

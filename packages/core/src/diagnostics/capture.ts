@@ -1,0 +1,315 @@
+import type { WebhookResult } from '../http/answers.js';
+import { getHeader, type HeaderBag } from '../http/body.js';
+import { utf8Length } from '../runtime/utf8.js';
+
+/**
+ * Fields masked by default wherever they appear in a notification: the card token and mask, the card data spec 2.1
+ * says the payment record echoes from a direct request (number, expiry, CVV under both its names), every
+ * customer detail spec 2.1 lists, and the two links that work for whoever holds them (the receipt, the 3DS step).
+ */
+export const DEFAULT_MASKED_FIELDS: readonly string[] = [
+  'cc_token',
+  'cc_mask',
+  'cc_token_expiration',
+  'cc_number',
+  'exp_month',
+  'exp_year',
+  'card_cvv',
+  'cc_cvv',
+  'customer_id',
+  'customer_ip',
+  'customer_fname',
+  'customer_lname',
+  'customer_patronym',
+  'customer_email',
+  'customer_phone',
+  'customer_country',
+  'customer_birthday',
+  'customer_tax_id',
+  'receipt_url',
+  'user_action_url',
+];
+
+/** What a masked value becomes (a string, so a replayed notification still parses). */
+const MASKED = '[masked]';
+
+/**
+ * One line of a capture file. `notification` is the decoded object as the service sent it, masked; it is absent
+ * when the delivery was refused before its signature was verified (nothing trustworthy to keep).
+ */
+export interface CapturedDelivery {
+  /** The format version of the line. */
+  v: 1;
+  /** When the answer was given (ISO 8601, UTC). */
+  at: string;
+  status: number;
+  outcome: WebhookResult['outcome'];
+  /** The refusal's code (`handler.failed`, `signature.invalid`, …). */
+  code?: string;
+  /** The request's media type: a replay posts the same envelope (form or JSON). */
+  contentType?: string;
+  notification?: Record<string, unknown>;
+}
+
+/**
+ * Where and how `capture` records deliveries. Give `path` (a JSON-lines file, rotated) or `write` (each line,
+ * without its newline, to your own sink).
+ *
+ * @example
+ * const capture = createCapture({ path: '/var/log/payhook/deliveries.jsonl', maxBytes: 50 * 1024 * 1024 });
+ */
+export interface CaptureOptions {
+  /** A file to append JSON lines to; it is renamed to `<path>.1` (replacing an older one) when it reaches `maxBytes`. */
+  path?: string;
+  /** Receives each line instead of a file. A throw or a rejection loses that line, never the answer. */
+  write?: (line: string) => unknown;
+  /**
+   * Field names whose values are replaced by `"[masked]"` at any depth.
+   * @default DEFAULT_MASKED_FIELDS (card token and mask, card data, customer details, receipt and 3DS links)
+   */
+  mask?: readonly string[];
+  /**
+   * With `path`: the size at which the file is rotated, so the disk holds at most about twice this.
+   * @default 10_485_760 (10 MiB)
+   */
+  maxBytes?: number;
+  /**
+   * Lines waiting for a slow writer; a line beyond this is dropped (counted in `dropped`), never waited for.
+   * @default 1_000
+   */
+  maxQueue?: number;
+  /**
+   * Where a failing writer is reported (once per failure streak, without the line); `false` for nowhere.
+   * @default console
+   */
+  logger?: Pick<Console, 'warn'> | false;
+}
+
+/**
+ * Records deliveries off the answer's path: `record` only queues a line; writing happens later, one line at a
+ * time. Pass it as `createWebhookHandler({ capture })`.
+ *
+ * @example
+ * const capture = createCapture({ path: 'deliveries.jsonl' });
+ * const webhook = createWebhookHandler({ secret, capture });
+ * process.on('SIGTERM', async () => { await capture.flush(5_000); process.exit(0); });
+ */
+export interface DeliveryCapture {
+  /** Queues one delivery's line. Never throws. */
+  record(request: { headers: HeaderBag }, result: WebhookResult): void;
+  /**
+   * Resolves when every queued line was written (or failed), or once `timeoutMs` passed: a writer that hangs
+   * (a stalled disk or log sink) must not keep a shutdown waiting forever.
+   */
+  flush(timeoutMs?: number): Promise<void>;
+  /** Lines dropped because the queue was full or the line could not be built. */
+  readonly dropped: number;
+  /** Lines whose write failed. */
+  readonly failed: number;
+}
+
+/**
+ * Creates a delivery capture: JSON lines of what replay needs (the masked notification, the media type, the
+ * answer), never the signature, a secret or another header. `replayDeliveries` in `@payhook/testing` and
+ * `payhook replay` post them again, re-signed with a test secret.
+ *
+ * @example
+ * const capture = createCapture({ path: 'deliveries.jsonl', mask: [...DEFAULT_MASKED_FIELDS, 'payload'] });
+ * createWebhookHandler({ secret: process.env.WEBHOOK_SECRET!, capture });
+ */
+export function createCapture(options: CaptureOptions): DeliveryCapture {
+  const maxQueue = options.maxQueue ?? 1_000;
+  if (!Number.isSafeInteger(maxQueue) || maxQueue < 1) {
+    throw new TypeError(
+      `[@payhook/core] capture.maxQueue must be a positive integer, not ${String(maxQueue)}.`,
+    );
+  }
+  const logger = options.logger === undefined ? console : options.logger;
+  return new CaptureQueue(sinkOf(options), new Set(options.mask ?? DEFAULT_MASKED_FIELDS), maxQueue, logger);
+}
+
+/** Lines waiting for the sink, written one at a time after the answer went out; full, it drops (and counts). */
+class CaptureQueue implements DeliveryCapture {
+  readonly #queue: string[] = [];
+  #draining: Promise<void> | undefined;
+  #dropped = 0;
+  #failed = 0;
+  /** Set from a failed write until one succeeds: one warning per failure streak. */
+  #failing = false;
+
+  readonly #sink: (line: string) => unknown;
+  readonly #masked: ReadonlySet<string>;
+  readonly #maxQueue: number;
+  readonly #logger: Pick<Console, 'warn'> | false;
+
+  constructor(
+    sink: (line: string) => unknown,
+    masked: ReadonlySet<string>,
+    maxQueue: number,
+    logger: Pick<Console, 'warn'> | false,
+  ) {
+    this.#sink = sink;
+    this.#masked = masked;
+    this.#maxQueue = maxQueue;
+    this.#logger = logger;
+  }
+
+  get dropped(): number {
+    return this.#dropped;
+  }
+
+  get failed(): number {
+    return this.#failed;
+  }
+
+  record(request: { headers: HeaderBag }, result: WebhookResult): void {
+    try {
+      if (this.#queue.length >= this.#maxQueue) {
+        this.#dropped++;
+        return;
+      }
+      this.#queue.push(JSON.stringify(captured(request, result, this.#masked)));
+      this.#draining ??= this.#drain();
+    } catch {
+      this.#dropped++;
+    }
+  }
+
+  async flush(timeoutMs?: number): Promise<void> {
+    const drained = (async () => {
+      while (this.#draining) await this.#draining;
+    })();
+    if (timeoutMs === undefined) return drained;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const deadline = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, timeoutMs);
+    });
+    try {
+      await Promise.race([drained, deadline]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  async #drain(): Promise<void> {
+    // Let the answer go out first: a writer that works synchronously must not delay it.
+    await new Promise<void>((resolve) => setTimeout(resolve, 0));
+    for (let line = this.#queue.shift(); line !== undefined; line = this.#queue.shift()) {
+      try {
+        await this.#sink(line);
+        this.#failing = false;
+      } catch (error) {
+        this.#failed++;
+        if (!this.#failing) this.#warn(error);
+        this.#failing = true;
+      }
+    }
+    this.#draining = undefined;
+  }
+
+  #warn(error: unknown): void {
+    if (!this.#logger) return;
+    try {
+      // The code only (ENOSPC, EACCES): a writer's message could quote the line.
+      const code = (error as { code?: unknown } | null)?.code;
+      const why = typeof code === 'string' ? ` (${code})` : '';
+      this.#logger.warn(`[@payhook/core] a delivery could not be captured${why}; answers are not affected.`);
+    } catch {
+      // A failing logger changes nothing either.
+    }
+  }
+}
+
+/**
+ * The handler with capture: the answer is returned as the handler gave it; recording cannot change or delay it.
+ */
+export function withCapture<R extends { headers: HeaderBag }, C>(
+  handle: (request: R, context: C) => Promise<WebhookResult>,
+  capture: DeliveryCapture,
+): (request: R, context: C) => Promise<WebhookResult> {
+  if (typeof capture?.record !== 'function') {
+    throw new TypeError('[@payhook/core] capture must be made by createCapture({ path | write, … }).');
+  }
+  return async (request, context) => {
+    const result = await handle(request, context);
+    try {
+      capture.record(request, result);
+    } catch {
+      // createCapture's never throws; one the application made itself must not change the answer either.
+    }
+    return result;
+  };
+}
+
+function captured(
+  request: { headers: HeaderBag },
+  result: WebhookResult,
+  masked: ReadonlySet<string>,
+): CapturedDelivery {
+  // The media type alone: parameters are the sender's text, unsigned, and replay needs only form or JSON.
+  const header = getHeader(request.headers, 'content-type');
+  const contentType = header?.split(';', 1)[0]?.trim().toLowerCase().slice(0, 100);
+  return {
+    v: 1,
+    at: new Date().toISOString(),
+    status: result.status,
+    outcome: result.outcome,
+    ...(result.error ? { code: result.error.code } : {}),
+    ...(contentType ? { contentType } : {}),
+    ...(result.notification ? { notification: maskFields(result.notification.raw, masked) } : {}),
+  };
+}
+
+/** A copy of `value` with the values of `fields` replaced by `"[masked]"`, at any depth. */
+function maskFields(value: unknown, fields: ReadonlySet<string>): Record<string, unknown> {
+  return maskValue(value, fields) as Record<string, unknown>;
+}
+
+function maskValue(value: unknown, fields: ReadonlySet<string>): unknown {
+  if (Array.isArray(value)) return value.map((item) => maskValue(item, fields));
+  if (value === null || typeof value !== 'object') return value;
+  const out: Record<string, unknown> = {};
+  for (const [name, item] of Object.entries(value)) {
+    out[name] = fields.has(name) && item !== undefined && item !== null ? MASKED : maskValue(item, fields);
+  }
+  return out;
+}
+
+function sinkOf(options: CaptureOptions): (line: string) => unknown {
+  if (typeof options.write === 'function') return options.write;
+  if (typeof options.path !== 'string' || options.path === '') {
+    throw new TypeError(
+      '[@payhook/core] capture needs a path (a JSON-lines file) or a write(line) function.',
+    );
+  }
+  const maxBytes = options.maxBytes ?? 10 * 1024 * 1024;
+  if (typeof maxBytes !== 'number' || !Number.isFinite(maxBytes) || maxBytes <= 0) {
+    throw new TypeError(
+      `[@payhook/core] capture.maxBytes must be a positive number, not ${String(maxBytes)}.`,
+    );
+  }
+  return rotatingFile(options.path, maxBytes);
+}
+
+/**
+ * Appends lines to `path`; before a line would take it past `maxBytes`, the file becomes `<path>.1`. `node:fs` is
+ * loaded on the first line, so the handler's module graph stays free of it on runtimes without a file system.
+ */
+function rotatingFile(path: string, maxBytes: number): (line: string) => Promise<void> {
+  return async (line) => {
+    const { appendFile, rename, stat } = await import('node:fs/promises');
+    const text = `${line}\n`;
+    // Measured before each line, not counted: other processes (cluster workers) may append to the same path.
+    const size = await stat(path).then(
+      (s) => s.size,
+      () => 0,
+    );
+    if (size > 0 && size + utf8Length(text) > maxBytes) {
+      // Gone meanwhile (deleted, or rotated by another process): nothing to rotate, append starts a new file.
+      await rename(path, `${path}.1`).catch((error: unknown) => {
+        if ((error as { code?: unknown } | null)?.code !== 'ENOENT') throw error;
+      });
+    }
+    await appendFile(path, text, { mode: 0o600 });
+  };
+}

@@ -1,0 +1,96 @@
+import {
+  createWebhookHandler,
+  type NotificationHandler,
+  type WebhookHandler,
+  type WebhookHandlerOptions,
+} from '../handler.js';
+import type { Notification, NotificationEvent, NotificationFor } from '../notification/types.js';
+
+/**
+ * A framework adapter's options: core's handler options, plus where refusals go.
+ *
+ * @example
+ * const options: MiddlewareOptions<Request> = { secret: process.env.WEBHOOK_SECRET!, forwardErrors: true };
+ */
+export interface MiddlewareOptions<C> extends WebhookHandlerOptions<C> {
+  /**
+   * Hand each refusal (a `WebhookError` with `status`, `code` and `expose`) to the framework's error flow, Express
+   * `next(err)` or a Koa throw, instead of answering it with core's status and JSON reason.
+   * @default false
+   */
+  forwardErrors?: boolean;
+  /**
+   * Only requests to exactly this path (without the query; Express's `req.path`, relative to where the middleware
+   * is mounted, or Koa's `ctx.path`) are webhooks: any other goes on to `next()` untouched, so
+   * `app.use(webhookMiddleware({ secret, path: '/webhooks' }))` leaves every other route alone. Any method on the
+   * path is the webhook's: other than POST, 405 with `Allow: POST`. Leave it out where the framework routes to the
+   * middleware already (`app.post('/webhooks', …)`, `app.use('/webhooks', …)`, a router route).
+   * @default undefined (every request that reaches the middleware)
+   */
+  path?: string;
+}
+
+/** True for a request path the middleware handles (`path` left out: every one). */
+export type PathMatcher = (requestPath: string) => boolean;
+
+function pathMatcher(path: unknown): PathMatcher {
+  if (path === undefined) return () => true;
+  if (typeof path !== 'string' || !path.startsWith('/')) {
+    throw new TypeError(
+      `[@payhook/core] path must be a string that starts with /, such as '/webhooks', not ${typeof path === 'string' ? JSON.stringify(path) : typeof path}.`,
+    );
+  }
+  return (requestPath) => requestPath === path;
+}
+
+/**
+ * A framework middleware `M` that also routes notifications, like the core handler it wraps.
+ *
+ * @example
+ * type ExpressWebhookMiddleware = WebhookMiddleware<RequestHandler, Request>;
+ */
+export type WebhookMiddleware<M, C> = M & {
+  /** Adds a handler for a method (`purchase`), `recurring`, or either with a status (`refund.success`). */
+  on<E extends NotificationEvent>(
+    event: E,
+    handler: NotificationHandler<NotificationFor<E>, C>,
+  ): WebhookMiddleware<M, C>;
+  /** Adds a handler for every notification. */
+  onAny(handler: NotificationHandler<Notification, C>): WebhookMiddleware<M, C>;
+  /** The core handler underneath, for `fetch` or direct calls. */
+  readonly webhook: WebhookHandler<C>;
+};
+
+/**
+ * Builds a framework adapter's middleware over one core handler: `translate` maps the framework's request and
+ * response to the handler, passing on (to `next()`) a request whose path `handles` refuses; the result gains the
+ * handler's `.on`/`.onAny` (chainable) and `.webhook`.
+ *
+ * @example
+ * const middleware = createMiddleware<IncomingMessage, RequestListener>(options, (webhook, _forward, handles) =>
+ *   async (req, res) => {
+ *     if (!handles(new URL(req.url ?? '/', 'http://x').pathname)) return notFound(res);
+ *     sendNodeResponse(res, await webhook(toWebhookRequest(req), req));
+ *   },
+ * ).on('purchase.success', (payment) => fulfil(payment.order_id));
+ */
+export function createMiddleware<C, M extends object>(
+  options: MiddlewareOptions<C>,
+  translate: (webhook: WebhookHandler<C>, forwardErrors: boolean, handles: PathMatcher) => M,
+): WebhookMiddleware<M, C> {
+  const { forwardErrors = false, path, ...handlerOptions } = options;
+  const handles = pathMatcher(path);
+  const webhook = createWebhookHandler<C>(handlerOptions);
+  const middleware = translate(webhook, forwardErrors, handles) as WebhookMiddleware<M, C>;
+  return Object.assign(middleware, {
+    on<E extends NotificationEvent>(event: E, handler: NotificationHandler<NotificationFor<E>, C>) {
+      webhook.on(event, handler);
+      return middleware;
+    },
+    onAny(handler: NotificationHandler<Notification, C>) {
+      webhook.onAny(handler);
+      return middleware;
+    },
+    webhook,
+  });
+}

@@ -1,0 +1,249 @@
+import { HandlerError, StoreError, type WebhookError } from '../errors.js';
+import type { Clock, Timer } from '../runtime/clock.js';
+import type { DedupeStore } from './key.js';
+import type { StoreCalls } from './store-calls.js';
+
+/** A key this process holds in the store (the notification's, or a step's), as `claim` granted it. */
+export interface Lease {
+  readonly key: string;
+  readonly token: string;
+  /** Grows with every claim of the key; `undefined` from a store that does not count. */
+  readonly fence: number | undefined;
+  /** Until when the store holds it, as far as this process knows: its last claim or renewal plus `leaseMs`. */
+  heldUntil: number;
+}
+
+/** What a run reports at most once, however often it happens: a lost lease, a refused commit, a failed renewal. */
+const MISHAP = { lost: 1, stale: 2, renew: 4 } as const;
+type Mishap = keyof typeof MISHAP;
+
+/** One notification's handlers running in this process, from the claim to the commit or release. */
+export class Run {
+  readonly key: string | undefined;
+  /** The leases renewed while it runs: the notification's, and the current handler's step. */
+  readonly leases = new Set<Lease>();
+  /** When the answer turns into `handler.timeout`, when the run is given up, when its leases are renewed next. */
+  deadline = 0;
+  abandonAt = 0;
+  renewAt = 0;
+  /** The run's whole life, as copies wait for it. */
+  done: Promise<unknown> | undefined;
+  /** The run's own timer, where timers die with the request that set them (see `Runs#watch`). */
+  timer: Timer | undefined;
+  #refuse: ((error: WebhookError) => void) | undefined;
+  #controller: AbortController | undefined;
+  #reported = 0;
+
+  constructor(key: string | undefined) {
+    this.key = key;
+  }
+
+  /** Aborted when the run lost its lease or was given up: its handlers may no longer be alone. Made when first read. */
+  get signal(): AbortSignal {
+    this.#controller ??= new AbortController();
+    return this.#controller.signal;
+  }
+
+  /** Throws why the run was aborted, if it was: a handler not yet started must not start. */
+  throwIfAborted(): void {
+    this.#controller?.signal.throwIfAborted();
+  }
+
+  abort(reason: WebhookError): void {
+    this.#controller ??= new AbortController();
+    if (!this.#controller.signal.aborted) this.#controller.abort(reason);
+  }
+
+  /** True the first time `mishap` happens to this run. */
+  firstTime(mishap: Mishap): boolean {
+    if ((this.#reported & MISHAP[mishap]) !== 0) return false;
+    this.#reported |= MISHAP[mishap];
+    return true;
+  }
+
+  /** The answer to wait for: the work's own, unless `refuse` answered it first. */
+  answer<T>(done: Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.#refuse = reject;
+      done.then(resolve, reject);
+    });
+  }
+
+  /** Whether a request still waits for this run's answer. */
+  get awaited(): boolean {
+    return this.#refuse !== undefined;
+  }
+
+  /** Answers with `error` now while the work goes on (a timeout); only the first refusal counts. */
+  refuse(error: WebhookError): void {
+    this.#refuse?.(error);
+    this.#refuse = undefined;
+  }
+}
+
+export interface RunsOptions {
+  /** Where the leases live; `undefined` without duplicate detection (nothing to renew). */
+  store: DedupeStore | undefined;
+  leaseMs: number;
+  handlerTimeoutMs: number;
+  calls: StoreCalls;
+  clock: Clock;
+  report(error: WebhookError): void;
+}
+
+/** A run still going after this many handler timeouts is given up (a promise that never settles). */
+const ABANDON_AFTER_TIMEOUTS = 10;
+
+/**
+ * Every run in this process, by key: a copy that arrives meanwhile waits for the run instead of starting it again,
+ * even if the store forgot the claim. One timer watches them all: it renews each run's leases every third of
+ * `leaseMs`, aborts a run's signal once a lease is lost (renewals failed for `leaseMs`, or the store answered that
+ * another claim holds it), answers `handler.timeout` past `handlerTimeoutMs` while the run goes on, and gives up a
+ * run still going after ten handler timeouts (a promise that never settles must not hold its notification forever).
+ *
+ * On Cloudflare Workers (workerd) a timer is a number and dies with the request that set it, so there each run
+ * has its own.
+ */
+export class Runs {
+  readonly #options: RunsOptions;
+  readonly #byKey = new Map<string, Promise<unknown>>();
+  readonly #active = new Set<Run>();
+  readonly #tickMs: number;
+  #timer: Timer | undefined;
+  /** Set once the first timer turned out to be a number (workerd): then each run has its own. */
+  #perRun = false;
+  /** Runs whose request still waits for its answer: while there are any, the timer holds the process open. */
+  #unanswered = 0;
+
+  constructor(options: RunsOptions) {
+    this.#options = options;
+    this.#tickMs = Math.max(5, Math.min(1_000, options.leaseMs / 3, options.handlerTimeoutMs / 4));
+  }
+
+  /** The run of `key` still in progress here, if any. */
+  running(key: string): Promise<unknown> | undefined {
+    return this.#byKey.get(key);
+  }
+
+  /**
+   * Runs and watches `work`, the run's whole life (handlers, then commit or release). Settles as the work does, or
+   * rejects with `handler.timeout` once past its deadline while the work goes on.
+   */
+  track<T>(run: Run, work: () => Promise<T>): Promise<T> {
+    const now = this.#options.clock.now();
+    run.deadline = now + this.#options.handlerTimeoutMs;
+    run.abandonAt = now + this.#options.handlerTimeoutMs * ABANDON_AFTER_TIMEOUTS;
+    run.renewAt = now + this.#options.leaseMs / 3;
+    this.#active.add(run);
+    this.#watch(run);
+    if (this.#unanswered++ === 0) hold(this.#timer, true);
+    const done = work().finally(() => this.#forget(run));
+    run.done = done;
+    if (run.key !== undefined) this.#byKey.set(run.key, done);
+    const answer = run.answer(done);
+    // Like a pending setTimeout, a request waiting for its answer keeps the process alive; a run that goes on after
+    // its answer (past handlerTimeoutMs) does not.
+    const answered = () => {
+      if (--this.#unanswered === 0) hold(this.#timer, false);
+    };
+    answer.then(answered, answered);
+    return answer;
+  }
+
+  /** Aborts the run's signal and reports, once per run, that its claim (of `fence`) is no longer its own. */
+  lose(run: Run, fence: number | undefined): void {
+    const error = new StoreError(
+      'claim.lost',
+      `a claim expired while its handler was still running${fenceOf(fence)} (the store was unreachable for longer than leaseMs, or another copy claimed it): delivery.signal is aborted, and another copy may run the handlers too.`,
+    );
+    run.abort(error);
+    if (run.firstTime('lost')) this.#options.report(error);
+  }
+
+  /** Starts the shared timer if none runs, or the run's own where timers are numbers. */
+  #watch(run: Run): void {
+    const clock = this.#options.clock;
+    if (this.#timer === undefined && !this.#perRun) {
+      this.#timer = clock.setInterval(this.#tick, this.#tickMs);
+      if (typeof this.#timer === 'object') hold(this.#timer, false);
+      else {
+        clock.clearInterval(this.#timer);
+        this.#timer = undefined;
+        this.#perRun = true;
+      }
+    }
+    if (this.#perRun) run.timer = clock.setInterval(() => this.#check(run, clock.now()), this.#tickMs);
+  }
+
+  readonly #tick = (): void => {
+    if (this.#active.size === 0 && this.#unanswered === 0) {
+      this.#options.clock.clearInterval(this.#timer);
+      this.#timer = undefined;
+      return;
+    }
+    const now = this.#options.clock.now();
+    for (const run of this.#active) this.#check(run, now);
+  };
+
+  /** Answers a run past its deadline, gives up one past `abandonAt`, notices lost leases, renews when due. */
+  #check(run: Run, now: number): void {
+    const { handlerTimeoutMs, leaseMs } = this.#options;
+    if (now >= run.deadline && run.awaited) run.refuse(handlerTimeout(handlerTimeoutMs));
+    if (now >= run.abandonAt) {
+      this.#forget(run);
+      const error = new HandlerError(
+        'handler.timeout',
+        `a handler has not settled ${ABANDON_AFTER_TIMEOUTS} times handlerTimeoutMs after it started: its claim is no longer renewed and delivery.signal is aborted, so a redelivery will handle the notification again.`,
+      );
+      run.abort(error);
+      this.#options.report(error);
+      return;
+    }
+    for (const lease of run.leases) if (now >= lease.heldUntil) this.lose(run, lease.fence);
+    if (now < run.renewAt) return;
+    run.renewAt = now + leaseMs / 3;
+    for (const lease of run.leases) void this.#renew(run, lease, now);
+  }
+
+  /** Stops watching a run: it settled, or it is given up. */
+  #forget(run: Run): void {
+    this.#options.clock.clearInterval(run.timer);
+    run.timer = undefined;
+    this.#active.delete(run);
+    run.leases.clear();
+    if (run.key !== undefined && this.#byKey.get(run.key) === run.done) this.#byKey.delete(run.key);
+  }
+
+  /** Renews `lease` through a bounded call; a failure is reported once per run, a lease lost aborts the run. */
+  async #renew(run: Run, lease: Lease, askedAt: number): Promise<void> {
+    const { store, calls, leaseMs } = this.#options;
+    if (store === undefined) return;
+    try {
+      const held = await calls.call('renew', () => store.renew(lease.key, lease.token, leaseMs));
+      if (held) lease.heldUntil = askedAt + leaseMs;
+      // A lease committed or released while its renewal was on the way is no longer held, and that is fine.
+      else if (run.leases.has(lease)) this.lose(run, lease.fence);
+    } catch (error) {
+      if (run.firstTime('renew')) this.#options.report(error as WebhookError);
+    }
+  }
+}
+
+/** ` (fence 3)` when the store counts claims. */
+export function fenceOf(fence: number | undefined): string {
+  return fence === undefined ? '' : ` (fence ${fence})`;
+}
+
+/** Lets a timer hold the process open, or not; workerd's timers (numbers) have no such switch, nor need one. */
+function hold(timer: Timer | undefined, on: boolean): void {
+  const handle = timer as { ref?: () => void; unref?: () => void } | undefined;
+  if (on) handle?.ref?.();
+  else handle?.unref?.();
+}
+
+function handlerTimeout(ms: number): HandlerError {
+  return new HandlerError(
+    'handler.timeout',
+    `the application handler did not finish within ${ms} ms (handlerTimeoutMs): answered 503 so the service retries; the run goes on and will not be started again while it does.`,
+  );
+}

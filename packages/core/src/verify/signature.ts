@@ -1,0 +1,184 @@
+import { canonicalDigest, plusForSpaceBytes, withPadding } from '../runtime/base64url.js';
+import { digestBase64Url } from './digest.js';
+import {
+  checkSecretOption,
+  resolveSecrets,
+  type Secret,
+  type SecretList,
+  type SecretResolver,
+  type SecretSource,
+  type Secrets,
+  secretValue,
+} from './secrets.js';
+
+/** The digest of the spec's formula. `sha1` only for projects whose service account signs with SHA-1. */
+export type SignatureAlgorithm = 'sha256' | 'sha1';
+
+export interface SignatureOptions {
+  /**
+   * The digest. Never a fallback: a project that signs with SHA-1 must say so.
+   * @default 'sha256'
+   */
+  algorithm?: SignatureAlgorithm;
+}
+
+/** Which secret matched (`index` in the list, and its `id` when named), or why nothing did. */
+export type VerifyResult =
+  | { readonly valid: true; readonly index: number; readonly id: string | undefined }
+  | { readonly valid: false; readonly reason: 'malformed' | 'mismatch' | 'no_secret' };
+
+const DIGEST_BYTES: Record<SignatureAlgorithm, number> = { sha256: 32, sha1: 20 };
+
+/** The `algorithm` option, `'sha256'` when absent; anything but `'sha256'` or `'sha1'` throws a TypeError. */
+export function checkAlgorithm(algorithm: unknown): SignatureAlgorithm {
+  if (algorithm === undefined) return 'sha256';
+  if (algorithm === 'sha256' || algorithm === 'sha1') return algorithm;
+  throw new TypeError(
+    `[@payhook/core] algorithm must be 'sha256' or 'sha1', not ${JSON.stringify(algorithm)}.`,
+  );
+}
+const MALFORMED: VerifyResult = { valid: false, reason: 'malformed' };
+const MISMATCH: VerifyResult = { valid: false, reason: 'mismatch' };
+const NO_SECRET: VerifyResult = { valid: false, reason: 'no_secret' };
+
+/**
+ * Signs `data` (the base64url string exactly as it will be sent) with the spec's formula:
+ * `base64url(sha256(secret + data + secret))`, padding kept, 44 characters (28 with `sha1`).
+ *
+ * @example
+ * const data = encodeBase64Url(JSON.stringify(notification));
+ * const body = new URLSearchParams({ data, signature: sign(data, process.env.WEBHOOK_SECRET!) });
+ */
+export function sign(data: string, secret: string, options?: SignatureOptions): string {
+  return withPadding(digestBase64Url(options?.algorithm ?? 'sha256', data, secret));
+}
+
+/**
+ * A received signature as the canonical unpadded base64url of its digest (every spelling `canonicalDigest`
+ * tolerates), or `undefined` when it cannot be a digest of that algorithm.
+ */
+export function normalizeSignature(
+  signature: string,
+  algorithm: SignatureAlgorithm = 'sha256',
+): string | undefined {
+  return canonicalDigest(signature, DIGEST_BYTES[algorithm]);
+}
+
+/**
+ * Compares two strings of equal length in time that depends on the length only (no early exit), like
+ * `timingSafeEqual` without turning the digest into a Buffer.
+ */
+function equalInConstantTime(a: string, b: string): boolean {
+  let difference = a.length ^ b.length;
+  for (let i = 0; i < a.length; i++) difference |= a.charCodeAt(i) ^ b.charCodeAt(i);
+  return difference === 0;
+}
+
+/**
+ * Compares `expected` (a signature from `normalizeSignature`) with the digest of `data` under each secret, in
+ * constant time per secret. Returns the index of the first match, or -1.
+ */
+export function matchSecret(
+  data: string,
+  expected: string,
+  secrets: readonly Secret[],
+  algorithm: SignatureAlgorithm = 'sha256',
+): number {
+  const index = firstMatch(data, expected, secrets, algorithm);
+  if (index >= 0 || !data.includes(' ')) return index;
+  // A sender that did not escape `+` in standard-base64 data had it turned into a space by form decoding. Hashed
+  // as bytes: the same digest as the text's, without building a second string of the data's size.
+  return firstMatch(plusForSpaceBytes(data), expected, secrets, algorithm);
+}
+
+function firstMatch(
+  data: string | Uint8Array,
+  expected: string,
+  secrets: readonly Secret[],
+  algorithm: SignatureAlgorithm,
+): number {
+  for (let i = 0; i < secrets.length; i++) {
+    if (equalInConstantTime(digestBase64Url(algorithm, data, secretValue(secrets[i]!)), expected)) return i;
+  }
+  return -1;
+}
+
+function resultFor(secrets: readonly Secret[], index: number): VerifyResult {
+  if (index < 0) return MISMATCH;
+  const secret = secrets[index]!;
+  return { valid: true, index, id: typeof secret === 'string' ? undefined : secret.id };
+}
+
+/**
+ * Checks the `signature` field of a delivery against its `data` field, hashing `data` exactly as received.
+ * Takes one secret, several (rotation: the result says which matched), or a resolver by `pos_id` (then the
+ * result is a promise, rejected with a `SignatureError` `secret.unavailable` when the resolver throws). A
+ * wrong-size signature fails before any hashing.
+ *
+ * @example
+ * const result = verifySignature(form.data, form.signature, [process.env.SECRET_NEW!, process.env.SECRET_OLD!]);
+ * if (!result.valid) return reply(401);
+ * if (result.index > 0) log.info('delivery still signed with the old secret');
+ */
+export function verifySignature(
+  data: string,
+  signature: string,
+  secrets: SecretList,
+  options?: SignatureOptions,
+): VerifyResult;
+export function verifySignature(
+  data: string,
+  signature: string,
+  secrets: SecretResolver,
+  options?: SignatureOptions,
+): Promise<VerifyResult>;
+export function verifySignature(
+  data: string,
+  signature: string,
+  secrets: Secrets,
+  options?: SignatureOptions,
+): VerifyResult | Promise<VerifyResult>;
+export function verifySignature(
+  data: string,
+  signature: string,
+  secrets: Secrets,
+  options?: SignatureOptions,
+): VerifyResult | Promise<VerifyResult> {
+  const checked = checkSecretOption(secrets);
+  const source: SecretSource =
+    typeof checked === 'function' ? (text) => resolveSecrets(checked, text) : checked;
+  return checkSignature(data, signature, source, options?.algorithm ?? 'sha256');
+}
+
+/**
+ * `verifySignature` with secrets already checked (`secretSource`): the handler and `verifyNotification` check
+ * theirs once, not on every delivery. A resolver is asked only for a signature that can be a digest.
+ */
+export function checkSignature(
+  data: string,
+  signature: string,
+  secrets: readonly Secret[],
+  algorithm: SignatureAlgorithm,
+): VerifyResult;
+export function checkSignature(
+  data: string,
+  signature: string,
+  secrets: SecretSource,
+  algorithm: SignatureAlgorithm,
+): VerifyResult | Promise<VerifyResult>;
+export function checkSignature(
+  data: string,
+  signature: string,
+  secrets: SecretSource,
+  algorithm: SignatureAlgorithm,
+): VerifyResult | Promise<VerifyResult> {
+  const expected = normalizeSignature(signature, algorithm);
+  if (typeof secrets === 'function') {
+    if (!expected) return Promise.resolve(MALFORMED);
+    return secrets(data).then((list) =>
+      list.length === 0 ? NO_SECRET : resultFor(list, matchSecret(data, expected, list, algorithm)),
+    );
+  }
+  if (!expected) return MALFORMED;
+  return resultFor(secrets, matchSecret(data, expected, secrets, algorithm));
+}
