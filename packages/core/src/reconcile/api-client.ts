@@ -62,7 +62,10 @@ export interface ApiClientOptions {
   apiKey: string;
   /** `ENDPOINTS_KEY`, sent as `X-API-KEY`. */
   endpointsKey: string;
-  /** The secret the default signer (`hmacRequestSigner`) keys with; not needed with `signRequest`. */
+  /**
+   * The secret the default signer (`hmacRequestSigner`) keys with; not needed with `signRequest`, but give it when
+   * your `signRequest` uses it: every credential given is redacted from what the service's errors echo.
+   */
   apiSecret?: string;
   /** Computes the request signature; default `hmacRequestSigner(apiSecret)`. */
   signRequest?: RequestSigner;
