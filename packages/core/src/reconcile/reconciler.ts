@@ -264,15 +264,14 @@ function mismatchOf(
   if (String(record.order_id) !== orderId) {
     return `the service answered the record of another order than ${orderId}`;
   }
-  if (posId !== undefined && 'pos_id' in record && !sameId(record.pos_id, posId)) {
+  if (posId !== undefined && !isMissing(record.pos_id) && !sameId(record.pos_id, posId)) {
     return `the service answered, for order ${orderId}, a record of another project than the client's posId`;
   }
-  if (transactionId !== undefined && !isMissing(record.transaction_id)) {
-    if (String(record.transaction_id) !== transactionId) {
-      return `the service answered, for order ${orderId}, a record of another transaction than ${transactionId}`;
-    }
+  const transaction = record.transaction_id;
+  if (transactionId !== undefined && !isMissing(transaction) && String(transaction) !== transactionId) {
+    return `the service answered, for order ${orderId}, a record of another transaction than ${transactionId}`;
   }
-  if ('method' in record && String(record.method).toLowerCase() !== operation.toLowerCase()) {
+  if (!isMissing(record.method) && String(record.method).toLowerCase() !== operation.toLowerCase()) {
     return `the service answered, for order ${orderId}, a record of another operation than the ${operation} asked`;
   }
   return undefined;
