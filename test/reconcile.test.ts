@@ -39,7 +39,7 @@ interface Service {
   close(): Promise<void>;
 }
 
-/** The fake checks the default request signature: HMAC-SHA256 of the project's secret over METHOD\nPATH\nBODY. */
+/** The fake checks the default request signature: HMAC-SHA256 of the project's secret over the body ('' for a GET). */
 function checkAuth(paths: string[]) {
   return (check: AuthCheck) => {
     paths.push(check.path);

@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
+import { replyWith, startApiService } from '../../test/api-service.js';
 import { freePort } from '../../test/servers.js';
 import { createApiClient, hmacRequestSigner } from './api-client.js';
 import { ApiError } from './api-errors.js';
@@ -52,6 +53,13 @@ async function failure(baseUrl: string, timeoutMs?: number): Promise<ApiError> {
   );
 }
 
+/** HMAC-SHA256 in lowercase hex, computed by openssl: an independent check of the signer. */
+function opensslHmac(secret: string, input: string): string {
+  return execFileSync('openssl', ['dgst', '-sha256', '-hmac', secret, '-r'], { input })
+    .toString()
+    .split(' ')[0]!;
+}
+
 function expectNoSecret(error: Error): void {
   for (const secret of [SECRETS.endpointsKey, SECRETS.apiSecret]) expect(error.message).not.toContain(secret);
   expect(error.message).not.toMatch(/[0-9a-f]{64}/);
@@ -69,13 +77,20 @@ describe('createApiClient().resend', () => {
     expect(seen[0]!.method).toBe('GET');
     expect(seen[0]!.url).toBe(path);
     expect(seen[0]!.headers['x-api-key']).toBe(SECRETS.endpointsKey);
-    // The default signature, cross-checked against openssl: HMAC-SHA256 over METHOD\nPATH\nBODY, hex.
-    const expected = execFileSync('openssl', ['dgst', '-sha256', '-hmac', SECRETS.apiSecret, '-r'], {
-      input: `GET\n${path}\n`,
-    })
-      .toString()
-      .split(' ')[0];
+    // The default signature of a GET: HMAC-SHA256 of its body, the empty string, cross-checked against openssl.
+    const expected = opensslHmac(SECRETS.apiSecret, '');
+    expect(expected).toMatch(/^[0-9a-f]{64}$/);
     expect(seen[0]!.headers['x-api-auth']).toBe(`SVC-HMAC-SHA256 ${SECRETS.apiKey}:${expected}`);
+  });
+
+  it('signs the raw body only by default, lowercase hex, as openssl computes it', () => {
+    const body = '{"pos_id":"p","amount":9.99,"products":[]}';
+    const signer = hmacRequestSigner(SECRETS.apiSecret);
+    const request = { method: 'POST', path: '/api/v1/payment', apiKey: 'k' };
+    expect(signer({ ...request, body })).toBe(opensslHmac(SECRETS.apiSecret, body));
+    expect(signer({ ...request, method: 'GET', path: '/other', body })).toBe(
+      opensslHmac(SECRETS.apiSecret, body),
+    );
   });
 
   it('re-sends an operation (4.3) and takes an empty 2xx body as no record', async () => {
@@ -113,7 +128,7 @@ describe('createApiClient().resend', () => {
       'Invalid pos_id field or credentials',
     ]);
     expect(error.message).toBe(
-      `[@payhook/core] GET /api/v1/pos/${POS}/orders/order-1/purchase?callback=true answered 401 (S-404: Invalid pos_id field or credentials): check apiKey, endpointsKey, the request signature and posId.`,
+      `[@payhook/core] GET /api/v1/pos/${POS}/orders/order-1/purchase?callback=true answered 401 (S-404: Invalid pos_id field or credentials): the likely causes are authScheme (sent "SVC", the spec's stand-in for the service's own word: set the word your service uses) and the request signature (signRequest, or apiSecret for the default HMAC-SHA256 of the body); then check apiKey, endpointsKey and posId.`,
     );
     expectNoSecret(error);
   });
@@ -211,5 +226,93 @@ describe('createApiClient().resend', () => {
       }).resend({ orderId: 'o' }),
     ).rejects.toThrow('signRequest must return a non-empty string without whitespace');
     expect(seen).toEqual([]);
+  });
+});
+
+describe('createApiClient({ authScheme })', () => {
+  const api = (url: string, authScheme?: string) =>
+    createApiClient({
+      baseUrl: url,
+      posId: POS,
+      ...SECRETS,
+      ...(authScheme === undefined ? {} : { authScheme }),
+    });
+  const signature = () => opensslHmac(SECRETS.apiSecret, '');
+
+  it('sends <authScheme>-HMAC-SHA256 with the word given, and SVC by default', async () => {
+    const { url, seen } = await startApiService(replyWith(200, ''));
+    await api(url, 'ABCD').resend({ orderId: 'o-1' });
+    await api(url).resend({ orderId: 'o-1' });
+    expect(seen.map((s) => s.headers['x-api-auth'])).toEqual([
+      `ABCD-HMAC-SHA256 ${SECRETS.apiKey}:${signature()}`,
+      `SVC-HMAC-SHA256 ${SECRETS.apiKey}:${signature()}`,
+    ]);
+  });
+
+  it('sends a word already ending in -HMAC-SHA256 as is, not doubled', async () => {
+    const { url, seen } = await startApiService(replyWith(200, ''));
+    await api(url, 'AB-12-HMAC-SHA256').resend({ orderId: 'o-1' });
+    await api(url, 'abcd-hmac-sha256').resend({ orderId: 'o-1' });
+    expect(seen.map((s) => s.headers['x-api-auth'])).toEqual([
+      `AB-12-HMAC-SHA256 ${SECRETS.apiKey}:${signature()}`,
+      `abcd-hmac-sha256 ${SECRETS.apiKey}:${signature()}`,
+    ]);
+  });
+
+  it.each([[''], ['AB CD'], ['ABCD:'], ['ABCD\n'], ['ÄBCD']])(
+    'refuses an authScheme that is not letters, digits and - (%j)',
+    (authScheme) => {
+      expect(() => api('https://pay.test', authScheme)).toThrow(
+        `[@payhook/core] authScheme must be a word of letters, digits and '-' (the service's, e.g. in its X-API-AUTH examples), not ${JSON.stringify(authScheme)}.`,
+      );
+    },
+  );
+
+  it('names the authScheme sent and the signer in the error of a 401', async () => {
+    const { url } = await startApiService(replyWith(401, { message: 'no', args: { code: 'S-404' } }));
+    const error = await api(url, 'ABCD')
+      .resend({ orderId: 'o-1' })
+      .then(
+        () => expect.unreachable(),
+        (e: ApiError) => e,
+      );
+    expect([error.code, error.message]).toEqual([
+      'api.unauthorized',
+      `[@payhook/core] GET /api/v1/pos/${POS}/orders/o-1/purchase?callback=true answered 401 (S-404: no): the likely causes are authScheme (sent "ABCD") and the request signature (signRequest, or apiSecret for the default HMAC-SHA256 of the body); then check apiKey, endpointsKey and posId.`,
+    ]);
+  });
+});
+
+describe('createApiClient().resend path segments', () => {
+  it('keeps every order id inside its own segment: / ? # % encoded and signed as sent, . and .. refused', async () => {
+    const { url, seen } = await startApiService(replyWith(200, ''));
+    const signed: string[] = [];
+    const client = createApiClient({
+      baseUrl: `${url}/base`,
+      posId: POS,
+      apiKey: SECRETS.apiKey,
+      endpointsKey: SECRETS.endpointsKey,
+      signRequest: ({ path }) => {
+        signed.push(path);
+        return 'sig';
+      },
+    });
+    for (const orderId of ['..', '.']) {
+      await expect(client.resend({ orderId })).rejects.toThrow(
+        `[@payhook/core] orderId ${JSON.stringify(orderId)} cannot be sent as a path segment: URL normalisation removes it, and the request would reach another path.`,
+      );
+    }
+    expect(() => createApiClient({ baseUrl: url, ...SECRETS, posId: '..' })).toThrow(
+      '[@payhook/core] posId ".." cannot be sent as a path segment',
+    );
+    expect(seen).toEqual([]);
+    const ids = ['a/b', '?x=1', '#top', '100%', '%2e%2e', '.hidden', 'a..b', '...'];
+    for (const orderId of ids) await client.resend({ orderId, transactionId: 'a&b=c' });
+    const paths = ids.map(
+      (id) =>
+        `/base/api/v1/pos/${POS}/orders/${encodeURIComponent(id)}/purchase?callback=true&transactionId=a%26b%3Dc`,
+    );
+    expect(seen.map((s) => s.url)).toEqual(paths);
+    expect(signed).toEqual(paths);
   });
 });

@@ -1,9 +1,11 @@
 import { createHmac } from 'node:crypto';
+import { type Answer, failure, parseObject, readAnswer } from './api-answer.js';
 import { ApiError } from './api-errors.js';
+import { createRedactor } from './redact.js';
 
 /**
- * What a request signature is computed over: the method, the path with its query as sent, and the body ('' for a
- * GET).
+ * What a request signature may be computed over: the method, the path with its query exactly as sent (each
+ * segment percent-encoded), and the body ('' for a GET).
  *
  * @example
  * const request: SignableRequest = { method: 'GET', path: '/api/v1/pos/…/orders/o-1/purchase?callback=true', body: '', apiKey };
@@ -20,7 +22,8 @@ export interface SignableRequest {
 }
 
 /**
- * Computes `<SIGNATURE>` of `X-API-AUTH: SVC-HMAC-SHA256 <API_KEY>:<SIGNATURE>` (spec part 5 does not show how).
+ * Computes `<SIGNATURE>` of `X-API-AUTH: <authScheme>-HMAC-SHA256 <API_KEY>:<SIGNATURE>` (spec part 5 does not
+ * show how).
  *
  * @example
  * const signRequest: RequestSigner = ({ method, path, body }) => myHmac(`${method}${path}${body}`);
@@ -28,9 +31,10 @@ export interface SignableRequest {
 export type RequestSigner = (request: SignableRequest) => string | Promise<string>;
 
 /**
- * The default request signature: HMAC-SHA256 keyed with the API secret over `METHOD\nPATH?QUERY\nBODY`, as
- * lowercase hex. The spec does not show the service's computation (see docs/assumptions.md): pass `signRequest`
- * when the service expects another.
+ * The default request signature: HMAC-SHA256 keyed with the API secret over the raw body only, as lowercase hex,
+ * as public merchant code signs its requests; a GET has no body, so its signature is the HMAC of the empty
+ * string. The spec does not show the service's computation (see docs/assumptions.md): pass `signRequest` when
+ * the service expects another.
  *
  * @example
  * const signer = hmacRequestSigner(process.env.PAYMENT_API_SECRET!);
@@ -40,8 +44,7 @@ export function hmacRequestSigner(apiSecret: string): RequestSigner {
   if (typeof apiSecret !== 'string' || apiSecret === '') {
     throw new TypeError('[@payhook/core] apiSecret must be a non-empty string.');
   }
-  return ({ method, path, body }) =>
-    createHmac('sha256', apiSecret).update(`${method}\n${path}\n${body}`).digest('hex');
+  return ({ body }) => createHmac('sha256', apiSecret).update(body).digest('hex');
 }
 
 /**
@@ -59,10 +62,25 @@ export interface ApiClientOptions {
   apiKey: string;
   /** `ENDPOINTS_KEY`, sent as `X-API-KEY`. */
   endpointsKey: string;
-  /** The secret the default signer (`hmacRequestSigner`) keys with; not needed with `signRequest`. */
+  /**
+   * The secret the default signer (`hmacRequestSigner`) keys with; not needed with `signRequest`, but give it when
+   * your `signRequest` uses it: every credential given is redacted from what the service's errors echo.
+   */
   apiSecret?: string;
   /** Computes the request signature; default `hmacRequestSigner(apiSecret)`. */
   signRequest?: RequestSigner;
+  /**
+   * The scheme word of `X-API-AUTH: <authScheme>-HMAC-SHA256 <API_KEY>:<SIGNATURE>`: letters, digits and `-`.
+   * The spec writes the neutral `SVC`; the real service has its own word: set it. A value already ending in
+   * `-HMAC-SHA256` (any case) is sent as is, not doubled.
+   * @default 'SVC'
+   */
+  authScheme?: string;
+  /**
+   * The largest answer body read, in bytes; a longer one is abandoned unread (`api.answer_too_large`).
+   * @default 1_048_576 (1 MiB)
+   */
+  maxAnswerBytes?: number;
   /**
    * The longest one call may take, answer body included.
    * @default 10_000
@@ -106,17 +124,21 @@ export interface ResendAnswer {
  * const answer = await client.resend({ orderId: 'order-1', transactionId });
  */
 export interface ApiClient {
+  /** The project asked about; the reconciler refuses a record of another. */
+  readonly posId?: string;
   /** Asks the service to deliver the webhook again (spec 4.3, 4.4). @throws {ApiError} one subclass per failure. */
   resend(request: ResendRequest): Promise<ResendAnswer>;
 }
 
 /** The operation path segment: a word, so it cannot reach another endpoint. */
 const OPERATION = /^[a-z][a-z0-9_]*$/i;
+const AUTH_SCHEME = /^[a-z0-9-]+$/i;
+const HMAC_SUFFIX = /-HMAC-SHA256$/i;
 
 /**
  * Creates a client of the service's API with the headers of spec part 5, over the runtime's `fetch` (no
- * dependency). Every failure is an `ApiError` subclass with a stable `code`; no message carries a key, a
- * signature or a record.
+ * dependency). Every failure is an `ApiError` with a stable `code`; no message carries a key, a signature or a
+ * record, even when the service's error body echoes them.
  *
  * @example
  * const client = createApiClient({ baseUrl, posId, apiKey, endpointsKey, apiSecret });
@@ -125,10 +147,23 @@ const OPERATION = /^[a-z][a-z0-9_]*$/i;
 export function createApiClient(options: ApiClientOptions): ApiClient {
   const settings = checkedSettings(options);
   return {
+    posId: settings.posId,
     async resend(request) {
-      const path = resendPath(settings, request);
-      const answer = await call(settings, 'GET', path);
-      if (answer.status < 200 || answer.status >= 300) throw failure('GET', path, answer);
+      const { answer, path, redact } = await call(settings, 'GET', resendPath(settings, request));
+      if (answer.status < 200 || answer.status >= 300) {
+        const { authScheme } = settings;
+        throw failure(
+          { method: 'GET', path, authScheme, defaultScheme: authScheme === 'SVC', redact },
+          answer,
+        );
+      }
+      if (answer.text === undefined) {
+        throw new ApiError(
+          'api.answer_too_large',
+          `GET ${path} answered ${answer.status} with a body over maxAnswerBytes (${settings.maxAnswerBytes} bytes): left unread; raise maxAnswerBytes if the service's records are that large.`,
+          { status: answer.status },
+        );
+      }
       return { status: answer.status, record: parseObject(answer.text) };
     },
   };
@@ -142,6 +177,12 @@ interface Settings {
   readonly endpointsKey: string;
   readonly signRequest: RequestSigner;
   readonly timeoutMs: number;
+  readonly authScheme: string;
+  /** `<authScheme>-HMAC-SHA256`, the `X-API-AUTH` prefix. */
+  readonly authPrefix: string;
+  readonly maxAnswerBytes: number;
+  /** The configured credentials out of what the service says. */
+  readonly redact: (text: string, more?: readonly string[]) => string;
 }
 
 function checkedSettings(options: ApiClientOptions): Settings {
@@ -163,9 +204,48 @@ function checkedSettings(options: ApiClientOptions): Settings {
   if (!Number.isFinite(timeoutMs) || timeoutMs < 1) {
     throw new TypeError(`[@payhook/core] timeoutMs must be a positive number, not ${String(timeoutMs)}.`);
   }
-  const { posId, apiKey, endpointsKey } = options;
-  const signRequest = options.signRequest ?? hmacRequestSigner(options.apiSecret as string);
-  return { base, posId, apiKey, endpointsKey, signRequest, timeoutMs };
+  const authScheme = options.authScheme ?? 'SVC';
+  if (typeof authScheme !== 'string' || !AUTH_SCHEME.test(authScheme)) {
+    throw new TypeError(
+      `[@payhook/core] authScheme must be a word of letters, digits and '-' (the service's, e.g. in its X-API-AUTH examples), not ${JSON.stringify(authScheme)}.`,
+    );
+  }
+  const maxAnswerBytes = options.maxAnswerBytes ?? 1_048_576;
+  if (!Number.isSafeInteger(maxAnswerBytes) || maxAnswerBytes < 1) {
+    throw new TypeError(
+      `[@payhook/core] maxAnswerBytes must be a positive integer, not ${String(maxAnswerBytes)}.`,
+    );
+  }
+  segment('posId', options.posId);
+  const { posId, apiKey, endpointsKey, apiSecret } = options;
+  const signRequest = options.signRequest ?? hmacRequestSigner(apiSecret as string);
+  const authPrefix = HMAC_SUFFIX.test(authScheme) ? authScheme : `${authScheme}-HMAC-SHA256`;
+  const redact = createRedactor([apiKey, endpointsKey, apiSecret]);
+  return {
+    base,
+    posId,
+    apiKey,
+    endpointsKey,
+    signRequest,
+    timeoutMs,
+    authScheme,
+    authPrefix,
+    maxAnswerBytes,
+    redact,
+  };
+}
+
+/**
+ * A path segment percent-encoded. `.` and `..` stay as they are under `encodeURIComponent`, and the URL standard
+ * removes them (and their `%2e` spellings) from a path, so the request would reach another path: refused.
+ */
+function segment(name: string, value: string): string {
+  if (value === '.' || value === '..') {
+    throw new TypeError(
+      `[@payhook/core] ${name} ${JSON.stringify(value)} cannot be sent as a path segment: URL normalisation removes it, and the request would reach another path.`,
+    );
+  }
+  return encodeURIComponent(value);
 }
 
 /** `…/api/v1/pos/<pos_id>/orders/<order_id>/<operation>?callback=true[&transactionId=]` under the base path. */
@@ -181,33 +261,37 @@ function resendPath(settings: Settings, request: ResendRequest): string {
   }
   const query = new URLSearchParams({ callback: 'true' });
   if (request.transactionId !== undefined) query.set('transactionId', request.transactionId);
-  const order = encodeURIComponent(request.orderId);
-  return `${settings.base.pathname}api/v1/pos/${encodeURIComponent(settings.posId)}/orders/${order}/${operation}?${query}`;
+  const pos = segment('posId', settings.posId);
+  const order = segment('orderId', request.orderId);
+  return `${settings.base.pathname}api/v1/pos/${pos}/orders/${order}/${operation}?${query}`;
 }
 
-/** One signed call; a failure to get any answer becomes an `ApiError` coded `api.timeout` or `api.network`. */
+/**
+ * One signed call, the signature computed over the path and query as the URL sends them; a failure to get any
+ * answer becomes an `ApiError` coded `api.timeout` or `api.network`.
+ */
 async function call(
   settings: Settings,
   method: string,
-  path: string,
-): Promise<{ status: number; text: string }> {
+  built: string,
+): Promise<{ answer: Answer; path: string; redact: (text: string) => string }> {
+  const url = new URL(built, settings.base.origin);
+  const path = `${url.pathname}${url.search}`;
   const what = `${method} ${path}`;
   const signature = await settings.signRequest({ method, path, body: '', apiKey: settings.apiKey });
   if (typeof signature !== 'string' || signature === '' || /\s/.test(signature)) {
     throw new TypeError('[@payhook/core] signRequest must return a non-empty string without whitespace.');
   }
+  const auth = `${settings.authPrefix} ${settings.apiKey}:${signature}`;
+  const redact = (text: string) => settings.redact(text, [auth, signature]);
   try {
-    const response = await fetch(new URL(path, settings.base.origin), {
+    const response = await fetch(url, {
       method,
-      headers: {
-        accept: 'application/json',
-        'x-api-auth': `SVC-HMAC-SHA256 ${settings.apiKey}:${signature}`,
-        'x-api-key': settings.endpointsKey,
-      },
+      headers: { accept: 'application/json', 'x-api-auth': auth, 'x-api-key': settings.endpointsKey },
       redirect: 'manual',
       signal: AbortSignal.timeout(settings.timeoutMs),
     });
-    return { status: response.status, text: await response.text() };
+    return { answer: await readAnswer(response, settings.maxAnswerBytes), path, redact };
   } catch (error) {
     if (isTimeout(error)) {
       throw new ApiError('api.timeout', `${what}: no answer within ${settings.timeoutMs} ms.`);
@@ -236,56 +320,6 @@ function checkedBaseUrl(value: string): URL {
   url.search = '';
   url.hash = '';
   return url;
-}
-
-/** The error a non-2xx answer stands for, with the service's `{"message","args":{"code"}}` when it sent one. */
-function failure(method: string, path: string, answer: { status: number; text: string }): ApiError {
-  const body = serviceError(answer.text);
-  const said = body.serviceCode
-    ? ` (${body.serviceCode}${body.serviceMessage ? `: ${body.serviceMessage}` : ''})`
-    : '';
-  const what = `${method} ${path} answered ${answer.status}${said}`;
-  const details = { status: answer.status, ...body };
-  if (answer.status === 401 || answer.status === 403) {
-    return new ApiError(
-      'api.unauthorized',
-      `${what}: check apiKey, endpointsKey, the request signature and posId.`,
-      details,
-    );
-  }
-  if (answer.status === 404)
-    return new ApiError('api.not_found', `${what}: the service knows no such order.`, details);
-  if (answer.status >= 500)
-    return new ApiError('api.server', `${what}: the service failed; ask again later.`, details);
-  if (answer.status >= 300 && answer.status < 400) {
-    return new ApiError(
-      'api.answer_invalid',
-      `${what}: a redirect, where the API answers directly; check baseUrl.`,
-      details,
-    );
-  }
-  return new ApiError('api.refused', `${what}.`, details);
-}
-
-/** The service's error body; its message is shortened, as it is echoed in ours. */
-function serviceError(text: string): { serviceCode?: string; serviceMessage?: string } {
-  const body = parseObject(text);
-  const args = body?.args as { code?: unknown } | undefined;
-  const code = typeof args?.code === 'string' ? args.code.slice(0, 32) : undefined;
-  const message = typeof body?.message === 'string' ? body.message.slice(0, 200) : undefined;
-  return { ...(code ? { serviceCode: code } : {}), ...(message ? { serviceMessage: message } : {}) };
-}
-
-function parseObject(text: string): Record<string, unknown> | undefined {
-  if (text.trim() === '') return undefined;
-  try {
-    const value: unknown = JSON.parse(text);
-    return typeof value === 'object' && value !== null && !Array.isArray(value)
-      ? (value as Record<string, unknown>)
-      : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 function isTimeout(error: unknown): boolean {

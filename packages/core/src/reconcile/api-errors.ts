@@ -6,12 +6,15 @@ export type ApiErrorCode =
   | 'api.not_found'
   | 'api.refused'
   | 'api.server'
-  | 'api.answer_invalid';
+  | 'api.answer_invalid'
+  | 'api.answer_mismatch'
+  | 'api.answer_too_large';
 
 /**
  * A call to the service's API that failed. `status` is the HTTP status the service answered (absent when it did
  * not answer); `serviceCode` and `serviceMessage` come from its error body `{"message","args":{"code"}}`. The
- * message names the call (method and path: pos_id and order_id) and never a key, a signature or a record.
+ * message names the call (method and path: pos_id and order_id) and never a key, a signature or a record: what the
+ * service said passes through a redaction of every configured credential and anything shaped like an auth header.
  *
  * @example
  * if (error instanceof ApiError && error.code === 'api.not_found') markUnknown(order);
@@ -24,7 +27,7 @@ export class ApiError extends Error {
   readonly status: number | undefined;
   /** `args.code` of the service's error body (`S-404`), when it sent one. */
   readonly serviceCode: string | undefined;
-  /** `message` of the service's error body, cut to 200 characters. */
+  /** `message` of the service's error body, credentials redacted, cut to 200 characters. */
   readonly serviceMessage: string | undefined;
 
   constructor(

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { deferred } from '../../test/deliveries.js';
-import { purchase } from '../../test/fixtures.js';
+import { purchase, refund } from '../../test/fixtures.js';
 import { HandlerError } from '../errors.js';
 import { createWebhookHandler } from '../handler.js';
 import { MemoryStore } from '../stores/memory.js';
@@ -12,9 +12,10 @@ const NOW = Date.parse('2026-11-25T10:00:00Z');
 const DAY = 86_400_000;
 
 /** A client answering from `answers` by order id, recording each request. */
-function stubClient(answers: Record<string, ResendAnswer | Error>) {
+function stubClient(answers: Record<string, ResendAnswer | Error>, posId?: string) {
   const requests: ResendRequest[] = [];
   const client: ApiClient = {
+    ...(posId === undefined ? {} : { posId }),
     async resend(request) {
       requests.push(request);
       const answer = answers[request.orderId];
@@ -154,8 +155,8 @@ describe('createReconciler().run', () => {
     ).toEqual([
       [
         'failed',
-        'api.answer_invalid',
-        '[@payhook/core] the service answered the record of another order than mine.',
+        'api.answer_mismatch',
+        '[@payhook/core] the service answered the record of another order than mine: not applied.',
       ],
       [
         'failed',
@@ -163,6 +164,78 @@ describe('createReconciler().run', () => {
         expect.stringMatching(/^\[@payhook\/core\] notification is missing or has malformed required field/),
       ],
       ['failed', undefined, 'createdAt is not a date.'],
+    ]);
+    expect(ran).toEqual([]);
+  });
+
+  it('refuses, per order, a record of another project, transaction or operation, and applies what the spec allows', async () => {
+    const POS = 'b1c2d3e4-f5a6-4b7c-8d9e-0f1a2b3c4d5e';
+    const { client } = stubClient(
+      {
+        project: record('project', { pos_id: '00000000-0000-4000-8000-000000000000' }),
+        charge: record('charge', { transaction_id: 'tx-2' }),
+        refunded: record('refunded'),
+        held: record('held', { method: 'auth' }),
+        latest: record('latest', { transaction_id: 'tx-9' }),
+        asked: record('asked', { transaction_id: 'tx-1' }),
+        auth: record('auth', { method: 'auth', status_code: '1002' }),
+        refund: { status: 200, record: refund({ order_id: 'refund' }) },
+        upper: record('upper', { pos_id: POS.toUpperCase() }),
+      },
+      POS,
+    );
+    const { handler, ran } = webhook();
+    const report = await createReconciler({
+      webhook: handler,
+      api: client,
+      listPending: () => [
+        { orderId: 'project' },
+        { orderId: 'charge', transactionId: 'tx-1' },
+        { orderId: 'refunded', operation: 'refund' },
+        { orderId: 'held' },
+        { orderId: 'latest' },
+        { orderId: 'asked', transactionId: 'tx-1' },
+        { orderId: 'auth', operation: 'auth' },
+        { orderId: 'refund', operation: 'refund' },
+        { orderId: 'upper' },
+      ],
+    }).run();
+    const refused = (text: string) => [
+      'failed',
+      'api.answer_mismatch',
+      `[@payhook/core] ${text}: not applied.`,
+    ];
+    expect(report.results.map((r) => [r.status, (r.error as ApiError | undefined)?.code, r.reason])).toEqual([
+      refused("the service answered, for order project, a record of another project than the client's posId"),
+      refused('the service answered, for order charge, a record of another transaction than tx-1'),
+      refused(
+        'the service answered, for order refunded, a record of another operation than the refund asked',
+      ),
+      refused('the service answered, for order held, a record of another operation than the purchase asked'),
+      ...Array.from({ length: 5 }, () => ['applied', undefined, undefined]),
+    ]);
+    expect(ran.sort()).toEqual([
+      'asked:success',
+      'auth:success',
+      'latest:success',
+      'refund:success',
+      'upper:success',
+    ]);
+  });
+
+  it('does not apply a record that names no transaction_id when one was asked: the webhook will carry it', async () => {
+    const { client } = stubClient({ sub: record('sub', { transaction_id: null }) });
+    const { handler, ran } = webhook();
+    const report = await createReconciler({
+      webhook: handler,
+      api: client,
+      listPending: () => [{ orderId: 'sub', transactionId: 'tx-1' }],
+    }).run();
+    expect(report.results.map((r) => [r.status, r.reason])).toEqual([
+      [
+        'requested',
+        'the record answered names no transaction_id: not applied; the re-sent webhook carries it.',
+      ],
     ]);
     expect(ran).toEqual([]);
   });

@@ -1,4 +1,5 @@
 import type { ProcessOutcome, WebhookHandler } from '../handler.js';
+import { isMissing } from '../notification/missing.js';
 import { parseNotification } from '../notification/parse.js';
 import { parseTimestamp } from '../notification/time.js';
 import { type ApiClient, type ApiClientOptions, createApiClient, type ResendAnswer } from './api-client.js';
@@ -223,7 +224,7 @@ async function reconcile<C>(
   }
 }
 
-/** The service's answer: no record (requested), or a record of this order handed to `process`. */
+/** The service's answer: no record (requested), or the record of the question asked handed to `process`. */
 async function apply<C>(
   settings: Settings<C>,
   order: PendingOrder,
@@ -231,11 +232,12 @@ async function apply<C>(
 ): Promise<ReconcileResult> {
   const record = answer.record;
   if (record === undefined || !('order_id' in record)) return { order, status: 'requested' };
-  if (String(record.order_id) !== order.orderId) {
-    throw new ApiError(
-      'api.answer_invalid',
-      `the service answered the record of another order than ${order.orderId}.`,
-    );
+  const mismatch = mismatchOf(settings.client.posId, order, record);
+  if (mismatch) throw new ApiError('api.answer_mismatch', `${mismatch}: not applied.`);
+  if (order.transactionId !== undefined && isMissing(record.transaction_id)) {
+    const reason =
+      'the record answered names no transaction_id: not applied; the re-sent webhook carries it.';
+    return { order, status: 'requested', reason };
   }
   const notification = parseNotification(record);
   const paymentStatus = String(notification.status);
@@ -245,6 +247,39 @@ async function apply<C>(
   if (!settings.webhook) return { order, status: unfinished ? 'pending' : 'requested', paymentStatus };
   const outcome = await settings.webhook.process(notification, settings.context);
   return { order, status: unfinished ? 'pending' : 'applied', paymentStatus, outcome };
+}
+
+/**
+ * Why a record does not answer the question asked, or `undefined`. The operation asked is the merchant's (an
+ * `auth` payment is asked as `auth`), so the record's method must be it; without `transactionId` 4.4 answers the
+ * latest charge, any one. Only what was asked is named: the record's values are the service's.
+ */
+function mismatchOf(
+  posId: string | undefined,
+  order: PendingOrder,
+  record: Readonly<Record<string, unknown>>,
+): string | undefined {
+  const { orderId, transactionId } = order;
+  const operation = order.operation ?? 'purchase';
+  if (String(record.order_id) !== orderId) {
+    return `the service answered the record of another order than ${orderId}`;
+  }
+  if (posId !== undefined && !isMissing(record.pos_id) && !sameId(record.pos_id, posId)) {
+    return `the service answered, for order ${orderId}, a record of another project than the client's posId`;
+  }
+  const transaction = record.transaction_id;
+  if (transactionId !== undefined && !isMissing(transaction) && String(transaction) !== transactionId) {
+    return `the service answered, for order ${orderId}, a record of another transaction than ${transactionId}`;
+  }
+  if (!isMissing(record.method) && String(record.method).toLowerCase() !== operation.toLowerCase()) {
+    return `the service answered, for order ${orderId}, a record of another operation than the ${operation} asked`;
+  }
+  return undefined;
+}
+
+/** UUIDs (pos_id) compare without regard to case. */
+function sameId(value: unknown, id: string): boolean {
+  return String(value).toLowerCase() === id.toLowerCase();
 }
 
 /** Start slots `1000 / perSecond` ms apart: the first at once, each next one after the previous slot. */

@@ -144,3 +144,18 @@ export async function runCommand(name: string, io: CliIO, body: () => Promise<nu
 export function noArguments(positionals: readonly string[]): void {
   if (positionals.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}.`);
 }
+
+/**
+ * `--auth-scheme` or `PAYHOOK_AUTH_SCHEME`: the scheme word of `X-API-AUTH: <WORD>-HMAC-SHA256 <key>:<sig>`
+ * (letters, digits and `-`; one already ending in `-HMAC-SHA256` is sent as is). Default `SVC`, the spec's
+ * stand-in for the service's own word.
+ */
+export function authSchemeFrom(value: string | undefined, io: CliIO): string {
+  const scheme = value ?? (io.env.PAYHOOK_AUTH_SCHEME || undefined) ?? 'SVC';
+  if (!/^[a-z0-9-]+$/i.test(scheme)) {
+    throw new UsageError(
+      `--auth-scheme (or PAYHOOK_AUTH_SCHEME) must be a word of letters, digits and '-', not ${JSON.stringify(scheme)}.`,
+    );
+  }
+  return scheme;
+}

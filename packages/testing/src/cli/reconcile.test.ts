@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -104,5 +105,43 @@ describe('payhook reconcile against payhook serve', () => {
   ])('exits 2 on a usage error: %j', async (input, env, message) => {
     const { code, err } = await reconcile(input, env);
     expect([code, err[0]]).toEqual([2, message]);
+  });
+});
+
+describe('payhook reconcile against a service that echoes the credentials it got', () => {
+  const credentials = { apiKey: 'AK_live_7Qx2', endpointsKey: 'EK_live_9Zr4', secret: 'secret-3e1f-never' };
+  const signature = createHmac('sha256', credentials.secret).update('').digest('hex');
+  let service: Server;
+  let url: string;
+
+  beforeAll(async () => {
+    service = createServer((request, response) => {
+      const auth = String(request.headers['x-api-auth']);
+      const message = `Invalid credentials: X-API-AUTH=${auth} X-API-KEY=${request.headers['x-api-key']} (secret ${credentials.secret})`;
+      response.writeHead(401, { 'content-type': 'application/json' });
+      response.end(JSON.stringify({ message, args: { code: auth.split(':')[1] } }));
+    });
+    await new Promise<void>((resolve) => service.listen(0, '127.0.0.1', resolve));
+    url = `http://127.0.0.1:${(service.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    await new Promise((resolve) => service.close(resolve));
+  });
+
+  it('prints no key, signature or secret, and names the auth scheme it sent', async () => {
+    const { io, out, err } = memoryIO('o-1\n', {
+      PAYHOOK_API_SECRET: credentials.secret,
+      PAYHOOK_AUTH_SCHEME: 'ABCD',
+    });
+    const argv = ['reconcile', '--base-url', url, '--pos-id', 'p-1', '--api-key', credentials.apiKey];
+    const code = await runCli([...argv, '--endpoints-key', credentials.endpointsKey], io);
+    expect([code, err]).toEqual([1, []]);
+    expect(out).toEqual([
+      'o-1 purchase: failed — [@payhook/core] GET /api/v1/pos/p-1/orders/o-1/purchase?callback=true answered 401 ([redacted]: Invalid credentials: [redacted] [redacted] (secret [redacted])): the likely causes are authScheme (sent "ABCD") and the request signature (signRequest, or apiSecret for the default HMAC-SHA256 of the body); then check apiKey, endpointsKey and posId.',
+      '1 order(s): 0 requested, 0 still pending, 1 failed.',
+    ]);
+    for (const secret of [credentials.apiKey, credentials.endpointsKey, credentials.secret, signature]) {
+      expect(out.join('\n')).not.toContain(secret);
+    }
   });
 });

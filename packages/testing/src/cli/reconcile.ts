@@ -1,12 +1,12 @@
 import {
   createReconciler,
-  hmacRequestSigner,
   type PendingOrder,
   type ReconcileResult,
   type RequestSigner,
 } from '@payhook/core/reconcile';
 import {
   apiKeysFrom,
+  authSchemeFrom,
   httpUrlFrom,
   noArguments,
   parseCommand,
@@ -31,9 +31,12 @@ Options:
   --orders FILE         the orders, one per line ('-' or absent: standard input)
   --api-key K           X-API-AUTH's API_KEY (or PAYHOOK_API_KEY)
   --endpoints-key E     X-API-KEY (or PAYHOOK_ENDPOINTS_KEY)
-  PAYHOOK_API_SECRET    (environment) the secret of the default request signature, HMAC-SHA256
+  PAYHOOK_API_SECRET    (environment) the secret of the default request signature, HMAC-SHA256 of the body
+                        (a re-send GET has none: the HMAC of the empty string)
   --signature S         a fixed X-API-AUTH SIGNATURE instead (or PAYHOOK_API_SIGNATURE; 'payhook serve'
                         accepts any)
+  --auth-scheme WORD    X-API-AUTH's scheme word, sent as WORD-HMAC-SHA256 (or PAYHOOK_AUTH_SCHEME); default
+                        SVC, the spec's stand-in: set your service's own word
   --concurrency N       re-sends under way at once (default 4)
   --rate N              re-sends started per second (default 5)
   --timeout MS          per call (default 10000)
@@ -87,6 +90,7 @@ export async function reconcileCommand(argv: string[], io: CliIO): Promise<numbe
         'api-key': { type: 'string' },
         'endpoints-key': { type: 'string' },
         signature: { type: 'string' },
+        'auth-scheme': { type: 'string' },
         concurrency: { type: 'string' },
         rate: { type: 'string' },
         timeout: { type: 'string' },
@@ -100,10 +104,8 @@ export async function reconcileCommand(argv: string[], io: CliIO): Promise<numbe
     const base = httpUrlFrom('--base-url', values['base-url']);
     const posId = requiredOption('pos-id', values['pos-id']);
     const { apiKey, endpointsKey } = apiKeysFrom(values, io);
-    const signRequest = signerFrom(
-      values.signature ?? io.env.PAYHOOK_API_SIGNATURE,
-      io.env.PAYHOOK_API_SECRET,
-    );
+    const authScheme = authSchemeFrom(values['auth-scheme'], io);
+    const signer = signerFrom(values.signature ?? io.env.PAYHOOK_API_SIGNATURE, io.env.PAYHOOK_API_SECRET);
     const concurrency = positiveInteger('--concurrency', values.concurrency, 4);
     const rate = positiveInteger('--rate', values.rate, 5);
     const timeoutMs = positiveInteger('--timeout', values.timeout, 10_000);
@@ -111,7 +113,7 @@ export async function reconcileCommand(argv: string[], io: CliIO): Promise<numbe
     if (orders.length === 0) throw new UsageError('no orders: one order_id per line.');
 
     const reconciler = createReconciler({
-      api: { baseUrl: base.href, posId, apiKey, endpointsKey, signRequest, timeoutMs },
+      api: { baseUrl: base.href, posId, apiKey, endpointsKey, ...signer, timeoutMs, authScheme },
       listPending: () => orders,
       concurrency,
       requestsPerSecond: rate,
@@ -125,13 +127,19 @@ export async function reconcileCommand(argv: string[], io: CliIO): Promise<numbe
   });
 }
 
-/** A fixed signature (`--signature`), else HMAC-SHA256 with PAYHOOK_API_SECRET. */
-function signerFrom(signature: string | undefined, secret: string | undefined): RequestSigner {
+/**
+ * A fixed signature (`--signature`), else the client's default signer keyed with PAYHOOK_API_SECRET (given as
+ * `apiSecret`, so the client also keeps it out of what the service's errors echo).
+ */
+function signerFrom(
+  signature: string | undefined,
+  secret: string | undefined,
+): { signRequest: RequestSigner } | { apiSecret: string } {
   if (signature !== undefined && signature !== '') {
     if (/\s/.test(signature)) throw new UsageError('--signature cannot contain whitespace.');
-    return () => signature;
+    return { signRequest: () => signature };
   }
-  if (secret !== undefined && secret !== '') return hmacRequestSigner(secret);
+  if (secret !== undefined && secret !== '') return { apiSecret: secret };
   throw new UsageError(
     'no request signature: set PAYHOOK_API_SECRET (HMAC-SHA256), or pass --signature S (or PAYHOOK_API_SIGNATURE).',
   );

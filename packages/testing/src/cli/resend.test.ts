@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createNodeListener, createWebhookHandler } from '@payhook/core';
@@ -85,5 +86,56 @@ describe('payhook resend (spec 4.3, 4.4) against payhook serve', () => {
     const { io, err } = memoryIO();
     expect(await runCli(['resend', '--base-url', fake.url, '--pos-id', 'p', '--order', 'o'], io)).toBe(2);
     expect(err[0]).toBe('payhook resend: --api-key is required (or set PAYHOOK_API_KEY).');
+  });
+});
+
+describe('payhook resend: the X-API-AUTH it sends', () => {
+  const seen: Array<string | undefined> = [];
+  let service: Server;
+  let url: string;
+
+  beforeAll(async () => {
+    service = createServer((request, response) => {
+      seen.push(request.headers['x-api-auth'] as string | undefined);
+      response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+    });
+    await new Promise<void>((resolve) => service.listen(0, '127.0.0.1', resolve));
+    url = `http://127.0.0.1:${(service.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    await new Promise((resolve) => service.close(resolve));
+  });
+
+  const resend = (env: Record<string, string>, ...args: string[]) => {
+    const { io, out, err } = memoryIO('', { PAYHOOK_API_KEY: 'ak', PAYHOOK_ENDPOINTS_KEY: 'ek', ...env });
+    const argv = ['resend', '--base-url', url, '--pos-id', 'p', '--order', 'o-1', ...args];
+    return runCli(argv, io).then((code) => ({ code, out, err }));
+  };
+
+  it('sends --auth-scheme or PAYHOOK_AUTH_SCHEME, SVC by default, and signs with PAYHOOK_API_SECRET', async () => {
+    seen.length = 0;
+    const emptyBody = createHmac('sha256', 'api-secret').update('').digest('hex');
+    expect((await resend({ PAYHOOK_API_SECRET: 'api-secret' }, '--auth-scheme', 'ABCD')).code).toBe(0);
+    expect(
+      (await resend({ PAYHOOK_API_SIGNATURE: 'sig', PAYHOOK_AUTH_SCHEME: 'WXYZ-HMAC-SHA256' })).code,
+    ).toBe(0);
+    expect((await resend({ PAYHOOK_API_SIGNATURE: 'sig' })).code).toBe(0);
+    expect(seen).toEqual([
+      `ABCD-HMAC-SHA256 ak:${emptyBody}`,
+      'WXYZ-HMAC-SHA256 ak:sig',
+      'SVC-HMAC-SHA256 ak:sig',
+    ]);
+  });
+
+  it.each([
+    [
+      ['--auth-scheme', 'A B'],
+      `--auth-scheme (or PAYHOOK_AUTH_SCHEME) must be a word of letters, digits and '-', not "A B".`,
+    ],
+    [['--order', '..'], "--order .. cannot be sent: URL normalisation removes a '.' or '..' path segment."],
+  ])('exits 2 before any request on %j', async (args, message) => {
+    seen.length = 0;
+    const { code, err } = await resend({ PAYHOOK_API_SIGNATURE: 'sig' }, ...args);
+    expect([code, err[0], seen]).toEqual([2, `payhook resend: ${message}`, []]);
   });
 });

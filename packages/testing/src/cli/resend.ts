@@ -1,5 +1,7 @@
+import { hmacRequestSigner } from '@payhook/core/reconcile';
 import {
   apiKeysFrom,
+  authSchemeFrom,
   httpUrlFrom,
   noArguments,
   parseCommand,
@@ -25,8 +27,12 @@ Options:
   --transaction-id T    one charge of a recurring payment (4.4); without it, the latest
   --api-key K           X-API-AUTH's API_KEY (or PAYHOOK_API_KEY)
   --endpoints-key E     X-API-KEY (or PAYHOOK_ENDPOINTS_KEY)
-  --signature S         X-API-AUTH's SIGNATURE, whose computation the spec does not show (or
-                        PAYHOOK_API_SIGNATURE; 'payhook serve' accepts any)
+  PAYHOOK_API_SECRET    (environment) the secret of the default signature: HMAC-SHA256 of the body, which a
+                        GET does not have (the HMAC of the empty string)
+  --signature S         a fixed X-API-AUTH SIGNATURE instead (or PAYHOOK_API_SIGNATURE): the spec does not
+                        show its computation
+  --auth-scheme WORD    X-API-AUTH's scheme word, sent as WORD-HMAC-SHA256 (or PAYHOOK_AUTH_SCHEME); default
+                        SVC, the spec's stand-in: set your service's own word
   --timeout MS          default 10000
   -h, --help            this help
 
@@ -53,6 +59,7 @@ export async function resendCommand(argv: string[], io: CliIO): Promise<number> 
         'api-key': { type: 'string' },
         'endpoints-key': { type: 'string' },
         signature: { type: 'string' },
+        'auth-scheme': { type: 'string' },
         timeout: { type: 'string' },
       },
       io,
@@ -64,14 +71,19 @@ export async function resendCommand(argv: string[], io: CliIO): Promise<number> 
     const base = httpUrlFrom('--base-url', values['base-url']);
     const posId = requiredOption('pos-id', values['pos-id']);
     const order = requiredOption('order', values.order);
+    if (order === '.' || order === '..') {
+      throw new UsageError(
+        `--order ${order} cannot be sent: URL normalisation removes a '.' or '..' path segment.`,
+      );
+    }
     const operation = values.operation ?? 'purchase';
     if (!/^[a-z0-9_-]+$/i.test(operation))
       throw new UsageError('--operation must be a word such as purchase.');
     const { apiKey, endpointsKey } = apiKeysFrom(values, io);
-    const signature = requiredOption(
-      'signature',
+    const scheme = authSchemeFrom(values['auth-scheme'], io);
+    const signature = signatureFrom(
       values.signature ?? io.env.PAYHOOK_API_SIGNATURE,
-      'PAYHOOK_API_SIGNATURE',
+      io.env.PAYHOOK_API_SECRET,
     );
     const timeout = positiveInteger('--timeout', values.timeout, 10_000);
     const path = `api/v1/pos/${encodeURIComponent(posId)}/orders/${encodeURIComponent(order)}/${operation}`;
@@ -80,7 +92,7 @@ export async function resendCommand(argv: string[], io: CliIO): Promise<number> 
     if (values['transaction-id'] !== undefined)
       url.searchParams.set('transactionId', values['transaction-id']);
     const headers = {
-      'x-api-auth': `SVC-HMAC-SHA256 ${apiKey}:${signature}`,
+      'x-api-auth': `${/-HMAC-SHA256$/i.test(scheme) ? scheme : `${scheme}-HMAC-SHA256`} ${apiKey}:${signature}`,
       'x-api-key': endpointsKey,
       accept: 'application/json',
     };
@@ -98,4 +110,15 @@ export async function resendCommand(argv: string[], io: CliIO): Promise<number> 
     io.stdout(`${answer.status} ${answer.text}`);
     return answer.status >= 200 && answer.status < 300 ? 0 : 1;
   });
+}
+
+/** A fixed signature, else the default one keyed with the secret: a GET's body is empty. */
+function signatureFrom(signature: string | undefined, secret: string | undefined): string {
+  if (signature !== undefined && signature !== '') return signature;
+  if (secret !== undefined && secret !== '') {
+    return hmacRequestSigner(secret)({ method: 'GET', path: '', body: '', apiKey: '' }) as string;
+  }
+  throw new UsageError(
+    'no request signature: set PAYHOOK_API_SECRET (HMAC-SHA256), or pass --signature S (or PAYHOOK_API_SIGNATURE).',
+  );
 }
