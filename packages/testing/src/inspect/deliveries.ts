@@ -57,7 +57,7 @@ function keyOf(notification: Readonly<Record<string, unknown>>): string | undefi
 }
 
 /** The columns every source shares, worked out from the notification. */
-export function describeDelivery(
+function describeDelivery(
   id: number,
   source: InspectedDelivery['source'],
   fields: Fields,

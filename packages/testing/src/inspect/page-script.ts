@@ -18,6 +18,13 @@ export const INSPECTOR_SCRIPT = `(() => {
     for (const child of children) node.append(child instanceof Node ? child : visible(child));
     return node;
   };
+  // JSON.stringify escapes every control character inside a string: the only ones left are its own line breaks.
+  const pre = (json) => {
+    const node = el('pre', { id: 'notification' });
+    node.textContent = json;
+    return node;
+  };
+  const shortTime = (at) => String(at).replace('T', ' ').replace(/\\.\\d+Z$|Z$/, '');
   const api = async (path, body) => {
     const init = body === undefined
       ? { headers: { 'x-payhook-token': token } }
@@ -57,9 +64,9 @@ export const INSPECTOR_SCRIPT = `(() => {
         if (box.checked) state.checked.add(d.id); else state.checked.delete(d.id);
       });
       const row = el('tr', { 'data-id': String(d.id), class: classOf(d) },
-        el('td', {}, box), el('td', {}, String(d.id)), el('td', {}, d.at),
+        el('td', {}, box), el('td', {}, String(d.id)), el('td', { title: d.at }, shortTime(d.at)),
         el('td', {}, clip(d.event, 40)), el('td', {}, clip(d.order || '', 40)), el('td', {}, clip(d.amount || '', 24)),
-        el('td', {}, clip(answerOf(d), 48)), el('td', {}, d.durationMs === undefined ? '' : String(d.durationMs)));
+        el('td', {}, clip(answerOf(d), 30)), el('td', {}, d.durationMs === undefined ? '' : String(d.durationMs)));
       if (d.id === state.selected) row.classList.add('selected');
       row.addEventListener('click', () => select(d.id));
       return row;
@@ -82,7 +89,7 @@ export const INSPECTOR_SCRIPT = `(() => {
         ...definition('Key', d.key), ...definition('Media type', d.contentType))];
     state.original = d.notification ? JSON.stringify(d.notification, null, 2) : '';
     detail.push(el('h3', {}, 'Notification'),
-      d.notification ? el('pre', { id: 'notification' }, state.original) : el('p', { class: 'message' }, 'None kept: refused before its signature was verified.'));
+      d.notification ? pre(state.original) : el('p', { class: 'message' }, 'None kept: refused before its signature was verified.'));
     detail.push(el('h3', {}, 'Other deliveries of this notification (' + related.length + ')'));
     for (const other of related) {
       detail.push(el('h4', {}, '#' + other.id + ' at ' + other.at + ', answered ' + answerOf(other)));

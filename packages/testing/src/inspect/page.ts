@@ -6,17 +6,19 @@ body { font: 14px/1.4 system-ui, sans-serif; margin: 0; color: #1d1d1f; backgrou
 header { padding: 8px 16px; background: #1d1d1f; color: #fff; display: flex; gap: 16px; align-items: baseline; }
 header h1 { font-size: 16px; margin: 0; }
 #status { font-size: 12px; opacity: .8; }
-main { display: grid; grid-template-columns: minmax(520px, 1fr) minmax(420px, 1fr); gap: 12px; padding: 12px; }
-section { background: #fff; border: 1px solid #ddd; border-radius: 6px; padding: 10px; min-width: 0; }
+main { display: grid; grid-template-columns: minmax(560px, 1.25fr) minmax(400px, 1fr); gap: 12px; padding: 12px; }
+section { background: #fff; border: 1px solid #ddd; border-radius: 6px; padding: 10px; min-width: 0; overflow-x: auto; }
 .filters { display: flex; gap: 8px; flex-wrap: wrap; margin-bottom: 8px; }
 table { border-collapse: collapse; width: 100%; font-size: 13px; }
-th, td { text-align: left; padding: 3px 6px; border-bottom: 1px solid #eee; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; max-width: 220px; }
+table { table-layout: auto; }
+th, td { text-align: left; padding: 3px 5px; border-bottom: 1px solid #eee; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; max-width: 180px; }
+.diff td { white-space: normal; word-break: break-all; max-width: none; }
 tbody tr { cursor: pointer; }
 tbody tr:hover { background: #f0f4ff; }
 tr.selected { background: #dde7ff; }
 .refused { color: #b00020; }
 .duplicate { color: #8a6d00; }
-pre { background: #f6f6f8; padding: 8px; overflow: auto; max-height: 360px; white-space: pre-wrap; word-break: break-all; }
+pre { background: #f6f6f8; padding: 8px; overflow: auto; max-height: 280px; white-space: pre-wrap; word-break: break-all; }
 textarea { width: 100%; min-height: 180px; font: 12px ui-monospace, monospace; box-sizing: border-box; }
 dl { display: grid; grid-template-columns: max-content 1fr; gap: 2px 12px; margin: 0 0 8px; }
 dt { color: #666; }

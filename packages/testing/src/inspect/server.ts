@@ -160,7 +160,8 @@ async function route(
     await refresh(context);
     const since = Math.max(0, Number.parseInt(url.searchParams.get('since') ?? '0', 10) || 0);
     sendJson(res, 200, {
-      deliveries: context.log.deliveries.slice(since),
+      // The list's columns only: a notification is sent when its delivery is opened.
+      deliveries: context.log.deliveries.slice(since).map(({ notification: _, ...columns }) => columns),
       total: context.log.deliveries.length,
       unreadable: context.log.unreadable,
       errors: context.errors,
