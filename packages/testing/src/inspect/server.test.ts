@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import { appendFile, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -6,6 +7,7 @@ import { join } from 'node:path';
 import { createNodeListener, createWebhookHandler } from '@payhook/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fakePurchase } from '../fixtures/primary.js';
+import { startFakeServer } from '../server.js';
 import { type Inspector, startInspector } from './server.js';
 
 const SECRET = 'inspect-test-secret';
@@ -170,6 +172,59 @@ describe('payhook inspect, the server', () => {
       'paid-order.test.ts',
     ]);
     expect(await readdir(dir)).toEqual(expect.not.arrayContaining(['escape']));
+  });
+
+  it("shows a running fake service's delivery attempts with the receiver's answers", async () => {
+    const server = await startFakeServer({ secret: SECRET, seed: 7 });
+    const live = await startInspector({
+      fakeService: { url: server.url, endpointsKey: server.fake.project.endpointsKey },
+    });
+    try {
+      const { posId, apiKey, endpointsKey } = server.fake.project;
+      const body = JSON.stringify({
+        pos_id: posId,
+        mode: 'direct',
+        method: 'purchase',
+        amount: 10,
+        currency: 'UAH',
+        description: 'inspect',
+        order_id: 'o-live',
+        cc_number: '4242424242424242',
+        exp_month: 12,
+        exp_year: 2030,
+        card_cvv: '123',
+        server_url: target,
+      });
+      const hmac = createHmac('sha256', SECRET).update(body).digest('hex');
+      const created = await fetch(`${server.url}/api/v1/payment`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'x-api-auth': `SVC-HMAC-SHA256 ${apiKey}:${hmac}`,
+          'x-api-key': endpointsKey,
+        },
+        body,
+      });
+      expect(created.status).toBe(200);
+      await server.fake.idle();
+      const response = await fetch(new URL('/deliveries', live.url), {
+        headers: { 'x-payhook-token': live.token },
+      });
+      const { deliveries, errors } = await response.json();
+      expect(errors).toEqual([]);
+      expect(deliveries).toEqual([
+        expect.objectContaining({
+          source: 'fake',
+          event: 'purchase.success',
+          order: 'o-live',
+          status: 200,
+          outcome: 'handled',
+        }),
+      ]);
+    } finally {
+      await live.close();
+      await server.close();
+    }
   });
 
   it('refuses requests that are not JSON', async () => {
