@@ -1,12 +1,78 @@
-// Screenshots of the fake service's hosted checkout and 3DS page for the testing README (docs/images/), taken in
+// Screenshots of the fake service's hosted checkout and 3DS page, and of `payhook inspect`, for the testing README (docs/images/), taken in
 // Debian's Chromium from the sources: `pnpm screenshots`. Not a test: it asserts nothing, it shows.
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startFakeServer, TEST_CARDS } from '../packages/testing/src/index.js';
+import type { Browser } from 'playwright-core';
+import { fakePurchase, fakeRefund, startFakeServer, TEST_CARDS } from '../packages/testing/src/index.js';
+import { startInspector } from '../packages/testing/src/inspect/server.js';
 import { launchChromium } from '../packages/testing/test/chromium.js';
 
 const out = fileURLToPath(new URL('../docs/images/', import.meta.url));
 mkdirSync(out, { recursive: true });
+
+/** `payhook inspect` over a small incident: a payment, its redelivery with a grown field, a refund, a forgery. */
+async function inspectorScreenshot(browser: Browser): Promise<void> {
+  const capture = join(mkdtempSync(join(tmpdir(), 'payhook-screenshots-')), 'incident.jsonl');
+  const masked = {
+    cc_token: '[masked]',
+    cc_mask: '[masked]',
+    customer_id: '[masked]',
+    customer_phone: '[masked]',
+    receipt_url: '[masked]',
+  };
+  const paid = {
+    ...fakePurchase({ order_id: 'order-1042', amount: 349.5 }, { seed: 'screenshots' }),
+    ...masked,
+  };
+  const at = (minute: number) => `2026-11-26T10:${String(minute).padStart(2, '0')}:00.000Z`;
+  const lines = [
+    { v: 2, at: at(1), status: 200, outcome: 'handled', durationMs: 12, notification: paid },
+    {
+      v: 2,
+      at: at(2),
+      status: 200,
+      outcome: 'duplicate',
+      durationMs: 1,
+      notification: { ...paid, bank_short_name: 'Bank' },
+    },
+    {
+      v: 2,
+      at: at(3),
+      status: 401,
+      outcome: 'refused',
+      code: 'signature.invalid',
+      hint: 'sha1',
+      durationMs: 0,
+    },
+    {
+      v: 2,
+      at: at(7),
+      status: 200,
+      outcome: 'handled',
+      durationMs: 9,
+      notification: fakeRefund({}, { of: paid }),
+    },
+  ];
+  writeFileSync(capture, `${lines.map((line) => JSON.stringify(line)).join('\n')}\n`);
+  const inspector = await startInspector({
+    capture,
+    secret: 'test-secret',
+    target: 'http://127.0.0.1:3000/webhooks',
+  });
+  try {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 980 } });
+    await page.goto(inspector.url);
+    await page.waitForSelector('body[data-loaded="4"]');
+    await page.locator('#rows tr[data-id="1"]').click();
+    await page.waitForSelector('#detail table.diff');
+    await page.screenshot({ path: `${out}inspect.png` });
+    console.log(`wrote ${out}inspect.png`);
+  } finally {
+    await inspector.close();
+  }
+}
 
 const server = await startFakeServer({
   secret: 'screenshots',
@@ -57,6 +123,7 @@ try {
   await Promise.all([page.waitForURL(/\/3ds$/), page.getByRole('button', { name: /^Pay \d/ }).click()]);
   await page.screenshot({ path: `${out}3ds.png`, fullPage: true });
   console.log(`wrote ${out}checkout.png and ${out}3ds.png`);
+  await inspectorScreenshot(browser);
 } finally {
   await browser.close();
   await server.close();

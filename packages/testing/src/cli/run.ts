@@ -1,3 +1,4 @@
+import { inspectCommand } from './inspect.js';
 import type { CliIO } from './io.js';
 import { queueCommand } from './queue.js';
 import { reconcileCommand } from './reconcile.js';
@@ -18,6 +19,7 @@ Commands:
   reconcile  ask the service to re-send the webhook of every order read from a file or stdin
   verify   check a captured delivery read from standard input; card tokens are masked
   replay   post a capture file (core's createCapture) to an endpoint again, re-signed with a test secret
+  inspect  a local page over a capture file and the fake's deliveries: filter, diff, edit, replay, save as fixture
   serve    run the fake payment service
   queue    list, replay or discard the dead notifications of @payhook/queue (--database URL or --redis URL)
 
@@ -31,6 +33,7 @@ const COMMANDS: Record<string, (argv: string[], io: CliIO) => Promise<number>> =
   reconcile: reconcileCommand,
   verify: verifyCommand,
   replay: replayCommand,
+  inspect: inspectCommand,
   serve: serveCommand,
   queue: queueCommand,
 };

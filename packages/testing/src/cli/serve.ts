@@ -2,6 +2,7 @@ import { randomInt } from 'node:crypto';
 import { startFakeServer } from '../server.js';
 import { noArguments, parseCommand, secretsFrom, UsageError } from './args.js';
 import type { CliIO } from './io.js';
+import { untilSignal } from './until-signal.js';
 
 const USAGE = `Usage: payhook serve --port P --secret S [--api-key K] [--endpoints-key E] [--pos-id ID] [--sector NAME] [--seed N]
                      [--merchant-name NAME] [--split-sum equal|at_most|ignore] [--refund-webhook-code 1000|1004] [--strict]
@@ -131,15 +132,6 @@ export async function runServe(argv: string[], io: CliIO, signal: AbortSignal): 
  * @example
  * process.exitCode = await serveCommand(['--port', '8910', '--secret', 's3cret'], processIO());
  */
-export async function serveCommand(argv: string[], io: CliIO): Promise<number> {
-  const stop = new AbortController();
-  const onSignal = () => stop.abort();
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
-  try {
-    return await runServe(argv, io, stop.signal);
-  } finally {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
-  }
+export function serveCommand(argv: string[], io: CliIO): Promise<number> {
+  return untilSignal((signal) => runServe(argv, io, signal));
 }

@@ -1,0 +1,90 @@
+import { startInspector } from '../inspect/server.js';
+import { algorithmFrom, httpUrlFrom, parseCommand, positiveInteger, runCommand, UsageError } from './args.js';
+import type { CliIO } from './io.js';
+import { untilSignal } from './until-signal.js';
+
+const INSPECT_HELP = `Usage: payhook inspect [FILE] [--fake-service URL] [options]
+
+Opens a page on 127.0.0.1 over a capture file (core's createCapture; followed as it grows) and/or the delivery
+attempts of a running 'payhook serve': a timeline with filters, each delivery's notification (masked as
+captured), its answer and diagnosis, and what its redeliveries changed. From the page, replay deliveries to a
+URL, re-signed with the test secret (optionally edited first), and save one as a fixture. The printed address
+carries a random token: without it every request is refused. Stops on SIGINT or SIGTERM.
+
+Options:
+  --fake-service URL    a running 'payhook serve' (its admin route needs --endpoints-key or PAYHOOK_ENDPOINTS_KEY)
+  --endpoints-key KEY   the fake project's endpoints key
+  --resign SECRET       the test secret replays are signed with (or PAYHOOK_SECRET); never the live one
+  --algorithm A         sha256 (default) or sha1
+  --target URL          the replay URL the page offers first
+  --fixtures DIR        where 'Save as fixture' writes (nothing is written without it, nor anywhere else)
+  --port N              default: any free port
+  -h, --help            this help
+
+Example:
+  PAYHOOK_SECRET=test-secret payhook inspect deliveries.jsonl --target http://127.0.0.1:3000/webhooks --fixtures test/fixtures`;
+
+/**
+ * `payhook inspect` until \`signal\` aborts: prints the page's address (with its token), then serves it.
+ *
+ * @example
+ * const stop = new AbortController();
+ * const done = runInspect(['deliveries.jsonl'], io, stop.signal);
+ */
+export async function runInspect(argv: string[], io: CliIO, signal: AbortSignal): Promise<number> {
+  return runCommand('inspect', io, async () => {
+    const parsed = parseCommand(
+      argv,
+      {
+        'fake-service': { type: 'string' },
+        'endpoints-key': { type: 'string' },
+        resign: { type: 'string' },
+        algorithm: { type: 'string' },
+        target: { type: 'string' },
+        fixtures: { type: 'string' },
+        port: { type: 'string' },
+      },
+      io,
+      INSPECT_HELP,
+    );
+    if (parsed === undefined) return 0;
+    const { values, positionals } = parsed;
+    if (positionals.length > 1) throw new UsageError('name at most one capture file.');
+    const fake =
+      values['fake-service'] === undefined
+        ? undefined
+        : httpUrlFrom('--fake-service', values['fake-service']);
+    if (positionals.length === 0 && fake === undefined) {
+      throw new UsageError('name a capture file, or a running fake service with --fake-service URL.');
+    }
+    const endpointsKey = values['endpoints-key'] ?? io.env.PAYHOOK_ENDPOINTS_KEY;
+    if (fake !== undefined && !endpointsKey) {
+      throw new UsageError(
+        '--fake-service needs --endpoints-key KEY (or PAYHOOK_ENDPOINTS_KEY), as payhook serve printed it.',
+      );
+    }
+    const secret = values.resign ?? io.env.PAYHOOK_SECRET;
+    const inspector = await startInspector({
+      ...(positionals[0] === undefined ? {} : { capture: positionals[0] }),
+      ...(fake === undefined
+        ? {}
+        : { fakeService: { url: fake.href, endpointsKey: endpointsKey as string } }),
+      ...(secret ? { secret } : {}),
+      algorithm: algorithmFrom(values.algorithm),
+      ...(values.target === undefined ? {} : { target: httpUrlFrom('--target', values.target).href }),
+      ...(values.fixtures === undefined ? {} : { fixtures: values.fixtures }),
+      port: values.port === undefined ? 0 : positiveInteger('--port', values.port, 0),
+    });
+    io.stdout(`payhook inspect: open ${inspector.url}`);
+    if (!secret) io.stdout('replay is off: pass --resign SECRET (the test secret) or set PAYHOOK_SECRET.');
+    if (!signal.aborted)
+      await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+    await inspector.close();
+    return 0;
+  });
+}
+
+/** `payhook inspect`: the page over captured and live deliveries, until SIGINT or SIGTERM. */
+export function inspectCommand(argv: string[], io: CliIO): Promise<number> {
+  return untilSignal((signal) => runInspect(argv, io, signal));
+}

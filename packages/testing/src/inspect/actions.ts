@@ -1,0 +1,146 @@
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { parseNotification, type SignatureAlgorithm } from '@payhook/core';
+import { clipReply, post } from '../cli/post.js';
+import { resign } from '../replay.js';
+import type { InspectedDelivery } from './deliveries.js';
+
+/** A request from the page the inspector refuses: answered 400 with `message`. */
+export class InspectorRequestError extends Error {
+  override readonly name = 'InspectorRequestError';
+}
+
+/** What a replay answered, beside what the captured delivery was answered. */
+export interface ReplayAnswer {
+  readonly id: number;
+  readonly status?: number;
+  readonly outcome?: string;
+  readonly code?: string;
+  /** The answer's body, clipped to 300 characters. */
+  readonly body?: string;
+  /** Why the request got no answer. */
+  readonly error?: string;
+}
+
+/**
+ * The notification to send for a delivery: the edit made in the page, checked as the handler would parse it, or
+ * the captured one.
+ */
+export function notificationToSend(delivery: InspectedDelivery, edited: unknown): Record<string, unknown> {
+  const chosen = edited ?? delivery.notification;
+  if (typeof chosen !== 'object' || chosen === null || Array.isArray(chosen)) {
+    throw new InspectorRequestError(
+      edited === undefined
+        ? `delivery ${delivery.id} has no notification (refused before its signature was verified): nothing to send`
+        : 'the edited notification must be a JSON object',
+    );
+  }
+  try {
+    parseNotification(chosen as Record<string, unknown>);
+  } catch (error) {
+    throw new InspectorRequestError(
+      `the edited notification is not one the service could send: ${(error as Error).message}`,
+    );
+  }
+  return chosen as Record<string, unknown>;
+}
+
+/** Posts a delivery to `url`, re-signed with the test secret in the envelope it came in. */
+export async function replayTo(
+  delivery: InspectedDelivery,
+  notification: Record<string, unknown>,
+  target: { url: URL; secret: string; algorithm?: SignatureAlgorithm; timeoutMs: number },
+): Promise<ReplayAnswer> {
+  const signed = resign(
+    {
+      v: 1,
+      at: delivery.at,
+      status: delivery.status ?? 0,
+      outcome: 'handled',
+      notification,
+      ...contentTypeOf(delivery),
+    },
+    target.secret,
+    target.algorithm,
+  );
+  try {
+    const answer = await post(
+      target.url,
+      signed.headers as Record<string, string>,
+      signed.body,
+      target.timeoutMs,
+    );
+    let parsed: { outcome?: unknown; error?: { code?: unknown } } = {};
+    try {
+      parsed = JSON.parse(answer.text);
+    } catch {}
+    return {
+      id: delivery.id,
+      status: answer.status,
+      ...(typeof parsed.outcome === 'string' ? { outcome: parsed.outcome } : {}),
+      ...(typeof parsed.error?.code === 'string' ? { code: parsed.error.code } : {}),
+      body: clipReply(answer.text),
+    };
+  } catch (error) {
+    return { id: delivery.id, error: (error as Error).message };
+  }
+}
+
+function contentTypeOf(delivery: InspectedDelivery): { contentType?: string } {
+  return delivery.contentType === undefined ? {} : { contentType: delivery.contentType };
+}
+
+const FIXTURE_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
+
+/** The files a saved fixture is made of, relative to the fixtures folder. */
+export interface SavedFixture {
+  readonly files: readonly string[];
+}
+
+/**
+ * Saves a delivery as a fixture in `folder` (the one the user named, nowhere else): `<name>.json` (the
+ * notification), `<name>.test.ts` (a test that posts it with `postWebhook`) and `<name>.jsonl` (a capture line
+ * `payhook replay` and `replayDeliveries` read).
+ */
+export async function saveFixture(
+  folder: string,
+  name: string,
+  delivery: InspectedDelivery,
+  notification: Record<string, unknown>,
+): Promise<SavedFixture> {
+  if (!FIXTURE_NAME.test(name)) {
+    throw new InspectorRequestError(
+      'a fixture name is 1 to 64 letters, digits, "-" or "_", starting with a letter or digit',
+    );
+  }
+  await mkdir(folder, { recursive: true });
+  const line = {
+    v: 1,
+    at: delivery.at,
+    status: delivery.status ?? 200,
+    outcome: delivery.outcome ?? 'handled',
+    ...contentTypeOf(delivery),
+    notification,
+  };
+  await writeFile(join(folder, `${name}.json`), `${JSON.stringify(notification, null, 2)}\n`);
+  await writeFile(join(folder, `${name}.jsonl`), `${JSON.stringify(line)}\n`);
+  await writeFile(join(folder, `${name}.test.ts`), fixtureTest(name, delivery));
+  return { files: [`${name}.json`, `${name}.jsonl`, `${name}.test.ts`] };
+}
+
+function fixtureTest(name: string, delivery: InspectedDelivery): string {
+  const what = [delivery.event, delivery.order === undefined ? '' : `order ${delivery.order}`]
+    .filter(Boolean)
+    .join(', ');
+  return `import { readFileSync } from 'node:fs';
+import { postWebhook } from '@payhook/testing';
+import { it } from 'vitest';
+import { app } from '../src/app.js'; // your app, with its webhook route at /webhooks and the test secret
+
+const notification = JSON.parse(readFileSync(new URL('./${name}.json', import.meta.url), 'utf8'));
+
+it(${JSON.stringify(`handles the delivery saved as ${name} (${what})`)}, async () => {
+  (await postWebhook(app, notification, { secret: 'test-secret' })).expectHandled();
+});
+`;
+}

@@ -1,0 +1,199 @@
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type RunningExample, startExample } from '../../../../examples/shared/src/child.ts';
+import { canRunChromium, launchChromium } from '../../test/chromium.js';
+import { assertBuilt } from '../../test/run-cli.js';
+import { memoryIO } from '../cli/io.js';
+import { runCli } from '../cli/run.js';
+import { fakePurchase } from '../fixtures/primary.js';
+import { type Inspector, startInspector } from './server.js';
+
+const SECRET = 'inspect-browser-secret';
+const AT = '2026-11-26T10:00:00.000Z';
+
+function line(fields: Record<string, unknown>): string {
+  return JSON.stringify({ v: 1, at: AT, status: 200, outcome: 'handled', ...fields });
+}
+
+async function open(browser: Browser, inspector: Inspector, loaded: number): Promise<Page> {
+  const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+  const outside: string[] = [];
+  page.on('request', (request) => {
+    if (!request.url().startsWith(new URL(inspector.url).origin) && !request.url().startsWith('data:')) {
+      outside.push(request.url());
+    }
+  });
+  page.on('dialog', (dialog) => {
+    outside.push(`dialog: ${dialog.message()}`);
+    void dialog.dismiss();
+  });
+  (page as Page & { outside?: string[] }).outside = outside;
+  await page.goto(inspector.url);
+  await page.waitForSelector(`body[data-loaded="${loaded}"]`);
+  return page;
+}
+
+const rowsShown = (page: Page) => page.locator('#rows tr').count();
+
+describe.skipIf(!canRunChromium)('payhook inspect in Chromium, used as a developer would', () => {
+  let dir: string;
+  let browser: Browser;
+  let example: RunningExample;
+  const paid = fakePurchase({ order_id: 'order-paid' }, { seed: 'inspect-browser' });
+
+  beforeAll(async () => {
+    assertBuilt();
+    dir = await mkdtemp(join(tmpdir(), 'payhook-inspect-browser-'));
+    [browser, example] = await Promise.all([launchChromium(), startExample('express', SECRET)]);
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await example?.stop();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('filters, shows what a redelivery changed, replays an edit to the running example and saves a fixture that runs', async () => {
+    const capture = join(dir, 'incident.jsonl');
+    await writeFile(
+      capture,
+      `${[
+        line({ notification: paid }),
+        line({ outcome: 'duplicate', notification: paid }),
+        JSON.stringify({
+          v: 2,
+          at: AT,
+          status: 401,
+          outcome: 'refused',
+          code: 'signature.invalid',
+          hint: 'sha1',
+        }),
+        line({ notification: { ...paid, new_field: 'grown' } }),
+      ].join('\n')}\n`,
+    );
+    const inspector = await startInspector({
+      capture,
+      secret: SECRET,
+      fixtures: join(dir, 'fixtures'),
+      target: `${example.url}/webhooks`,
+    });
+    try {
+      const page = await open(browser, inspector, 4);
+      expect(await rowsShown(page)).toBe(4);
+      await page.selectOption('#filter-outcome', 'duplicate');
+      expect(await rowsShown(page)).toBe(1);
+      await page.selectOption('#filter-outcome', 'refused');
+      await page.locator('#rows tr').first().click();
+      await expect.poll(() => page.locator('#detail').innerText()).toContain('sha1');
+      await page.selectOption('#filter-outcome', '');
+
+      await page.locator('#rows tr[data-id="3"]').click();
+      await page.waitForSelector('#detail table.diff');
+      const diff = await page.locator('#detail table.diff').first().innerText();
+      expect(diff).toContain('new_field');
+      expect(diff).toContain('"grown"');
+
+      const edited = fakePurchase({ order_id: 'order-edited' }, { seed: 'inspect-edited' });
+      await page.fill('#edit', JSON.stringify(edited, null, 2));
+      await page.click('#replay');
+      await page.waitForSelector('#answers tr');
+      expect(await page.locator('#answers tr').first().innerText()).toMatch(/200 handled/);
+      const [handled] = await example.waitForLines(1);
+      expect(handled).toMatchObject({ order_id: 'order-edited' });
+
+      await page.fill('#fixture-name', 'order-edited');
+      await page.click('#save');
+      await expect
+        .poll(() => page.locator('#action-message').innerText())
+        .toMatch(/^Saved in .*order-edited\.json/);
+      expect(JSON.parse(await readFile(join(dir, 'fixtures', 'order-edited.json'), 'utf8'))).toEqual(edited);
+      const { io, out } = memoryIO('', { PAYHOOK_SECRET: SECRET });
+      const replayed = await runCli(
+        ['replay', join(dir, 'fixtures', 'order-edited.jsonl'), '--url', `${example.url}/webhooks`],
+        io,
+      );
+      expect(replayed).toBe(0);
+      expect(out).toEqual([
+        'line 1: purchase success order order-edited (captured 200 handled) → 200 {"ok":true,"outcome":"duplicate"}',
+        'replayed 1: 1 answered 2xx, 0 not',
+      ]);
+      expect((page as Page & { outside?: string[] }).outside).toEqual([]);
+      await page.close();
+    } finally {
+      await inspector.close();
+    }
+  });
+
+  it('renders a hostile capture as text: script tags, control characters and a 2 MB field', async () => {
+    const capture = join(dir, 'hostile.jsonl');
+    const order = '<script>alert(1)</script><img src=x onerror=alert(2)>\u001b[31m\u0007';
+    const hostile = fakePurchase(
+      { order_id: order, description: 'x'.repeat(2 * 1024 * 1024) },
+      { seed: 'hostile' },
+    );
+    await writeFile(capture, `${line({ notification: hostile, outcome: '<b>handled</b>' })}\n`);
+    const inspector = await startInspector({ capture });
+    try {
+      const page = await open(browser, inspector, 1);
+      expect(await page.locator('script').count()).toBe(1);
+      expect(await page.locator('img').count()).toBe(0);
+      const cell = await page.locator('#rows tr td').nth(4).textContent();
+      expect(cell).toBe(`${order.slice(0, 40)}…`);
+      await page.locator('#rows tr').first().click();
+      await page.waitForSelector('#notification');
+      expect(await page.locator('#detail dd').nth(3).textContent()).toBe(
+        '<script>alert(1)</script><img src=x onerror=alert(2)>\\u001b[31m\\u0007',
+      );
+      expect(await page.locator('script').count()).toBe(1);
+      expect((page as Page & { outside?: string[] }).outside).toEqual([]);
+      await page.close();
+    } finally {
+      await inspector.close();
+    }
+  });
+
+  it('opens and filters a capture of 10,000 deliveries, one page of rows at a time', async () => {
+    const capture = join(dir, 'large.jsonl');
+    const lines = Array.from({ length: 10_000 }, (_, i) =>
+      line({
+        notification: fakePurchase({ order_id: `order-${i}` }, { seed: `large-${i}` }),
+        outcome: i % 10 === 0 ? 'duplicate' : 'handled',
+      }),
+    );
+    await writeFile(capture, `${lines.join('\n')}\n`);
+    const inspector = await startInspector({ capture });
+    try {
+      const started = performance.now();
+      const page = await open(browser, inspector, 10_000);
+      const opened = performance.now();
+      expect(await rowsShown(page)).toBe(100);
+      await page.fill('#filter-order', 'order-9999');
+      await expect.poll(() => rowsShown(page)).toBe(1);
+      await page.fill('#filter-order', '');
+      await page.selectOption('#filter-outcome', 'duplicate');
+      await expect
+        .poll(() => page.locator('#page-info').innerText())
+        .toBe('Page 1 of 10 · 1000 of 10000 deliveries');
+      console.log(
+        `payhook inspect: 10,000 deliveries opened in ${Math.round(opened - started)} ms, filtered twice by ${Math.round(performance.now() - opened)} ms more`,
+      );
+      await page.close();
+    } finally {
+      await inspector.close();
+    }
+  });
+
+  it('answers 403 to the page without its token', async () => {
+    const inspector = await startInspector({ capture: join(dir, 'large.jsonl') });
+    try {
+      const page = await browser.newPage();
+      const response = await page.goto(inspector.url.replace(/\?token=.*/, ''));
+      expect(response?.status()).toBe(403);
+      await page.close();
+    } finally {
+      await inspector.close();
+    }
+  });
+});

@@ -1,0 +1,238 @@
+import { createHmac } from 'node:crypto';
+import { appendFile, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { createServer, type IncomingMessage, request, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createNodeListener, createWebhookHandler } from '@payhook/core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fakePurchase } from '../fixtures/primary.js';
+import { startFakeServer } from '../server.js';
+import { type Inspector, startInspector } from './server.js';
+
+const SECRET = 'inspect-test-secret';
+const purchase = fakePurchase({ order_id: 'o-1' }, { seed: 'inspect-server' });
+
+function line(fields: Record<string, unknown>): string {
+  return `${JSON.stringify({ v: 1, at: '2026-11-26T10:00:00.000Z', status: 200, outcome: 'handled', ...fields })}\n`;
+}
+
+describe('payhook inspect, the server', () => {
+  let dir: string;
+  let capture: string;
+  let inspector: Inspector;
+  let receiver: Server;
+  let target: string;
+  const handled: string[] = [];
+
+  async function call(path: string, init: RequestInit = {}, token: string | null = inspector.token) {
+    const headers = new Headers(init.headers);
+    if (token !== null) headers.set('x-payhook-token', token);
+    return fetch(new URL(path, inspector.url), { ...init, headers });
+  }
+  const post = (path: string, body: unknown) =>
+    call(path, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'payhook-inspect-'));
+    capture = join(dir, 'deliveries.jsonl');
+    await writeFile(
+      capture,
+      line({ notification: purchase }) + line({ outcome: 'duplicate', notification: purchase }),
+    );
+    const webhook = createWebhookHandler<IncomingMessage>({ secret: SECRET, logger: false }).onAny((n) => {
+      handled.push(n.order_id);
+    });
+    receiver = createServer(createNodeListener(webhook));
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    target = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/webhooks`;
+    inspector = await startInspector({ capture, secret: SECRET, fixtures: join(dir, 'fixtures'), target });
+  });
+  afterAll(async () => {
+    await inspector?.close();
+    receiver?.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('binds to loopback and refuses, 403, every request without its token, with another, or for another Host', async () => {
+    expect(new URL(inspector.url).hostname).toBe('127.0.0.1');
+    expect((await fetch(new URL('/', inspector.url))).status).toBe(403);
+    expect((await call('/deliveries', {}, null)).status).toBe(403);
+    expect((await call('/deliveries', {}, 'x'.repeat(inspector.token.length))).status).toBe(403);
+    const rebound = await new Promise<number>((resolve, reject) => {
+      const url = new URL('/deliveries', inspector.url);
+      const headers = { host: 'attacker.example', 'x-payhook-token': inspector.token };
+      request(url, { headers }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      })
+        .on('error', reject)
+        .end();
+    });
+    expect(rebound).toBe(403);
+    expect((await fetch(inspector.url)).status).toBe(200);
+  });
+
+  it('serves the page with a nonce-only policy and no remote asset', async () => {
+    const page = await fetch(inspector.url);
+    const policy = page.headers.get('content-security-policy') ?? '';
+    expect(policy).toMatch(
+      /^default-src 'none'; script-src 'nonce-[^']+'; style-src 'nonce-[^']+'; connect-src 'self'/,
+    );
+    expect(page.headers.get('referrer-policy')).toBe('no-referrer');
+    expect(await page.text()).not.toMatch(/(src|href)="https?:/);
+  });
+
+  it('follows the capture as it grows, whole lines only, and names unreadable lines without their content', async () => {
+    const first = await (await call('/deliveries')).json();
+    expect(first.deliveries.map((d: { outcome: string }) => d.outcome)).toEqual(['handled', 'duplicate']);
+    await appendFile(
+      capture,
+      `{"v":1,"torn":"card 4111\n${line({ notification: { ...purchase, extra: 1 } }).slice(0, 20)}`,
+    );
+    const second = await (await call('/deliveries?since=2')).json();
+    expect(second).toMatchObject({
+      total: 2,
+      deliveries: [],
+      unreadable: [{ line: 3, reason: 'not JSON (a torn or foreign line)' }],
+    });
+    expect(JSON.stringify(second)).not.toContain('4111');
+    await appendFile(capture, `${line({ notification: { ...purchase, extra: 1 } }).slice(20)}`);
+    const third = await (await call('/deliveries?since=2')).json();
+    expect(third.deliveries).toEqual([expect.objectContaining({ id: 2, line: 4, order: 'o-1' })]);
+    expect(third.deliveries[0]).not.toHaveProperty('notification');
+    expect(third.unreadable).toHaveLength(1);
+    const opened = await (await call('/delivery?id=2')).json();
+    expect(opened.delivery.notification).toEqual({ ...purchase, extra: 1 });
+  });
+
+  it('shows the other deliveries of the same notification with what changed', async () => {
+    await appendFile(capture, line({ notification: { ...purchase, new_field: 'x' } }));
+    const { deliveries } = await (await call('/deliveries?since=3')).json();
+    expect(deliveries.map((d: { id: number }) => d.id)).toEqual([3]);
+    const detail = await (await call('/delivery?id=3')).json();
+    expect(detail.related).toEqual([
+      expect.objectContaining({ id: 0, outcome: 'handled', changes: [{ path: 'new_field', before: '"x"' }] }),
+      expect.objectContaining({
+        id: 1,
+        outcome: 'duplicate',
+        changes: [{ path: 'new_field', before: '"x"' }],
+      }),
+      expect.objectContaining({
+        id: 2,
+        changes: [
+          { path: 'extra', after: '1' },
+          { path: 'new_field', before: '"x"' },
+        ],
+      }),
+    ]);
+  });
+
+  it('replays a delivery re-signed with the test secret, then an edit, and refuses an edit that is no notification', async () => {
+    const once = await (await post('/replay', { ids: [0, 1], url: target })).json();
+    expect(once.answers.map((a: { status: number; outcome: string }) => [a.status, a.outcome])).toEqual([
+      [200, 'handled'],
+      [200, 'duplicate'],
+    ]);
+    const edited = await (
+      await post('/replay', {
+        ids: [0],
+        url: target,
+        notification: fakePurchase({ order_id: 'o-2' }, { seed: 'edited' }),
+      })
+    ).json();
+    expect(edited.answers[0]).toMatchObject({ status: 200, outcome: 'handled' });
+    expect(handled).toEqual(['o-1', 'o-2']);
+    const invalid = await post('/replay', { ids: [0], url: target, notification: { order_id: 'o-3' } });
+    expect(invalid.status).toBe(400);
+    expect((await invalid.json()).error).toMatch(
+      /^the edited notification is not one the service could send/,
+    );
+    expect(handled).toEqual(['o-1', 'o-2']);
+  });
+
+  it('saves a fixture only under the folder named, refusing a name that would leave it', async () => {
+    const saved = await (await post('/fixture', { id: 0, name: 'paid-order' })).json();
+    expect(saved.files).toEqual(['paid-order.json', 'paid-order.jsonl', 'paid-order.test.ts']);
+    expect(JSON.parse(await readFile(join(dir, 'fixtures', 'paid-order.json'), 'utf8'))).toEqual(purchase);
+    expect(await readFile(join(dir, 'fixtures', 'paid-order.test.ts'), 'utf8')).toContain(
+      "readFileSync(new URL('./paid-order.json'",
+    );
+    for (const name of ['../escape', 'a/b', '', '.hidden']) {
+      const refused = await post('/fixture', { id: 0, name });
+      expect(refused.status).toBe(400);
+    }
+    expect((await readdir(join(dir, 'fixtures'))).sort()).toEqual([
+      'paid-order.json',
+      'paid-order.jsonl',
+      'paid-order.test.ts',
+    ]);
+    expect(await readdir(dir)).toEqual(expect.not.arrayContaining(['escape']));
+  });
+
+  it("shows a running fake service's delivery attempts with the receiver's answers", async () => {
+    const server = await startFakeServer({ secret: SECRET, seed: 7 });
+    const live = await startInspector({
+      fakeService: { url: server.url, endpointsKey: server.fake.project.endpointsKey },
+    });
+    try {
+      const { posId, apiKey, endpointsKey } = server.fake.project;
+      const body = JSON.stringify({
+        pos_id: posId,
+        mode: 'direct',
+        method: 'purchase',
+        amount: 10,
+        currency: 'UAH',
+        description: 'inspect',
+        order_id: 'o-live',
+        cc_number: '4242424242424242',
+        exp_month: 12,
+        exp_year: 2030,
+        card_cvv: '123',
+        server_url: target,
+      });
+      const hmac = createHmac('sha256', SECRET).update(body).digest('hex');
+      const created = await fetch(`${server.url}/api/v1/payment`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'x-api-auth': `SVC-HMAC-SHA256 ${apiKey}:${hmac}`,
+          'x-api-key': endpointsKey,
+        },
+        body,
+      });
+      expect(created.status).toBe(200);
+      await server.fake.idle();
+      const response = await fetch(new URL('/deliveries', live.url), {
+        headers: { 'x-payhook-token': live.token },
+      });
+      const { deliveries, errors } = await response.json();
+      expect(errors).toEqual([]);
+      expect(deliveries).toEqual([
+        expect.objectContaining({
+          source: 'fake',
+          event: 'purchase.success',
+          order: 'o-live',
+          status: 200,
+          outcome: 'handled',
+        }),
+      ]);
+    } finally {
+      await live.close();
+      await server.close();
+    }
+  });
+
+  it('refuses requests that are not JSON', async () => {
+    const form = await call('/replay', {
+      method: 'POST',
+      headers: { 'content-type': 'text/plain' },
+      body: '{}',
+    });
+    expect([form.status, (await form.json()).error]).toEqual([400, 'send application/json']);
+  });
+});

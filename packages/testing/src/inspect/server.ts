@@ -1,0 +1,267 @@
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { once } from 'node:events';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { resolve } from 'node:path';
+import type { SignatureAlgorithm } from '@payhook/core';
+import { InspectorRequestError, notificationToSend, replayTo, saveFixture } from './actions.js';
+import { diffNotifications } from './deliveries.js';
+import { renderInspectorPage } from './page.js';
+import { type DeliveryLog, type DeliverySource, followCapture, followFakeService } from './sources.js';
+
+/**
+ * What `payhook inspect` shows and what it may do.
+ *
+ * @example
+ * const inspector = await startInspector({ capture: 'deliveries.jsonl', secret: 'test-secret', fixtures: 'test/fixtures' });
+ * console.log(inspector.url); // http://127.0.0.1:…/?token=…
+ */
+export interface InspectorOptions {
+  /** A capture file (core's `createCapture`), followed as it grows. */
+  capture?: string;
+  /** A running fake service (`payhook serve`) whose delivery attempts are shown, with its endpoints key. */
+  fakeService?: { url: string; endpointsKey: string };
+  /** The test secret replays are signed with; without it the page cannot replay. Never the live one. */
+  secret?: string;
+  /** @default 'sha256' */
+  algorithm?: SignatureAlgorithm;
+  /** The folder fixtures are saved in; without it the page cannot save. Nothing is written anywhere else. */
+  fixtures?: string;
+  /** The URL the page offers to replay to first. */
+  target?: string;
+  /** @default 0 (any free port) */
+  port?: number;
+  /** @default 10_000 */
+  timeoutMs?: number;
+}
+
+/** A running inspector. */
+export interface Inspector {
+  /** The page's address with its token: whoever has it can drive the inspector. */
+  readonly url: string;
+  readonly token: string;
+  close(): Promise<void>;
+}
+
+const MAX_REQUEST_BYTES = 8 * 1024 * 1024;
+
+const SECURITY_HEADERS = {
+  'cache-control': 'no-store',
+  'referrer-policy': 'no-referrer',
+  'x-content-type-options': 'nosniff',
+  'x-frame-options': 'DENY',
+  'cross-origin-resource-policy': 'same-origin',
+};
+
+function send(res: ServerResponse, status: number, type: string, body: string, headers = {}): void {
+  res.writeHead(status, { ...SECURITY_HEADERS, 'content-type': type, ...headers });
+  res.end(body);
+}
+
+function sendJson(res: ServerResponse, status: number, value: unknown): void {
+  send(res, status, 'application/json; charset=utf-8', JSON.stringify(value));
+}
+
+async function readJsonBody(req: IncomingMessage): Promise<Record<string, unknown>> {
+  const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+  if (type !== 'application/json') throw new InspectorRequestError('send application/json');
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_REQUEST_BYTES) throw new InspectorRequestError('the request is over 8 MiB');
+    chunks.push(chunk);
+  }
+  try {
+    const value = JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown;
+    if (typeof value === 'object' && value !== null && !Array.isArray(value))
+      return value as Record<string, unknown>;
+  } catch {}
+  throw new InspectorRequestError('the request must be a JSON object');
+}
+
+function sameToken(given: string | null | undefined, token: string): boolean {
+  if (typeof given !== 'string' || given.length !== token.length) return false;
+  return timingSafeEqual(Buffer.from(given), Buffer.from(token));
+}
+
+/**
+ * Starts the inspector on 127.0.0.1: a page over captured and live deliveries that replays them (re-signed with
+ * the test secret, optionally edited) and saves them as fixtures. Every request needs the random token of
+ * `url`, and a `Host` of the loopback address, so no other local page or user can drive it.
+ */
+export async function startInspector(options: InspectorOptions): Promise<Inspector> {
+  const token = randomBytes(24).toString('base64url');
+  const sources: DeliverySource[] = [];
+  if (options.capture !== undefined) sources.push(followCapture(options.capture));
+  if (options.fakeService !== undefined) {
+    sources.push(followFakeService(new URL(options.fakeService.url), options.fakeService.endpointsKey));
+  }
+  const log: DeliveryLog = { deliveries: [], unreadable: [] };
+  const context: RouteContext = { options, log, sources, errors: [] };
+  const server = createServer((req, res) => {
+    route(req, res, context, token).catch((error: unknown) => {
+      const known = error instanceof InspectorRequestError;
+      if (!res.headersSent)
+        sendJson(res, known ? 400 : 500, { error: known ? error.message : 'internal error' });
+      else res.destroy();
+    });
+  });
+  server.listen(options.port ?? 0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  context.hosts = new Set([`127.0.0.1:${port}`, `localhost:${port}`]);
+  return {
+    url: `http://127.0.0.1:${port}/?token=${token}`,
+    token,
+    close: () =>
+      new Promise<void>((done) => {
+        server.close(() => done());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+interface RouteContext {
+  readonly options: InspectorOptions;
+  readonly log: DeliveryLog;
+  readonly sources: readonly DeliverySource[];
+  errors: string[];
+  hosts?: Set<string>;
+}
+
+async function route(
+  req: IncomingMessage,
+  res: ServerResponse,
+  context: RouteContext,
+  token: string,
+): Promise<void> {
+  const url = new URL(req.url ?? '/', 'http://inspector.invalid');
+  const given = req.headers['x-payhook-token'] ?? url.searchParams.get('token');
+  if (!context.hosts?.has(req.headers.host ?? '') || !sameToken(given as string | null, token)) {
+    send(
+      res,
+      403,
+      'text/plain; charset=utf-8',
+      'Forbidden: open the address payhook inspect printed, with its token.\n',
+    );
+    return;
+  }
+  const method = req.method ?? 'GET';
+  if (url.pathname === '/' && method === 'GET') {
+    const nonce = randomBytes(16).toString('base64');
+    const csp = `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'nonce-${nonce}'; connect-src 'self'; img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`;
+    send(res, 200, 'text/html; charset=utf-8', renderInspectorPage(nonce, pageSettings(context.options)), {
+      'content-security-policy': csp,
+    });
+    return;
+  }
+  if (url.pathname === '/deliveries' && method === 'GET') {
+    await refresh(context);
+    const since = Math.max(0, Number.parseInt(url.searchParams.get('since') ?? '0', 10) || 0);
+    sendJson(res, 200, {
+      // The list's columns only: a notification is sent when its delivery is opened.
+      deliveries: context.log.deliveries.slice(since).map(({ notification: _, ...columns }) => columns),
+      total: context.log.deliveries.length,
+      unreadable: context.log.unreadable,
+      errors: context.errors,
+    });
+    return;
+  }
+  if (url.pathname === '/delivery' && method === 'GET') {
+    sendJson(res, 200, related(context, Number(url.searchParams.get('id'))));
+    return;
+  }
+  if (url.pathname === '/replay' && method === 'POST') {
+    sendJson(res, 200, { answers: await replay(context, await readJsonBody(req)) });
+    return;
+  }
+  if (url.pathname === '/fixture' && method === 'POST') {
+    sendJson(res, 200, await fixture(context, await readJsonBody(req)));
+    return;
+  }
+  sendJson(res, 404, { error: 'not found' });
+}
+
+function pageSettings(options: InspectorOptions): Record<string, unknown> {
+  return {
+    canReplay: options.secret !== undefined,
+    canSave: options.fixtures !== undefined,
+    target: options.target ?? '',
+  };
+}
+
+/** Reads what every source has new; a source that fails is reported on the page, the others still read. */
+async function refresh(context: RouteContext): Promise<void> {
+  const errors: string[] = [];
+  for (const source of context.sources) {
+    try {
+      await source.read(context.log);
+    } catch (error) {
+      errors.push((error as Error).message);
+    }
+  }
+  context.errors = errors;
+}
+
+function deliveryById(context: RouteContext, id: unknown) {
+  const delivery = Number.isInteger(id) ? context.log.deliveries[id as number] : undefined;
+  if (delivery === undefined) throw new InspectorRequestError(`no delivery ${JSON.stringify(id)}`);
+  return delivery;
+}
+
+/** A delivery with every other delivery of the same notification key and what each changed. */
+function related(context: RouteContext, id: number) {
+  const delivery = deliveryById(context, id);
+  const others =
+    delivery.key === undefined
+      ? []
+      : context.log.deliveries.filter((d) => d.key === delivery.key && d.id !== id);
+  return {
+    delivery,
+    related: others.map(({ id, at, status, outcome, code, notification }) => ({
+      id,
+      at,
+      status,
+      outcome,
+      code,
+      changes: diffNotifications(delivery.notification ?? {}, notification ?? {}),
+    })),
+  };
+}
+
+async function replay(context: RouteContext, body: Record<string, unknown>) {
+  const { secret, algorithm, timeoutMs } = context.options;
+  if (secret === undefined)
+    throw new InspectorRequestError('start payhook inspect with --secret (the test secret) to replay');
+  let url: URL;
+  try {
+    url = new URL(String(body.url));
+  } catch {
+    throw new InspectorRequestError('the replay URL is not a URL');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new InspectorRequestError('replay to an http(s) URL');
+  const ids = Array.isArray(body.ids) ? body.ids : [];
+  if (ids.length === 0) throw new InspectorRequestError('choose at least one delivery');
+  if (body.notification !== undefined && ids.length !== 1) {
+    throw new InspectorRequestError('an edited notification replays one delivery');
+  }
+  const chosen = ids.map((id) => deliveryById(context, id));
+  const sending = chosen.map((delivery) => notificationToSend(delivery, body.notification));
+  const target = { url, secret, timeoutMs: timeoutMs ?? 10_000, ...(algorithm ? { algorithm } : {}) };
+  const answers = [];
+  for (const [index, delivery] of chosen.entries())
+    answers.push(await replayTo(delivery, sending[index]!, target));
+  return answers;
+}
+
+async function fixture(context: RouteContext, body: Record<string, unknown>) {
+  const folder = context.options.fixtures;
+  if (folder === undefined)
+    throw new InspectorRequestError('start payhook inspect with --fixtures DIR to save fixtures');
+  const delivery = deliveryById(context, body.id);
+  const notification = notificationToSend(delivery, body.notification);
+  const saved = await saveFixture(resolve(folder), String(body.name ?? ''), delivery, notification);
+  return { folder: resolve(folder), files: saved.files };
+}
