@@ -64,7 +64,7 @@ describe('payhook serve arguments', () => {
       redirect: 'manual',
       headers: {
         'content-type': 'application/json',
-        'x-api-auth': 'SVC-HMAC-SHA256 ak:x',
+        'x-api-auth': 'SVC ak:s',
         'x-api-key': 'ek',
       },
       body: JSON.stringify(body),
