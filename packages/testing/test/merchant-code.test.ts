@@ -195,7 +195,7 @@ function itAcceptsMerchantCode(
     await expect.poll(() => shop.verdicts).toEqual(['valid java-77']);
   });
 
-  it('still answers 401 S-404 to a wrong API key, endpoints key, HMAC or secret', async () => {
+  it('answers 401 S-404 when only the API key, the endpoints key, the HMAC or the secret is wrong', async () => {
     const { apiKey, endpointsKey, posId } = fake.credentials;
     const body = JSON.stringify({
       pos_id: posId,
@@ -205,6 +205,9 @@ function itAcceptsMerchantCode(
       order_id: 'x',
     });
     const wrongHmac = createHmac('sha256', 'another-secret').update(body).digest('hex');
+    const rightHmac = createHmac('sha256', SECRET).update(body).digest('hex');
+    const right = await post(fake.url, `${WORD}-HMAC-SHA256 ${apiKey}:${rightHmac}`, endpointsKey, body);
+    expect(right.status).toBe(303);
     const attempts = [
       post(fake.url, `${WORD} ak_wrong:${SECRET}`, endpointsKey, body),
       post(fake.url, `${WORD} ${apiKey}:${SECRET}`, 'ek_wrong', body),
