@@ -13,7 +13,7 @@ const AUTH = /^(?:([A-Za-z0-9-]+)-HMAC-SHA256|([A-Za-z0-9-]+)) ([^\s:]+):(\S+)$/
 export const SCHEME_WORD = /^[A-Za-z0-9-]+$/;
 
 /** `X-API-AUTH` taken apart. */
-export interface AuthHeader {
+interface AuthHeader {
   /** The scheme word without `-HMAC-SHA256`. */
   word: string;
   /** `hmac`: `<WORD>-HMAC-SHA256 <key>:<hex>`; `secret`: `<WORD> <key>:<secret>`. */
@@ -23,7 +23,7 @@ export interface AuthHeader {
   credential: string;
 }
 
-export function parseAuthHeader(value: string): AuthHeader | undefined {
+function parseAuthHeader(value: string): AuthHeader | undefined {
   const match = AUTH.exec(value);
   if (!match) return undefined;
   const form = match[1] !== undefined ? 'hmac' : 'secret';

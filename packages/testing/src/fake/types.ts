@@ -57,7 +57,11 @@ export interface FakeServiceOptions extends Partial<FakeProjectOptions> {
    * @default [60_000, 300_000, 1_800_000, 7_200_000]
    */
   retrySchedule?: readonly number[];
-  /** @default 'sha256' */
+  /**
+   * The digest of the webhook signature: `sha1` signs with SHA-1 (28 characters), as every public integration
+   * verifies; the spec's SHA-256 (44 characters) by default. `payhook serve --algorithm sha1` sets it.
+   * @default 'sha256'
+   */
   algorithm?: SignatureAlgorithm;
   /**
    * Checks SIGNATURE of `X-API-AUTH` instead of the fake: without it, the HMAC of the
