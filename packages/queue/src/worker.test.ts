@@ -7,7 +7,7 @@ import {
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { purchase } from '../../core/test/fixtures.ts';
 import type { ConsumeOptions, JobRunner, QueueEngine } from './engine.js';
-import { createWorker } from './worker.js';
+import { createWorker, type WorkerOptions } from './worker.js';
 
 /** An engine that hands the test its runner: `run(job)` is one attempt. */
 function fakeEngine() {
@@ -171,7 +171,7 @@ describe('createWorker', () => {
       createWebhookHandler({ secret: 's', logger: false }).on('purchase', () => {
         throw thrown;
       });
-    const attempt = async (options: Parameters<typeof createWorker>[2]) => {
+    const attempt = async (options: WorkerOptions) => {
       const { engine, run } = fakeEngine();
       await createWorker(failing(), engine, { stopOnSignals: false, logger: false, ...options });
       const failed = (await run(job()).catch((error: unknown) => error)) as {
