@@ -5,7 +5,6 @@ import {
   type WebhookHandlerOptions,
 } from '../handler.js';
 import type { Notification, NotificationEvent, NotificationFor } from '../notification/types.js';
-import type { Secrets } from '../verify/secrets.js';
 
 /**
  * A framework adapter's options: core's handler options, plus where refusals go.
@@ -15,7 +14,7 @@ import type { Secrets } from '../verify/secrets.js';
  */
 export interface MiddlewareOptions<C> extends WebhookHandlerOptions<C> {
   /** A middleware receives deliveries: it always verifies them (core's `secret`, required here). */
-  secret: Secrets;
+  secret: NonNullable<WebhookHandlerOptions<C>['secret']>;
   /**
    * Hand each refusal (a `WebhookError` with `status`, `code` and `expose`) to the framework's error flow, Express
    * `next(err)` or a Koa throw, instead of answering it with core's status and JSON reason.
