@@ -19,6 +19,12 @@ describe.skipIf(!postgresUp)('the bounds of a PostgreSQL claim', () => {
   let pool: pg.Pool;
   let proxy: CuttableProxy;
   let frozen: pg.Pool;
+  let stalled = false;
+  /** Forwards again, once per stall: a second resume would pipe each connection twice. */
+  const thaw = () => {
+    if (stalled) proxy.resume();
+    stalled = false;
+  };
 
   beforeAll(async () => {
     pool = new pg.Pool({ connectionString: DATABASE_URL, max: 4 });
@@ -33,7 +39,7 @@ describe.skipIf(!postgresUp)('the bounds of a PostgreSQL claim', () => {
 
   afterAll(async () => {
     vi.useRealTimers();
-    proxy?.resume();
+    if (proxy) thaw();
     await frozen?.end();
     await proxy?.close();
     await pool?.query(`DROP TABLE IF EXISTS ${TABLE}`);
@@ -42,7 +48,7 @@ describe.skipIf(!postgresUp)('the bounds of a PostgreSQL claim', () => {
 
   afterEach(() => {
     vi.useRealTimers();
-    proxy.resume();
+    thaw();
   });
 
   it.each([
@@ -54,6 +60,7 @@ describe.skipIf(!postgresUp)('the bounds of a PostgreSQL claim', () => {
       const webhook = createWebhookHandler({ ...base(create()), ...TIMING, handle: () => {} });
       await frozen.query('SELECT 1'); // one connection, idle in the pool: the claim needs no new one
       proxy.stall();
+      stalled = true;
       // Only the handler's timers are faked: the sockets and the pool run on the real event loop.
       vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
       let answered = false;
@@ -75,7 +82,7 @@ describe.skipIf(!postgresUp)('the bounds of a PostgreSQL claim', () => {
           "[@payhook/core] the duplicate store (postgres) did not answer within 200 ms (storeTimeoutMs); nothing was marked processed, so the service's retry is safe.",
       });
       vi.useRealTimers();
-      proxy.resume();
+      thaw();
       // The claim that reached the database late is rolled back or released: the redelivery is handled.
       let again = await webhook(formRequest(body), undefined);
       for (let i = 0; i < 50 && again.status !== 200; i++) {
