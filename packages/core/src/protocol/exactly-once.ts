@@ -254,10 +254,11 @@ export class ExactlyOnce<C> {
   }
 
   /**
-   * One transaction, bounded in three parts: the store's part until the handlers start (connect, BEGIN, the claim,
-   * which may wait up to `inFlightWaitMs` on another copy's lock) by `storeTimeoutMs` more; the handlers by
-   * `handlerTimeoutMs` (`Runs`); the commit, once they returned, by `storeTimeoutMs`. A claim that arrives after its
-   * bound is rolled back; a commit past its bound is answered 503 while it settles (landed: the retry is a duplicate).
+   * One transaction, bounded in three parts: the store's part until the handlers start (connect, BEGIN, the claim)
+   * by `storeTimeoutMs`, and by `inFlightWaitMs` more once the store says it waits on another copy (`onWaiting`);
+   * the handlers by `handlerTimeoutMs` (`Runs`); the commit, once they returned, by `storeTimeoutMs`. A claim that
+   * arrives after its bound is rolled back; a commit past its bound is answered 503 while it settles (landed: the
+   * retry is a duplicate).
    */
   async #transaction(
     store: TransactionalStore,
@@ -272,6 +273,10 @@ export class ExactlyOnce<C> {
     const start = new Promise<void>((resolve) => {
       started = resolve;
     });
+    let onWaiting!: () => void;
+    const waiting = new Promise<void>((resolve) => {
+      onWaiting = resolve;
+    });
     let commitTimer: ReturnType<Clock['setTimeout']> | undefined;
     const transaction = this.#calls.invoke('transaction', () =>
       store.transaction(
@@ -283,12 +288,12 @@ export class ExactlyOnce<C> {
           const late = this.#calls.failure('transaction', new StoreTimeout(storeTimeoutMs));
           commitTimer = clock.setTimeout(() => run.refuse(late), storeTimeoutMs);
         },
-        { lockTimeoutMs, onLost: () => this.#runs.lose(run, undefined) },
+        { lockTimeoutMs, onWaiting, onLost: () => this.#runs.lose(run, undefined) },
       ),
     ) as Promise<TransactionResult<void>>;
     transaction.catch(() => {});
     try {
-      await this.#calls.bounded(Promise.race([start, transaction]), lockTimeoutMs);
+      await this.#calls.boundedUntilWaiting(Promise.race([start, transaction]), waiting, lockTimeoutMs);
     } catch (error) {
       answered = true;
       throw error instanceof HandlerError ? error : this.#calls.failure('claim', error);
