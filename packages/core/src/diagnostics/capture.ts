@@ -1,6 +1,7 @@
+import type { FileHandle } from 'node:fs/promises';
 import type { WebhookResult } from '../http/answers.js';
 import { getHeader, type HeaderBag } from '../http/body.js';
-import { utf8Length } from '../runtime/utf8.js';
+import { utf8Bytes } from '../runtime/utf8.js';
 import { createMasker, DEFAULT_MASKED_FIELDS, maskCardNumbers } from './capture-mask.js';
 
 export { DEFAULT_MASKED_FIELDS } from './capture-mask.js';
@@ -266,20 +267,54 @@ function sinkOf(options: CaptureOptions): (line: string) => unknown {
  * loaded on the first line, so the handler's module graph stays free of it on runtimes without a file system.
  */
 function rotatingFile(path: string, maxBytes: number): (line: string) => Promise<void> {
+  // Set when a torn line could not be cut off: the next line then starts on a line of its own.
+  let torn = false;
   return async (line) => {
-    const { appendFile, rename, stat } = await import('node:fs/promises');
-    const text = `${line}\n`;
+    const { open, rename, stat } = await import('node:fs/promises');
+    const bytes = utf8Bytes(`${torn ? '\n' : ''}${line}\n`);
     // Measured before each line, not counted: other processes (cluster workers) may append to the same path.
     const size = await stat(path).then(
       (s) => s.size,
       () => 0,
     );
-    if (size > 0 && size + utf8Length(text) > maxBytes) {
+    if (size > 0 && size + bytes.length > maxBytes) {
       // Gone meanwhile (deleted, or rotated by another process): nothing to rotate, append starts a new file.
       await rename(path, `${path}.1`).catch((error: unknown) => {
         if ((error as { code?: unknown } | null)?.code !== 'ENOENT') throw error;
       });
     }
-    await appendFile(path, text, { mode: 0o600 });
+    const file = await open(path, 'a', 0o600);
+    try {
+      await appendWhole(file, bytes);
+      torn = false;
+    } catch (error) {
+      if ((error as { torn?: unknown }).torn === true) torn = true;
+      throw error;
+    } finally {
+      await file.close();
+    }
   };
+}
+
+/**
+ * Appends `bytes` in one write, whole or not at all: the part a full disk took (a short write) is cut off again,
+ * so a torn line never has the next line appended to it. Throws `ENOSPC` on a short write, with `torn: true` when
+ * the part written could not be cut off.
+ */
+async function appendWhole(file: FileHandle, bytes: Uint8Array): Promise<void> {
+  // One write call: Node reports an error only when no byte was written, else the count it wrote.
+  const { bytesWritten } = await file.write(bytes);
+  if (bytesWritten === bytes.length) return;
+  let torn = false;
+  try {
+    // Appended at the end: the torn part is the file's last bytes (the disk is full, nobody wrote after it).
+    const { size } = await file.stat();
+    await file.truncate(size - bytesWritten);
+  } catch {
+    torn = true;
+  }
+  throw Object.assign(new Error('[@payhook/core] the disk took part of a capture line only.'), {
+    code: 'ENOSPC',
+    torn,
+  });
 }
