@@ -176,4 +176,16 @@ describe('payhook replay (in-process)', () => {
     ]);
     expect([...refused.err, ...skipped.err, ...skipped.out].join('\n')).not.toContain(customer);
   });
+
+  it('escapes control characters of a captured notification and code in what it prints', async () => {
+    const odd = line({
+      code: 'handler.failed\u001b[2J',
+      notification: { ...purchase, order_id: 'order-9\n\u001b[31mPAID\u0007', payment_id: 'p-escape' },
+    });
+    const result = await replay(['-', '--url', url, '--resign', secret], {}, `${odd}\n`);
+    expect(result.code).toBe(0);
+    expect(result.out[0]).toBe(
+      'line 1: purchase success order order-9\\n\\x1b[31mPAID\\x07 (captured 200 handler.failed\\x1b[2J) → 200 {"ok":true,"outcome":"handled"}',
+    );
+  });
 });

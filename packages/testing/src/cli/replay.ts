@@ -8,7 +8,7 @@ import {
   runCommand,
   UsageError,
 } from './args.js';
-import type { CliIO } from './io.js';
+import { type CliIO, printable } from './io.js';
 import { clipReply, post } from './post.js';
 
 const REPLAY_HELP = `Usage: payhook replay FILE --url URL [--resign SECRET] [options]
@@ -65,15 +65,17 @@ export async function replayCommand(argv: string[], io: CliIO): Promise<number> 
     for (const { line, captured } of lines) {
       const signed = resign(captured, secret, algorithm);
       const n = captured.notification;
-      const then = `${captured.status}${captured.code ? ` ${captured.code}` : ` ${captured.outcome}`}`;
+      const then = `${captured.status} ${printable(captured.code ?? captured.outcome)}`;
       const what = `line ${line}: ${shown(n.method)} ${shown(n.status)} order ${shown(n.order_id)} (captured ${then})`;
       try {
         const { status, text: reply } = await post(url, signed.headers, signed.body, timeout);
         if (status < 200 || status > 299) failed++;
-        io.stdout(`${what} → ${status} ${clipReply(reply)}`);
+        io.stdout(`${what} → ${status} ${printable(clipReply(reply))}`);
       } catch (error) {
         failed++;
-        io.stderr(`${what} → no answer: ${error instanceof Error ? error.message : String(error)}`);
+        io.stderr(
+          `${what} → no answer: ${printable(error instanceof Error ? error.message : String(error))}`,
+        );
       }
     }
     io.stdout(`replayed ${lines.length}: ${lines.length - failed} answered 2xx, ${failed} not`);
@@ -106,5 +108,5 @@ function capturedLines(
 
 /** A notification field for the progress line: text or a number as it is, anything else (or nothing) as `?`. */
 function shown(value: unknown): string {
-  return typeof value === 'string' || typeof value === 'number' ? String(value) : '?';
+  return typeof value === 'string' || typeof value === 'number' ? printable(String(value)) : '?';
 }

@@ -1,7 +1,7 @@
 import { randomInt } from 'node:crypto';
 import { startFakeServer } from '../server.js';
 import { noArguments, parseCommand, secretsFrom, UsageError } from './args.js';
-import type { CliIO } from './io.js';
+import { type CliIO, printable } from './io.js';
 
 const USAGE = `Usage: payhook serve --port P --secret S [--api-key K] [--endpoints-key E] [--pos-id ID] [--sector NAME] [--seed N]
                      [--merchant-name NAME] [--split-sum equal|at_most|ignore] [--refund-webhook-code 1000|1004] [--strict]
@@ -108,7 +108,7 @@ export async function runServe(argv: string[], io: CliIO, signal: AbortSignal): 
     });
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;
-    io.stderr(`payhook serve: ${error.message}`);
+    io.stderr(`payhook serve: ${printable(error.message)}`);
     io.stderr(USAGE);
     return 2;
   }
