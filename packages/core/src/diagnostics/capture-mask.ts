@@ -57,46 +57,86 @@ function normalName(name: string): string {
  */
 export function createMasker(fields: readonly string[]): (value: unknown) => unknown {
   const names = new Set(fields.map(normalName));
+  // A notification's names repeat from one delivery to the next: each is judged once (up to a bound).
+  const judged = new Map<string, boolean>();
   const isMasked = (name: string): boolean => {
-    const normal = normalName(name);
-    return names.has(normal) || CARD_NAME.test(normal);
+    let masked = judged.get(name);
+    if (masked === undefined) {
+      const normal = normalName(name);
+      masked = names.has(normal) || CARD_NAME.test(normal);
+      if (judged.size < 1_000) judged.set(name, masked);
+    }
+    return masked;
   };
+  // Counts replacements, so JSON text inside a string is written again only when something in it was masked.
+  let changes = 0;
   const mask = (value: unknown): unknown => {
-    if (typeof value === 'string') return maskText(value, mask);
-    if (typeof value === 'number') return maskCardNumbers(String(value)) === String(value) ? value : MASKED;
+    if (typeof value === 'string') return maskString(value);
+    if (typeof value === 'number') {
+      if (maskCardNumbers(String(value)) === String(value)) return value;
+      changes++;
+      return MASKED;
+    }
     if (Array.isArray(value)) return value.map(mask);
     if (value === null || typeof value !== 'object') return value;
     const out: Record<string, unknown> = {};
     for (const [name, item] of Object.entries(value)) {
-      out[maskCardNumbers(name)] =
-        isMasked(name) && item !== undefined && item !== null ? MASKED : mask(item);
+      const key = maskCardNumbers(name);
+      if (key !== name) changes++;
+      if (isMasked(name) && item !== undefined && item !== null) {
+        changes++;
+        out[key] = MASKED;
+      } else {
+        out[key] = mask(item);
+      }
     }
     return out;
+  };
+  // A string holding a JSON object or array (`payload`) is masked as one; unchanged, it keeps its own spelling.
+  const maskString = (text: string): string => {
+    const first = text.trimStart()[0];
+    if (first === '{' || first === '[') {
+      const before = changes;
+      try {
+        const masked = mask(JSON.parse(text));
+        return changes === before ? text : JSON.stringify(masked);
+      } catch {
+        // Not JSON after all: plain text.
+      }
+    }
+    const masked = maskCardNumbers(text);
+    if (masked !== text) changes++;
+    return masked;
   };
   return mask;
 }
 
-/** A string's card numbers masked; a string holding a JSON object or array is masked as one (`payload`). */
-function maskText(text: string, mask: (value: unknown) => unknown): string {
-  const first = text.trimStart()[0];
-  if (first === '{' || first === '[') {
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(text);
-    } catch {
-      return maskCardNumbers(text);
-    }
-    const masked = JSON.stringify(mask(parsed));
-    // Unchanged JSON keeps its own spelling (spacing, key order).
-    return masked === JSON.stringify(parsed) ? text : masked;
-  }
-  return maskCardNumbers(text);
-}
-
 /** `text` with every 13–19 digit run that passes the Luhn check (a card number) replaced by `[masked]`. */
 export function maskCardNumbers(text: string): string {
-  if (text.length < 13) return text;
+  if (text.length < 13 || !hasDigitRun(text)) return text;
   return text.replace(DIGIT_RUN, (run) => (passesLuhn(run) ? MASKED : run));
+}
+
+/**
+ * Whether `text` has 13 digits in a run (single spaces or dashes allowed between them), the regular expression's
+ * precondition checked in one pass: most strings (ids, UUIDs, times) have none, and the capture runs per delivery.
+ */
+function hasDigitRun(text: string): boolean {
+  let run = 0;
+  let afterDigit = false;
+  for (let index = 0; index < text.length; index++) {
+    const code = text.charCodeAt(index);
+    if (code >= 48 && code <= 57) {
+      if (++run >= 13) return true;
+      afterDigit = true;
+    } else if (afterDigit && (code === 32 || code === 45)) {
+      afterDigit = false;
+    } else {
+      run = 0;
+      afterDigit = false;
+    }
+  }
+  return false;
 }
 
 function passesLuhn(run: string): boolean {
