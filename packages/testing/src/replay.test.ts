@@ -118,4 +118,33 @@ describe('replayDeliveries', () => {
       `[@payhook/testing] ${file}, line 1: not JSON (a capture has one object per line).`,
     );
   });
+
+  it('skips a line torn by a full disk when given onTornLine, naming it by number, and replays the others', async () => {
+    const file = join(dir, 'torn.jsonl');
+    const whole = (seed: string) =>
+      JSON.stringify({
+        v: 1,
+        at: '2026-11-20T10:00:00.000Z',
+        status: 200,
+        outcome: 'handled',
+        notification: fakePurchase({}, { seed }),
+      });
+    // What a full disk left before capture wrote lines whole: half a line, the next line appended to it.
+    const torn = `${whole('torn').slice(0, 90)}${whole('second')}`;
+    await writeFile(file, `${whole('first')}\n${torn}\n${whole('third')}`);
+    const app = createNodeListener(createWebhookHandler({ secret: TEST_SECRET, handle: () => {} }));
+    const tornLines: number[] = [];
+    const replayed = await replayDeliveries(app, file, {
+      secret: TEST_SECRET,
+      onTornLine: (line) => void tornLines.push(line),
+    });
+    expect(tornLines).toEqual([2]);
+    expect(replayed.map((r) => [r.line, r.response.outcome])).toEqual([
+      [1, 'handled'],
+      [3, 'handled'],
+    ]);
+    await expect(replayDeliveries(app, file, { secret: TEST_SECRET })).rejects.toThrow(
+      `[@payhook/testing] ${file}, line 2: not JSON (a capture has one object per line).`,
+    );
+  });
 });

@@ -21,6 +21,11 @@ export interface ReplayOptions {
   path?: string;
   /** Extra request headers (e.g. `x-forwarded-for` for `allowedSenders`). */
   headers?: Readonly<Record<string, string>>;
+  /**
+   * Called with the line number of each line that is not JSON (torn by a full disk, or cut short), which is then
+   * skipped; without it such a line rejects the replay before anything is posted.
+   */
+  onTornLine?: (line: number) => void;
 }
 
 /**
@@ -49,9 +54,14 @@ export interface ReplayableLine {
 /**
  * The lines of a capture file's text that can be replayed, in order; a line refused before its signature was
  * verified has no notification and is skipped. Throws on a line that is not a captured delivery (not JSON, or a
- * field of the wrong type), naming the line and the field, never quoting the line.
+ * field of the wrong type), naming the line and the field, never quoting the line; with `onTornLine`, a line that
+ * is not JSON is passed to it by number and skipped instead.
  */
-export function replayableLines(text: string, source = 'the capture'): ReplayableLine[] {
+export function replayableLines(
+  text: string,
+  source = 'the capture',
+  options: Pick<ReplayOptions, 'onTornLine'> = {},
+): ReplayableLine[] {
   const found: ReplayableLine[] = [];
   const lines = text.split('\n');
   for (let index = 0; index < lines.length; index++) {
@@ -61,6 +71,10 @@ export function replayableLines(text: string, source = 'the capture'): Replayabl
     try {
       parsed = JSON.parse(raw);
     } catch {
+      if (options.onTornLine) {
+        options.onTornLine(index + 1);
+        continue;
+      }
       throw new Error(
         `[@payhook/testing] ${source}, line ${index + 1}: not JSON (a capture has one object per line).`,
       );
@@ -136,7 +150,8 @@ export async function replayDeliveries(
   const text = typeof capture === 'string' ? await readFile(capture, 'utf8') : capture.text;
   const source = typeof capture === 'string' ? capture : 'the capture';
   const replayed: ReplayedDelivery[] = [];
-  for (const { line, captured } of replayableLines(text, source)) {
+  const torn = options.onTornLine ? { onTornLine: options.onTornLine } : {};
+  for (const { line, captured } of replayableLines(text, source, torn)) {
     const signed = resign(captured, options.secret, options.algorithm);
     const response = await postWebhook(target, signed, {
       secret: options.secret,

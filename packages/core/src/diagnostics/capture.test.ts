@@ -109,17 +109,22 @@ describe('createCapture: what a line holds', () => {
     expect(texts[0]).not.toContain('acs_0a1b2c3d4e5f');
   });
 
-  it('masks the fields given in mask instead of the defaults, at any depth', async () => {
+  it('masks the fields given in mask instead of the defaults, at any depth, and card data always', async () => {
     const { lines, write } = collect();
     const capture = createCapture({ write, mask: ['payload', 'description'] });
     const webhook = createWebhookHandler({ secret: SECRET, capture, handle: () => {} });
-    const sent = purchase({ payload: 'secret-order-data', limit_info: { description: 'limit reached' } });
+    const sent = purchase({
+      payload: 'secret-order-data',
+      limit_info: { description: 'limit reached' },
+      receipt_url: 'https://pay.example/public/receipt/rcpt_1',
+    });
     await webhook(post(formBody(sent)), undefined);
     await capture.flush();
     expect(lines[0]!.notification).toMatchObject({
       payload: '[masked]',
       limit_info: { description: '[masked]' },
-      cc_token: 'tok_9c8b7a6f5e4d3c2b1a',
+      receipt_url: 'https://pay.example/public/receipt/rcpt_1',
+      cc_token: '[masked]',
     });
   });
 

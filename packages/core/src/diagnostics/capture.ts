@@ -1,37 +1,10 @@
+import type { FileHandle } from 'node:fs/promises';
 import type { WebhookResult } from '../http/answers.js';
 import { getHeader, type HeaderBag } from '../http/body.js';
-import { utf8Length } from '../runtime/utf8.js';
+import { utf8Bytes } from '../runtime/utf8.js';
+import { createMasker, DEFAULT_MASKED_FIELDS, maskCardNumbers } from './capture-mask.js';
 
-/**
- * Fields masked by default wherever they appear in a notification: the card token and mask, the card data spec 2.1
- * says the payment record echoes from a direct request (number, expiry, CVV under both its names), every
- * customer detail spec 2.1 lists, and the two links that work for whoever holds them (the receipt, the 3DS step).
- */
-export const DEFAULT_MASKED_FIELDS: readonly string[] = [
-  'cc_token',
-  'cc_mask',
-  'cc_token_expiration',
-  'cc_number',
-  'exp_month',
-  'exp_year',
-  'card_cvv',
-  'cc_cvv',
-  'customer_id',
-  'customer_ip',
-  'customer_fname',
-  'customer_lname',
-  'customer_patronym',
-  'customer_email',
-  'customer_phone',
-  'customer_country',
-  'customer_birthday',
-  'customer_tax_id',
-  'receipt_url',
-  'user_action_url',
-];
-
-/** What a masked value becomes (a string, so a replayed notification still parses). */
-const MASKED = '[masked]';
+export { DEFAULT_MASKED_FIELDS } from './capture-mask.js';
 
 /**
  * One line of a capture file. `notification` is the decoded object as the service sent it, masked; it is absent
@@ -64,7 +37,11 @@ export interface CaptureOptions {
   /** Receives each line instead of a file. A throw or a rejection loses that line, never the answer. */
   write?: (line: string) => unknown;
   /**
-   * Field names whose values are replaced by `"[masked]"` at any depth.
+   * Field names whose values are replaced by `"[masked]"` at any depth, compared without regard to case or the
+   * separators `_` and `-` (`cardNumber`, `card_number` and `CARD-NUMBER` are one name). Whatever this list
+   * says, card data is masked too: a name starting with `cc` or naming a card, CVV, CVC, PAN or cryptogram, and
+   * any run of 13–19 digits that passes the Luhn check, in any string (JSON text inside `payload` included) and
+   * in the media type.
    * @default DEFAULT_MASKED_FIELDS (card token and mask, card data, customer details, receipt and 3DS links)
    */
   mask?: readonly string[];
@@ -125,7 +102,12 @@ export function createCapture(options: CaptureOptions): DeliveryCapture {
     );
   }
   const logger = options.logger === undefined ? console : options.logger;
-  return new CaptureQueue(sinkOf(options), new Set(options.mask ?? DEFAULT_MASKED_FIELDS), maxQueue, logger);
+  return new CaptureQueue(
+    sinkOf(options),
+    createMasker(options.mask ?? DEFAULT_MASKED_FIELDS),
+    maxQueue,
+    logger,
+  );
 }
 
 /** Lines waiting for the sink, written one at a time after the answer went out; full, it drops (and counts). */
@@ -138,18 +120,18 @@ class CaptureQueue implements DeliveryCapture {
   #failing = false;
 
   readonly #sink: (line: string) => unknown;
-  readonly #masked: ReadonlySet<string>;
+  readonly #mask: (value: unknown) => unknown;
   readonly #maxQueue: number;
   readonly #logger: Pick<Console, 'warn'> | false;
 
   constructor(
     sink: (line: string) => unknown,
-    masked: ReadonlySet<string>,
+    mask: (value: unknown) => unknown,
     maxQueue: number,
     logger: Pick<Console, 'warn'> | false,
   ) {
     this.#sink = sink;
-    this.#masked = masked;
+    this.#mask = mask;
     this.#maxQueue = maxQueue;
     this.#logger = logger;
   }
@@ -168,7 +150,7 @@ class CaptureQueue implements DeliveryCapture {
         this.#dropped++;
         return;
       }
-      this.#queue.push(JSON.stringify(captured(request, result, this.#masked)));
+      this.#queue.push(JSON.stringify(captured(request, result, this.#mask)));
       this.#draining ??= this.#drain();
     } catch {
       this.#dropped++;
@@ -244,11 +226,13 @@ export function withCapture<R extends { headers: HeaderBag }, C>(
 function captured(
   request: { headers: HeaderBag },
   result: WebhookResult,
-  masked: ReadonlySet<string>,
+  mask: (value: unknown) => unknown,
 ): CapturedDelivery {
-  // The media type alone: parameters are the sender's text, unsigned, and replay needs only form or JSON.
+  // The media type alone: parameters are the sender's text, unsigned, and replay needs only form or JSON. Masked
+  // before it is cut, so no card number is cut down to digits the Luhn check no longer finds.
   const header = getHeader(request.headers, 'content-type');
-  const contentType = header?.split(';', 1)[0]?.trim().toLowerCase().slice(0, 100);
+  const media = header?.split(';', 1)[0]?.trim().toLowerCase();
+  const contentType = media === undefined ? undefined : maskCardNumbers(media).slice(0, 100);
   return {
     v: 1,
     at: new Date().toISOString(),
@@ -256,23 +240,10 @@ function captured(
     outcome: result.outcome,
     ...(result.error ? { code: result.error.code } : {}),
     ...(contentType ? { contentType } : {}),
-    ...(result.notification ? { notification: maskFields(result.notification.raw, masked) } : {}),
+    ...(result.notification
+      ? { notification: mask(result.notification.raw) as Record<string, unknown> }
+      : {}),
   };
-}
-
-/** A copy of `value` with the values of `fields` replaced by `"[masked]"`, at any depth. */
-function maskFields(value: unknown, fields: ReadonlySet<string>): Record<string, unknown> {
-  return maskValue(value, fields) as Record<string, unknown>;
-}
-
-function maskValue(value: unknown, fields: ReadonlySet<string>): unknown {
-  if (Array.isArray(value)) return value.map((item) => maskValue(item, fields));
-  if (value === null || typeof value !== 'object') return value;
-  const out: Record<string, unknown> = {};
-  for (const [name, item] of Object.entries(value)) {
-    out[name] = fields.has(name) && item !== undefined && item !== null ? MASKED : maskValue(item, fields);
-  }
-  return out;
 }
 
 function sinkOf(options: CaptureOptions): (line: string) => unknown {
@@ -296,20 +267,54 @@ function sinkOf(options: CaptureOptions): (line: string) => unknown {
  * loaded on the first line, so the handler's module graph stays free of it on runtimes without a file system.
  */
 function rotatingFile(path: string, maxBytes: number): (line: string) => Promise<void> {
+  // Set when a torn line could not be cut off: the next line then starts on a line of its own.
+  let torn = false;
   return async (line) => {
-    const { appendFile, rename, stat } = await import('node:fs/promises');
-    const text = `${line}\n`;
+    const { open, rename, stat } = await import('node:fs/promises');
+    const bytes = utf8Bytes(`${torn ? '\n' : ''}${line}\n`);
     // Measured before each line, not counted: other processes (cluster workers) may append to the same path.
     const size = await stat(path).then(
       (s) => s.size,
       () => 0,
     );
-    if (size > 0 && size + utf8Length(text) > maxBytes) {
+    if (size > 0 && size + bytes.length > maxBytes) {
       // Gone meanwhile (deleted, or rotated by another process): nothing to rotate, append starts a new file.
       await rename(path, `${path}.1`).catch((error: unknown) => {
         if ((error as { code?: unknown } | null)?.code !== 'ENOENT') throw error;
       });
     }
-    await appendFile(path, text, { mode: 0o600 });
+    const file = await open(path, 'a', 0o600);
+    try {
+      await appendWhole(file, bytes);
+      torn = false;
+    } catch (error) {
+      if ((error as { torn?: unknown }).torn === true) torn = true;
+      throw error;
+    } finally {
+      await file.close();
+    }
   };
+}
+
+/**
+ * Appends `bytes` in one write, whole or not at all: the part a full disk took (a short write) is cut off again,
+ * so a torn line never has the next line appended to it. Throws `ENOSPC` on a short write, with `torn: true` when
+ * the part written could not be cut off.
+ */
+async function appendWhole(file: FileHandle, bytes: Uint8Array): Promise<void> {
+  // One write call: Node reports an error only when no byte was written, else the count it wrote.
+  const { bytesWritten } = await file.write(bytes);
+  if (bytesWritten === bytes.length) return;
+  let torn = false;
+  try {
+    // Appended at the end: the torn part is the file's last bytes (the disk is full, nobody wrote after it).
+    const { size } = await file.stat();
+    await file.truncate(size - bytesWritten);
+  } catch {
+    torn = true;
+  }
+  throw Object.assign(new Error('[@payhook/core] the disk took part of a capture line only.'), {
+    code: 'ENOSPC',
+    torn,
+  });
 }

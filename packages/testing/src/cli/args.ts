@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { type ParseArgsConfig, parseArgs } from 'node:util';
-import type { CliIO } from './io.js';
+import { type CliIO, printable } from './io.js';
 import { didYouMean } from './suggest.js';
 
 /** A bad invocation: the command prints the message and its usage hint, and exits 2. */
@@ -132,7 +132,7 @@ export async function runCommand(name: string, io: CliIO, body: () => Promise<nu
     return await body();
   } catch (error) {
     if (error instanceof UsageError) {
-      io.stderr(`payhook ${name}: ${error.message}`);
+      io.stderr(`payhook ${name}: ${printable(error.message)}`);
       io.stderr(`Run 'payhook ${name} --help' for usage.`);
       return 2;
     }

@@ -28,10 +28,10 @@ export interface CliIO {
 export function processIO(): CliIO {
   return {
     stdout: (line) => {
-      process.stdout.write(`${line}\n`);
+      process.stdout.write(`${terminalSafe(line)}\n`);
     },
     stderr: (line) => {
-      process.stderr.write(`${line}\n`);
+      process.stderr.write(`${terminalSafe(line)}\n`);
     },
     stdin: process.stdin,
     env: process.env,
@@ -52,10 +52,45 @@ export function memoryIO(
   const out: string[] = [];
   const err: string[] = [];
   const io: CliIO = {
-    stdout: (line) => void out.push(line),
-    stderr: (line) => void err.push(line),
+    stdout: (line) => void out.push(terminalSafe(line)),
+    stderr: (line) => void err.push(terminalSafe(line)),
     stdin: Readable.from(input === '' ? [] : [input]),
     env,
   };
   return { io, out, err };
+}
+
+/** C0 and C1 controls, DEL, and UTF-16 surrogates without their pair. */
+const UNPRINTABLE =
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is what it is for.
+  /[\u0000-\u001f\u007f-\u009f]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+const NAMED: Readonly<Record<string, string>> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
+
+function escaped(char: string): string {
+  const code = char.charCodeAt(0);
+  return (
+    NAMED[char] ?? (code <= 0xff ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u{${code.toString(16)}}`)
+  );
+}
+
+/**
+ * Text from outside (a key, a capture, an error message, a server's reply) as a human-readable command prints it:
+ * every control character (C0, DEL, C1) and lone surrogate shown as an escape (`\n`, `\x1b`, `\u{d800}`), so it
+ * can neither split a line nor reach the terminal as a command.
+ */
+export function printable(text: string): string {
+  return text.replace(UNPRINTABLE, escaped);
+}
+
+/** What the IO writes: `printable`, but the line breaks and tabs of a command's own layout kept. */
+function terminalSafe(line: string): string {
+  return line.replace(UNPRINTABLE, (char) => (char === '\n' || char === '\t' ? char : escaped(char)));
+}
+
+/** JSON text with DEL and C1 controls, which `JSON.stringify` leaves raw, escaped as `\u00XX`: still JSON. */
+export function jsonText(value: unknown, space?: number): string {
+  return JSON.stringify(value, null, space).replace(
+    /[\u007f-\u009f]/g,
+    (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
 }

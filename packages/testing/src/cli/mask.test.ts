@@ -27,4 +27,24 @@ describe('maskNotification', () => {
       list: [{ cc_token: 'xxxx…xxxx (20 chars)' }],
     });
   });
+
+  it('masks card data whatever the case of its name, at any depth, and card numbers in any value', () => {
+    expect(
+      maskNotification({
+        CC_NUMBER: '4444555566661111',
+        Cc_Token: 'tok_1a2b3c4d5e6f7a8b',
+        card: { cvv: '123', cardNumber: '4111111111111112', cc_holder: 'JO CUSTOMER' },
+        details: { PAN: '5555555555554444', cvc: 321 },
+        description: 'paid with 4111 1111 1111 1111, order 1234567812345678',
+        ref: 4111111111111111,
+      }),
+    ).toEqual({
+      CC_NUMBER: '444455******1111',
+      Cc_Token: 'tok_…7a8b (20 chars)',
+      card: '****',
+      details: { PAN: '****', cvc: '****' },
+      description: 'paid with 411111******1111, order 1234567812345678',
+      ref: '411111******1111',
+    });
+  });
 });

@@ -219,6 +219,47 @@ describe.each(setups)('payhook queue on %s', (_, setup) => {
       expect(await cli('list', ...db)).toMatchObject({ code: 0, out: [], err: ['0 dead notifications'] });
     },
   );
+
+  it.skipIf(!setup.up)(
+    'escapes a newline, ESC and BEL of a key and a message in list, one line a notification; --json stays JSON',
+    async () => {
+      const key = 'purchase:7:\n\u001b[2J\u0007success';
+      const message = 'failed\r\n\u001b]0;owned\u0007';
+      const consumer = await engine.consume(
+        async () => {
+          throw Object.assign(new Error(message), { code: 'handler.failed' });
+        },
+        { concurrency: 1 },
+      );
+      await engine.enqueue(notification(key), new AbortController().signal);
+      // The notification the test before replayed fails again beside it.
+      const keys = async () => (await engine.dead()).map((dead) => dead.job.key).sort();
+      while ((await keys()).join() !== ['purchase:1:success', key].join()) await sleep(50);
+      await consumer.stop(0);
+
+      const listed = await cli('list', ...db);
+      expect(listed.code).toBe(0);
+      expect(listed.out).toHaveLength(2);
+      const shownKey = 'purchase:7:\\n\\x1b[2J\\x07success';
+      const [id, ...columns] = listed.out.find((printed) => printed.includes('purchase:7:'))!.split('\t');
+      expect(columns).toEqual([
+        shownKey,
+        'handler.failed',
+        'attempts=2',
+        expect.stringMatching(/^\d{4}-\d\d-\d\dT[\d:.]+Z$/),
+        'failed\\r\\n\\x1b]0;owned\\x07',
+      ]);
+      expect(id === shownKey || /^[0-9a-f-]{36}$/.test(id!)).toBe(true);
+
+      const json = await cli('list', '--json', ...db);
+      expect(json.out).toHaveLength(2);
+      const mine = json.out.find((printed) => printed.includes('purchase:7:'))!;
+      expect(JSON.parse(mine)).toMatchObject({ key, message });
+      expect(mine).not.toMatch(/\p{Cc}/u);
+
+      expect(await cli('discard', '--all', ...db)).toMatchObject({ code: 0, out: ['discarded 2'] });
+    },
+  );
 });
 
 describe.each(setups)('payhook queue list on %s: the reason of a dead notification', (_, setup) => {

@@ -1,6 +1,6 @@
 import type { DeadNotification, DeadSelection, QueueEngine } from '@payhook/queue';
 import { parseCommand, runCommand, UsageError } from './args.js';
-import type { CliIO } from './io.js';
+import { type CliIO, jsonText, printable } from './io.js';
 
 const QUEUE_HELP = `Usage: payhook queue list|replay|discard (--database URL | --redis URL) [--queue NAME] [--since ISO] [--all] [--json] [ids…]
 
@@ -111,10 +111,11 @@ function line(dead: DeadNotification, json: boolean | undefined): string {
     queuedAt: dead.queuedAt.toISOString(),
     failedAt: dead.failedAt.toISOString(),
   };
-  if (json) return JSON.stringify(fields);
+  if (json) return jsonText(fields);
   const { id, key, code, attempts, failedAt, message, reason } = fields;
+  // Each field on its own: a tab or a newline in a key must not read as the next column or the next line.
   const columns = [id, key ?? '-', code ?? '-', `attempts=${attempts}`, failedAt, message];
-  return (reason === null ? columns : [...columns, `reason: ${reason}`]).join('\t');
+  return (reason === null ? columns : [...columns, `reason: ${reason}`]).map(printable).join('\t');
 }
 
 /**

@@ -16,7 +16,7 @@ import {
   runCommand,
   UsageError,
 } from './args.js';
-import type { CliIO } from './io.js';
+import { type CliIO, printable } from './io.js';
 
 const RECONCILE_HELP = `Usage: payhook reconcile --base-url URL --pos-id ID --api-key KEY --endpoints-key KEY [--orders FILE]
 
@@ -69,7 +69,7 @@ function describe(result: ReconcileResult): string {
   const { orderId, operation = 'purchase', transactionId } = result.order;
   const what = `${orderId} ${operation}${transactionId ? ` ${transactionId}` : ''}`;
   const status = result.paymentStatus ? ` (payment ${result.paymentStatus})` : '';
-  return `${what}: ${result.status}${status}${result.reason ? ` — ${result.reason}` : ''}`;
+  return printable(`${what}: ${result.status}${status}${result.reason ? ` — ${result.reason}` : ''}`);
 }
 
 /**

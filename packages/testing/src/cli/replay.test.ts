@@ -144,10 +144,48 @@ describe('payhook replay (in-process)', () => {
   it('names the line that is not a captured delivery, and prints its help', async () => {
     const bad = await replay(['-', '--url', url, '--resign', secret], {}, 'not json\n');
     expect(bad.err[0]).toBe(
-      'payhook replay: standard input, line 1: not JSON (a capture has one object per line).',
+      'payhook replay: standard input, line 1: not JSON (a capture has one object per line); --skip-torn replays the other lines.',
     );
     const help = await replay(['--help']);
     expect(help.code).toBe(0);
     expect(help.out[0]).toMatch(/^Usage: payhook replay FILE --url URL \[--resign SECRET\]/);
+  });
+
+  it('names a torn line by its number, never its content, and with --skip-torn replays the other lines', async () => {
+    const customer = 'jo.customer@example.com';
+    const other = fakePurchase({}, { seed: 'replay-torn' });
+    // Half a line (a full disk), the next line appended to it, then a whole line.
+    const torn = `${line({ notification: { ...other, customer_email: customer } }).slice(0, 60)}${line({ notification: other })}`;
+    const input = `${line({ notification: other })}\n${torn}\n${line({ notification: purchase })}\n`;
+    const refused = await replay(['-', '--url', url, '--resign', secret], {}, input);
+    expect([refused.code, refused.out, refused.err]).toEqual([
+      2,
+      [],
+      [
+        'payhook replay: standard input, line 2: not JSON (a capture has one object per line); --skip-torn replays the other lines.',
+        "Run 'payhook replay --help' for usage.",
+      ],
+    ]);
+    const skipped = await replay(['-', '--url', url, '--resign', secret, '--skip-torn'], {}, input);
+    expect(skipped.code).toBe(0);
+    expect(skipped.err).toEqual(['line 2: torn (not JSON), skipped']);
+    expect(skipped.out.map((printed) => printed.split(' → ')[0])).toEqual([
+      `line 1: purchase success order ${other.order_id} (captured 200 handled)`,
+      `line 3: purchase success order ${purchase.order_id} (captured 200 handled)`,
+      'replayed 2: 2 answered 2xx, 0 not',
+    ]);
+    expect([...refused.err, ...skipped.err, ...skipped.out].join('\n')).not.toContain(customer);
+  });
+
+  it('escapes control characters of a captured notification and code in what it prints', async () => {
+    const odd = line({
+      code: 'handler.failed\u001b[2J',
+      notification: { ...purchase, order_id: 'order-9\n\u001b[31mPAID\u0007', payment_id: 'p-escape' },
+    });
+    const result = await replay(['-', '--url', url, '--resign', secret], {}, `${odd}\n`);
+    expect(result.code).toBe(0);
+    expect(result.out[0]).toBe(
+      'line 1: purchase success order order-9\\n\\x1b[31mPAID\\x07 (captured 200 handler.failed\\x1b[2J) → 200 {"ok":true,"outcome":"handled"}',
+    );
   });
 });

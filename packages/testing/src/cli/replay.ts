@@ -8,7 +8,7 @@ import {
   runCommand,
   UsageError,
 } from './args.js';
-import type { CliIO } from './io.js';
+import { type CliIO, printable } from './io.js';
 import { clipReply, post } from './post.js';
 
 const REPLAY_HELP = `Usage: payhook replay FILE --url URL [--resign SECRET] [options]
@@ -16,7 +16,8 @@ const REPLAY_HELP = `Usage: payhook replay FILE --url URL [--resign SECRET] [opt
 Posts every delivery of a capture file (JSON lines written by core's createCapture) to a webhook endpoint, in
 order, each signed again with the test secret, and prints what production answered then and the endpoint now.
 Lines refused before verification carry no notification and are skipped. A line that is not a captured delivery
-(not JSON, or a field of the wrong type) stops it before anything is posted: exit 2, naming the line and the field.
+(not JSON, or a field of the wrong type) stops it before anything is posted: exit 2, naming the line and the field;
+with --skip-torn a line that is not JSON (torn by a full disk) is reported by its number and skipped instead.
 Exits 0 when every reply is 2xx.
 
 Options:
@@ -24,6 +25,7 @@ Options:
   --resign SECRET    the secret the endpoint under test is configured with (or set PAYHOOK_SECRET)
   --algorithm A      sha256 (default) or sha1
   --timeout MS       per request (default 10000)
+  --skip-torn        skip the lines that are not JSON, naming each on standard error, and replay the others
   -h, --help         this help
 
 Example:
@@ -39,6 +41,7 @@ export async function replayCommand(argv: string[], io: CliIO): Promise<number> 
         resign: { type: 'string' },
         algorithm: { type: 'string' },
         timeout: { type: 'string' },
+        'skip-torn': { type: 'boolean' },
       },
       io,
       REPLAY_HELP,
@@ -57,25 +60,22 @@ export async function replayCommand(argv: string[], io: CliIO): Promise<number> 
     const timeout = positiveInteger('--timeout', values.timeout, 10_000);
     const file = positionals[0]!;
     const text = await readInput(file, io, 'the capture');
-    let lines: ReturnType<typeof replayableLines>;
-    try {
-      lines = replayableLines(text, file === '-' ? 'standard input' : file);
-    } catch (error) {
-      throw new UsageError((error as Error).message.replace('[@payhook/testing] ', ''));
-    }
+    const lines = capturedLines(text, file === '-' ? 'standard input' : file, values['skip-torn'], io);
     let failed = 0;
     for (const { line, captured } of lines) {
       const signed = resign(captured, secret, algorithm);
       const n = captured.notification;
-      const then = `${captured.status}${captured.code ? ` ${captured.code}` : ` ${captured.outcome}`}`;
+      const then = `${captured.status} ${printable(captured.code ?? captured.outcome)}`;
       const what = `line ${line}: ${shown(n.method)} ${shown(n.status)} order ${shown(n.order_id)} (captured ${then})`;
       try {
         const { status, text: reply } = await post(url, signed.headers, signed.body, timeout);
         if (status < 200 || status > 299) failed++;
-        io.stdout(`${what} → ${status} ${clipReply(reply)}`);
+        io.stdout(`${what} → ${status} ${printable(clipReply(reply))}`);
       } catch (error) {
         failed++;
-        io.stderr(`${what} → no answer: ${error instanceof Error ? error.message : String(error)}`);
+        io.stderr(
+          `${what} → no answer: ${printable(error instanceof Error ? error.message : String(error))}`,
+        );
       }
     }
     io.stdout(`replayed ${lines.length}: ${lines.length - failed} answered 2xx, ${failed} not`);
@@ -83,7 +83,30 @@ export async function replayCommand(argv: string[], io: CliIO): Promise<number> 
   });
 }
 
+/** The replayable lines; a torn line (not JSON) is a usage error unless `skipTorn`, then named on stderr. */
+function capturedLines(
+  text: string,
+  source: string,
+  skipTorn: boolean | undefined,
+  io: CliIO,
+): ReturnType<typeof replayableLines> {
+  const torn: number[] = [];
+  let lines: ReturnType<typeof replayableLines>;
+  try {
+    lines = replayableLines(text, source, { onTornLine: (line) => void torn.push(line) });
+  } catch (error) {
+    throw new UsageError((error as Error).message.replace('[@payhook/testing] ', ''));
+  }
+  if (torn.length > 0 && !skipTorn) {
+    throw new UsageError(
+      `${source}, line ${torn[0]}: not JSON (a capture has one object per line); --skip-torn replays the other lines.`,
+    );
+  }
+  for (const line of torn) io.stderr(`line ${line}: torn (not JSON), skipped`);
+  return lines;
+}
+
 /** A notification field for the progress line: text or a number as it is, anything else (or nothing) as `?`. */
 function shown(value: unknown): string {
-  return typeof value === 'string' || typeof value === 'number' ? String(value) : '?';
+  return typeof value === 'string' || typeof value === 'number' ? printable(String(value)) : '?';
 }

@@ -10,7 +10,7 @@ import {
   runCommand,
   UsageError,
 } from './args.js';
-import type { CliIO } from './io.js';
+import { type CliIO, printable } from './io.js';
 import { httpCall } from './post.js';
 
 const RESEND_HELP = `Usage: payhook resend --base-url URL --pos-id ID --order ORDER [--operation OP] [--transaction-id T]
@@ -103,11 +103,11 @@ export async function resendCommand(argv: string[], io: CliIO): Promise<number> 
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       io.stderr(
-        `no answer: ${error instanceof Error ? error.message : String(error)}${code ? ` (${code})` : ''}`,
+        `no answer: ${printable(error instanceof Error ? error.message : String(error))}${code ? ` (${code})` : ''}`,
       );
       return 1;
     }
-    io.stdout(`${answer.status} ${answer.text}`);
+    io.stdout(`${answer.status} ${printable(answer.text)}`);
     return answer.status >= 200 && answer.status < 300 ? 0 : 1;
   });
 }

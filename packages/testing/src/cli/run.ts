@@ -1,5 +1,5 @@
 import { inspectCommand } from './inspect.js';
-import type { CliIO } from './io.js';
+import { type CliIO, printable } from './io.js';
 import { queueCommand } from './queue.js';
 import { reconcileCommand } from './reconcile.js';
 import { replayCommand } from './replay.js';
@@ -52,14 +52,16 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
   }
   const command = COMMANDS[name];
   if (!command) {
-    io.stderr(`payhook: unknown command ${JSON.stringify(name)}.${didYouMean(name, Object.keys(COMMANDS))}`);
+    io.stderr(
+      `payhook: unknown command ${printable(JSON.stringify(name))}.${didYouMean(name, Object.keys(COMMANDS))}`,
+    );
     io.stderr(HELP);
     return 2;
   }
   try {
     return await command(rest, io);
   } catch (error) {
-    io.stderr(`payhook ${name}: ${error instanceof Error ? error.message : String(error)}`);
+    io.stderr(`payhook ${name}: ${printable(error instanceof Error ? error.message : String(error))}`);
     return 1;
   }
 }

@@ -11,7 +11,7 @@ import {
   UsageError,
 } from './args.js';
 import { EVENTS, type EventLink, resolveEvent, SECONDARY_EVENTS, suggestEvent } from './events.js';
-import type { CliIO } from './io.js';
+import { type CliIO, printable } from './io.js';
 import { clipReply, post } from './post.js';
 import { applyAssignments } from './set.js';
 import { variantFrom } from './sign.js';
@@ -138,7 +138,9 @@ export async function sendCommand(argv: string[], io: CliIO): Promise<number> {
     for (const notification of notifications) {
       const signed = signWebhook(notification, secret!, { algorithm, variant });
       const id = 'operation_id' in notification ? notification.operation_id : notification.payment_id;
-      io.stdout(`POST ${url.href} ${event} ${notification.method} ${String(id)} (${signed.variant})`);
+      io.stdout(
+        `POST ${url.href} ${event} ${printable(`${notification.method} ${String(id)}`)} (${signed.variant})`,
+      );
       for (let r = 0; r < repeat; r++) {
         n++;
         let status: number;
@@ -149,13 +151,13 @@ export async function sendCommand(argv: string[], io: CliIO): Promise<number> {
           failed++;
           const code = (error as NodeJS.ErrnoException).code;
           io.stderr(
-            `#${n} no answer: ${error instanceof Error ? error.message : String(error)}${code ? ` (${code})` : ''}`,
+            `#${n} no answer: ${printable(error instanceof Error ? error.message : String(error))}${code ? ` (${code})` : ''}`,
           );
           tally.set('no answer', (tally.get('no answer') ?? 0) + 1);
           continue;
         }
         if (status < 200 || status > 299) failed++;
-        io.stdout(`#${n} ${status} ${clipReply(reply)}`);
+        io.stdout(`#${n} ${status} ${printable(clipReply(reply))}`);
         let label = String(status);
         try {
           const json = JSON.parse(reply) as { outcome?: unknown; error?: { code?: unknown } };
@@ -167,7 +169,7 @@ export async function sendCommand(argv: string[], io: CliIO): Promise<number> {
         tally.set(label, (tally.get(label) ?? 0) + 1);
       }
     }
-    io.stdout(`sent ${n}: ${[...tally].map(([label, k]) => `${k} ${label}`).join(', ')}`);
+    io.stdout(`sent ${n}: ${[...tally].map(([label, k]) => `${k} ${printable(label)}`).join(', ')}`);
     return failed === 0 ? 0 : 1;
   });
 }

@@ -2,7 +2,7 @@ import { randomInt } from 'node:crypto';
 import { SCHEME_WORD } from '../fake/auth.js';
 import { type FakeServerOptions, startFakeServer } from '../server.js';
 import { algorithmFrom, noArguments, parseCommand, secretsFrom, UsageError } from './args.js';
-import type { CliIO } from './io.js';
+import { type CliIO, printable } from './io.js';
 import { untilSignal } from './until-signal.js';
 
 const USAGE = `Usage: payhook serve --port P --secret S [--api-key K] [--endpoints-key E] [--pos-id ID] [--sector NAME] [--seed N]
@@ -143,7 +143,7 @@ export async function runServe(argv: string[], io: CliIO, signal: AbortSignal): 
     server = await startFakeServer(serverOptions(values, io));
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;
-    io.stderr(`payhook serve: ${error.message}`);
+    io.stderr(`payhook serve: ${printable(error.message)}`);
     io.stderr(USAGE);
     return 2;
   }

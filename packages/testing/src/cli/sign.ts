@@ -1,6 +1,6 @@
 import { SIGN_VARIANTS, type SignVariant, signWebhook } from '../sign.js';
 import { algorithmFrom, parseCommand, readInput, runCommand, secretsFrom, UsageError } from './args.js';
-import type { CliIO } from './io.js';
+import { type CliIO, jsonText } from './io.js';
 
 const SIGN_HELP = `Usage: payhook sign [--secret S] [--file notification.json | -] [options]
 
@@ -75,7 +75,7 @@ export async function signCommand(argv: string[], io: CliIO): Promise<number> {
     }
     const signed = signWebhook(notification, secret!, { algorithm, variant });
     if (format === 'body') io.stdout(signed.body);
-    else if (format === 'json') io.stdout(JSON.stringify(signed, null, 2));
+    else if (format === 'json') io.stdout(jsonText(signed, 2));
     else {
       io.stdout(`body       ${signed.body}`);
       io.stdout(`data       ${signed.data}`);

@@ -15,7 +15,7 @@ import {
   secretsFrom,
   UsageError,
 } from './args.js';
-import type { CliIO } from './io.js';
+import { type CliIO, jsonText, printable } from './io.js';
 import { maskNotification } from './mask.js';
 
 const VERIFY_HELP = `Usage: payhook verify [--secret S ...] [--algorithm sha1] [--file body.txt]
@@ -111,14 +111,14 @@ export async function verifyCommand(argv: string[], io: CliIO): Promise<number> 
     try {
       const n = parseNotification(raw);
       io.stdout(
-        `notification: ${n.method} ${n.status}${n.status_code ? ` ${n.status_code}` : ''} (${n.kind}${result.valid ? '' : ', UNVERIFIED'})`,
+        `notification: ${printable(`${n.method} ${n.status}${n.status_code ? ` ${n.status_code}` : ''}`)} (${n.kind}${result.valid ? '' : ', UNVERIFIED'})`,
       );
     } catch (error) {
       ok = false;
       const fields = error instanceof WebhookError && 'fields' in error ? (error.fields as string[]) : [];
-      io.stdout(`notification: invalid (notification.invalid: ${fields.join(', ')})`);
+      io.stdout(`notification: invalid (notification.invalid: ${printable(fields.join(', '))})`);
     }
-    io.stdout(JSON.stringify(maskNotification(raw), null, 2));
+    io.stdout(jsonText(maskNotification(raw), 2));
     return ok ? 0 : 1;
   });
 }

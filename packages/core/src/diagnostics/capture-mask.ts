@@ -1,0 +1,153 @@
+/**
+ * Fields masked by default wherever they appear in a notification: the card token and mask, the card data spec 2.1
+ * says the payment record echoes from a direct request (number, expiry, CVV under both its names), every
+ * customer detail spec 2.1 lists, the request echoes of spec 2.3 that identify the customer or carry card data
+ * (`browser_fingerprint`, `cryptogram`), and the two links that work for whoever holds them (the receipt, the 3DS
+ * step). Names are compared without regard to case or the separators `_` and `-`.
+ */
+export const DEFAULT_MASKED_FIELDS: readonly string[] = [
+  'cc_token',
+  'cc_mask',
+  'cc_token_expiration',
+  'cc_number',
+  'exp_month',
+  'exp_year',
+  'card_cvv',
+  'cc_cvv',
+  'cryptogram',
+  'browser_fingerprint',
+  'customer_id',
+  'customer_ip',
+  'customer_fname',
+  'customer_lname',
+  'customer_patronym',
+  'customer_email',
+  'customer_phone',
+  'customer_country',
+  'customer_birthday',
+  'customer_tax_id',
+  'customer_referrer',
+  'customer_lang',
+  'receipt_url',
+  'user_action_url',
+];
+
+/** What a masked value becomes (a string, so a replayed notification still parses). */
+const MASKED = '[masked]';
+
+/**
+ * Names that are card data whatever `mask` says: the spec's `cc_*` fields, anything naming a card (`card`,
+ * `cardNumber`, `card_holder`), a CVV or CVC, a PAN, a cryptogram. Tested on the name without case or separators.
+ */
+const CARD_NAME = /^cc|card|cvv|cvc|cryptogram|^pan$|pan$/;
+
+/**
+ * 13 to 19 digits, alone or grouped by single spaces or dashes (`4111 1111 1111 1111`), not part of a longer run.
+ */
+const DIGIT_RUN = /(?<![0-9][ -]?)[0-9](?:[ -]?[0-9]){12,18}(?![ -]?[0-9])/g;
+
+/** `cardNumber`, `card_number` and `CARD-NUMBER` are one name. */
+function normalName(name: string): string {
+  return name.toLowerCase().replace(/[_-]/g, '');
+}
+
+/**
+ * Masks values in a notification: by name (the `fields` given, and card-like names always) at any depth, and any
+ * number that passes the Luhn check wherever it appears, JSON text inside a string included.
+ */
+export function createMasker(fields: readonly string[]): (value: unknown) => unknown {
+  const names = new Set(fields.map(normalName));
+  // A notification's names repeat from one delivery to the next: each is judged once (up to a bound).
+  const judged = new Map<string, boolean>();
+  const isMasked = (name: string): boolean => {
+    let masked = judged.get(name);
+    if (masked === undefined) {
+      const normal = normalName(name);
+      masked = names.has(normal) || CARD_NAME.test(normal);
+      if (judged.size < 1_000) judged.set(name, masked);
+    }
+    return masked;
+  };
+  // Counts replacements, so JSON text inside a string is written again only when something in it was masked.
+  let changes = 0;
+  const mask = (value: unknown): unknown => {
+    if (typeof value === 'string') return maskString(value);
+    if (typeof value === 'number') {
+      if (maskCardNumbers(String(value)) === String(value)) return value;
+      changes++;
+      return MASKED;
+    }
+    if (Array.isArray(value)) return value.map(mask);
+    if (value === null || typeof value !== 'object') return value;
+    const out: Record<string, unknown> = {};
+    for (const [name, item] of Object.entries(value)) {
+      const key = maskCardNumbers(name);
+      if (key !== name) changes++;
+      if (isMasked(name) && item !== undefined && item !== null) {
+        changes++;
+        out[key] = MASKED;
+      } else {
+        out[key] = mask(item);
+      }
+    }
+    return out;
+  };
+  // A string holding a JSON object or array (`payload`) is masked as one; unchanged, it keeps its own spelling.
+  const maskString = (text: string): string => {
+    const first = text.trimStart()[0];
+    if (first === '{' || first === '[') {
+      const before = changes;
+      try {
+        const masked = mask(JSON.parse(text));
+        return changes === before ? text : JSON.stringify(masked);
+      } catch {
+        // Not JSON after all: plain text.
+      }
+    }
+    const masked = maskCardNumbers(text);
+    if (masked !== text) changes++;
+    return masked;
+  };
+  return mask;
+}
+
+/** `text` with every 13–19 digit run that passes the Luhn check (a card number) replaced by `[masked]`. */
+export function maskCardNumbers(text: string): string {
+  if (text.length < 13 || !hasDigitRun(text)) return text;
+  return text.replace(DIGIT_RUN, (run) => (passesLuhn(run) ? MASKED : run));
+}
+
+/**
+ * Whether `text` has 13 digits in a run (single spaces or dashes allowed between them), the regular expression's
+ * precondition checked in one pass: most strings (ids, UUIDs, times) have none, and the capture runs per delivery.
+ */
+function hasDigitRun(text: string): boolean {
+  let run = 0;
+  let afterDigit = false;
+  for (let index = 0; index < text.length; index++) {
+    const code = text.charCodeAt(index);
+    if (code >= 48 && code <= 57) {
+      if (++run >= 13) return true;
+      afterDigit = true;
+    } else if (afterDigit && (code === 32 || code === 45)) {
+      afterDigit = false;
+    } else {
+      run = 0;
+      afterDigit = false;
+    }
+  }
+  return false;
+}
+
+function passesLuhn(run: string): boolean {
+  let sum = 0;
+  let double = false;
+  for (let index = run.length - 1; index >= 0; index--) {
+    const code = run.charCodeAt(index) - 48;
+    if (code < 0 || code > 9) continue;
+    const digit = double ? code * 2 : code;
+    sum += digit > 9 ? digit - 9 : digit;
+    double = !double;
+  }
+  return sum % 10 === 0;
+}
