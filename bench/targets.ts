@@ -119,12 +119,7 @@ export function computeRatios(
       WORST_CASE_ROW,
       REFUSED_AT_LIMIT_ROW,
     ),
-    ratio(
-      micro,
-      'full core handler, a delivery refused for its signature vs one handled',
-      REFUSED_ROW,
-      FULL,
-    ),
+    ratio(micro, 'full core handler, a delivery refused for its signature vs one handled', REFUSED_ROW, FULL),
     ratio(micro, 'JSON.parse share of the hand-written minimum', 'JSON.parse alone', MINIMUM),
     ratio(micro, 'sha256 share of the hand-written minimum', 'sha256(secret + data + secret) alone', MINIMUM),
     ratio(
