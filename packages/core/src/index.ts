@@ -85,6 +85,7 @@ export { decodeBase64Url, encodeBase64Url } from './runtime/base64url.js';
 export type { MemoryStoreOptions } from './stores/memory.js';
 export { MemoryStore } from './stores/memory.js';
 export type { SignatureHint } from './verify/diagnosis.js';
+export { SIGNATURE_HINTS } from './verify/diagnosis.js';
 export type { Secret, SecretList, SecretResolver, Secrets } from './verify/secrets.js';
 export type {
   SignatureAlgorithm,

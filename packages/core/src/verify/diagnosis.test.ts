@@ -209,7 +209,9 @@ describe('a delivery refused for its signature is diagnosed, never accepted', ()
         body: text,
       });
       const response = await handler.fetch(request);
-      return { status: response.status, headers: [...response.headers], body: await response.text() };
+      const headers: [string, string][] = [];
+      response.headers.forEach((value, name) => void headers.push([name, value]));
+      return { status: response.status, headers, body: await response.text() };
     };
     const { data, signature } = signedJson(JSON.stringify(purchase()));
     const hinted = await answer(body(data, signature), `${SECRET} `);

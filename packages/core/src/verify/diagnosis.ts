@@ -24,7 +24,12 @@ export type SignatureHint =
  */
 export const DIAGNOSIS_MAX_DATA = 16 * 1024;
 
-/** What each hint says, with what to do. */
+/**
+ * What each hint says, with what to do: the text of the handler's warning and of `payhook verify`.
+ *
+ * @example
+ * onError: (error) => { if (error instanceof SignatureError && error.hint) alert(SIGNATURE_HINTS[error.hint]); }
+ */
 export const SIGNATURE_HINTS: Readonly<Record<SignatureHint, string>> = {
   sha1: "it verifies under SHA-1 with a configured secret: the project signs with SHA-1, so set the algorithm option to 'sha1' (payhook verify --algorithm sha1).",
   sha1_length:
