@@ -1,12 +1,8 @@
 import { decodeBase64UrlText, encodeBase64Url } from '../runtime/base64url.js';
+import type { SignatureHint } from './diagnosis.js';
 
-/** Which alteration of `data` a candidate undoes: the names `diagnoseSignature` reports. */
-export type DataAlteration =
-  | 'data_whitespace'
-  | 'data_percent_encoded'
-  | 'data_reencoded'
-  | 'data_altered_plus_space'
-  | 'data_reserialised';
+/** Which alteration of `data` a candidate undoes: the hints of `diagnoseSignature` about `data`. */
+type DataAlteration = Extract<SignatureHint, `data_${string}`>;
 
 /**
  * What `data` may have been before something between the service and payhook altered it, cheapest first: each

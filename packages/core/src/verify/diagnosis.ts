@@ -1,6 +1,6 @@
 import type { WebhookError } from '../errors.js';
 import type { Envelope } from '../http/body.js';
-import { type DataAlteration, dataCandidates } from './alterations.js';
+import { dataCandidates } from './alterations.js';
 import { type Secret, secretValue } from './secrets.js';
 import { matchSecret, normalizeSignature, type SignatureAlgorithm } from './signature.js';
 
@@ -14,7 +14,11 @@ export type SignatureHint =
   | 'sha256'
   | 'sha256_length'
   | 'signature_whitespace'
-  | DataAlteration
+  | 'data_whitespace'
+  | 'data_percent_encoded'
+  | 'data_reencoded'
+  | 'data_altered_plus_space'
+  | 'data_reserialised'
   | 'secret_whitespace'
   | 'secret_for_other_project';
 

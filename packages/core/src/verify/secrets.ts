@@ -26,7 +26,7 @@ export type Secrets = SecretList | SecretResolver;
 export type SecretSource = readonly Secret[] | SecretLookup;
 
 /** A resolver behind the lookup of a delivery's secrets (`secretSource`). */
-export interface SecretLookup {
+interface SecretLookup {
   (data: string): Promise<readonly Secret[]>;
   /** The secrets it gave lately for other `pos_id`s: tried only to diagnose a refusal (`secret_for_other_project`). */
   readonly recent?: () => readonly Secret[];
