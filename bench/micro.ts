@@ -25,7 +25,13 @@ import {
   signOctokit,
 } from './payload.js';
 import { rotate, type Spread, spread } from './stats.js';
-import { FULL_OTEL_ROW, PLAIN_AT_LIMIT_ROW, REFUSED_AT_LIMIT_ROW, WORST_CASE_ROW } from './targets.js';
+import {
+  FULL_OTEL_ROW,
+  PLAIN_AT_LIMIT_ROW,
+  REFUSED_AT_LIMIT_ROW,
+  REFUSED_ROW,
+  WORST_CASE_ROW,
+} from './targets.js';
 
 /** Calls per tinybench sample: amortises the clock's own cost (about 1 µs) over many microsecond-scale calls. */
 const BATCH = 64;
@@ -137,6 +143,29 @@ function fullHandlerTask(inputs: readonly Input[]): () => Promise<void> {
   };
 }
 
+/**
+ * The full handler on the pool's deliveries, each with a wrong signature of the right size: every call is refused
+ * (401), so it costs what a forged or misconfigured delivery of normal size costs, diagnosis included.
+ */
+function refusedTask(inputs: readonly Input[]): () => Promise<void> {
+  const headers = { 'content-type': 'application/x-www-form-urlencoded' };
+  const bodies = inputs.map(({ data }) => Buffer.from(formBody(data, `${'A'.repeat(43)}=`)));
+  const handler = createWebhookHandler({
+    secret: SECRET,
+    store: new MemoryStore(),
+    logger: false,
+    handle: () => undefined,
+  });
+  let index = 0;
+  return async () => {
+    for (let i = 0; i < BATCH; i++) {
+      const result = await handler({ method: 'POST', headers, body: bodies[index]! }, undefined);
+      if (result.outcome !== 'refused') throw new Error(`refused row answered ${result.outcome}`);
+      index = index + 1 === bodies.length ? 0 : index + 1;
+    }
+  };
+}
+
 /** One call of a handler without a store on `body`, which must end as `outcome`. */
 function sizeLimitTask(body: Buffer, outcome: 'handled' | 'refused'): () => Promise<void> {
   const headers = { 'content-type': 'application/x-www-form-urlencoded' };
@@ -202,6 +231,7 @@ async function createTasks(pool: number): Promise<Task[]> {
         around: { beforeAll: otel.enable, afterAll: otel.disable },
       };
     })(),
+    { name: REFUSED_ROW, fn: refusedTask(inputs) },
     {
       name: 'hand-written minimum',
       fn: each(({ data, signature }) => handWrittenMinimum(data, signature, SECRET)),

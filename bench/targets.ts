@@ -50,6 +50,7 @@ const MINIMUM = 'hand-written minimum';
 export const FULL_OTEL_ROW = 'payhook full core handler, MemoryStore, OpenTelemetry SDK subscribed';
 export const WORST_CASE_ROW = 'worst-case body at the size limit (1 MiB of + in data), refused';
 export const PLAIN_AT_LIMIT_ROW = 'plain delivery at the size limit, handled';
+export const REFUSED_ROW = 'payhook full core handler, wrong signature, refused';
 export const REFUSED_AT_LIMIT_ROW = 'plain delivery at the size limit, wrong signature, refused';
 
 /** The targets (and context ratios without a target), from whatever rows this run measured. */
@@ -118,6 +119,7 @@ export function computeRatios(
       WORST_CASE_ROW,
       REFUSED_AT_LIMIT_ROW,
     ),
+    ratio(micro, 'full core handler, a delivery refused for its signature vs one handled', REFUSED_ROW, FULL),
     ratio(micro, 'JSON.parse share of the hand-written minimum', 'JSON.parse alone', MINIMUM),
     ratio(micro, 'sha256 share of the hand-written minimum', 'sha256(secret + data + secret) alone', MINIMUM),
     ratio(

@@ -1,3 +1,5 @@
+import type { SignatureHint } from './verify/diagnosis.js';
+
 /**
  * Every refusal payhook answers, with the HTTP status it maps to. One table, so adapters never choose a status.
  * `docs/errors.md` has one section per code.
@@ -76,6 +78,16 @@ export class RequestError extends WebhookError {
 /** The signature did not match any configured secret, or could not be checked. */
 export class SignatureError extends WebhookError {
   override readonly name = 'SignatureError';
+  /**
+   * What most likely happened, when payhook can tell (`sha1`, `secret_whitespace`...: docs/errors.md lists each):
+   * for the operator only; the answer to the sender is the same with or without it.
+   */
+  readonly hint: SignatureHint | undefined;
+
+  constructor(code: WebhookErrorCode, message: string, options?: { cause?: unknown; hint?: SignatureHint }) {
+    super(code, message, options);
+    this.hint = options?.hint;
+  }
 }
 
 /** The signed `data` could not be decoded or does not describe a notification. */

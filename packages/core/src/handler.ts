@@ -34,6 +34,7 @@ import type { NotificationQueue } from './protocol/queue.js';
 import { type NotificationHandler, type Route, Routes } from './protocol/routes.js';
 import { systemClock } from './runtime/clock.js';
 import { isPromiseLike } from './runtime/promise.js';
+import { hintWarning } from './verify/diagnosis.js';
 import { type Secrets, secretSource } from './verify/secrets.js';
 import { checkAlgorithm, type SignatureAlgorithm } from './verify/signature.js';
 import { verifyEnvelope } from './verify/verify.js';
@@ -329,6 +330,7 @@ function finishDelivery(message: DeliveryMessage, result: WebhookResult | undefi
   message.outcome = result?.outcome;
   message.status = result?.status;
   message.errorCode = result?.error?.code;
+  message.hint = (result?.error as SignatureError | undefined)?.hint;
 }
 
 /** A traced `process` call's message completed from its outcome, or the `WebhookError` it threw. */
@@ -429,7 +431,10 @@ function createKeyFor(
   };
 }
 
-/** Sends every refusal and store failure to `onError` and, from 500 up, to the logger. */
+/**
+ * Sends every refusal and store failure to `onError`; to the logger, from 500 up, and a refusal with a hint (what
+ * most likely made a signature fail) as a warning.
+ */
 function createReport(
   onError: ErrorHook | undefined,
   logger: Logger,
@@ -442,7 +447,16 @@ function createReport(
         // A failing hook must not change the answer.
       }
     }
-    if (!logger || error.status < 500) return;
+    if (!logger) return;
+    const warning = hintWarning(error);
+    if (warning !== undefined) {
+      try {
+        logger.warn(warning);
+      } catch {
+        // As below: a failing logger must not change the answer.
+      }
+    }
+    if (error.status < 500) return;
     try {
       // What the application threw, with its stack; payhook's own causes (a store's error) likewise.
       if (error.cause instanceof Error) logger.error(`${error.message} (${error.code})`, error.cause);

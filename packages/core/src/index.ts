@@ -84,6 +84,8 @@ export type { StoreStep } from './protocol/store-calls.js';
 export { decodeBase64Url, encodeBase64Url } from './runtime/base64url.js';
 export type { MemoryStoreOptions } from './stores/memory.js';
 export { MemoryStore } from './stores/memory.js';
+export type { SignatureHint } from './verify/diagnosis.js';
+export { SIGNATURE_HINTS } from './verify/diagnosis.js';
 export type { Secret, SecretList, SecretResolver, Secrets } from './verify/secrets.js';
 export type {
   SignatureAlgorithm,
@@ -91,5 +93,5 @@ export type {
   VerifyResult,
 } from './verify/signature.js';
 export { sign, verifySignature } from './verify/signature.js';
-export type { NotificationInput } from './verify/verify.js';
-export { verifyNotification } from './verify/verify.js';
+export type { DeliveryExplanation, MatchedSecret, NotificationInput } from './verify/verify.js';
+export { explainDelivery, verifyNotification } from './verify/verify.js';

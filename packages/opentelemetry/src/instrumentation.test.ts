@@ -205,6 +205,16 @@ describe('PayhookInstrumentation: one span tree per outcome', () => {
     ]);
   });
 
+  it('a delivery refused for its signature: the span names what most likely happened in payhook.signature.hint', async () => {
+    const handler = createWebhookHandler({ secret: SECRET, logger: false, handle: () => {} });
+    const sha1 = encodeForm(envelope(notification(), SECRET, { algorithm: 'sha1' }));
+    const { answer, spans } = await deliver(handler, post(sha1));
+    expect(answer).toBe('signature.invalid');
+    expect(spans.map((span) => span.attributes[ATTRIBUTES.signatureHint])).toEqual(['sha1']);
+    const forged = await deliver(handler, post(signedForm(notification(), `${SECRET}-forged`)));
+    expect(forged.spans[0]!.attributes).not.toHaveProperty(ATTRIBUTES.signatureHint);
+  });
+
   it('without storeSpans (the default): no store span, the store metrics still recorded', async () => {
     instrumentation.setConfig({ enabled: true });
     try {

@@ -325,6 +325,7 @@ function deliveryAttributes(message: DeliveryMessage): Attributes {
   if (message.event !== undefined) attributes[A.event] = message.event;
   if (message.key !== undefined) attributes[A.messagingMessageId] = message.key;
   if (message.secretId !== undefined) attributes[A.secretId] = message.secretId;
+  if (message.hint !== undefined) attributes[A.signatureHint] = message.hint;
   return attributes;
 }
 

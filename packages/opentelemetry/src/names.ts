@@ -19,6 +19,8 @@ export const ATTRIBUTES = {
   status: 'payhook.status_code',
   secretIndex: 'payhook.secret.index',
   secretId: 'payhook.secret.id',
+  /** What most likely made a refused signature fail (`sha1`, `secret_whitespace`...: docs/errors.md). */
+  signatureHint: 'payhook.signature.hint',
   handlerCount: 'payhook.handler.count',
   handlerId: 'payhook.handler.id',
   storeStep: 'payhook.store.step',

@@ -1,8 +1,8 @@
-import { rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createNodeListener, createWebhookHandler } from '@payhook/core';
+import { createNodeListener, createWebhookHandler, SIGNATURE_HINTS } from '@payhook/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestHandler, fakePurchase, signWebhook } from '../src/index.js';
 import { assertBuilt, CLI, runCli, runShell } from './run-cli.js';
@@ -22,7 +22,7 @@ describe('payhook sign | payhook verify', () => {
   it('round-trips: the signed body verifies and the token is masked', async () => {
     const signed = await runCli(['sign', '--file', file, '--format', 'body'], { env });
     expect(signed).toMatchObject({ code: 0, stderr: '' });
-    expect(signed.stdout).toBe(`${signWebhook(purchase, secret).body}\n`);
+    expect(signed.stdout).toBe(signWebhook(purchase, secret).body);
     const verified = await runCli(['verify', '--secret', 'old-secret', '--secret', secret], {
       input: signed.stdout,
     });
@@ -67,7 +67,10 @@ describe('payhook sign | payhook verify', () => {
     const sha1 = signWebhook(purchase, secret, { variant: 'sha1' }).body;
     const plain = await runCli(['verify'], { env, input: sha1 });
     expect(plain.code).toBe(1);
-    expect(plain.stdout).toContain('hint: it verifies with --algorithm sha1.');
+    expect(plain.stdout.split('\n').slice(0, 2)).toEqual([
+      'signature: INVALID (sha256: signature.invalid)',
+      `hint: sha1: ${SIGNATURE_HINTS.sha1}`,
+    ]);
     const opted = await runCli(['verify', '--algorithm', 'sha1'], { env, input: sha1 });
     expect(opted.code).toBe(0);
     expect(opted.stdout.split('\n')[0]).toBe('signature: valid (sha1, secret #0)');
@@ -78,10 +81,56 @@ describe('payhook sign | payhook verify', () => {
     const result = await runCli(['verify'], { env, input: tampered.body });
     expect(result.code).toBe(1);
     expect(result.stdout.split('\n').slice(0, 2)).toEqual([
-      'signature: INVALID (sha256: no given secret signs this data)',
+      'signature: INVALID (sha256: signature.invalid)',
       'notification: purchase success 1000 (primary, UNVERIFIED)',
     ]);
     expect(result.stdout).not.toContain(purchase.cc_token);
+  });
+});
+
+describe('payhook verify gives the verdict of the handler', () => {
+  const answerOf = async (body: string) => {
+    const handler = createWebhookHandler({ secret, logger: false, store: false, handle: () => undefined });
+    const headers = { 'content-type': 'application/x-www-form-urlencoded' };
+    return handler({ method: 'POST', headers, body: Buffer.from(body) }, undefined);
+  };
+
+  it('refuses a body whose last field ends in a newline, as the handler does, and says why', async () => {
+    const body = `${signWebhook(purchase, secret).body}\n`;
+    const answer = await answerOf(body);
+    expect([answer.status, answer.error?.code]).toEqual([401, 'signature.invalid']);
+    const verified = await runCli(['verify', '--explain'], { env, input: body });
+    expect(verified.code).toBe(1);
+    expect(verified.stdout.split('\n').slice(0, 4)).toEqual([
+      'signature: INVALID (sha256: signature.invalid)',
+      `hint: signature_whitespace: ${SIGNATURE_HINTS.signature_whitespace}`,
+      `answer: 401 ${answer.body}`,
+      'notification: purchase success 1000 (primary, UNVERIFIED)',
+    ]);
+  });
+
+  it('signs a body without a trailing newline into a file, which the handler takes and verify accepts', async () => {
+    const out = join(tmpdir(), `payhook-cli-body-${process.pid}.txt`);
+    try {
+      const node = JSON.stringify(process.execPath);
+      const signing = `${node} ${JSON.stringify(CLI)} sign --file ${JSON.stringify(file)} --format body > ${JSON.stringify(out)}`;
+      expect((await runShell(signing, env)).code).toBe(0);
+      const body = readFileSync(out, 'utf8');
+      expect(body).toBe(signWebhook(purchase, secret).body);
+      expect((await answerOf(body)).status).toBe(200);
+      expect((await runCli(['verify', '--file', out], { env })).code).toBe(0);
+    } finally {
+      rmSync(out, { force: true });
+    }
+  });
+
+  it('says with --explain when nothing explains a refusal', async () => {
+    const forged = signWebhook(purchase, 'not-the-secret').body;
+    const result = await runCli(['verify', '--explain'], { env, input: forged });
+    expect(result.code).toBe(1);
+    expect(result.stdout.split('\n')[1]).toBe(
+      'hint: none: nothing payhook can guess explains it (a forgery, a tampered delivery, or a secret not given here).',
+    );
   });
 });
 

@@ -5,6 +5,7 @@ import type { DeliveryFacts } from '../protocol/delivery.js';
 import type { StoreStep } from '../protocol/store-calls.js';
 import { builtinModule } from '../runtime/builtins.js';
 import { isPromiseLike } from '../runtime/promise.js';
+import type { SignatureHint } from '../verify/diagnosis.js';
 
 /**
  * The `node:diagnostics_channel` names payhook publishes on: three `TracingChannel`s (subscribe with
@@ -51,6 +52,8 @@ export interface DeliveryMessage {
   handlerCount: number;
   /** The refusal's code, when refused. */
   errorCode: WebhookErrorCode | undefined;
+  /** What most likely made its signature fail, when refused for it and payhook can tell (docs/errors.md). */
+  hint: SignatureHint | undefined;
   /** The HTTP status answered (for `process`: the status the same outcome answers as a delivery). */
   status: number | undefined;
 }
@@ -181,6 +184,7 @@ export function deliveryMessage(via: DeliveryMessage['via']): DeliveryMessage | 
     secretId: undefined,
     handlerCount: 0,
     errorCode: undefined,
+    hint: undefined,
     status: undefined,
   };
 }

@@ -23,7 +23,14 @@ export type Secrets = SecretList | SecretResolver;
  * Where a delivery's secrets come from once `secretSource` checked the option: a checked list, or a lookup
  * that reads `pos_id` from the delivery's data, asks the resolver and checks its answer.
  */
-export type SecretSource = readonly Secret[] | ((data: string) => Promise<readonly Secret[]>);
+export type SecretSource = readonly Secret[] | SecretLookup;
+
+/** A resolver behind the lookup of a delivery's secrets (`secretSource`). */
+interface SecretLookup {
+  (data: string): Promise<readonly Secret[]>;
+  /** The secrets it gave lately for other `pos_id`s: tried only to diagnose a refusal (`secret_for_other_project`). */
+  readonly recent?: () => readonly Secret[];
+}
 
 function describeValue(value: unknown): string {
   if (value === undefined || value === null) return String(value);
@@ -103,18 +110,44 @@ function unverifiedPosId(data: string): string | undefined {
  * resolver that throws or rejects (its database is down) is `secret.unavailable`: nothing was verified, and the
  * service's retry may find the secrets.
  */
-export async function resolveSecrets(resolver: SecretResolver, data: string): Promise<readonly Secret[]> {
+export async function resolveSecrets(
+  resolver: SecretResolver,
+  data: string,
+  remember?: (posId: string, secrets: readonly Secret[]) => void,
+): Promise<readonly Secret[]> {
+  const posId = unverifiedPosId(data);
   let found: SecretList | undefined;
   try {
-    found = await resolver(unverifiedPosId(data));
+    found = await resolver(posId);
   } catch (cause) {
     const message = 'the secret resolver failed, so the signature could not be checked.';
     throw new SignatureError('secret.unavailable', message, { cause });
   }
   if (found === undefined) return [];
-  return toSecretArray(found).map((secret, index) =>
+  const secrets = toSecretArray(found).map((secret, index) =>
     checkSecret(secret, () => `item ${index} of what the secret resolver returned`),
   );
+  if (remember && posId !== undefined && secrets.length > 0) remember(posId, secrets);
+  return secrets;
+}
+
+/** How many projects' secrets a lookup remembers for diagnosis. */
+const RECENT_PROJECTS = 8;
+
+/** The lookup's memory of the secrets the resolver gave for the last `RECENT_PROJECTS` pos_ids. */
+function recentSecrets(): {
+  remember: (posId: string, secrets: readonly Secret[]) => void;
+  recent: () => readonly Secret[];
+} {
+  const byPosId = new Map<string, readonly Secret[]>();
+  return {
+    remember: (posId, secrets) => {
+      byPosId.delete(posId);
+      byPosId.set(posId, secrets);
+      if (byPosId.size > RECENT_PROJECTS) byPosId.delete(byPosId.keys().next().value as string);
+    },
+    recent: () => [...byPosId.values()].flat(),
+  };
 }
 
 const PADDED =
@@ -137,9 +170,11 @@ export function secretSource(value: unknown, warn?: (message: string) => void): 
     checkPadding(checked);
     return checked;
   }
-  return async (data) => {
-    const list = await resolveSecrets(checked, data);
+  const { remember, recent } = recentSecrets();
+  const lookup = async (data: string): Promise<readonly Secret[]> => {
+    const list = await resolveSecrets(checked, data, remember);
     checkPadding(list);
     return list;
   };
+  return Object.assign(lookup, { recent });
 }

@@ -1,4 +1,5 @@
 import { canonicalDigest, plusForSpaceBytes, withPadding } from '../runtime/base64url.js';
+import { isPromiseLike } from '../runtime/promise.js';
 import { digestBase64Url } from './digest.js';
 import {
   checkSecretOption,
@@ -172,13 +173,31 @@ export function checkSignature(
   secrets: SecretSource,
   algorithm: SignatureAlgorithm,
 ): VerifyResult | Promise<VerifyResult> {
+  const checked = checkAgainst(data, signature, secrets, algorithm);
+  return isPromiseLike(checked) ? checked.then(({ result }) => result) : checked.result;
+}
+
+/** A signature's result, and the secrets it was checked against (a resolver's answer): what a refusal is diagnosed with. */
+export interface SignatureCheck {
+  readonly result: VerifyResult;
+  readonly secrets: readonly Secret[];
+}
+
+/** `checkSignature`, keeping the secrets it checked against. */
+export function checkAgainst(
+  data: string,
+  signature: string,
+  secrets: SecretSource,
+  algorithm: SignatureAlgorithm,
+): SignatureCheck | Promise<SignatureCheck> {
   const expected = normalizeSignature(signature, algorithm);
   if (typeof secrets === 'function') {
-    if (!expected) return Promise.resolve(MALFORMED);
-    return secrets(data).then((list) =>
-      list.length === 0 ? NO_SECRET : resultFor(list, matchSecret(data, expected, list, algorithm)),
-    );
+    if (!expected) return Promise.resolve({ result: MALFORMED, secrets: [] });
+    return secrets(data).then((list) => ({
+      result: list.length === 0 ? NO_SECRET : resultFor(list, matchSecret(data, expected, list, algorithm)),
+      secrets: list,
+    }));
   }
-  if (!expected) return MALFORMED;
-  return resultFor(secrets, matchSecret(data, expected, secrets, algorithm));
+  if (!expected) return { result: MALFORMED, secrets };
+  return { result: resultFor(secrets, matchSecret(data, expected, secrets, algorithm)), secrets };
 }

@@ -1,8 +1,9 @@
-import { SignatureError } from '../errors.js';
+import { SignatureError, WebhookError } from '../errors.js';
 import { type Envelope, envelopeFromObject, parseRawBody } from '../http/body.js';
 import { notificationFromData } from '../notification/parse.js';
 import type { Notification } from '../notification/types.js';
 import { isPromiseLike } from '../runtime/promise.js';
+import { diagnoseSignature } from './diagnosis.js';
 import {
   type Secret,
   type SecretList,
@@ -12,9 +13,10 @@ import {
   secretSource,
 } from './secrets.js';
 import {
+  checkAgainst,
   checkAlgorithm,
-  checkSignature,
   type SignatureAlgorithm,
+  type SignatureCheck,
   type SignatureOptions,
   type VerifyResult,
 } from './signature.js';
@@ -23,7 +25,7 @@ import {
 export type NotificationInput = string | Uint8Array | Envelope;
 
 /** Which secret a verified delivery was signed with. */
-type MatchedSecret = Extract<VerifyResult, { valid: true }>;
+export type MatchedSecret = Extract<VerifyResult, { valid: true }>;
 
 /** A delivery whose signature matched: its typed notification, and the secret that matched. */
 export interface VerifiedEnvelope {
@@ -32,29 +34,43 @@ export interface VerifiedEnvelope {
 }
 
 /**
- * The secret that matched, else throws the `SignatureError` the handler answers: `secret.not_found` when a
- * resolver had none for the delivery's `pos_id`, else `signature.invalid`.
+ * The `SignatureError` the handler answers a refused signature with: `secret.not_found` when a resolver had no
+ * secret for the delivery's `pos_id`, else `signature.invalid`; with its `hint`, which never changes the answer.
  */
-function matchedSecretOrThrow(result: VerifyResult, algorithm: SignatureAlgorithm): MatchedSecret {
-  if (result.valid) return result;
+function signatureRefusal(
+  envelope: Envelope,
+  result: Exclude<VerifyResult, { valid: true }>,
+  check: SignatureCheck,
+  source: SecretSource,
+  algorithm: SignatureAlgorithm,
+): SignatureError {
+  const others = typeof source === 'function' ? (source.recent?.() ?? []) : [];
+  const hint = diagnoseSignature(envelope, check.secrets, algorithm, others);
   if (result.reason === 'no_secret') {
-    throw new SignatureError('secret.not_found', 'no secret is configured for the pos_id of this delivery.');
+    return new SignatureError(
+      'secret.not_found',
+      'no secret is configured for the pos_id of this delivery.',
+      { hint },
+    );
   }
-  throw new SignatureError(
+  return new SignatureError(
     'signature.invalid',
     result.reason === 'malformed'
       ? `the signature is not a ${algorithm} digest in base64url: check the algorithm option and that the field was not altered.`
       : 'the signature does not match the data under any configured secret: check the secret (test and live projects differ) and that data is passed exactly as received.',
+    { hint },
   );
 }
 
 function verifiedEnvelope(
   envelope: Envelope,
-  result: VerifyResult,
+  check: SignatureCheck,
+  source: SecretSource,
   algorithm: SignatureAlgorithm,
 ): VerifiedEnvelope {
-  const secret = matchedSecretOrThrow(result, algorithm);
-  return { secret, notification: notificationFromData(envelope.data) };
+  const { result } = check;
+  if (!result.valid) throw signatureRefusal(envelope, result, check, source, algorithm);
+  return { secret: result, notification: notificationFromData(envelope.data) };
 }
 
 /**
@@ -77,10 +93,10 @@ export function verifyEnvelope(
   secrets: SecretSource,
   algorithm: SignatureAlgorithm,
 ): VerifiedEnvelope | Promise<VerifiedEnvelope> {
-  const result = checkSignature(envelope.data, envelope.signature, secrets, algorithm);
-  return isPromiseLike(result)
-    ? result.then((resolved) => verifiedEnvelope(envelope, resolved, algorithm))
-    : verifiedEnvelope(envelope, result, algorithm);
+  const check = checkAgainst(envelope.data, envelope.signature, secrets, algorithm);
+  return isPromiseLike(check)
+    ? check.then((resolved) => verifiedEnvelope(envelope, resolved, secrets, algorithm))
+    : verifiedEnvelope(envelope, check, secrets, algorithm);
 }
 
 /** `{` after optional whitespace: a JSON envelope (no form body starts with it; the handler goes by Content-Type). */
@@ -150,4 +166,73 @@ export function verifyNotification(
     return (async () => (await verifyEnvelope(envelopeOf(input), source, algorithm)).notification)();
   }
   return verifyEnvelope(envelopeOf(input), source, algorithm).notification;
+}
+
+/**
+ * The handler's verdict on one delivery's body, for tools that must agree with it (`payhook verify --explain`):
+ * the envelope as the handler reads it, the secret its signature matched, the notification, or the refusal the
+ * handler answers (a `SignatureError` with its `hint`). The same readers and checks as the handler, in the same
+ * order; a refusal is returned, not thrown. A form body is read as a form and one starting with `{` as JSON, as
+ * `verifyNotification` reads it.
+ *
+ * @example
+ * const { error } = await explainDelivery(readFileSync('body.txt'), process.env.WEBHOOK_SECRET!);
+ * if (error instanceof SignatureError) console.log(error.code, error.hint);
+ */
+export async function explainDelivery(
+  input: NotificationInput,
+  secrets: Secrets,
+  options?: SignatureOptions,
+): Promise<DeliveryExplanation> {
+  const algorithm = checkAlgorithm(options?.algorithm);
+  const source = secretSource(secrets);
+  let envelope: Envelope;
+  try {
+    envelope = envelopeOf(input);
+  } catch (error) {
+    return refused(undefined, undefined, error);
+  }
+  let check: SignatureCheck;
+  try {
+    check = await checkAgainst(envelope.data, envelope.signature, source, algorithm);
+  } catch (error) {
+    return refused(envelope, undefined, error);
+  }
+  const { result } = check;
+  if (!result.valid) {
+    return refused(envelope, undefined, signatureRefusal(envelope, result, check, source, algorithm));
+  }
+  try {
+    const notification = notificationFromData(envelope.data);
+    return { envelope, secret: result, notification, error: undefined };
+  } catch (error) {
+    return refused(envelope, result, error);
+  }
+}
+
+function refused(
+  envelope: Envelope | undefined,
+  secret: MatchedSecret | undefined,
+  error: unknown,
+): DeliveryExplanation {
+  if (!(error instanceof WebhookError)) throw error;
+  return { envelope, secret, notification: undefined, error };
+}
+
+/**
+ * What `explainDelivery` found.
+ *
+ * @example
+ * const { secret, error } = await explainDelivery(body, secrets);
+ * console.log(secret ? `signed with secret #${secret.index}` : `refused: ${error?.code}`);
+ */
+export interface DeliveryExplanation {
+  /** `data` and `signature` as the handler reads them; `undefined` when the body is not an envelope (see `error`). */
+  readonly envelope: Envelope | undefined;
+  /** The secret the signature matched; `undefined` when it matched none. */
+  readonly secret: MatchedSecret | undefined;
+  /** The verified notification, when the handler would take it. */
+  readonly notification: Notification | undefined;
+  /** The refusal the handler answers instead, when it refuses. */
+  readonly error: WebhookError | undefined;
 }

@@ -17,6 +17,13 @@ export interface CliIO {
   stdin: NodeJS.ReadableStream;
   /** Environment variables, e.g. `PAYHOOK_SECRET`. */
   env: Readonly<Record<string, string | undefined>>;
+  /**
+   * Writes text to standard output as it is, without a newline: `payhook sign --format body` into a file or a
+   * pipe, so what curl sends is what was signed. Without it, `stdout` is used.
+   */
+  write?: (text: string) => void;
+  /** Whether standard output is a terminal (then a body ends with a newline, for the prompt). */
+  stdoutIsTerminal?: boolean;
 }
 
 /**
@@ -35,6 +42,10 @@ export function processIO(): CliIO {
     },
     stdin: process.stdin,
     env: process.env,
+    write: (text) => {
+      process.stdout.write(text);
+    },
+    stdoutIsTerminal: process.stdout.isTTY === true,
   };
 }
 

@@ -13,7 +13,8 @@ Options:
   --algorithm A     sha256 (default) or sha1
   --variant V       ${SIGN_VARIANTS.join(' | ')} (default exact)
   --format F        text (default: body, data, signature), body (the form body only, to pipe into
-                    'payhook verify'), or json
+                    'payhook verify' or save for curl --data-binary @file: no newline after it unless
+                    standard output is a terminal), or json
   -h, --help        this help
 
 Example:
@@ -74,7 +75,9 @@ export async function signCommand(argv: string[], io: CliIO): Promise<number> {
       throw new UsageError('the input is not a JSON object: expected one notification object.');
     }
     const signed = signWebhook(notification, secret!, { algorithm, variant });
-    if (format === 'body') io.stdout(signed.body);
+    // A newline after the body would be sent by `curl --data-binary @file` and refused by the handler.
+    if (format === 'body' && io.write && !io.stdoutIsTerminal) io.write(signed.body);
+    else if (format === 'body') io.stdout(signed.body);
     else if (format === 'json') io.stdout(jsonText(signed, 2));
     else {
       io.stdout(`body       ${signed.body}`);

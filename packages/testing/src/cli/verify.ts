@@ -1,11 +1,14 @@
 import {
+  type DeliveryExplanation,
   decodeData,
+  explainDelivery,
   parseNotification,
+  SIGNATURE_HINTS,
   type SignatureAlgorithm,
-  type VerifyResult,
-  verifySignature,
+  type SignatureError,
   WebhookError,
 } from '@payhook/core';
+import { refusal } from '@payhook/core/adapter';
 import {
   algorithmFrom,
   noArguments,
@@ -18,60 +21,53 @@ import {
 import { type CliIO, jsonText, printable } from './io.js';
 import { maskNotification } from './mask.js';
 
-const VERIFY_HELP = `Usage: payhook verify [--secret S ...] [--algorithm sha1] [--file body.txt]
+const VERIFY_HELP = `Usage: payhook verify [--secret S ...] [--algorithm sha1] [--file body.txt] [--explain]
 
-Checks a captured delivery: reads the form body (data=…&signature=…) or a JSON envelope
-({"data":…,"signature":…}) from standard input, says whether the signature verifies and with which secret,
-and prints the decoded notification with card tokens masked. Exits 0 when it verifies and parses, 1 when not.
+Checks a captured delivery as the webhook handler does (the same code): reads the form body
+(data=…&signature=…) or a JSON envelope ({"data":…,"signature":…}) from standard input byte for byte, says
+whether the signature verifies and with which secret, and prints the decoded notification with card tokens
+masked. A body the handler refuses is refused here too, with what most likely happened (the hint the handler
+logs). Exits 0 when it verifies and parses, 1 when not.
 
 Options:
   --secret S        a secret to try; repeat while rotating (the index printed is its position).
                     Or set PAYHOOK_SECRET, which keeps it out of 'ps'.
   --algorithm A     sha256 (default) or sha1
   --file PATH|-     read the body from a file instead of standard input
+  --explain         also print what the handler answers, and say so when nothing explains a refusal
   -h, --help        this help
 
 Example:
-  pbpaste | PAYHOOK_SECRET=s3cret payhook verify`;
+  pbpaste | PAYHOOK_SECRET=s3cret payhook verify --explain`;
 
-const REASONS: Record<string, string> = {
-  malformed: 'the signature is not a digest of this algorithm in base64url',
-  mismatch: 'no given secret signs this data',
-  no_secret: 'no secret was given',
-};
+/** What the handler's diagnosis says of a refused signature (the same words as its log line). */
+const NO_HINT =
+  'none: nothing payhook can guess explains it (a forgery, a tampered delivery, or a secret not given here).';
 
-/** The envelope inside a captured body: a JSON object or an urlencoded form. */
-function readEnvelope(text: string): { data: string; signature: string } {
-  const body = text.trim();
-  let fields: { data?: unknown; signature?: unknown };
-  if (body.startsWith('{')) {
-    try {
-      fields = JSON.parse(body) as typeof fields;
-    } catch {
-      throw new UsageError('the input starts with { but is not JSON.');
-    }
-  } else {
-    const form = new URLSearchParams(body);
-    fields = { data: form.get('data') ?? undefined, signature: form.get('signature') ?? undefined };
-  }
-  if (typeof fields.data !== 'string' || typeof fields.signature !== 'string') {
-    throw new UsageError('the input has no data and signature fields: expected data=…&signature=… or JSON.');
-  }
-  return { data: fields.data, signature: fields.signature };
+function describeSignature(
+  explained: DeliveryExplanation,
+  algorithm: SignatureAlgorithm,
+  count: number,
+): string {
+  const { secret, error } = explained;
+  if (secret)
+    return `signature: valid (${algorithm}, secret #${secret.index}${count > 1 ? ` of ${count}` : ''})`;
+  return `signature: INVALID (${algorithm}: ${error?.code ?? 'refused'})`;
 }
 
-function describeResult(result: VerifyResult, algorithm: SignatureAlgorithm, count: number): string {
-  if (result.valid)
-    return `signature: valid (${algorithm}, secret #${result.index}${count > 1 ? ` of ${count}` : ''})`;
-  return `signature: INVALID (${algorithm}: ${REASONS[result.reason] ?? result.reason})`;
+/** The hint of a refusal, as `hint: <code>: <what to do>`; with `explain`, a line also when there is none. */
+function hintLine(error: WebhookError | undefined, explain: boolean): string | undefined {
+  const hint = (error as SignatureError | undefined)?.hint;
+  if (hint !== undefined) return `hint: ${hint}: ${SIGNATURE_HINTS[hint]}`;
+  return explain && error?.status === 401 ? `hint: ${NO_HINT}` : undefined;
 }
 
 /**
- * `payhook verify`: checks a captured delivery with core's `verifySignature`, `decodeData` and
- * `parseNotification`, and prints it with card tokens masked.
+ * `payhook verify`: checks a captured delivery with core's `explainDelivery`, the handler's own reading and
+ * verification, and prints it with card tokens masked.
  *
  * @example
- * const code = await verifyCommand(['--secret', 's3cret'], processIO());
+ * const code = await verifyCommand(['--secret', 's3cret', '--explain'], processIO());
  */
 export async function verifyCommand(argv: string[], io: CliIO): Promise<number> {
   return runCommand('verify', io, async () => {
@@ -81,6 +77,7 @@ export async function verifyCommand(argv: string[], io: CliIO): Promise<number> 
         secret: { type: 'string', multiple: true },
         algorithm: { type: 'string' },
         file: { type: 'string' },
+        explain: { type: 'boolean' },
       },
       io,
       VERIFY_HELP,
@@ -90,35 +87,42 @@ export async function verifyCommand(argv: string[], io: CliIO): Promise<number> 
     noArguments(positionals);
     const secrets = secretsFrom(values.secret, io);
     const algorithm = algorithmFrom(values.algorithm);
-    const envelope = readEnvelope(await readInput(values.file, io, 'a captured body'));
-
-    const result = verifySignature(envelope.data, envelope.signature, secrets, { algorithm });
-    io.stdout(describeResult(result, algorithm, secrets.length));
-    if (!result.valid) {
-      const other: SignatureAlgorithm = algorithm === 'sha256' ? 'sha1' : 'sha256';
-      if (verifySignature(envelope.data, envelope.signature, secrets, { algorithm: other }).valid) {
-        io.stdout(`hint: it verifies with --algorithm ${other}.`);
-      }
-    }
-    let ok = result.valid;
-    let raw: Record<string, unknown>;
-    try {
-      raw = decodeData(envelope.data);
-    } catch (error) {
-      io.stdout(`data: cannot be decoded (${error instanceof WebhookError ? error.code : 'error'})`);
-      return 1;
-    }
-    try {
-      const n = parseNotification(raw);
-      io.stdout(
-        `notification: ${printable(`${n.method} ${n.status}${n.status_code ? ` ${n.status_code}` : ''}`)} (${n.kind}${result.valid ? '' : ', UNVERIFIED'})`,
+    const explained = await explainDelivery(await readInput(values.file, io, 'a captured body'), secrets, {
+      algorithm,
+    });
+    const { envelope, error } = explained;
+    if (envelope === undefined) {
+      throw new UsageError(
+        `the input has no data and signature fields the handler can read (${error?.status} ${error?.code}): expected data=…&signature=… or JSON.`,
       );
-    } catch (error) {
-      ok = false;
-      const fields = error instanceof WebhookError && 'fields' in error ? (error.fields as string[]) : [];
-      io.stdout(`notification: invalid (notification.invalid: ${printable(fields.join(', '))})`);
     }
-    io.stdout(jsonText(maskNotification(raw), 2));
-    return ok ? 0 : 1;
+    io.stdout(describeSignature(explained, algorithm, secrets.length));
+    const hint = hintLine(error, values.explain === true);
+    if (hint !== undefined) io.stdout(hint);
+    if (values.explain && error) io.stdout(`answer: ${error.status} ${refusal(error).body}`);
+    return printNotification(envelope.data, explained, io);
   });
+}
+
+/** The notification inside `data`, masked, verified or not; 0 when the handler would take the delivery. */
+function printNotification(data: string, explained: DeliveryExplanation, io: CliIO): number {
+  let raw: Record<string, unknown>;
+  try {
+    raw = decodeData(data);
+  } catch (error) {
+    io.stdout(`data: cannot be decoded (${error instanceof WebhookError ? error.code : 'error'})`);
+    return 1;
+  }
+  const verified = explained.secret !== undefined;
+  try {
+    const n = parseNotification(raw);
+    io.stdout(
+      `notification: ${printable(`${n.method} ${n.status}${n.status_code ? ` ${n.status_code}` : ''}`)} (${n.kind}${verified ? '' : ', UNVERIFIED'})`,
+    );
+  } catch (error) {
+    const fields = error instanceof WebhookError && 'fields' in error ? (error.fields as string[]) : [];
+    io.stdout(`notification: invalid (notification.invalid: ${printable(fields.join(', '))})`);
+  }
+  io.stdout(jsonText(maskNotification(raw), 2));
+  return explained.error === undefined ? 0 : 1;
 }
