@@ -4,6 +4,7 @@ import {
   type Context,
   type Counter,
   context,
+  diag,
   type Histogram,
   type MeterProvider,
   metrics,
@@ -48,6 +49,13 @@ export interface PayhookInstrumentationConfig {
    * @default false
    */
   storeSpans?: boolean;
+  /**
+   * Receives what the SDK threw while payhook's spans and metrics were recorded (a span processor, an exporter, a
+   * metric reader). It is caught before it reaches `node:diagnostics_channel`, which would rethrow it as an uncaught
+   * exception and end the process; the delivery is answered as if nobody listened. Without `onError`, the first
+   * such error of this instrumentation goes to OpenTelemetry's `diag` logger, the others are dropped.
+   */
+  onError?: (error: unknown) => void;
 }
 
 interface Instruments {
@@ -95,6 +103,7 @@ export class PayhookInstrumentation {
   #tracer: Tracer;
   #instruments: Instruments;
   #enabled = false;
+  #failed = false;
   readonly #open = new WeakMap<object, Open>();
 
   constructor(config: PayhookInstrumentationConfig = {}) {
@@ -133,6 +142,40 @@ export class PayhookInstrumentation {
     diagnostics_channel.tracingChannel(PAYHOOK_CHANNELS.handler).subscribe(this.#handler);
     diagnostics_channel.tracingChannel(PAYHOOK_CHANNELS.store).subscribe(this.#store);
     diagnostics_channel.subscribe(PAYHOOK_CHANNELS.refusal, this.#refusal);
+  }
+
+  /** What the SDK threw: to `onError`, else once to `diag`; never back into the channel (issue 34). */
+  #caught(error: unknown): void {
+    const { onError } = this.#config;
+    if (onError) {
+      try {
+        onError(error);
+      } catch {
+        // A failing hook must not take the process down either.
+      }
+      return;
+    }
+    if (this.#failed) return;
+    this.#failed = true;
+    diag.error(
+      `${NAME}: the OpenTelemetry SDK threw while recording a payhook span or metric (a span processor, exporter or metric reader); the delivery was answered as usual. Later errors of this instrumentation are not reported; pass onError to see each.`,
+      error,
+    );
+  }
+
+  /** `handlers`, each catching what it throws: a subscriber's throw would be rethrown by Node as uncaught. */
+  #guarded<T extends Record<string, (message: unknown) => void>>(handlers: T): T {
+    const guarded: Record<string, (message: unknown) => void> = {};
+    for (const [name, handler] of Object.entries(handlers)) {
+      guarded[name] = (message) => {
+        try {
+          handler(message);
+        } catch (error) {
+          this.#caught(error);
+        }
+      };
+    }
+    return guarded as T;
   }
 
   /** Unsubscribes: payhook builds no message again until something else subscribes. */
@@ -174,7 +217,7 @@ export class PayhookInstrumentation {
     return span ? trace.setSpan(context.active(), span) : context.active();
   }
 
-  readonly #delivery: TracingHandlers = {
+  readonly #delivery: TracingHandlers = this.#guarded({
     start: (m) => {
       const message = m as DeliveryMessage;
       const attributes = PROCESS_ATTRIBUTES[message.via];
@@ -191,9 +234,9 @@ export class PayhookInstrumentation {
       // One record per delivery: its count is the deliveries by outcome and event (no separate counter to pay for).
       if (seconds !== undefined) this.#instruments.processDuration.record(seconds, metricAttributes(message));
     },
-  };
+  });
 
-  readonly #handler: TracingHandlers = {
+  readonly #handler: TracingHandlers = this.#guarded({
     start: (m) => {
       const message = m as HandlerRunMessage;
       this.#begin(
@@ -208,7 +251,7 @@ export class PayhookInstrumentation {
       );
     },
     ...settledBy((m) => this.#handlerDone(m as HandlerRunMessage)),
-  };
+  });
 
   #handlerDone(message: HandlerRunMessage): void {
     const seconds = this.#finish(message, message.errorCode);
@@ -218,7 +261,7 @@ export class PayhookInstrumentation {
     this.#instruments.handlerDuration.record(seconds, attributes);
   }
 
-  readonly #store: TracingHandlers = {
+  readonly #store: TracingHandlers = this.#guarded({
     start: (m) => {
       const message = m as StoreCallMessage;
       if (!this.#config.storeSpans) {
@@ -231,7 +274,7 @@ export class PayhookInstrumentation {
       });
     },
     ...settledBy((m) => this.#storeDone(m as StoreCallMessage)),
-  };
+  });
 
   #storeDone(message: StoreCallMessage): void {
     const seconds = this.#finish(message, message.errorCode);
@@ -246,14 +289,16 @@ export class PayhookInstrumentation {
     if (!message.settled) this.#instruments.storeDuration.record(seconds, attributes);
   }
 
-  readonly #refusal = (m: unknown): void => {
-    const message = m as RefusalMessage;
-    this.#instruments.refusals.add(1, {
-      [A.errorType]: message.code,
-      [A.status]: message.status,
-      [A.via]: message.via,
-    });
-  };
+  readonly #refusal = this.#guarded({
+    refusal: (m: unknown): void => {
+      const message = m as RefusalMessage;
+      this.#instruments.refusals.add(1, {
+        [A.errorType]: message.code,
+        [A.status]: message.status,
+        [A.via]: message.via,
+      });
+    },
+  }).refusal;
 }
 
 /**
