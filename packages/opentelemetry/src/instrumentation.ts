@@ -17,11 +17,13 @@ import {
 } from '@opentelemetry/api';
 import {
   type DeliveryMessage,
+  type DriftMessage,
   type HandlerRunMessage,
   PAYHOOK_CHANNELS,
   type RefusalMessage,
   type StoreCallMessage,
 } from '@payhook/core';
+import { guarded } from './guard.js';
 import { ATTRIBUTES as A, MESSAGING_SYSTEM, METRICS } from './names.js';
 
 declare const __PAYHOOK_OTEL_VERSION__: string | undefined;
@@ -64,6 +66,7 @@ interface Instruments {
   readonly handlerDuration: Histogram;
   readonly storeDuration: Histogram;
   readonly storeFailures: Counter;
+  readonly drift: Counter;
 }
 
 /** A span in progress (none for a store call without `storeSpans`) and when it started, for the duration metrics. */
@@ -142,6 +145,7 @@ export class PayhookInstrumentation {
     diagnostics_channel.tracingChannel(PAYHOOK_CHANNELS.handler).subscribe(this.#handler);
     diagnostics_channel.tracingChannel(PAYHOOK_CHANNELS.store).subscribe(this.#store);
     diagnostics_channel.subscribe(PAYHOOK_CHANNELS.refusal, this.#refusal);
+    diagnostics_channel.subscribe(PAYHOOK_CHANNELS.drift, this.#drift);
   }
 
   /** What the SDK threw: to `onError`, else once to `diag`; never back into the channel (issue 34). */
@@ -163,21 +167,6 @@ export class PayhookInstrumentation {
     );
   }
 
-  /** `handlers`, each catching what it throws: a subscriber's throw would be rethrown by Node as uncaught. */
-  #guarded<T extends Record<string, (message: unknown) => void>>(handlers: T): T {
-    const guarded: Record<string, (message: unknown) => void> = {};
-    for (const [name, handler] of Object.entries(handlers)) {
-      guarded[name] = (message) => {
-        try {
-          handler(message);
-        } catch (error) {
-          this.#caught(error);
-        }
-      };
-    }
-    return guarded as T;
-  }
-
   /** Unsubscribes: payhook builds no message again until something else subscribes. */
   disable(): void {
     if (!this.#enabled) return;
@@ -187,6 +176,7 @@ export class PayhookInstrumentation {
     diagnostics_channel.tracingChannel(PAYHOOK_CHANNELS.handler).unsubscribe(this.#handler);
     diagnostics_channel.tracingChannel(PAYHOOK_CHANNELS.store).unsubscribe(this.#store);
     diagnostics_channel.unsubscribe(PAYHOOK_CHANNELS.refusal, this.#refusal);
+    diagnostics_channel.unsubscribe(PAYHOOK_CHANNELS.drift, this.#drift);
   }
 
   #begin(message: object, name: string, kind: SpanKind, parent: Context, attributes: Attributes): void {
@@ -217,7 +207,7 @@ export class PayhookInstrumentation {
     return span ? trace.setSpan(context.active(), span) : context.active();
   }
 
-  readonly #delivery: TracingHandlers = this.#guarded({
+  readonly #delivery: TracingHandlers = guarded((error) => this.#caught(error), {
     start: (m) => {
       const message = m as DeliveryMessage;
       const attributes = PROCESS_ATTRIBUTES[message.via];
@@ -236,7 +226,7 @@ export class PayhookInstrumentation {
     },
   });
 
-  readonly #handler: TracingHandlers = this.#guarded({
+  readonly #handler: TracingHandlers = guarded((error) => this.#caught(error), {
     start: (m) => {
       const message = m as HandlerRunMessage;
       this.#begin(
@@ -261,7 +251,7 @@ export class PayhookInstrumentation {
     this.#instruments.handlerDuration.record(seconds, attributes);
   }
 
-  readonly #store: TracingHandlers = this.#guarded({
+  readonly #store: TracingHandlers = guarded((error) => this.#caught(error), {
     start: (m) => {
       const message = m as StoreCallMessage;
       if (!this.#config.storeSpans) {
@@ -289,7 +279,7 @@ export class PayhookInstrumentation {
     if (!message.settled) this.#instruments.storeDuration.record(seconds, attributes);
   }
 
-  readonly #refusal = this.#guarded({
+  readonly #refusal = guarded((error) => this.#caught(error), {
     refusal: (m: unknown): void => {
       const message = m as RefusalMessage;
       this.#instruments.refusals.add(1, {
@@ -299,6 +289,16 @@ export class PayhookInstrumentation {
       });
     },
   }).refusal;
+
+  readonly #drift = guarded((error) => this.#caught(error), {
+    drift: (m: unknown): void => {
+      for (const finding of (m as DriftMessage).findings) {
+        const attributes: Attributes = { [A.driftKind]: finding.kind, [A.driftName]: finding.name };
+        if (finding.sent !== undefined) attributes[A.driftSentType] = finding.sent;
+        this.#instruments.drift.add(1, attributes);
+      }
+    },
+  }).drift;
 }
 
 /**
@@ -340,6 +340,11 @@ function instrumentsOf(provider: MeterProvider): Instruments {
     storeFailures: meter.createCounter(METRICS.storeFailures, {
       unit: '{call}',
       description: 'Calls to the duplicate store that threw or rejected.',
+    }),
+    drift: meter.createCounter(METRICS.drift, {
+      unit: '{finding}',
+      description:
+        'What verified deliveries carried beyond what payhook types (new fields, statuses, status codes, methods; fields of another type; coerced values), by kind and name; never a value.',
     }),
   };
 }

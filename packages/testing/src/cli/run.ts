@@ -1,3 +1,4 @@
+import { driftCommand } from './drift.js';
 import type { CliIO } from './io.js';
 import { queueCommand } from './queue.js';
 import { reconcileCommand } from './reconcile.js';
@@ -18,6 +19,7 @@ Commands:
   reconcile  ask the service to re-send the webhook of every order read from a file or stdin
   verify   check a captured delivery read from standard input; card tokens are masked
   replay   post a capture file (core's createCapture) to an endpoint again, re-signed with a test secret
+  drift    count what a capture file's notifications carried beyond what payhook types (new fields, statuses…)
   serve    run the fake payment service
   queue    list, replay or discard the dead notifications of @payhook/queue (--database URL or --redis URL)
 
@@ -31,6 +33,7 @@ const COMMANDS: Record<string, (argv: string[], io: CliIO) => Promise<number>> =
   reconcile: reconcileCommand,
   verify: verifyCommand,
   replay: replayCommand,
+  drift: driftCommand,
   serve: serveCommand,
   queue: queueCommand,
 };
