@@ -122,7 +122,7 @@ const COMMISSIONS = ['fee', 'fixed_fee', 'percent_fee'] as const;
 const NAME_LENGTH = 64;
 
 /** The JSON type of a decoded value. */
-export function jsonType(value: unknown): JsonType {
+function jsonType(value: unknown): JsonType {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'array';
   const type = typeof value;
