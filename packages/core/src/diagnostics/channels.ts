@@ -122,6 +122,7 @@ export interface RefusalMessage {
 export interface DriftMessage {
   /** `method.status` of the notification, as sent (`purchase.success`, `purchase.rejected`). */
   readonly event: string;
+  /** What it carried beyond payhook's types, in the order of its fields, then method, status and status code. */
   readonly findings: readonly DriftFinding[];
 }
 

@@ -18,6 +18,7 @@ export type JsonType = 'string' | 'number' | 'boolean' | 'null' | 'object' | 'ar
  * const finding: DriftFinding = { kind: 'type', name: 'transaction_id', sent: 'null', expected: 'string' };
  */
 export interface DriftFinding {
+  /** What drifted: a new `field`, `status`, `status_code` or `method`, a `type` change, or a value `coerced`. */
   readonly kind: DriftKind;
   /** The field (`fee.amount` for a commission's amount), or the status, status code or method as sent. */
   readonly name: string;
