@@ -69,10 +69,10 @@ export function computeRatios(
       op: '<=',
       value: 1.5,
     }),
-    ratio(micro, 'full core handler, OpenTelemetry SDK subscribed vs no subscriber', FULL_OTEL_ROW, FULL, {
-      op: '<=',
-      value: 1.25,
-    }),
+    // Context since issue 34: a span of the SDK costs about a delivery, so the target is now payhook's
+    // instrumentation against the same spans and metrics written by hand, in instructions (`pnpm bench:instructions
+    // --otel batch`, bench/README.md).
+    ratio(micro, 'full core handler, OpenTelemetry SDK subscribed vs no subscriber', FULL_OTEL_ROW, FULL),
     ratio(
       micro,
       'standardwebhooks verify time / payhook verify + decode + parse',

@@ -6,6 +6,7 @@ import {
   publishRefusal,
   traceDelivery,
 } from './diagnostics/channels.js';
+import { createDriftWatch } from './diagnostics/drift.js';
 import { ERROR_STATUS, RequestError, SignatureError, type WebhookError } from './errors.js';
 import {
   accepted,
@@ -248,6 +249,7 @@ export function createWebhookHandler<C = undefined>(options: WebhookHandlerOptio
   const processNotification = createProcessor(options, routes, keyFor, once);
   const queue = checkedQueue(options.queue);
   const enqueue = queue && createEnqueuer(queue, routes, keyFor, storeTimeoutMs(options), systemClock);
+  const watchDrift = createDriftWatch(logger);
 
   /** One delivery, top to bottom: each step throws its refusal, answered at the end (a step's promise awaited). */
   async function handle(
@@ -266,6 +268,7 @@ export function createWebhookHandler<C = undefined>(options: WebhookHandlerOptio
       const verified = isPromiseLike(verification) ? await verification : verification;
       const { secret } = verified;
       notification = verified.notification;
+      watchDrift(notification);
       const outcome: Answered | PromiseLike<Answered> = enqueue
         ? enqueue(notification, secret.index, secret.id, traced)
         : processNotification(notification, context, secret.index, secret.id, traced);

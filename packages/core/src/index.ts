@@ -5,6 +5,7 @@ export type { CapturedDelivery, CaptureOptions, DeliveryCapture } from './diagno
 export { createCapture, DEFAULT_MASKED_FIELDS } from './diagnostics/capture.js';
 export type {
   DeliveryMessage,
+  DriftMessage,
   HandlerRunMessage,
   RefusalMessage,
   StoreCallMessage,
@@ -39,6 +40,8 @@ export { createNodeListener } from './http/node.js';
 export type { SenderOptions } from './http/sender.js';
 export { SERVICE_SENDER_ADDRESSES } from './http/sender.js';
 export { decodeData } from './notification/decode.js';
+export type { DriftFinding, DriftKind, JsonType } from './notification/drift.js';
+export { findDrift } from './notification/drift.js';
 export { currencyExponent, toMinorUnits } from './notification/money.js';
 export { parseNotification } from './notification/parse.js';
 export { parseTimestamp } from './notification/time.js';

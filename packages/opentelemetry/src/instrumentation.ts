@@ -4,6 +4,7 @@ import {
   type Context,
   type Counter,
   context,
+  diag,
   type Histogram,
   type MeterProvider,
   metrics,
@@ -16,11 +17,13 @@ import {
 } from '@opentelemetry/api';
 import {
   type DeliveryMessage,
+  type DriftMessage,
   type HandlerRunMessage,
   PAYHOOK_CHANNELS,
   type RefusalMessage,
   type StoreCallMessage,
 } from '@payhook/core';
+import { guarded } from './guard.js';
 import { ATTRIBUTES as A, MESSAGING_SYSTEM, METRICS } from './names.js';
 
 declare const __PAYHOOK_OTEL_VERSION__: string | undefined;
@@ -48,6 +51,13 @@ export interface PayhookInstrumentationConfig {
    * @default false
    */
   storeSpans?: boolean;
+  /**
+   * Receives what the SDK threw while payhook's spans and metrics were recorded (a span processor, an exporter, a
+   * metric reader). It is caught before it reaches `node:diagnostics_channel`, which would rethrow it as an uncaught
+   * exception and end the process; the delivery is answered as if nobody listened. Without `onError`, the first
+   * such error of this instrumentation goes to OpenTelemetry's `diag` logger, the others are dropped.
+   */
+  onError?: (error: unknown) => void;
 }
 
 interface Instruments {
@@ -56,6 +66,7 @@ interface Instruments {
   readonly handlerDuration: Histogram;
   readonly storeDuration: Histogram;
   readonly storeFailures: Counter;
+  readonly drift: Counter;
 }
 
 /** A span in progress (none for a store call without `storeSpans`) and when it started, for the duration metrics. */
@@ -95,6 +106,7 @@ export class PayhookInstrumentation {
   #tracer: Tracer;
   #instruments: Instruments;
   #enabled = false;
+  #failed = false;
   readonly #open = new WeakMap<object, Open>();
 
   constructor(config: PayhookInstrumentationConfig = {}) {
@@ -133,6 +145,26 @@ export class PayhookInstrumentation {
     diagnostics_channel.tracingChannel(PAYHOOK_CHANNELS.handler).subscribe(this.#handler);
     diagnostics_channel.tracingChannel(PAYHOOK_CHANNELS.store).subscribe(this.#store);
     diagnostics_channel.subscribe(PAYHOOK_CHANNELS.refusal, this.#refusal);
+    diagnostics_channel.subscribe(PAYHOOK_CHANNELS.drift, this.#drift);
+  }
+
+  /** What the SDK threw: to `onError`, else once to `diag`; never back into the channel (issue 34). */
+  #caught(error: unknown): void {
+    const { onError } = this.#config;
+    if (onError) {
+      try {
+        onError(error);
+      } catch {
+        // A failing hook must not take the process down either.
+      }
+      return;
+    }
+    if (this.#failed) return;
+    this.#failed = true;
+    diag.error(
+      `${NAME}: the OpenTelemetry SDK threw while recording a payhook span or metric (a span processor, exporter or metric reader); the delivery was answered as usual. Later errors of this instrumentation are not reported; pass onError to see each.`,
+      error,
+    );
   }
 
   /** Unsubscribes: payhook builds no message again until something else subscribes. */
@@ -144,6 +176,7 @@ export class PayhookInstrumentation {
     diagnostics_channel.tracingChannel(PAYHOOK_CHANNELS.handler).unsubscribe(this.#handler);
     diagnostics_channel.tracingChannel(PAYHOOK_CHANNELS.store).unsubscribe(this.#store);
     diagnostics_channel.unsubscribe(PAYHOOK_CHANNELS.refusal, this.#refusal);
+    diagnostics_channel.unsubscribe(PAYHOOK_CHANNELS.drift, this.#drift);
   }
 
   #begin(message: object, name: string, kind: SpanKind, parent: Context, attributes: Attributes): void {
@@ -174,7 +207,7 @@ export class PayhookInstrumentation {
     return span ? trace.setSpan(context.active(), span) : context.active();
   }
 
-  readonly #delivery: TracingHandlers = {
+  readonly #delivery: TracingHandlers = guarded((error) => this.#caught(error), {
     start: (m) => {
       const message = m as DeliveryMessage;
       const attributes = PROCESS_ATTRIBUTES[message.via];
@@ -191,9 +224,9 @@ export class PayhookInstrumentation {
       // One record per delivery: its count is the deliveries by outcome and event (no separate counter to pay for).
       if (seconds !== undefined) this.#instruments.processDuration.record(seconds, metricAttributes(message));
     },
-  };
+  });
 
-  readonly #handler: TracingHandlers = {
+  readonly #handler: TracingHandlers = guarded((error) => this.#caught(error), {
     start: (m) => {
       const message = m as HandlerRunMessage;
       this.#begin(
@@ -208,7 +241,7 @@ export class PayhookInstrumentation {
       );
     },
     ...settledBy((m) => this.#handlerDone(m as HandlerRunMessage)),
-  };
+  });
 
   #handlerDone(message: HandlerRunMessage): void {
     const seconds = this.#finish(message, message.errorCode);
@@ -218,7 +251,7 @@ export class PayhookInstrumentation {
     this.#instruments.handlerDuration.record(seconds, attributes);
   }
 
-  readonly #store: TracingHandlers = {
+  readonly #store: TracingHandlers = guarded((error) => this.#caught(error), {
     start: (m) => {
       const message = m as StoreCallMessage;
       if (!this.#config.storeSpans) {
@@ -231,7 +264,7 @@ export class PayhookInstrumentation {
       });
     },
     ...settledBy((m) => this.#storeDone(m as StoreCallMessage)),
-  };
+  });
 
   #storeDone(message: StoreCallMessage): void {
     const seconds = this.#finish(message, message.errorCode);
@@ -246,14 +279,26 @@ export class PayhookInstrumentation {
     if (!message.settled) this.#instruments.storeDuration.record(seconds, attributes);
   }
 
-  readonly #refusal = (m: unknown): void => {
-    const message = m as RefusalMessage;
-    this.#instruments.refusals.add(1, {
-      [A.errorType]: message.code,
-      [A.status]: message.status,
-      [A.via]: message.via,
-    });
-  };
+  readonly #refusal = guarded((error) => this.#caught(error), {
+    refusal: (m: unknown): void => {
+      const message = m as RefusalMessage;
+      this.#instruments.refusals.add(1, {
+        [A.errorType]: message.code,
+        [A.status]: message.status,
+        [A.via]: message.via,
+      });
+    },
+  }).refusal;
+
+  readonly #drift = guarded((error) => this.#caught(error), {
+    drift: (m: unknown): void => {
+      for (const finding of (m as DriftMessage).findings) {
+        const attributes: Attributes = { [A.driftKind]: finding.kind, [A.driftName]: finding.name };
+        if (finding.sent !== undefined) attributes[A.driftSentType] = finding.sent;
+        this.#instruments.drift.add(1, attributes);
+      }
+    },
+  }).drift;
 }
 
 /**
@@ -295,6 +340,11 @@ function instrumentsOf(provider: MeterProvider): Instruments {
     storeFailures: meter.createCounter(METRICS.storeFailures, {
       unit: '{call}',
       description: 'Calls to the duplicate store that threw or rejected.',
+    }),
+    drift: meter.createCounter(METRICS.drift, {
+      unit: '{finding}',
+      description:
+        'What verified deliveries carried beyond what payhook types (new fields, statuses, status codes, methods; fields of another type; coerced values), by kind and name; never a value.',
     }),
   };
 }

@@ -25,6 +25,9 @@ export const ATTRIBUTES = {
   handlerId: 'payhook.handler.id',
   storeStep: 'payhook.store.step',
   storeName: 'payhook.store.name',
+  driftKind: 'payhook.drift.kind',
+  driftName: 'payhook.drift.name',
+  driftSentType: 'payhook.drift.sent_type',
 } as const;
 
 /**
@@ -41,6 +44,7 @@ export const METRICS = {
   handlerDuration: 'payhook.handler.duration',
   storeDuration: 'payhook.store.duration',
   storeFailures: 'payhook.store.failures',
+  drift: 'payhook.drift',
 } as const;
 
 /** `messaging.system`: not one of the conventions' listed systems, so the library's name. */

@@ -1,5 +1,6 @@
 import type { WebhookErrorCode } from '../errors.js';
 import type { WebhookOutcome } from '../http/answers.js';
+import type { DriftFinding } from '../notification/drift.js';
 import type { Notification } from '../notification/types.js';
 import type { DeliveryFacts } from '../protocol/delivery.js';
 import type { StoreStep } from '../protocol/store-calls.js';
@@ -9,8 +10,8 @@ import type { SignatureHint } from '../verify/diagnosis.js';
 
 /**
  * The `node:diagnostics_channel` names payhook publishes on: three `TracingChannel`s (subscribe with
- * `diagnostics_channel.tracingChannel(name).subscribe({ start, end, asyncStart, asyncEnd, error })`) and one plain
- * channel. Nothing is built or published while a channel has no subscriber.
+ * `diagnostics_channel.tracingChannel(name).subscribe({ start, end, asyncStart, asyncEnd, error })`) and two plain
+ * channels. Nothing is built or published while a channel has no subscriber.
  *
  * @example
  * import diagnostics_channel from 'node:diagnostics_channel';
@@ -25,6 +26,8 @@ export const PAYHOOK_CHANNELS = {
   store: 'payhook:store',
   /** Plain: one refusal, with its code and status. */
   refusal: 'payhook:refusal',
+  /** Plain: a verified delivery that carried what payhook does not type (new fields, statuses, types). */
+  drift: 'payhook:drift',
 } as const;
 
 /**
@@ -112,6 +115,20 @@ export interface RefusalMessage {
   readonly status: number;
 }
 
+/**
+ * A message of the `payhook:drift` channel: one per verified delivery that carried something payhook does not
+ * type, with what it was. Names only (`findDrift`): never a field's value.
+ *
+ * @example
+ * subscribe(PAYHOOK_CHANNELS.drift, (m) => { for (const f of (m as DriftMessage).findings) seen.add(f.kind, f.name); });
+ */
+export interface DriftMessage {
+  /** `method.status` of the notification, as sent (`purchase.success`, `purchase.rejected`). */
+  readonly event: string;
+  /** What it carried beyond payhook's types, in the order of its fields, then method, status and status code. */
+  readonly findings: readonly DriftFinding[];
+}
+
 /** The parts of `node:diagnostics_channel` payhook uses, typed here so no runtime needs Node's types. */
 interface Channel {
   readonly hasSubscribers: boolean;
@@ -139,6 +156,7 @@ interface Channels {
   readonly handler: Tracing;
   readonly store: Tracing;
   readonly refusal: Channel;
+  readonly drift: Channel;
   readonly current: AsyncStorage<DeliveryMessage> | undefined;
 }
 
@@ -152,6 +170,7 @@ function build(dc: DiagnosticsChannel | undefined, hooks: { AsyncLocalStorage?: 
     handler: dc.tracingChannel(PAYHOOK_CHANNELS.handler),
     store: dc.tracingChannel(PAYHOOK_CHANNELS.store),
     refusal: dc.channel(PAYHOOK_CHANNELS.refusal),
+    drift: dc.channel(PAYHOOK_CHANNELS.drift),
     current: typeof Storage === 'function' ? new Storage() : undefined,
   };
 }
@@ -249,6 +268,17 @@ export function publishRefusal(via: RefusalMessage['via'], code: WebhookErrorCod
   if (channels === undefined || !channels.refusal.hasSubscribers) return;
   const message: RefusalMessage = { via, code, status };
   channels.refusal.publish(message);
+}
+
+/** Whether anyone listens on `payhook:drift`. */
+export function driftSubscribed(): boolean {
+  return channels?.drift.hasSubscribers === true;
+}
+
+/** Publishes a delivery's drift on `payhook:drift` (check `driftSubscribed` first). */
+export function publishDrift(event: string, findings: readonly DriftFinding[]): void {
+  const message: DriftMessage = { event, findings };
+  channels?.drift.publish(message);
 }
 
 /** The delivery being traced in this async context, if any. */

@@ -1,3 +1,4 @@
+import { driftCommand } from './drift.js';
 import { inspectCommand } from './inspect.js';
 import { type CliIO, printable } from './io.js';
 import { queueCommand } from './queue.js';
@@ -20,6 +21,7 @@ Commands:
   verify   check a captured delivery read from standard input; card tokens are masked
   replay   post a capture file (core's createCapture) to an endpoint again, re-signed with a test secret
   inspect  a local page over a capture file and the fake's deliveries: filter, diff, edit, replay, save as fixture
+  drift    count what a capture file's notifications carried beyond what payhook types (new fields, statuses…)
   serve    run the fake payment service
   queue    list, replay or discard the dead notifications of @payhook/queue (--database URL or --redis URL)
 
@@ -34,6 +36,7 @@ const COMMANDS: Record<string, (argv: string[], io: CliIO) => Promise<number>> =
   verify: verifyCommand,
   replay: replayCommand,
   inspect: inspectCommand,
+  drift: driftCommand,
   serve: serveCommand,
   queue: queueCommand,
 };

@@ -1,0 +1,51 @@
+import { type DriftFinding, findDrift } from '../notification/drift.js';
+import type { Notification } from '../notification/types.js';
+import { driftSubscribed, publishDrift } from './channels.js';
+
+type Logger = Pick<Console, 'warn'> | false;
+
+/** What was logged in this process: each finding once, whichever handler saw it first. */
+const logged = new Set<string>();
+/** Past this many, nothing more is logged (a sender inventing a name per delivery must not fill the memory). */
+const MAX_LOGGED = 1_000;
+
+/**
+ * Watches each verified notification for drift (`findDrift`): published on `payhook:drift` when anyone listens,
+ * and each new finding logged once per process. With neither a subscriber nor a logger it does nothing.
+ */
+export function createDriftWatch(logger: Logger): (notification: Notification) => void {
+  return (notification) => {
+    const subscribed = driftSubscribed();
+    if (!subscribed && !logger) return;
+    const findings = findDrift(notification);
+    if (findings === undefined) return;
+    if (subscribed) publishDrift(`${notification.method}.${notification.status}`, findings);
+    if (logger) logNew(logger, notification.method, findings);
+  };
+}
+
+function logNew(logger: Pick<Console, 'warn'>, method: string, findings: readonly DriftFinding[]): void {
+  const fresh: string[] = [];
+  for (const finding of findings) {
+    const id = `${finding.kind}:${finding.name}:${finding.sent ?? ''}`;
+    if (logged.has(id) || logged.size >= MAX_LOGGED) continue;
+    logged.add(id);
+    fresh.push(describe(finding));
+  }
+  if (fresh.length === 0) return;
+  try {
+    logger.warn(
+      `[@payhook/core] a ${JSON.stringify(method)} notification carried what payhook does not type: ${fresh.join('; ')}. It was handled as before (everything sent stays in notification.raw); each such name is logged once per process and counted on the payhook:drift channel (docs/observability.md).`,
+    );
+  } catch {
+    // A failing logger must not change the answer.
+  }
+}
+
+/** A finding in words: names and types, never a value. */
+function describe({ kind, name, sent, expected }: DriftFinding): string {
+  const quoted = JSON.stringify(name);
+  if (kind === 'type') return `${quoted} sent as ${sent} (typed ${expected})`;
+  if (kind === 'coerced') return `${quoted} sent as ${sent}, coerced to ${expected}`;
+  return `new ${kind.replace('_', ' ')} ${quoted}`;
+}

@@ -1,0 +1,219 @@
+import type { Notification } from './types.js';
+
+/**
+ * What a notification carried beyond what payhook types: a `field` it does not know, a `status`, `status_code` or
+ * `method` it does not know, a known field of another `type` than its type (a field turned nullable), or one
+ * `coerced` into its type by `parseNotification` (an amount sent as text, a status code as a number).
+ */
+export type DriftKind = 'field' | 'status' | 'status_code' | 'method' | 'type' | 'coerced';
+
+/** A JSON value's type, as drift names it. */
+export type JsonType = 'string' | 'number' | 'boolean' | 'null' | 'object' | 'array';
+
+/**
+ * One thing a notification carried beyond what payhook types. Only names: a field's name, or the status, status
+ * code or method as sent; never a field's value.
+ *
+ * @example
+ * const finding: DriftFinding = { kind: 'type', name: 'transaction_id', sent: 'null', expected: 'string' };
+ */
+export interface DriftFinding {
+  /** What drifted: a new `field`, `status`, `status_code` or `method`, a `type` change, or a value `coerced`. */
+  readonly kind: DriftKind;
+  /** The field (`fee.amount` for a commission's amount), or the status, status code or method as sent. */
+  readonly name: string;
+  /** `type` and `coerced`: the type that arrived. */
+  readonly sent?: JsonType;
+  /** `type` and `coerced`: the type payhook gives the field. */
+  readonly expected?: JsonType;
+}
+
+/** Every field payhook types (types.ts: spec 2.1, 2.2, 6.1, 6.2) and the JSON type it has there. */
+const TYPED = new Map<string, JsonType>([
+  ...[
+    'payment_id',
+    'order_id',
+    'operation_id',
+    'gateway_order_id',
+    'billing_order_id',
+    'transaction_id',
+    'pos_id',
+    'mode',
+    'method',
+    'currency',
+    'description',
+    'status',
+    'status_code',
+    'status_description',
+    'user_action_url',
+    'eci',
+    'mcc',
+    'options_3ds',
+    'payway',
+    'cc_mask',
+    'cc_token',
+    'cc_token_expiration',
+    'customer_id',
+    'customer_ip',
+    'customer_fname',
+    'customer_lname',
+    'customer_patronym',
+    'customer_email',
+    'customer_phone',
+    'customer_country',
+    'customer_birthday',
+    'result_url',
+    'created_at',
+    'processed_at',
+    'payload',
+    'bank_short_name',
+    'receipt_url',
+    'processed_currency',
+  ].map((field) => [field, 'string'] as const),
+  ['amount', 'number'],
+  ['processed_amount', 'number'],
+  ['user_action_required', 'boolean'],
+  ['fee', 'object'],
+  ['fixed_fee', 'object'],
+  ['percent_fee', 'object'],
+  ['limit_info', 'object'],
+  ['recurring', 'object'],
+]);
+
+// Known names as `switch`es, not sets: a value from JSON.parse is a fresh string, which a set must hash first, where
+// comparing it with a few constants stops at the first differing length or character.
+
+/** `Method` (types.ts): the operations of spec 6.1 and 6.2. */
+function knownMethod(method: string): boolean {
+  switch (method) {
+    case 'purchase':
+    case 'auth':
+    case 'credit':
+    case 'p2p':
+    case 'lookup':
+    case 'capture':
+    case 'void':
+    case 'refund':
+      return true;
+    default:
+      return false;
+  }
+}
+
+/** `KnownStatus` (types.ts): the public payment cycle. */
+function knownStatus(status: string): boolean {
+  switch (status) {
+    case 'init':
+    case 'pending':
+    case 'processing':
+    case 'success':
+    case 'failure':
+      return true;
+    default:
+      return false;
+  }
+}
+
+/** The status codes the spec (3.1) and the service's public material show: success, auth hold, refund, 3DS. */
+function knownStatusCode(code: string): boolean {
+  return code === '1000' || code === '1002' || code === '1004' || code === '2122';
+}
+const COMMISSIONS = ['fee', 'fixed_fee', 'percent_fee'] as const;
+/** Longer names are cut: a name is a label, not a place for whatever the sender wrote. */
+const NAME_LENGTH = 64;
+
+/** The JSON type of a decoded value. */
+function jsonType(value: unknown): JsonType {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'array';
+  const type = typeof value;
+  return type === 'string' || type === 'number' || type === 'boolean' ? type : 'object';
+}
+
+/**
+ * What a parsed notification carried beyond what payhook types, read from `notification.raw` (as sent) and the
+ * notification (as typed); `undefined`, with nothing built, when it carried nothing new. One pass over the fields:
+ * it runs on every delivery while a logger is set, so a notification without drift costs a lookup per field.
+ *
+ * @example
+ * const drift = findDrift(parseNotification(decodeData(form.data)));
+ * for (const { kind, name } of drift ?? []) console.log(kind, name); // field refund_reason, status rejected
+ */
+export function findDrift(notification: Notification): DriftFinding[] | undefined {
+  const raw = notification.raw;
+  let found = sameShape(raw) ? undefined : fieldDrift(raw, notification);
+  const { method, status, status_code: code } = notification;
+  if (!knownMethod(method)) found = push(found, { kind: 'method', name: cut(method) });
+  if (!knownStatus(status)) found = push(found, { kind: 'status', name: cut(status) });
+  if (typeof code === 'string' && !knownStatusCode(code)) {
+    found = push(found, { kind: 'status_code', name: cut(code) });
+  }
+  return commissionDrift(raw, found);
+}
+
+// The fields (in order) and their types of the last notification whose fields showed no drift: the service sends
+// the same shape again and again, and comparing with it costs a pointer compare per field (field names from
+// JSON.parse are interned) where looking each name up costs a hash lookup. Its own pass in `pnpm bench:instructions`.
+let shapeFields: readonly string[] = [];
+let shapeTypes: readonly JsonType[] = [];
+
+function sameShape(raw: Readonly<Record<string, unknown>>): boolean {
+  let i = 0;
+  for (const field in raw) {
+    if (field !== shapeFields[i]) return false;
+    const value = raw[field];
+    const expected = shapeTypes[i++];
+    if (typeof value !== expected) return false;
+    if (expected === 'object' && (value === null || Array.isArray(value))) return false;
+  }
+  return i === shapeFields.length;
+}
+
+/** Each field of `raw` looked up: unknown, another type, or coerced; a shape without any is remembered. */
+function fieldDrift(
+  raw: Readonly<Record<string, unknown>>,
+  notification: Notification,
+): DriftFinding[] | undefined {
+  const typed = notification as unknown as Readonly<Record<string, unknown>>;
+  let found: DriftFinding[] | undefined;
+  for (const field in raw) {
+    const expected = TYPED.get(field);
+    const value = raw[field];
+    if (expected === undefined) {
+      found = push(found, { kind: 'field', name: cut(field) });
+    } else if (typeof value !== expected || (expected === 'object' && jsonType(value) !== 'object')) {
+      const kind = jsonType(typed[field]) === expected ? 'coerced' : 'type';
+      found = push(found, { kind, name: field, sent: jsonType(value), expected });
+    }
+  }
+  if (found === undefined) {
+    shapeFields = Object.keys(raw);
+    shapeTypes = shapeFields.map((field) => TYPED.get(field)!);
+  }
+  return found;
+}
+
+/** A commission (spec 2.4) whose amount came as text: coerced to a number by `parseNotification`. */
+function commissionDrift(
+  raw: Readonly<Record<string, unknown>>,
+  found: DriftFinding[] | undefined,
+): DriftFinding[] | undefined {
+  for (const field of COMMISSIONS) {
+    const commission = raw[field];
+    if (typeof commission !== 'object' || commission === null) continue;
+    const amount = (commission as { amount?: unknown }).amount;
+    if (typeof amount !== 'string') continue;
+    found = push(found, { kind: 'coerced', name: `${field}.amount`, sent: 'string', expected: 'number' });
+  }
+  return found;
+}
+
+function push(found: DriftFinding[] | undefined, finding: DriftFinding): DriftFinding[] {
+  if (found === undefined) return [finding];
+  found.push(finding);
+  return found;
+}
+
+function cut(name: string): string {
+  return name.length > NAME_LENGTH ? `${name.slice(0, NAME_LENGTH)}…` : name;
+}

@@ -1,0 +1,95 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createCapture, createWebhookHandler } from '@payhook/core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { signedForm } from '../../../../test/support/signed-form.ts';
+import { fakePurchase } from '../fixtures/primary.js';
+import { memoryIO } from './io.js';
+import { runCli } from './run.js';
+
+const secret = 'drift-capture-secret';
+let dir: string;
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), `payhook-drift-cmd-${process.pid}-`));
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+/** A capture file as production writes it: `notifications` delivered to a handler with `createCapture`. */
+async function captureOf(notifications: Record<string, unknown>[]): Promise<string> {
+  const lines: string[] = [];
+  const capture = createCapture({ write: (line) => void lines.push(line) });
+  const webhook = createWebhookHandler({ secret, capture, logger: false, handle: () => {} });
+  const headers = { 'content-type': 'application/x-www-form-urlencoded' };
+  for (const notification of notifications) {
+    await webhook({ method: 'POST', headers, body: signedForm(notification, secret) }, undefined);
+  }
+  await webhook({ method: 'POST', headers, body: signedForm(notifications[0], 'forged') }, undefined);
+  await capture.flush();
+  const file = join(dir, `capture-${lines.length}-${Math.random()}.jsonl`);
+  await writeFile(file, `${lines.join('\n')}\n`);
+  return file;
+}
+
+async function drift(args: string[], input = '') {
+  const { io, out, err } = memoryIO(input);
+  const code = await runCli(['drift', ...args], io);
+  return { code, out, err };
+}
+
+const purchase = (seed: string, fields: Record<string, unknown> = {}) =>
+  ({ ...fakePurchase({}, { seed }), ...fields }) as Record<string, unknown>;
+
+describe('payhook drift', () => {
+  it('counts a new field and a new status of a capture, naming them and never a value', async () => {
+    const file = await captureOf([
+      purchase('drift-1', { refund_reason: 'customer asked twice' }),
+      purchase('drift-2', { refund_reason: 'wrong size', status: 'rejected' }),
+      purchase('drift-3'),
+    ]);
+    expect(await drift([file])).toEqual({
+      code: 1,
+      out: [
+        '2 of 3 captured notifications carried what payhook does not type',
+        '  new field "refund_reason": 2',
+        '  new status "rejected": 1',
+      ],
+      err: [],
+    });
+  });
+
+  it('says nothing drifted and exits 0 when every notification is typed, reading standard input with -', async () => {
+    const file = await captureOf([purchase('drift-4')]);
+    const { readFile } = await import('node:fs/promises');
+    expect(await drift(['-'], await readFile(file, 'utf8'))).toEqual({
+      code: 0,
+      out: ['0 of 1 captured notifications carried what payhook does not type'],
+      err: [],
+    });
+  });
+
+  it('counts a field turned nullable and an amount sent as text', async () => {
+    const file = await captureOf([
+      purchase('drift-5', { status_description: null, amount: '10.50' }),
+      purchase('drift-6', { status_description: null }),
+    ]);
+    expect((await drift([file])).out).toEqual([
+      '2 of 2 captured notifications carried what payhook does not type',
+      '  "status_description" sent as null (typed string): 2',
+      '  "amount" sent as string, coerced to number: 1',
+    ]);
+  });
+
+  it('refuses a line that is not a capture, with exit 2', async () => {
+    const file = join(dir, 'not-a-capture.jsonl');
+    await writeFile(file, '{"hello":1}\n');
+    const result = await drift([file]);
+    expect(result.code).toBe(2);
+    expect(result.err[0]).toBe(
+      `payhook drift: ${file}, line 1: not a captured delivery (expected {"v":1,…} from createCapture).`,
+    );
+  });
+});

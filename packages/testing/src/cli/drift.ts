@@ -1,0 +1,67 @@
+import { type DriftFinding, findDrift, parseNotification } from '@payhook/core';
+import { replayableLines } from '../replay.js';
+import { parseCommand, readInput, runCommand, UsageError } from './args.js';
+import type { CliIO } from './io.js';
+
+const DRIFT_HELP = `Usage: payhook drift FILE
+
+Summarises what the notifications of a capture file (JSON lines written by core's createCapture, as 'payhook
+replay' reads them; - for standard input) carried beyond what payhook types: new fields, statuses, status codes
+and methods, typed fields sent as another type (a field turned nullable), and values payhook coerced into their
+type (an amount sent as text). Each with how many notifications carried it; names only, never a value. Fields
+the capture masked read as text, so only a masked field sent as null shows its type change.
+Exits 0 when nothing drifted, 1 when something did, 2 on a bad invocation or a line that is not a capture.
+
+Example:
+  payhook drift /var/log/payhook/deliveries.jsonl`;
+
+/** `payhook drift`: the drift of a capture, counted. */
+export async function driftCommand(argv: string[], io: CliIO): Promise<number> {
+  return runCommand('drift', io, async () => {
+    const parsed = parseCommand(argv, {}, io, DRIFT_HELP);
+    if (parsed === undefined) return 0;
+    const { positionals } = parsed;
+    if (positionals.length !== 1) {
+      throw new UsageError(positionals.length === 0 ? 'name the capture file.' : 'name one capture file.');
+    }
+    const file = positionals[0]!;
+    const text = await readInput(file, io, 'the capture');
+    let lines: ReturnType<typeof replayableLines>;
+    try {
+      lines = replayableLines(text, file === '-' ? 'standard input' : file);
+    } catch (error) {
+      throw new UsageError((error as Error).message.replace('[@payhook/testing] ', ''));
+    }
+    const counts = new Map<string, { finding: DriftFinding; notifications: number }>();
+    let drifted = 0;
+    for (const { line, captured } of lines) {
+      let findings: DriftFinding[] | undefined;
+      try {
+        findings = findDrift(parseNotification(captured.notification));
+      } catch {
+        io.stderr(`line ${line}: not a notification payhook parses (skipped)`);
+        continue;
+      }
+      if (findings === undefined) continue;
+      drifted++;
+      for (const finding of findings) {
+        const id = `${finding.kind}\0${finding.name}\0${finding.sent ?? ''}`;
+        const seen = counts.get(id) ?? { finding, notifications: 0 };
+        seen.notifications++;
+        counts.set(id, seen);
+      }
+    }
+    io.stdout(`${drifted} of ${lines.length} captured notifications carried what payhook does not type`);
+    const rows = [...counts.values()].sort((a, b) => b.notifications - a.notifications);
+    for (const { finding, notifications } of rows) io.stdout(`  ${describe(finding)}: ${notifications}`);
+    return drifted === 0 ? 0 : 1;
+  });
+}
+
+/** One finding as a row label; names escaped, so a control character cannot reach the terminal. */
+function describe({ kind, name, sent, expected }: DriftFinding): string {
+  const shown = JSON.stringify(name);
+  if (kind === 'type') return `${shown} sent as ${sent} (typed ${expected})`;
+  if (kind === 'coerced') return `${shown} sent as ${sent}, coerced to ${expected}`;
+  return `new ${kind.replace('_', ' ')} ${shown}`;
+}
