@@ -22,18 +22,13 @@ import { bodyLimits, checkedQueue, orderingGuard, protocolOptions, storeTimeoutM
 import type { DeliveryFacts } from './protocol/delivery.js';
 import { createEnqueuer } from './protocol/enqueue.js';
 import { ExactlyOnce, type Outcome } from './protocol/exactly-once.js';
-import {
-  boundKey,
-  type DedupeStore,
-  type KeyFunction,
-  notificationKey,
-  type TransactionalStore,
-} from './protocol/key.js';
+import { boundKey, type KeyFunction, notificationKey } from './protocol/key.js';
 import type { OrderingOptions } from './protocol/ordering.js';
 import type { NotificationQueue } from './protocol/queue.js';
 import { type NotificationHandler, type Route, Routes } from './protocol/routes.js';
 import { systemClock } from './runtime/clock.js';
 import { isPromiseLike } from './runtime/promise.js';
+import type { DedupeStore, TransactionalStore } from './stores/contract.js';
 import { type Secrets, secretSource } from './verify/secrets.js';
 import { checkAlgorithm, type SignatureAlgorithm } from './verify/signature.js';
 import { verifyEnvelope } from './verify/verify.js';

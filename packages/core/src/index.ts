@@ -70,18 +70,13 @@ export type {
   VoidNotification,
 } from './notification/types.js';
 export { isRecurring } from './notification/types.js';
-export type {
-  ClaimResult,
-  DedupeStore,
-  KeyFunction,
-  TransactionalStore,
-  TransactionResult,
-} from './protocol/key.js';
+export type { KeyFunction } from './protocol/key.js';
 export { notificationKey } from './protocol/key.js';
 export type { OrderingOptions } from './protocol/ordering.js';
 export type { NotificationQueue, QueuedNotification } from './protocol/queue.js';
 export type { StoreStep } from './protocol/store-calls.js';
 export { decodeBase64Url, encodeBase64Url } from './runtime/base64url.js';
+export type { ClaimResult, DedupeStore, TransactionalStore, TransactionResult } from './stores/contract.js';
 export type { MemoryStoreOptions } from './stores/memory.js';
 export { MemoryStore } from './stores/memory.js';
 export type { Secret, SecretList, SecretResolver, Secrets } from './verify/secrets.js';

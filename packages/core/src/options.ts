@@ -1,10 +1,10 @@
 import type { WebhookError } from './errors.js';
 import type { WebhookHandlerOptions } from './handler.js';
 import type { ExactlyOnceOptions } from './protocol/exactly-once.js';
-import { type DedupeStore, isTransactionalStore, type TransactionalStore } from './protocol/key.js';
 import { OrderingGuard, type OrderingOptions } from './protocol/ordering.js';
 import type { NotificationQueue } from './protocol/queue.js';
 import { systemClock } from './runtime/clock.js';
+import { type DedupeStore, isTransactionalStore, type TransactionalStore } from './stores/contract.js';
 import { MemoryStore } from './stores/memory.js';
 
 // The handler's options checked once, when it is built: a wrong one throws a TypeError naming it.

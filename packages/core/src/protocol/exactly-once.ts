@@ -3,15 +3,15 @@ import { HandlerError, StoreError, WebhookError } from '../errors.js';
 import type { Notification } from '../notification/types.js';
 import { type Clock, sleep } from '../runtime/clock.js';
 import { isPromiseLike } from '../runtime/promise.js';
-import { type Delivery, type DeliveryFacts, deliveryFor } from './delivery.js';
 import {
-  boundKey,
   type ClaimResult,
   type DedupeStore,
   isTransactionalStore,
   type TransactionalStore,
   type TransactionResult,
-} from './key.js';
+} from '../stores/contract.js';
+import { type Delivery, type DeliveryFacts, deliveryFor } from './delivery.js';
+import { boundKey } from './key.js';
 import type { Route } from './routes.js';
 import { fenceOf, type Lease, Run, Runs } from './runs.js';
 import { StoreCalls, StoreTimeout } from './store-calls.js';
