@@ -13,6 +13,7 @@ import { tracingChannel } from 'node:diagnostics_channel';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type * as Core from '@payhook/core';
+import { PAYHOOK_CHANNELS } from '@payhook/core/diagnostics';
 import { createIdSource, encodeData, formBody, SECRET, signData } from './payload.js';
 
 const args = process.argv.slice(2);
@@ -40,7 +41,7 @@ async function deliver(core: typeof Core, count: number, otel: string | undefine
   const storeSpans = args.includes('--store-spans');
   const subscriber =
     otel === 'noop'
-      ? noopSubscriber(core.PAYHOOK_CHANNELS)
+      ? noopSubscriber(PAYHOOK_CHANNELS)
       : otel
         ? (await import('./otel.js')).otelSubscriber({ simple: otel === 'simple', storeSpans })
         : undefined;
@@ -79,7 +80,7 @@ async function bundleChild(): Promise<string> {
 }
 
 /** Subscribers that do nothing on the three tracing channels: what core's messages cost without any SDK. */
-function noopSubscriber(channels: typeof Core.PAYHOOK_CHANNELS): { enable: () => void; disable: () => void } {
+function noopSubscriber(channels: typeof PAYHOOK_CHANNELS): { enable: () => void; disable: () => void } {
   const handlers = { start() {}, end() {}, asyncStart() {}, asyncEnd() {}, error() {} };
   const names = [channels.delivery, channels.handler, channels.store];
   return {

@@ -20,7 +20,7 @@ import {
   PAYHOOK_CHANNELS,
   type RefusalMessage,
   type StoreCallMessage,
-} from '@payhook/core';
+} from '@payhook/core/diagnostics';
 import { ATTRIBUTES as A, MESSAGING_SYSTEM, METRICS } from './names.js';
 
 declare const __PAYHOOK_OTEL_VERSION__: string | undefined;

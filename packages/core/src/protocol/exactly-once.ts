@@ -1,5 +1,6 @@
 import { handlerTraced, traceHandler } from '../diagnostics/channels.js';
 import { HandlerError, StoreError, WebhookError } from '../errors.js';
+import type { WebhookOutcome } from '../http/answers.js';
 import type { Notification } from '../notification/types.js';
 import { type Clock, sleep } from '../runtime/clock.js';
 import { isPromiseLike } from '../runtime/promise.js';
@@ -43,7 +44,7 @@ export interface ExactlyOnceOptions {
 }
 
 /** What a run comes to for its caller. */
-export type Outcome = 'handled' | 'duplicate';
+export type Outcome = Extract<WebhookOutcome, 'handled' | 'duplicate'>;
 
 /** A notification, the handlers it reaches in order, and what they are told: what a run runs. */
 export interface Work<C> {
