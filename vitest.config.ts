@@ -6,8 +6,8 @@ const nest11 = fileURLToPath(new URL('./test/nest11/node_modules/@nestjs/', impo
 
 // Unit tests run against the sources; tests that start child processes (examples, CLI) use the built dist.
 const alias = [
-  { find: /^@payhook\/core\/adapter$/, replacement: src('core/src/adapter.ts') },
-  { find: /^@payhook\/core\/(validation|reconcile)$/, replacement: src('core/src/$1/index.ts') },
+  { find: /^@payhook\/core\/(adapter|capture)$/, replacement: src('core/src/$1.ts') },
+  { find: /^@payhook\/core\/(validation|reconcile|diagnostics)$/, replacement: src('core/src/$1/index.ts') },
   { find: /^@payhook\/core\/(redis|postgres|memory)$/, replacement: src('core/src/stores/$1.ts') },
   { find: /^@payhook\/testing\/nock$/, replacement: src('testing/src/nock.ts') },
   { find: /^@payhook\/queue\/(bullmq|postgres)$/, replacement: src('queue/src/$1.ts') },

@@ -15,6 +15,7 @@ import { tracingChannel } from 'node:diagnostics_channel';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type * as Core from '@payhook/core';
+import { PAYHOOK_CHANNELS } from '@payhook/core/diagnostics';
 import { createIdSource, encodeData, formBody, SECRET, signData } from './payload.js';
 
 const args = process.argv.slice(2);
@@ -71,7 +72,7 @@ async function instrumented(
   const webhook = core.createWebhookHandler({ ...options, handle: () => undefined });
   const handler = (request: Core.WebhookRequest) => webhook(request, undefined);
   const storeSpans = args.includes('--store-spans');
-  if (otel === 'noop') return { handler, subscriber: noopSubscriber(core.PAYHOOK_CHANNELS) };
+  if (otel === 'noop') return { handler, subscriber: noopSubscriber(PAYHOOK_CHANNELS) };
   if (otel === undefined) return { handler };
   return { handler, subscriber: (await import('./otel.js')).otelSubscriber({ simple, storeSpans }) };
 }
@@ -99,7 +100,7 @@ async function bundleChild(): Promise<string> {
 }
 
 /** Subscribers that do nothing on the three tracing channels: what core's messages cost without any SDK. */
-function noopSubscriber(channels: typeof Core.PAYHOOK_CHANNELS): { enable: () => void; disable: () => void } {
+function noopSubscriber(channels: typeof PAYHOOK_CHANNELS): { enable: () => void; disable: () => void } {
   const handlers = { start() {}, end() {}, asyncStart() {}, asyncEnd() {}, error() {} };
   const names = [channels.delivery, channels.handler, channels.store];
   return {

@@ -113,7 +113,11 @@ export function handWrittenDelivery(
   const processDuration = meter.createHistogram('messaging.process.duration', { unit: 's' });
   const refusals = meter.createCounter('payhook.refusals', { unit: '{delivery}' });
   const handlerDuration = meter.createHistogram('payhook.handler.duration', { unit: 's' });
-  const handle = (notification: Core.Notification, open: HandOpen | undefined, delivery: Core.Delivery): void => {
+  const handle = (
+    notification: Core.Notification,
+    open: HandOpen | undefined,
+    delivery: Core.Delivery,
+  ): void => {
     // Always given here: every delivery goes through `deliver` below, which passes its `open`.
     if (open === undefined) return;
     open.event = `${notification.method}.${notification.status}`;

@@ -26,7 +26,8 @@ const SECRET = 'runtimes-secret';
 export const EXPECTED = '200 handled, then 200 duplicate';
 
 /** The deliveries and their checks, as an ES module any runtime runs; `deliver(fetch)` answers the line's tail. */
-const DELIVERIES = `import { encodeBase64Url, sign } from '@payhook/core';
+const DELIVERIES = `import { sign } from '@payhook/core';
+import { encodeBase64Url } from '@payhook/core/adapter';
 const SECRET = ${JSON.stringify(SECRET)};
 const form = (orderId) => {
   const data = encodeBase64Url(JSON.stringify({ payment_id: 'p-' + orderId, order_id: orderId, pos_id: 'pos-1',

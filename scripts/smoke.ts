@@ -21,14 +21,16 @@ const RUNTIME_CHECK = (load: string) => `${load}
 const assert = (ok, what) => { if (!ok) { console.error('FAIL ' + what); process.exit(1); } };
 for (const [name, mod] of Object.entries(packages)) assert(mod && typeof mod === 'object', name + ' loads');
 const { core, express: adapter, koa: koaAdapter, fastify: fastifyAdapter, nestjs: nestAdapter } = packages;
-for (const fn of ['createWebhookHandler', 'sign', 'encodeBase64Url', 'createNodeListener', 'verifyNotification'])
+for (const fn of ['createWebhookHandler', 'sign', 'createNodeListener', 'verifyNotification'])
   assert(typeof core[fn] === 'function', '@payhook/core exports ' + fn);
-for (const fn of ['createMiddleware', 'toWebhookRequest', 'sendNodeResponse', 'refusal', 'fromParserError'])
+for (const fn of ['createMiddleware', 'toWebhookRequest', 'sendNodeResponse', 'refusal', 'fromParserError', 'encodeBase64Url', 'decodeBase64Url'])
   assert(typeof packages.coreAdapter[fn] === 'function', '@payhook/core/adapter exports ' + fn);
 for (const fn of ['validatePaymentRequest', 'validateSplitPurchaseRequest', 'validateCard'])
   assert(typeof packages.validation[fn] === 'function', '@payhook/core/validation exports ' + fn);
 for (const fn of ['createReconciler', 'createApiClient', 'hmacRequestSigner'])
   assert(typeof packages.reconcile[fn] === 'function', '@payhook/core/reconcile exports ' + fn);
+assert(typeof packages.capture.createCapture === 'function' && packages.capture.DEFAULT_MASKED_FIELDS.includes('cc_token'), '@payhook/core/capture exports createCapture and DEFAULT_MASKED_FIELDS');
+assert(packages.diagnostics.PAYHOOK_CHANNELS.delivery === 'payhook:delivery', '@payhook/core/diagnostics exports PAYHOOK_CHANNELS');
 assert(packages.coreAdapter.fromParserError({ type: 'entity.too.large' }) instanceof core.RequestError, '@payhook/core/adapter shares the error classes of @payhook/core');
 assert(typeof adapter.webhookMiddleware === 'function', '@payhook/express exports webhookMiddleware');
 assert(typeof koaAdapter.webhookMiddleware === 'function', '@payhook/koa exports webhookMiddleware');
@@ -163,12 +165,14 @@ import * as postgresPkg from '@payhook/core/postgres';
 import * as coreAdapterPkg from '@payhook/core/adapter';
 import * as validationPkg from '@payhook/core/validation';
 import * as reconcilePkg from '@payhook/core/reconcile';
+import * as capturePkg from '@payhook/core/capture';
+import * as diagnosticsPkg from '@payhook/core/diagnostics';
 import * as opentelemetryPkg from '@payhook/opentelemetry';
 import * as queuePkg from '@payhook/queue';
 import * as bullmqPkg from '@payhook/queue/bullmq';
 import * as pgbossPkg from '@payhook/queue/postgres';
 import * as otelSdk from '@opentelemetry/sdk-trace-base';
-const packages = { core: corePkg, express: expressPkg, koa: koaPkg, fastify: fastifyPkg, nestjs: nestjsPkg, testing: testingPkg, redis: redisPkg, postgres: postgresPkg, coreAdapter: coreAdapterPkg, validation: validationPkg, reconcile: reconcilePkg, opentelemetry: opentelemetryPkg, queue: queuePkg, bullmq: bullmqPkg, pgboss: pgbossPkg };`);
+const packages = { core: corePkg, express: expressPkg, koa: koaPkg, fastify: fastifyPkg, nestjs: nestjsPkg, testing: testingPkg, redis: redisPkg, postgres: postgresPkg, coreAdapter: coreAdapterPkg, validation: validationPkg, reconcile: reconcilePkg, capture: capturePkg, diagnostics: diagnosticsPkg, opentelemetry: opentelemetryPkg, queue: queuePkg, bullmq: bullmqPkg, pgboss: pgbossPkg };`);
 
 const CJS = `(async () => {${RUNTIME_CHECK(`const MODE = 'cjs';
 const http = require('node:http');
@@ -178,7 +182,7 @@ const fastifyLib = require('fastify');
 const nestCommon = require('@nestjs/common');
 const nestCore = require('@nestjs/core');
 const otelSdk = require('@opentelemetry/sdk-trace-base');
-const packages = { opentelemetry: require('@payhook/opentelemetry'), core: require('@payhook/core'), express: require('@payhook/express'), koa: require('@payhook/koa'), fastify: require('@payhook/fastify'), nestjs: require('@payhook/nestjs'), testing: require('@payhook/testing'), redis: require('@payhook/core/redis'), postgres: require('@payhook/core/postgres'), coreAdapter: require('@payhook/core/adapter'), validation: require('@payhook/core/validation'), reconcile: require('@payhook/core/reconcile'), queue: require('@payhook/queue'), bullmq: require('@payhook/queue/bullmq'), pgboss: require('@payhook/queue/postgres') };`)}})().catch((error) => { console.error(error); process.exit(1); });\n`;
+const packages = { opentelemetry: require('@payhook/opentelemetry'), core: require('@payhook/core'), express: require('@payhook/express'), koa: require('@payhook/koa'), fastify: require('@payhook/fastify'), nestjs: require('@payhook/nestjs'), testing: require('@payhook/testing'), redis: require('@payhook/core/redis'), postgres: require('@payhook/core/postgres'), coreAdapter: require('@payhook/core/adapter'), validation: require('@payhook/core/validation'), reconcile: require('@payhook/core/reconcile'), capture: require('@payhook/core/capture'), diagnostics: require('@payhook/core/diagnostics'), queue: require('@payhook/queue'), bullmq: require('@payhook/queue/bullmq'), pgboss: require('@payhook/queue/postgres') };`)}})().catch((error) => { console.error(error); process.exit(1); });\n`;
 
 const TYPED = `import type { IncomingMessage } from 'node:http';
 import { createNodeListener, createWebhookHandler, type Notification, type WebhookErrorCode, WebhookError } from '@payhook/core';
@@ -193,6 +197,8 @@ import { PostgresStore } from '@payhook/core/postgres';
 import { sendNodeResponse, toWebhookRequest } from '@payhook/core/adapter';
 import { type PaymentRequest, validatePaymentRequest } from '@payhook/core/validation';
 import { ApiError, createReconciler, type ReconcileReport } from '@payhook/core/reconcile';
+import { type CaptureOptions, createCapture } from '@payhook/core/capture';
+import { type DeliveryMessage, PAYHOOK_CHANNELS } from '@payhook/core/diagnostics';
 import { PayhookInstrumentation, type PayhookInstrumentationConfig } from '@payhook/opentelemetry';
 import { createWorker, type QueueEngine, type QueueWorker } from '@payhook/queue';
 import { createBullMQQueue } from '@payhook/queue/bullmq';
@@ -221,6 +227,10 @@ export const checked = (request: PaymentRequest): boolean => validatePaymentRequ
 export const reconcile = (): Promise<ReconcileReport> =>
   createReconciler({ webhook, api: { baseUrl: 'https://pay.test', posId: 'p', apiKey: 'k', endpointsKey: 'e', apiSecret: 's' }, listPending: () => [{ orderId: 'o-1' }] }).run();
 export const apiCode = (error: unknown): string | undefined => (error instanceof ApiError ? error.code : undefined);
+const captureOptions: CaptureOptions = { write: () => {}, maxQueue: 10 };
+export const captured = createWebhookHandler({ secret: 's', capture: createCapture(captureOptions) });
+export const deliveryChannel: string = PAYHOOK_CHANNELS.delivery;
+export const outcomeOf = (message: DeliveryMessage): string | undefined => message.outcome;
 const otelConfig: PayhookInstrumentationConfig = { enabled: false };
 export const instrumentation: { instrumentationName: string } = new PayhookInstrumentation(otelConfig);
 export const makeQueue = (): QueueEngine => createBullMQQueue({ connection: 'redis://127.0.0.1:6379', attempts: 5 });

@@ -15,7 +15,7 @@ import { Agent, type IncomingHttpHeaders, request } from 'node:http';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
-import { encodeBase64Url } from '@payhook/core';
+import { encodeBase64Url } from '@payhook/core/adapter';
 import { encodeForm, envelope, FORM, signedData, signedForm } from '../test/support/signed-form.ts';
 import { ROOT } from './check-packages.ts';
 

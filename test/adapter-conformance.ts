@@ -7,8 +7,9 @@ import {
 } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { DedupeStore, Notification } from '@payhook/core';
-import { encodeBase64Url, SignatureError, WebhookError } from '@payhook/core';
+import { SignatureError, WebhookError } from '@payhook/core';
 import type { MiddlewareOptions } from '@payhook/core/adapter';
+import { encodeBase64Url } from '@payhook/core/adapter';
 import request from 'supertest';
 import { expect, it } from 'vitest';
 import { purchase } from '../examples/shared/src/deliveries.ts';

@@ -17,7 +17,10 @@ function sources(dir: string): string[] {
 function mapped(markdown: string): string[] {
   const start = markdown.indexOf('### Which file decides what (packages/core/src)');
   const end = markdown.indexOf('\n### ', start + 1);
-  const table = markdown.slice(start, end).split('\n').filter((line) => line.startsWith('|'));
+  const table = markdown
+    .slice(start, end)
+    .split('\n')
+    .filter((line) => line.startsWith('|'));
   return table.flatMap((row) => [...row.matchAll(/`([\w/.-]+\.ts)`/g)].map((match) => match[1] as string));
 }
 

@@ -2,9 +2,13 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
+import * as core from '../packages/core/src/index.ts';
 
 const ROOT = join(import.meta.dirname, '..');
 const CORE = join(ROOT, 'packages/core/src');
+/** Issue 32's bar: the main entry is what a merchant reads (diagnostics, capture and byte helpers are on subpaths). */
+const MAX_MAIN_VALUES = 25;
+
 /** Issue 22's bar: a reader follows one notification through core without a function longer than a screen. */
 const MAX_LINES = 60;
 
@@ -51,5 +55,18 @@ describe('the shape of @payhook/core', () => {
       { name: 'x.ts:1 long', lines: 63 },
       { name: 'x.ts:64 ArrowFunction', lines: 1 },
     ]);
+  });
+
+  it(`exports at most ${MAX_MAIN_VALUES} values from its main entry`, () => {
+    expect(Object.keys(core).length).toBeLessThanOrEqual(MAX_MAIN_VALUES);
+    for (const moved of [
+      'PAYHOOK_CHANNELS',
+      'createCapture',
+      'DEFAULT_MASKED_FIELDS',
+      'encodeBase64Url',
+      'decodeBase64Url',
+    ]) {
+      expect(Object.keys(core), moved).not.toContain(moved);
+    }
   });
 });

@@ -1,12 +1,7 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import {
-  createNodeListener,
-  createWebhookHandler,
-  encodeBase64Url,
-  type Notification,
-  sign,
-} from '@payhook/core';
+import { createNodeListener, createWebhookHandler, type Notification, sign } from '@payhook/core';
+import { encodeBase64Url } from '@payhook/core/adapter';
 import {
   type ApiClient,
   ApiError,

@@ -6,6 +6,8 @@ export default defineConfig({
     adapter: 'src/adapter.ts',
     validation: 'src/validation/index.ts',
     reconcile: 'src/reconcile/index.ts',
+    capture: 'src/capture.ts',
+    diagnostics: 'src/diagnostics/index.ts',
     'stores/redis': 'src/stores/redis.ts',
     'stores/postgres': 'src/stores/postgres.ts',
   },

@@ -6,3 +6,4 @@ export type { MiddlewareOptions, PathMatcher, WebhookMiddleware } from './http/m
 export { createMiddleware } from './http/middleware.js';
 export { sendNodeResponse, toWebhookRequest } from './http/node.js';
 export { fromParserError } from './http/parser-error.js';
+export { decodeBase64Url, encodeBase64Url } from './runtime/base64url.js';

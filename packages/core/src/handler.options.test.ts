@@ -2,7 +2,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { signedForm } from '../../../test/support/signed-form.ts';
 import { formBody, post, purchase, refund, SECRET, setup } from '../test/fixtures.js';
 import { createWebhookHandler } from './handler.js';
-import type { ClaimResult, DedupeStore, TransactionalStore } from './protocol/key.js';
+import type { ClaimResult, DedupeStore, TransactionalStore } from './stores/contract.js';
 import { MemoryStore } from './stores/memory.js';
 
 // What the handler's options decide: which secrets verify, which handlers a notification reaches, and what the

@@ -210,6 +210,6 @@ describe('createWebhookHandler with a queue', () => {
         secret: SECRET,
         queue: {} as NotificationQueue,
       } as never),
-    ).toThrow('queue must have enqueue');
+    ).toThrow('queue must be a NotificationQueue (an object with enqueue');
   });
 });

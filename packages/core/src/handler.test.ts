@@ -3,8 +3,8 @@ import { describe, expect, it, vi } from 'vitest';
 import { signedData } from '../../../test/support/signed-form.ts';
 import { FORM_HEADERS, formBody, post, purchase, refund, SECRET, setup } from '../test/fixtures.js';
 import { createWebhookHandler, type WebhookRequest } from './handler.js';
-import type { DedupeStore } from './protocol/key.js';
 import { encodeBase64Url } from './runtime/base64url.js';
+import type { DedupeStore } from './stores/contract.js';
 import { sign } from './verify/signature.js';
 
 describe('createWebhookHandler: answers', () => {

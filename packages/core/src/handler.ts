@@ -19,25 +19,20 @@ import {
 import { type BodyStream, getHeader, type HeaderBag, mediaTypeOf, readEnvelope } from './http/body.js';
 import { createSenderCheck, type SenderOptions, senderAddress } from './http/sender.js';
 import type { Notification, NotificationEvent, NotificationFor } from './notification/types.js';
-import { bodyLimits, checkedQueue, orderingGuard, protocolOptions, storeTimeoutMs } from './options.js';
+import { type Logger, type ResolvedOptions, resolveOptions } from './options.js';
 import type { DeliveryFacts } from './protocol/delivery.js';
 import { createEnqueuer } from './protocol/enqueue.js';
 import { ExactlyOnce, type Outcome } from './protocol/exactly-once.js';
-import {
-  boundKey,
-  type DedupeStore,
-  type KeyFunction,
-  notificationKey,
-  type TransactionalStore,
-} from './protocol/key.js';
+import { boundKey, type KeyFunction } from './protocol/key.js';
 import type { OrderingOptions } from './protocol/ordering.js';
 import type { NotificationQueue } from './protocol/queue.js';
 import { type NotificationHandler, type Route, Routes } from './protocol/routes.js';
 import { systemClock } from './runtime/clock.js';
 import { isPromiseLike } from './runtime/promise.js';
+import type { DedupeStore, TransactionalStore } from './stores/contract.js';
 import { hintWarning } from './verify/diagnosis.js';
-import { type Secrets, secretSource } from './verify/secrets.js';
-import { checkAlgorithm, type SignatureAlgorithm } from './verify/signature.js';
+import type { Secrets } from './verify/secrets.js';
+import type { SignatureAlgorithm } from './verify/signature.js';
 import { verifyEnvelope } from './verify/verify.js';
 
 export type { WebhookOutcome, WebhookResult } from './http/answers.js';
@@ -180,7 +175,11 @@ export interface WebhookHandler<C = undefined> {
    * @example
    * const outcome = await webhook.process(notification); // 'handled' | 'duplicate' | 'ignored' | 'stale'
    */
-  process(notification: Notification, context?: C, options?: ProcessOptions): Promise<ProcessOutcome>;
+  process(
+    notification: Notification,
+    context?: C,
+    options?: ProcessOptions,
+  ): Promise<Exclude<WebhookOutcome, 'refused' | 'queued'>>;
   /**
    * Resolves once no run of this webhook is going on in this process: each committed, released or given up, also
    * those that went on after their answer (past `handlerTimeoutMs`). Await it before closing the store at shutdown.
@@ -190,14 +189,6 @@ export interface WebhookHandler<C = undefined> {
    */
   settled(): Promise<void>;
 }
-
-/**
- * What `process` resolves: how a notification was taken, as a delivery's 200 answer says it.
- *
- * @example
- * const outcome: ProcessOutcome = await webhook.process(notification); // 'handled' | 'duplicate' | …
- */
-export type ProcessOutcome = Exclude<WebhookOutcome, 'refused' | 'queued'>;
 
 /**
  * What `process` passes on to the handlers' `delivery` about how the notification was verified.
@@ -233,22 +224,16 @@ export interface ProcessOptions {
  * export const POST = (request: Request) => webhook.fetch(request);
  */
 export function createWebhookHandler<C = undefined>(options: WebhookHandlerOptions<C>): WebhookHandler<C> {
-  const algorithm = checkAlgorithm(options.algorithm);
-  const logger = options.logger === undefined ? console : options.logger;
-  const secrets =
-    'secret' in options
-      ? secretSource(options.secret, logger ? (message) => logger.warn(message) : undefined)
-      : undefined;
-  const limits = bodyLimits(options);
-  const checkRequest = createRequestCheck(options);
-  const report = createReport(options.onError, logger);
+  const resolved = resolveOptions(options);
+  const { algorithm, logger, secrets, limits, queue, capture } = resolved;
+  const checkRequest = createRequestCheck(resolved);
+  const report = createReport(resolved.onError, logger);
   const routes = new Routes<C>();
-  if (options.handle) routes.addAny(options.handle);
-  const keyFor = createKeyFor(options.key ?? notificationKey, logger);
-  const once = new ExactlyOnce<C>(protocolOptions(options, (error) => report(error, undefined)));
-  const processNotification = createProcessor(options, routes, keyFor, once);
-  const queue = checkedQueue(options.queue);
-  const enqueue = queue && createEnqueuer(queue, routes, keyFor, storeTimeoutMs(options), systemClock);
+  if (resolved.handle) routes.addAny(resolved.handle);
+  const keyFor = createKeyFor(resolved.key, logger);
+  const once = new ExactlyOnce<C>({ ...resolved.protocol, report: (error) => report(error, undefined) });
+  const processNotification = createProcessor(resolved, routes, keyFor, once);
+  const enqueue = queue && createEnqueuer(queue, routes, keyFor, resolved.storeTimeoutMs, systemClock);
   const watchDrift = createDriftWatch(logger);
 
   /** One delivery, top to bottom: each step throws its refusal, answered at the end (a step's promise awaited). */
@@ -269,9 +254,10 @@ export function createWebhookHandler<C = undefined>(options: WebhookHandlerOptio
       const { secret } = verified;
       notification = verified.notification;
       watchDrift(notification);
-      const outcome: Answered | PromiseLike<Answered> = enqueue
-        ? enqueue(notification, secret.index, secret.id, traced)
-        : processNotification(notification, context, secret.index, secret.id, traced);
+      const outcome: Exclude<WebhookOutcome, 'refused'> | PromiseLike<Exclude<WebhookOutcome, 'refused'>> =
+        enqueue
+          ? enqueue(notification, secret.index, secret.id, traced)
+          : processNotification(notification, context, secret.index, secret.id, traced);
       return accepted(isPromiseLike(outcome) ? await outcome : outcome, notification);
     } catch (error) {
       const known = asWebhookError(error);
@@ -282,7 +268,7 @@ export function createWebhookHandler<C = undefined>(options: WebhookHandlerOptio
   }
 
   const deliver = tracedDelivery(handle);
-  const handler = withMethods(options.capture ? withCapture(deliver, options.capture) : deliver, routes);
+  const handler = withMethods(capture ? withCapture(deliver, capture) : deliver, routes);
   handler.process = createProcess(processNotification, report);
   handler.settled = () => once.settled();
   return handler;
@@ -309,7 +295,7 @@ function createProcess<C>(
     context: C,
     processOptions: ProcessOptions | undefined,
     traced?: DeliveryMessage,
-  ): Promise<ProcessOutcome> => {
+  ): Promise<Processed> => {
     try {
       const { secretIndex = -1, secretId, signal } = processOptions ?? {};
       return await processNotification(notification, context, secretIndex, secretId, traced, signal);
@@ -337,15 +323,15 @@ function finishDelivery(message: DeliveryMessage, result: WebhookResult | undefi
 }
 
 /** A traced `process` call's message completed from its outcome, or the `WebhookError` it threw. */
-function finishProcess(message: DeliveryMessage, outcome: ProcessOutcome | undefined, error: unknown): void {
+function finishProcess(message: DeliveryMessage, outcome: Processed | undefined, error: unknown): void {
   const code = (error as WebhookError | undefined)?.code;
   message.outcome = outcome ?? 'refused';
   message.errorCode = code;
   message.status = code === undefined ? 200 : ERROR_STATUS[code];
 }
 
-/** What a verified notification is answered with 200. */
-type Answered = Exclude<WebhookOutcome, 'refused'>;
+/** How `process` took a notification: a delivery's 200 outcomes but `queued`. */
+type Processed = Exclude<WebhookOutcome, 'refused' | 'queued'>;
 
 /** A verified notification's way through its key, routes, `ordering` and the exactly-once protocol. */
 type Processor<C> = (
@@ -355,16 +341,16 @@ type Processor<C> = (
   secretId: string | undefined,
   traced?: DeliveryMessage,
   signal?: AbortSignal,
-) => ProcessOutcome | PromiseLike<ProcessOutcome>;
+) => Processed | PromiseLike<Processed>;
 
 /** What `handle` and `process` share once a notification is verified: its key, its handlers, one run of them. */
 function createProcessor<C>(
-  options: WebhookHandlerOptions<C>,
+  options: ResolvedOptions<C>,
   routes: Routes<C>,
   keyFor: (notification: Notification) => string | undefined,
   once: ExactlyOnce<C>,
 ): Processor<C> {
-  const ordering = orderingGuard(options.ordering);
+  const ordering = options.ordering;
   const recorded = (notification: Notification, outcome: Outcome): Outcome => {
     if (outcome === 'handled') ordering?.record(notification);
     return outcome;
@@ -390,8 +376,6 @@ function createProcessor<C>(
   };
 }
 
-type Logger = Pick<Console, 'warn' | 'error'> | false;
-
 /** A delivery to a webhook built without `secret`: nothing can verify it, and the service's retry is safe. */
 function noSecret(): SignatureError {
   return new SignatureError(
@@ -401,7 +385,9 @@ function noSecret(): SignatureError {
 }
 
 /** Refuses a method other than POST (405) and, with `allowedSenders`, a sender outside it (403). */
-function createRequestCheck(options: SenderOptions): (request: WebhookRequest) => void {
+function createRequestCheck(
+  options: Pick<ResolvedOptions<never>, 'allowedSenders' | 'trustProxy'>,
+): (request: WebhookRequest) => void {
   const senderAllowed = options.allowedSenders ? createSenderCheck(options.allowedSenders) : undefined;
   return (request) => {
     if (request.method !== undefined && request.method.toUpperCase() !== 'POST') {

@@ -1,16 +1,7 @@
-// What a merchant uses to receive webhooks. Adapter-authoring helpers: `@payhook/core/adapter`; request and card
-// validation for outgoing payments: `@payhook/core/validation`; stores: `@payhook/core/redis`, `/postgres`.
+// What a merchant uses to receive webhooks. Adapter-authoring helpers (and base64url): `@payhook/core/adapter`;
+// request and card validation for outgoing payments: `@payhook/core/validation`; stores: `@payhook/core/redis`,
+// `/postgres`; delivery capture: `/capture`; diagnostics channels: `/diagnostics`; reconciliation: `/reconcile`.
 
-export type { CapturedDelivery, CaptureOptions, DeliveryCapture } from './diagnostics/capture.js';
-export { createCapture, DEFAULT_MASKED_FIELDS } from './diagnostics/capture.js';
-export type {
-  DeliveryMessage,
-  DriftMessage,
-  HandlerRunMessage,
-  RefusalMessage,
-  StoreCallMessage,
-} from './diagnostics/channels.js';
-export { PAYHOOK_CHANNELS } from './diagnostics/channels.js';
 export type { WebhookErrorCode } from './errors.js';
 export {
   ERROR_STATUS,
@@ -26,7 +17,6 @@ export type {
   ErrorHook,
   NotificationHandler,
   ProcessOptions,
-  ProcessOutcome,
   WebhookHandler,
   WebhookHandlerOptions,
   WebhookOutcome,
@@ -73,18 +63,12 @@ export type {
   VoidNotification,
 } from './notification/types.js';
 export { isRecurring } from './notification/types.js';
-export type {
-  ClaimResult,
-  DedupeStore,
-  KeyFunction,
-  TransactionalStore,
-  TransactionResult,
-} from './protocol/key.js';
+export type { KeyFunction } from './protocol/key.js';
 export { notificationKey } from './protocol/key.js';
 export type { OrderingOptions } from './protocol/ordering.js';
 export type { NotificationQueue, QueuedNotification } from './protocol/queue.js';
 export type { StoreStep } from './protocol/store-calls.js';
-export { decodeBase64Url, encodeBase64Url } from './runtime/base64url.js';
+export type { ClaimResult, DedupeStore, TransactionalStore, TransactionResult } from './stores/contract.js';
 export type { MemoryStoreOptions } from './stores/memory.js';
 export { MemoryStore } from './stores/memory.js';
 export type { SignatureHint } from './verify/diagnosis.js';

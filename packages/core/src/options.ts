@@ -1,56 +1,137 @@
-import type { WebhookError } from './errors.js';
-import type { WebhookHandlerOptions } from './handler.js';
+import type { DeliveryCapture } from './diagnostics/capture.js';
+import type { ErrorHook, WebhookHandlerOptions } from './handler.js';
+import type { Notification } from './notification/types.js';
+import {
+  duration,
+  flag,
+  objectWith,
+  optionalFunction,
+  optionalStrings,
+  optionError,
+  positive,
+} from './option-checks.js';
 import type { ExactlyOnceOptions } from './protocol/exactly-once.js';
-import { type DedupeStore, isTransactionalStore, type TransactionalStore } from './protocol/key.js';
-import { OrderingGuard, type OrderingOptions } from './protocol/ordering.js';
+import { type KeyFunction, notificationKey } from './protocol/key.js';
+import { OrderingGuard } from './protocol/ordering.js';
 import type { NotificationQueue } from './protocol/queue.js';
+import type { NotificationHandler } from './protocol/routes.js';
 import { systemClock } from './runtime/clock.js';
+import { type DedupeStore, isTransactionalStore, type TransactionalStore } from './stores/contract.js';
 import { MemoryStore } from './stores/memory.js';
+import { type SecretSource, secretSource } from './verify/secrets.js';
+import { checkAlgorithm, type SignatureAlgorithm } from './verify/signature.js';
 
-// The handler's options checked once, when it is built: a wrong one throws a TypeError naming it.
+// The handler's options resolved once, when it is built: every one checked (a wrong one throws a TypeError naming
+// it, through option-checks.ts), defaults filled in.
 
-/** The exactly-once protocol's options: the store and the time options checked, with their defaults. */
-export function protocolOptions<C>(
-  options: WebhookHandlerOptions<C>,
-  report: (error: WebhookError) => void,
-): ExactlyOnceOptions {
+export type Logger = Pick<Console, 'warn' | 'error'> | false;
+
+/** `createWebhookHandler`'s options, checked, with their defaults. */
+export interface ResolvedOptions<C> {
+  readonly algorithm: SignatureAlgorithm;
+  readonly logger: Logger;
+  readonly secrets: SecretSource;
+  readonly limits: { readonly maxBodyBytes: number; readonly readTimeoutMs: number };
+  readonly allowedSenders: readonly string[] | undefined;
+  readonly trustProxy: boolean | number;
+  readonly handle: NotificationHandler<Notification, C> | undefined;
+  readonly onStale: NotificationHandler<Notification, C> | undefined;
+  readonly onError: ErrorHook | undefined;
+  readonly key: KeyFunction;
+  /** The exactly-once protocol's options but `report`, which the handler builds from `onError` and `logger`. */
+  readonly protocol: Omit<ExactlyOnceOptions, 'report'>;
+  readonly ordering: OrderingGuard | undefined;
+  readonly queue: NotificationQueue | undefined;
+  /** The longest one call to the store, or one `enqueue`, may take. */
+  readonly storeTimeoutMs: number;
+  readonly capture: DeliveryCapture | undefined;
+}
+
+/**
+ * Every option of `createWebhookHandler` checked, with its default.
+ *
+ * @example
+ * const { limits, protocol } = resolveOptions({ secret, maxBodyBytes: 65_536 });
+ */
+export function resolveOptions<C>(options: WebhookHandlerOptions<C>): ResolvedOptions<C> {
+  const logger = checkedLogger(options.logger);
+  const storeTimeoutMs = duration('storeTimeoutMs', options.storeTimeoutMs, 2_000);
   return {
-    store: checkedStore(options as WebhookHandlerOptions<never>),
-    leaseMs: duration('leaseMs', options.leaseMs, 15_000),
-    ttlMs: positive('ttlMs', options.ttlMs, 7 * 24 * 60 * 60 * 1000),
-    inFlightWaitMs: duration('inFlightWaitMs', options.inFlightWaitMs, 5_000, 0),
-    handlerTimeoutMs: duration('handlerTimeoutMs', options.handlerTimeoutMs, 20_000),
-    storeTimeoutMs: storeTimeoutMs(options),
-    failOpen: options.failOpen ?? false,
-    clock: systemClock,
-    report,
+    algorithm: checkAlgorithm(options.algorithm),
+    logger,
+    secrets: secretSource(options.secret, logger ? (message) => logger.warn(message) : undefined),
+    limits: {
+      maxBodyBytes: positive('maxBodyBytes', options.maxBodyBytes, 1024 * 1024),
+      readTimeoutMs: duration('readTimeoutMs', options.readTimeoutMs, 10_000),
+    },
+    allowedSenders: optionalStrings('allowedSenders', options.allowedSenders),
+    trustProxy: checkedTrustProxy(options.trustProxy),
+    handle: optionalFunction('handle', options.handle),
+    onStale: optionalFunction('onStale', options.onStale),
+    onError: optionalFunction('onError', options.onError),
+    key: optionalFunction('key', options.key) ?? notificationKey,
+    protocol: {
+      store: checkedStore(options as WebhookHandlerOptions<never>),
+      leaseMs: duration('leaseMs', options.leaseMs, 15_000),
+      ttlMs: positive('ttlMs', options.ttlMs, 7 * 24 * 60 * 60 * 1000),
+      inFlightWaitMs: duration('inFlightWaitMs', options.inFlightWaitMs, 5_000, 0),
+      handlerTimeoutMs: duration('handlerTimeoutMs', options.handlerTimeoutMs, 20_000),
+      storeTimeoutMs,
+      failOpen: flag('failOpen', options.failOpen, false),
+      clock: systemClock,
+    },
+    ordering: checkedOrdering(options.ordering),
+    queue:
+      options.queue === undefined
+        ? undefined
+        : objectWith<NotificationQueue>('queue', options.queue, ['enqueue'], QUEUE),
+    storeTimeoutMs,
+    capture:
+      options.capture === undefined
+        ? undefined
+        : objectWith<DeliveryCapture>('capture', options.capture, ['record'], CAPTURE),
   };
 }
 
-/** The longest one call to the store, or one `enqueue`, may take. */
-export function storeTimeoutMs(options: WebhookHandlerOptions<never>): number {
-  return duration('storeTimeoutMs', options.storeTimeoutMs, 2_000);
+const QUEUE = 'a NotificationQueue (an object with enqueue, as @payhook/queue builds)';
+const CAPTURE = 'made by createCapture({ path | write, … })';
+const STORE = 'a DedupeStore (claim, renew, commit and release), a TransactionalStore (transaction) or false';
+
+function checkedLogger(logger: unknown): Logger {
+  if (logger === undefined) return console;
+  if (logger === false) return false;
+  return objectWith<Pick<Console, 'warn' | 'error'>>(
+    'logger',
+    logger,
+    ['warn', 'error'],
+    'false or an object with warn and error, such as console',
+  );
 }
 
-/** The `queue` option, when set: an object with `enqueue`. */
-export function checkedQueue(queue: NotificationQueue | undefined): NotificationQueue | undefined {
-  if (queue !== undefined && typeof (queue as Partial<NotificationQueue> | null)?.enqueue !== 'function') {
-    throw new TypeError(
-      '[@payhook/core] queue must have enqueue (a NotificationQueue, as @payhook/queue builds).',
-    );
+function checkedTrustProxy(trustProxy: unknown): boolean | number {
+  if (trustProxy === undefined || typeof trustProxy === 'boolean') return trustProxy ?? false;
+  if (!Number.isSafeInteger(trustProxy) || (trustProxy as number) < 0) {
+    throw optionError('trustProxy', 'true, false or a number of proxies', trustProxy);
   }
-  return queue;
+  return trustProxy as number;
+}
+
+function checkedOrdering(ordering: unknown): OrderingGuard | undefined {
+  if (ordering === undefined || ordering === false) return undefined;
+  if (ordering === true) return new OrderingGuard();
+  const maxEntries = (ordering as { maxEntries?: unknown } | null)?.maxEntries;
+  if (typeof ordering !== 'object' || ordering === null) {
+    throw optionError('ordering', 'true, false or { maxEntries }', ordering);
+  }
+  return new OrderingGuard({ maxEntries: positive('ordering.maxEntries', maxEntries, 100_000) });
 }
 
 /** The `store` option: the default `MemoryStore`, none (`false`), or one with the methods of a store contract. */
 function checkedStore(options: WebhookHandlerOptions<never>): DedupeStore | TransactionalStore | undefined {
-  const store = options.store === false ? undefined : (options.store ?? new MemoryStore());
-  if (store !== undefined && !isStore(store)) {
-    throw new TypeError(
-      '[@payhook/core] store must have claim, renew, commit and release (a DedupeStore), or transaction (a TransactionalStore).',
-    );
-  }
-  if (store !== undefined && isTransactionalStore(store) && options.failOpen) {
+  if (options.store === false) return undefined;
+  const store = options.store ?? new MemoryStore();
+  if (!isStore(store)) throw optionError('store', STORE, store);
+  if (isTransactionalStore(store) && options.failOpen) {
     throw new TypeError(
       '[@payhook/core] failOpen cannot be used with a transactional store: handlers would run without the transaction their writes need (inbox.client(delivery)).',
     );
@@ -58,47 +139,9 @@ function checkedStore(options: WebhookHandlerOptions<never>): DedupeStore | Tran
   return store;
 }
 
-export function bodyLimits(options: WebhookHandlerOptions<never>): {
-  maxBodyBytes: number;
-  readTimeoutMs: number;
-} {
-  return {
-    maxBodyBytes: positive('maxBodyBytes', options.maxBodyBytes, 1024 * 1024),
-    readTimeoutMs: duration('readTimeoutMs', options.readTimeoutMs, 10_000),
-  };
-}
-
-export function orderingGuard(ordering: boolean | OrderingOptions | undefined): OrderingGuard | undefined {
-  return ordering ? new OrderingGuard(ordering === true ? undefined : ordering) : undefined;
-}
-
-/** Node's timers take at most 2^31 - 1 ms; a longer wait would fire at once. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
-
-/** A time option: a finite number of milliseconds from `min` (default 1) to about 24.8 days, or its default. */
-function duration(name: string, value: number | undefined, fallback: number, min = 1): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < min || value > MAX_TIMER_MS) {
-    throw new TypeError(
-      `[@payhook/core] ${name} must be a number of milliseconds from ${min} to ${MAX_TIMER_MS}, not ${String(value)}.`,
-    );
-  }
-  return value;
-}
-
-/** A size or lifetime option: a positive finite number, or its default. */
-function positive(name: string, value: number | undefined, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
-    throw new TypeError(`[@payhook/core] ${name} must be a positive number, not ${String(value)}.`);
-  }
-  return value;
-}
-
-function isStore(store: object): boolean {
-  const s = store as Partial<DedupeStore & TransactionalStore>;
+function isStore(store: unknown): boolean {
+  if (typeof store !== 'object' || store === null) return false;
+  const s = store as Record<string, unknown>;
   if (typeof s.transaction === 'function') return true;
-  return ['claim', 'renew', 'commit', 'release'].every(
-    (method) => typeof (s as Record<string, unknown>)[method] === 'function',
-  );
+  return ['claim', 'renew', 'commit', 'release'].every((method) => typeof s[method] === 'function');
 }

@@ -1,5 +1,5 @@
 import { createWebhookHandler, type WebhookHandlerOptions } from '../src/handler.js';
-import type { DedupeStore, TransactionalStore } from '../src/protocol/key.js';
+import type { DedupeStore, TransactionalStore } from '../src/stores/contract.js';
 import { STORE_SECRET } from './bodies.js';
 
 export const FORM = { 'content-type': 'application/x-www-form-urlencoded' } as const;

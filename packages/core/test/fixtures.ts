@@ -1,7 +1,7 @@
 import { signedForm } from '../../../test/support/signed-form.ts';
 import { createWebhookHandler, type WebhookHandlerOptions, type WebhookRequest } from '../src/handler.js';
 import type { Notification } from '../src/notification/types.js';
-import type { DedupeStore } from '../src/protocol/key.js';
+import type { DedupeStore } from '../src/stores/contract.js';
 import { MemoryStore } from '../src/stores/memory.js';
 
 export const SECRET = 'test-secret-7f3a';

@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { afterAll, beforeAll } from 'vitest';
-import type { DedupeStore, TransactionalStore } from '../src/protocol/key.js';
+import type { DedupeStore, TransactionalStore } from '../src/stores/contract.js';
 import { MemoryStore } from '../src/stores/memory.js';
 import { migrate, PostgresInbox, PostgresStore } from '../src/stores/postgres.js';
 import { RedisStore } from '../src/stores/redis.js';

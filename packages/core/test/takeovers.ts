@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'vitest';
 import { createWebhookHandler } from '../src/handler.js';
-import type { DedupeStore } from '../src/protocol/key.js';
+import type { DedupeStore } from '../src/stores/contract.js';
 import { purchaseKey, STORE_SECRET, signedPurchase } from './bodies.js';
 import { formRequest } from './deliveries.js';
 

@@ -22,7 +22,7 @@ import {
   PAYHOOK_CHANNELS,
   type RefusalMessage,
   type StoreCallMessage,
-} from '@payhook/core';
+} from '@payhook/core/diagnostics';
 import { guarded } from './guard.js';
 import { ATTRIBUTES as A, MESSAGING_SYSTEM, METRICS } from './names.js';
 

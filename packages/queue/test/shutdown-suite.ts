@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createWebhookHandler, type ProcessOutcome, type WebhookHandler } from '@payhook/core';
+import { createWebhookHandler, type WebhookHandler, type WebhookOutcome } from '@payhook/core';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { purchase } from '../../../packages/core/test/fixtures.ts';
 import { signedForm } from '../../../test/support/signed-form.ts';
@@ -126,7 +126,11 @@ export function describeRollingDeploy(kit: EngineKit, up: boolean): void {
 function observed(webhook: WebhookHandler, seen: string[]): WebhookHandler {
   const process: WebhookHandler['process'] = async (notification, context, options) => {
     try {
-      const outcome: ProcessOutcome = await webhook.process(notification, context, options);
+      const outcome: Exclude<WebhookOutcome, 'refused' | 'queued'> = await webhook.process(
+        notification,
+        context,
+        options,
+      );
       seen.push(`${outcome} ${notification.payment_id}`);
       return outcome;
     } catch (error) {

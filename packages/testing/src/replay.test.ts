@@ -2,7 +2,8 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import type { IncomingMessage } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createCapture, createNodeListener, createWebhookHandler, type Notification } from '@payhook/core';
+import { createNodeListener, createWebhookHandler, type Notification } from '@payhook/core';
+import { createCapture } from '@payhook/core/capture';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { fakePurchase, fakeRefund, postWebhook, replayDeliveries } from './index.js';
 

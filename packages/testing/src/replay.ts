@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
-import type { CapturedDelivery, SignatureAlgorithm } from '@payhook/core';
+import type { SignatureAlgorithm } from '@payhook/core';
+import type { CapturedDelivery } from '@payhook/core/capture';
 import { type SignedWebhook, signWebhook } from './sign.js';
 import { postWebhook, type WebhookResponse, type WebhookTarget } from './supertest.js';
 

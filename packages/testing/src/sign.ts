@@ -1,4 +1,5 @@
-import { encodeBase64Url, type SignatureAlgorithm, sign } from '@payhook/core';
+import { type SignatureAlgorithm, sign } from '@payhook/core';
+import { encodeBase64Url } from '@payhook/core/adapter';
 
 /**
  * How to deliver a signed notification: as the service does, or in a way a receiver must survive or refuse.

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { formBody, post, purchase, SECRET } from '../../test/fixtures.js';
 import { createWebhookHandler } from '../handler.js';
-import { type CapturedDelivery, createCapture } from './capture.js';
+import { type CapturedDelivery, type CaptureOptions, createCapture } from './capture.js';
 
 const HANDLED = '{"ok":true,"outcome":"handled"}';
 
@@ -286,15 +286,47 @@ describe('createCapture: a failing or slow writer never changes the answer', () 
     }
   });
 
-  it('refuses an option that cannot capture when the handler is built', () => {
-    expect(() => createCapture({})).toThrow(
-      '[@payhook/core] capture needs a path (a JSON-lines file) or a write(line) function.',
-    );
-    expect(() => createCapture({ path: 'x.jsonl', maxBytes: 0 })).toThrow(
+  it.each<[string, Record<string, unknown>, string]>([
+    [
+      'path',
+      {},
+      '[@payhook/core] capture.path must be a file name (of a JSON-lines file) when capture.write is not set, not undefined.',
+    ],
+    ['write', { write: 'stdout' }, '[@payhook/core] capture.write must be a function, not "stdout".'],
+    [
+      'maxBytes',
+      { path: 'x.jsonl', maxBytes: 0 },
       '[@payhook/core] capture.maxBytes must be a positive number, not 0.',
-    );
+    ],
+    [
+      'maxQueue',
+      { write: () => {}, maxQueue: 1.5 },
+      '[@payhook/core] capture.maxQueue must be a positive integer, not 1.5.',
+    ],
+    [
+      'mask',
+      { write: () => {}, mask: 'cc_token' },
+      '[@payhook/core] capture.mask must be an array of strings, not "cc_token".',
+    ],
+    [
+      'logger',
+      { write: () => {}, logger: true },
+      '[@payhook/core] capture.logger must be false or an object with warn, such as console, not true.',
+    ],
+  ])('refuses a wrong %s when built, with a TypeError naming it', (_name, options, message) => {
+    expect(() => createCapture(options as CaptureOptions)).toThrow(new TypeError(message));
+  });
+
+  it.each<[string, CaptureOptions]>([
+    ['a path', { path: 'x.jsonl' }],
+    ['a writer and every option', { write: () => {}, mask: [], maxBytes: 1, maxQueue: 1, logger: false }],
+  ])('builds with %s', (_name, options) => {
+    expect(createCapture(options)).toMatchObject({ dropped: 0, failed: 0 });
+  });
+
+  it('refuses, when the handler is built, a capture createCapture did not make', () => {
     expect(() => createWebhookHandler({ secret: SECRET, capture: { path: 'x' } as never })).toThrow(
-      '[@payhook/core] capture must be made by createCapture({ path | write, … }).',
+      '[@payhook/core] capture must be made by createCapture({ path | write, … }), not an object.',
     );
   });
 });

@@ -1,6 +1,14 @@
 import type { FileHandle } from 'node:fs/promises';
 import type { WebhookResult } from '../http/answers.js';
 import { getHeader, type HeaderBag } from '../http/body.js';
+import {
+  objectWith,
+  optionalFunction,
+  optionalStrings,
+  optionError,
+  positive,
+  positiveInteger,
+} from '../option-checks.js';
 import { utf8Bytes } from '../runtime/utf8.js';
 import { createMasker, DEFAULT_MASKED_FIELDS, maskCardNumbers } from './capture-mask.js';
 
@@ -95,18 +103,22 @@ export interface DeliveryCapture {
  * createWebhookHandler({ secret: process.env.WEBHOOK_SECRET!, capture });
  */
 export function createCapture(options: CaptureOptions): DeliveryCapture {
-  const maxQueue = options.maxQueue ?? 1_000;
-  if (!Number.isSafeInteger(maxQueue) || maxQueue < 1) {
-    throw new TypeError(
-      `[@payhook/core] capture.maxQueue must be a positive integer, not ${String(maxQueue)}.`,
-    );
-  }
-  const logger = options.logger === undefined ? console : options.logger;
-  return new CaptureQueue(
-    sinkOf(options),
-    createMasker(options.mask ?? DEFAULT_MASKED_FIELDS),
-    maxQueue,
+  if (typeof options !== 'object' || options === null)
+    throw optionError('capture', '{ path | write, … }', options);
+  const maxQueue = positiveInteger('capture.maxQueue', options.maxQueue, 1_000);
+  const mask = optionalStrings('capture.mask', options.mask) ?? DEFAULT_MASKED_FIELDS;
+  const logger = checkedLogger(options.logger);
+  return new CaptureQueue(sinkOf(options), createMasker(mask), maxQueue, logger);
+}
+
+function checkedLogger(logger: unknown): Pick<Console, 'warn'> | false {
+  if (logger === undefined) return console;
+  if (logger === false) return false;
+  return objectWith<Pick<Console, 'warn'>>(
+    'capture.logger',
     logger,
+    ['warn'],
+    'false or an object with warn, such as console',
   );
 }
 
@@ -203,15 +215,13 @@ class CaptureQueue implements DeliveryCapture {
 }
 
 /**
- * The handler with capture: the answer is returned as the handler gave it; recording cannot change or delay it.
+ * The handler with capture (checked by the handler's options): the answer is returned as the handler gave it;
+ * recording cannot change or delay it.
  */
 export function withCapture<R extends { headers: HeaderBag }, C>(
   handle: (request: R, context: C) => Promise<WebhookResult>,
   capture: DeliveryCapture,
 ): (request: R, context: C) => Promise<WebhookResult> {
-  if (typeof capture?.record !== 'function') {
-    throw new TypeError('[@payhook/core] capture must be made by createCapture({ path | write, … }).');
-  }
   return async (request, context) => {
     const result = await handle(request, context);
     try {
@@ -247,18 +257,16 @@ function captured(
 }
 
 function sinkOf(options: CaptureOptions): (line: string) => unknown {
-  if (typeof options.write === 'function') return options.write;
+  const write = optionalFunction('capture.write', options.write);
+  if (write) return write;
   if (typeof options.path !== 'string' || options.path === '') {
-    throw new TypeError(
-      '[@payhook/core] capture needs a path (a JSON-lines file) or a write(line) function.',
+    throw optionError(
+      'capture.path',
+      'a file name (of a JSON-lines file) when capture.write is not set',
+      options.path,
     );
   }
-  const maxBytes = options.maxBytes ?? 10 * 1024 * 1024;
-  if (typeof maxBytes !== 'number' || !Number.isFinite(maxBytes) || maxBytes <= 0) {
-    throw new TypeError(
-      `[@payhook/core] capture.maxBytes must be a positive number, not ${String(maxBytes)}.`,
-    );
-  }
+  const maxBytes = positive('capture.maxBytes', options.maxBytes, 10 * 1024 * 1024);
   return rotatingFile(options.path, maxBytes);
 }
 

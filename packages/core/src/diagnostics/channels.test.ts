@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { asyncMemoryStore, formBody, post, purchase, SECRET, setup } from '../../test/fixtures.js';
 import { createWebhookHandler } from '../handler.js';
 import { parseNotification } from '../notification/parse.js';
-import type { DedupeStore } from '../protocol/key.js';
+import type { DedupeStore } from '../stores/contract.js';
 import { MemoryStore } from '../stores/memory.js';
 import { type DeliveryMessage, deliveryMessage, PAYHOOK_CHANNELS } from './channels.js';
 

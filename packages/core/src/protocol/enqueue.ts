@@ -1,5 +1,6 @@
 import { type DeliveryMessage, describeDelivery } from '../diagnostics/channels.js';
 import { WebhookError } from '../errors.js';
+import type { WebhookOutcome } from '../http/answers.js';
 import type { Notification } from '../notification/types.js';
 import { type Clock, withDeadline } from '../runtime/clock.js';
 import type { DeliveryFacts } from './delivery.js';
@@ -7,7 +8,7 @@ import type { NotificationQueue, QueuedNotification } from './queue.js';
 import type { Routes } from './routes.js';
 
 /** What a delivery comes to with the `queue` option: handed to the queue, already there, or reaching no handler. */
-type EnqueueOutcome = 'queued' | 'duplicate' | 'ignored';
+type EnqueueOutcome = Extract<WebhookOutcome, 'queued' | 'duplicate' | 'ignored'>;
 
 /** A verified notification handed to the queue instead of its handlers. */
 export type Enqueuer = (

@@ -4,8 +4,8 @@ import { base, DUPLICATE, FORM, formRequest, HANDLED, sleep } from '../../test/d
 import { formBody, purchase } from '../../test/fixtures.js';
 import { wrapStore } from '../../test/takeovers.js';
 import { createWebhookHandler, type WebhookHandlerOptions } from '../handler.js';
+import type { TransactionalStore } from '../stores/contract.js';
 import { MemoryStore } from '../stores/memory.js';
-import type { TransactionalStore } from './key.js';
 
 afterEach(() => {
   vi.useRealTimers();

@@ -8,10 +8,10 @@ import { CuttableProxy, DATABASE_URL, REDIS_URL } from '../../test/servers.js';
 import { type StoreCase, storeCases } from '../../test/store-cases.js';
 import type { WebhookError } from '../errors.js';
 import { createWebhookHandler, type WebhookHandlerOptions } from '../handler.js';
+import type { DedupeStore, TransactionalStore } from '../stores/contract.js';
 import { MemoryStore } from '../stores/memory.js';
 import { PostgresInbox, PostgresStore } from '../stores/postgres.js';
 import { RedisStore } from '../stores/redis.js';
-import type { DedupeStore, TransactionalStore } from './key.js';
 
 // A store unreachable for longer than the lease while a handler runs, on two handler instances sharing it (two
 // processes): the first run learns it through delivery.signal, the second runs, and the first one's late commit is

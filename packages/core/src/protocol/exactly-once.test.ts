@@ -15,9 +15,9 @@ import { formBody, purchase } from '../../test/fixtures.js';
 import { storeCases } from '../../test/store-cases.js';
 import { wrapStore } from '../../test/takeovers.js';
 import { createWebhookHandler, type WebhookHandlerOptions } from '../handler.js';
+import type { DedupeStore, TransactionalStore } from '../stores/contract.js';
 import { MemoryStore } from '../stores/memory.js';
 import { PostgresInbox, PostgresStore } from '../stores/postgres.js';
-import type { DedupeStore, TransactionalStore } from './key.js';
 
 const servers = await storeCases('edges');
 const STORES = servers.cases;

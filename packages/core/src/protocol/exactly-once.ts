@@ -1,17 +1,18 @@
 import { handlerTraced, traceHandler } from '../diagnostics/channels.js';
 import { HandlerError, StoreError, WebhookError } from '../errors.js';
+import type { WebhookOutcome } from '../http/answers.js';
 import type { Notification } from '../notification/types.js';
 import { type Clock, sleep } from '../runtime/clock.js';
 import { isPromiseLike } from '../runtime/promise.js';
-import { type Delivery, type DeliveryFacts, deliveryFor } from './delivery.js';
 import {
-  boundKey,
   type ClaimResult,
   type DedupeStore,
   isTransactionalStore,
   type TransactionalStore,
   type TransactionResult,
-} from './key.js';
+} from '../stores/contract.js';
+import { type Delivery, type DeliveryFacts, deliveryFor } from './delivery.js';
+import { boundKey } from './key.js';
 import type { Route } from './routes.js';
 import { fenceOf, type Lease, Run, Runs } from './runs.js';
 import { StoreCalls, StoreTimeout } from './store-calls.js';
@@ -43,7 +44,7 @@ export interface ExactlyOnceOptions {
 }
 
 /** What a run comes to for its caller. */
-export type Outcome = 'handled' | 'duplicate';
+export type Outcome = Extract<WebhookOutcome, 'handled' | 'duplicate'>;
 
 /** A notification, the handlers it reaches in order, and what they are told: what a run runs. */
 export interface Work<C> {

@@ -1,6 +1,6 @@
 import { HandlerError, StoreError, type WebhookError } from '../errors.js';
 import type { Clock, Timer } from '../runtime/clock.js';
-import type { DedupeStore } from './key.js';
+import type { DedupeStore } from '../stores/contract.js';
 import type { StoreCalls } from './store-calls.js';
 
 /** A key this process holds in the store (the notification's, or a step's), as `claim` granted it. */

@@ -2,7 +2,7 @@ import { traceStoreCall } from '../diagnostics/channels.js';
 import { StoreError, type WebhookError } from '../errors.js';
 import { type Clock, withDeadline } from '../runtime/clock.js';
 import { isPromiseLike } from '../runtime/promise.js';
-import type { ClaimResult, DedupeStore } from './key.js';
+import type { ClaimResult, DedupeStore } from '../stores/contract.js';
 
 /**
  * A call to the duplicate store, by the method it calls: what a failure means for the notification depends on it.

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { replyWith, startApiService } from '../../test/api-service.js';
 import { freePort } from '../../test/servers.js';
-import { createApiClient, hmacRequestSigner } from './api-client.js';
+import { type ApiClientOptions, createApiClient, hmacRequestSigner } from './api-client.js';
 import { ApiError } from './api-errors.js';
 
 const POS = '5f0c8a4e-1b2c-4d3e-8f4a-5b6c7d8e9f0a';
@@ -187,26 +187,72 @@ describe('createApiClient().resend', () => {
     expectNoSecret(error);
   });
 
-  it('refuses options that would send a malformed header or leak credentials into the URL', () => {
-    const base = { baseUrl: 'https://pay.test', posId: POS, apiKey: 'ak', endpointsKey: 'ek' };
-    expect(() => createApiClient(base)).toThrow(/needs apiSecret .* or signRequest/);
-    expect(() => createApiClient({ ...base, apiSecret: 's', apiKey: 'a:b' })).toThrow(
-      /apiKey cannot contain/,
+  const BASE = { baseUrl: 'https://pay.test', posId: POS, apiKey: 'ak', endpointsKey: 'ek', apiSecret: 's' };
+  const URL_MESSAGE =
+    'an absolute http or https URL without credentials (they belong in apiKey and endpointsKey)';
+
+  it.each<[string, Record<string, unknown>, string]>([
+    [
+      'timeoutMs',
+      { timeoutMs: 2 ** 31 },
+      'timeoutMs must be a number of milliseconds from 1 to 2147483647, not 2147483648.',
+    ],
+    [
+      'timeoutMs',
+      { timeoutMs: 0 },
+      'timeoutMs must be a number of milliseconds from 1 to 2147483647, not 0.',
+    ],
+    ['posId', { posId: '' }, 'posId must be a non-empty string, not an empty string.'],
+    ['apiKey', { apiKey: 42 }, 'apiKey must be a non-empty string, not 42.'],
+    [
+      'apiKey',
+      { apiKey: 'a:b' },
+      'apiKey must be free of whitespace and colons (the X-API-AUTH shape), not a string of 3 characters.',
+    ],
+    ['endpointsKey', { endpointsKey: undefined }, 'endpointsKey must be a non-empty string, not undefined.'],
+    ['signRequest', { signRequest: 'hmac' }, 'signRequest must be a function, not "hmac".'],
+    ['apiSecret', { apiSecret: '' }, 'apiSecret must be a non-empty string, not an empty string.'],
+    ['baseUrl', { baseUrl: 'pay.test' }, `baseUrl must be ${URL_MESSAGE}, not a string of 8 characters.`],
+    [
+      'baseUrl',
+      { baseUrl: 'ftp://pay.test' },
+      `baseUrl must be ${URL_MESSAGE}, not a string of 14 characters.`,
+    ],
+    [
+      'baseUrl',
+      { baseUrl: 'https://u:p@pay.test' },
+      `baseUrl must be ${URL_MESSAGE}, not a string of 20 characters.`,
+    ],
+    [
+      'apiSecret or signRequest',
+      { apiSecret: undefined },
+      'the API client needs apiSecret (for the default HMAC-SHA256 request signature) or signRequest.',
+    ],
+  ])('refuses a wrong %s when built, naming it and never its value: %j', (_name, options, message) => {
+    expect(() => createApiClient({ ...BASE, ...options } as ApiClientOptions)).toThrow(
+      new TypeError(`[@payhook/core] ${message}`),
     );
-    expect(() => createApiClient({ ...base, apiSecret: 's', baseUrl: 'https://u:p@pay.test' })).toThrow(
-      /cannot carry credentials/,
+  });
+
+  it('hmacRequestSigner refuses an empty apiSecret, naming it', () => {
+    expect(() => hmacRequestSigner('')).toThrow(
+      new TypeError('[@payhook/core] apiSecret must be a non-empty string, not an empty string.'),
     );
-    expect(() => createApiClient({ ...base, apiSecret: 's', baseUrl: 'ftp://pay.test' })).toThrow(
-      /http or https/,
-    );
-    expect(() => createApiClient({ ...base, apiSecret: 's', timeoutMs: 0 })).toThrow(/timeoutMs/);
-    expect(() => hmacRequestSigner('')).toThrow(/apiSecret must be a non-empty string/);
-    expect(() => createApiClient({ ...base, apiSecret: 's', posId: '' })).toThrow(
-      'posId must be a non-empty string',
-    );
-    expect(() => createApiClient({ ...base, apiSecret: 's', baseUrl: 'pay.test' })).toThrow(
-      'baseUrl must be an absolute http or https URL',
-    );
+  });
+
+  it.each<[string, Partial<ApiClientOptions>]>([
+    ['the defaults', {}],
+    [
+      'a base path, signRequest and the longest timeout',
+      {
+        baseUrl: 'http://127.0.0.1:8080/gateway',
+        apiSecret: undefined,
+        signRequest: () => 'sig',
+        timeoutMs: 2 ** 31 - 1,
+      },
+    ],
+  ])('builds with %s', (_name, options) => {
+    expect(typeof createApiClient({ ...BASE, ...options }).resend).toBe('function');
   });
 
   it('refuses an operation that is not a word, before any request', async () => {

@@ -1,4 +1,11 @@
 import { createHmac } from 'node:crypto';
+import {
+  duration,
+  nonEmptyString,
+  optionalFunction,
+  optionError,
+  positiveInteger,
+} from '../option-checks.js';
 import { type Answer, failure, parseObject, readAnswer } from './api-answer.js';
 import { ApiError } from './api-errors.js';
 import { createRedactor } from './redact.js';
@@ -41,9 +48,7 @@ export type RequestSigner = (request: SignableRequest) => string | Promise<strin
  * signer({ method: 'GET', path: '/api/v1/…', body: '', apiKey }); // '3f1c…' (64 hex digits)
  */
 export function hmacRequestSigner(apiSecret: string): RequestSigner {
-  if (typeof apiSecret !== 'string' || apiSecret === '') {
-    throw new TypeError('[@payhook/core] apiSecret must be a non-empty string.');
-  }
+  nonEmptyString('apiSecret', apiSecret, false);
   return ({ body }) => createHmac('sha256', apiSecret).update(body).digest('hex');
 }
 
@@ -187,38 +192,30 @@ interface Settings {
 
 function checkedSettings(options: ApiClientOptions): Settings {
   const base = checkedBaseUrl(options.baseUrl);
-  for (const name of ['posId', 'apiKey', 'endpointsKey'] as const) {
-    if (typeof options[name] !== 'string' || options[name] === '') {
-      throw new TypeError(`[@payhook/core] ${name} must be a non-empty string.`);
-    }
+  const posId = nonEmptyString('posId', options.posId);
+  const apiKey = nonEmptyString('apiKey', options.apiKey, false);
+  const endpointsKey = nonEmptyString('endpointsKey', options.endpointsKey, false);
+  if (/\s|:/.test(apiKey)) {
+    throw optionError('apiKey', 'free of whitespace and colons (the X-API-AUTH shape)', apiKey, false);
   }
-  if (/\s|:/.test(options.apiKey)) {
-    throw new TypeError('[@payhook/core] apiKey cannot contain whitespace or a colon (X-API-AUTH shape).');
-  }
-  if (options.signRequest === undefined && options.apiSecret === undefined) {
+  const signer = optionalFunction('signRequest', options.signRequest);
+  if (signer === undefined && options.apiSecret === undefined) {
     throw new TypeError(
       '[@payhook/core] the API client needs apiSecret (for the default HMAC-SHA256 request signature) or signRequest.',
     );
   }
-  const timeoutMs = options.timeoutMs ?? 10_000;
-  if (!Number.isFinite(timeoutMs) || timeoutMs < 1) {
-    throw new TypeError(`[@payhook/core] timeoutMs must be a positive number, not ${String(timeoutMs)}.`);
-  }
+  // A timer: AbortSignal.timeout past 2^31 - 1 ms fires at once, and every call would fail api.timeout.
+  const timeoutMs = duration('timeoutMs', options.timeoutMs, 10_000);
   const authScheme = options.authScheme ?? 'SVC';
   if (typeof authScheme !== 'string' || !AUTH_SCHEME.test(authScheme)) {
     throw new TypeError(
       `[@payhook/core] authScheme must be a word of letters, digits and '-' (the service's, e.g. in its X-API-AUTH examples), not ${JSON.stringify(authScheme)}.`,
     );
   }
-  const maxAnswerBytes = options.maxAnswerBytes ?? 1_048_576;
-  if (!Number.isSafeInteger(maxAnswerBytes) || maxAnswerBytes < 1) {
-    throw new TypeError(
-      `[@payhook/core] maxAnswerBytes must be a positive integer, not ${String(maxAnswerBytes)}.`,
-    );
-  }
-  segment('posId', options.posId);
-  const { posId, apiKey, endpointsKey, apiSecret } = options;
-  const signRequest = options.signRequest ?? hmacRequestSigner(apiSecret as string);
+  const maxAnswerBytes = positiveInteger('maxAnswerBytes', options.maxAnswerBytes, 1_048_576);
+  segment('posId', posId);
+  const { apiSecret } = options;
+  const signRequest = signer ?? hmacRequestSigner(apiSecret as string);
   const authPrefix = HMAC_SUFFIX.test(authScheme) ? authScheme : `${authScheme}-HMAC-SHA256`;
   const redact = createRedactor([apiKey, endpointsKey, apiSecret]);
   return {
@@ -302,19 +299,16 @@ async function call(
 }
 
 function checkedBaseUrl(value: string): URL {
+  const expected =
+    'an absolute http or https URL without credentials (they belong in apiKey and endpointsKey)';
   let url: URL;
   try {
     url = new URL(value);
   } catch {
-    throw new TypeError('[@payhook/core] baseUrl must be an absolute http or https URL.');
+    throw optionError('baseUrl', expected, value, false);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new TypeError(`[@payhook/core] baseUrl must be http or https, not ${url.protocol}.`);
-  }
-  if (url.username !== '' || url.password !== '') {
-    throw new TypeError(
-      '[@payhook/core] baseUrl cannot carry credentials: they belong in apiKey and endpointsKey.',
-    );
+  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.username !== '' || url.password !== '') {
+    throw optionError('baseUrl', expected, value, false);
   }
   if (!url.pathname.endsWith('/')) url.pathname = `${url.pathname}/`;
   url.search = '';

@@ -6,7 +6,7 @@ import { createWebhookHandler } from '../handler.js';
 import { MemoryStore } from '../stores/memory.js';
 import type { ApiClient, ResendAnswer, ResendRequest } from './api-client.js';
 import { ApiError } from './api-errors.js';
-import { createReconciler, type PendingOrder } from './reconciler.js';
+import { createReconciler, type PendingOrder, type ReconcilerOptions } from './reconciler.js';
 
 const NOW = Date.parse('2026-11-25T10:00:00Z');
 const DAY = 86_400_000;
@@ -317,12 +317,57 @@ describe('createReconciler().run', () => {
     expect(listed).toBe(2);
   });
 
-  it('refuses options that are not positive numbers', () => {
+  it.each<[string, Record<string, unknown>, string]>([
+    ['giveUpAfterMs', { giveUpAfterMs: 0 }, 'giveUpAfterMs must be a positive number, not 0.'],
+    ['concurrency', { concurrency: 0 }, 'concurrency must be a positive number, not 0.'],
+    [
+      'requestsPerSecond',
+      { requestsPerSecond: Number.NaN },
+      'requestsPerSecond must be a positive number, not NaN.',
+    ],
+    ['listPending', { listPending: [] }, 'listPending must be a function, not an empty array.'],
+    ['onResult', { onResult: true }, 'onResult must be a function, not true.'],
+    ['now', { now: 1 }, 'now must be a function, not 1.'],
+    ['webhook', { webhook: {} }, 'webhook must be a webhook handler (with process), not an object.'],
+    [
+      'api',
+      { api: undefined },
+      'api must be the API client options or a client from createApiClient, not undefined.',
+    ],
+    [
+      'api.timeoutMs',
+      {
+        api: {
+          baseUrl: 'https://pay.test',
+          posId: 'p',
+          apiKey: 'k',
+          endpointsKey: 'e',
+          apiSecret: 's',
+          timeoutMs: 2 ** 31,
+        },
+      },
+      'timeoutMs must be a number of milliseconds from 1 to 2147483647, not 2147483648.',
+    ],
+  ])('refuses a wrong %s when built, with a TypeError naming it', (_name, options, message) => {
     const { client } = stubClient({});
-    for (const name of ['giveUpAfterMs', 'concurrency', 'requestsPerSecond'] as const) {
-      expect(() => createReconciler({ api: client, listPending: () => [], [name]: 0 })).toThrow(
-        `[@payhook/core] ${name} must be a positive number, not 0.`,
-      );
-    }
+    expect(() =>
+      createReconciler({ api: client, listPending: () => [], ...options } as ReconcilerOptions),
+    ).toThrow(new TypeError(`[@payhook/core] ${message}`));
+  });
+
+  it('builds with every option at a valid value', () => {
+    const { client } = stubClient({});
+    const webhook = createWebhookHandler({ secret: 's', logger: false });
+    const options: ReconcilerOptions = {
+      api: client,
+      webhook,
+      listPending: async () => [],
+      giveUpAfterMs: 1,
+      concurrency: 2.5,
+      requestsPerSecond: 0.5,
+      onResult: () => {},
+      now: () => NOW,
+    };
+    expect(typeof createReconciler(options).run).toBe('function');
   });
 });

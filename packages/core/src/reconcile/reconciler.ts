@@ -1,7 +1,8 @@
-import type { ProcessOutcome, WebhookHandler } from '../handler.js';
+import type { WebhookHandler, WebhookOutcome } from '../handler.js';
 import { isMissing } from '../notification/missing.js';
 import { parseNotification } from '../notification/parse.js';
 import { parseTimestamp } from '../notification/time.js';
+import { optionalFunction, optionError, positive } from '../option-checks.js';
 import { type ApiClient, type ApiClientOptions, createApiClient, type ResendAnswer } from './api-client.js';
 import { ApiError } from './api-errors.js';
 
@@ -47,7 +48,7 @@ export interface ReconcileResult {
   /** The payment's status in the record the service answered. */
   readonly paymentStatus?: string;
   /** How `webhook.process` took the record. */
-  readonly outcome?: ProcessOutcome;
+  readonly outcome?: Exclude<WebhookOutcome, 'refused' | 'queued'>;
   /** Why it failed: an `ApiError`, the `WebhookError` of `process`, or a `PayloadError` for a record it refused. */
   readonly error?: Error;
   /** One line for logs (never a key or a record). */
@@ -136,21 +137,14 @@ const UNFINISHED = new Set(['init', 'pending', 'processing']);
  * setInterval(() => void reconciler.run().then(logReport), 10 * 60_000);
  */
 export function createReconciler<C = undefined>(options: ReconcilerOptions<C>): Reconciler {
-  const settings: Settings<C> = {
-    client: isClient(options.api) ? options.api : createApiClient(options.api),
-    webhook: options.webhook,
-    context: options.context,
-    giveUpAfterMs: positive('giveUpAfterMs', options.giveUpAfterMs, 7 * 24 * 60 * 60 * 1000),
-    concurrency: Math.max(1, Math.floor(positive('concurrency', options.concurrency, 4))),
-    perSecond: positive('requestsPerSecond', options.requestsPerSecond, 5),
-    onResult: options.onResult,
-  };
-  const now = options.now ?? Date.now;
+  const settings = checkedSettings(options);
+  const listPending = options.listPending;
+  const now = optionalFunction('now', options.now) ?? Date.now;
   let running: Promise<ReconcileReport> | undefined;
 
   async function runOnce(): Promise<ReconcileReport> {
     const orders: PendingOrder[] = [];
-    for await (const order of await options.listPending()) orders.push(order);
+    for await (const order of await listPending()) orders.push(order);
     return runAll(settings, orders, now());
   }
 
@@ -173,6 +167,29 @@ interface Settings<C> {
   readonly concurrency: number;
   readonly perSecond: number;
   readonly onResult: ((result: ReconcileResult) => void) | undefined;
+}
+
+/** Every option but `listPending` and `now` checked, with its default. */
+function checkedSettings<C>(options: ReconcilerOptions<C>): Settings<C> {
+  if (typeof options.api !== 'object' || options.api === null) {
+    throw optionError('api', 'the API client options or a client from createApiClient', options.api);
+  }
+  const webhook = options.webhook;
+  if (webhook !== undefined && typeof (webhook as { process?: unknown } | null)?.process !== 'function') {
+    throw optionError('webhook', 'a webhook handler (with process)', webhook);
+  }
+  if (typeof options.listPending !== 'function') {
+    throw optionError('listPending', 'a function', options.listPending);
+  }
+  return {
+    client: isClient(options.api) ? options.api : createApiClient(options.api),
+    webhook,
+    context: options.context,
+    giveUpAfterMs: positive('giveUpAfterMs', options.giveUpAfterMs, 7 * 24 * 60 * 60 * 1000),
+    concurrency: Math.max(1, Math.floor(positive('concurrency', options.concurrency, 4))),
+    perSecond: positive('requestsPerSecond', options.requestsPerSecond, 5),
+    onResult: optionalFunction('onResult', options.onResult),
+  };
 }
 
 /** Every order through `concurrency` workers, paced; results in the order listed. */
@@ -307,12 +324,4 @@ function createdAtOf(value: PendingOrder['createdAt']): number | undefined | 'in
 
 function isClient(api: ApiClientOptions | ApiClient): api is ApiClient {
   return typeof (api as ApiClient).resend === 'function';
-}
-
-function positive(name: string, value: number | undefined, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || Number.isNaN(value) || value <= 0) {
-    throw new TypeError(`[@payhook/core] ${name} must be a positive number, not ${String(value)}.`);
-  }
-  return value;
 }

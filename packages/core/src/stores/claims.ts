@@ -1,4 +1,4 @@
-import type { ClaimResult } from '../protocol/key.js';
+import type { ClaimResult } from './contract.js';
 
 /** The two claim answers without a token: every store hands out these objects rather than a new one per claim. */
 export const DUPLICATE: ClaimResult = { status: 'duplicate' };

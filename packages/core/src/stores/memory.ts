@@ -1,5 +1,5 @@
-import type { ClaimResult, DedupeStore } from '../protocol/key.js';
 import { DUPLICATE, IN_FLIGHT } from './claims.js';
+import type { ClaimResult, DedupeStore } from './contract.js';
 
 export interface MemoryStoreOptions {
   /**

@@ -5,7 +5,7 @@ import { signedPurchase } from '../../test/bodies.js';
 import { base, deferred, formRequest, HANDLED } from '../../test/deliveries.js';
 import { CuttableProxy, DATABASE_URL, reachPostgres } from '../../test/servers.js';
 import { createWebhookHandler } from '../handler.js';
-import type { TransactionalStore } from '../protocol/key.js';
+import type { TransactionalStore } from './contract.js';
 import { migrate, PostgresInbox, PostgresStore } from './postgres.js';
 
 // The bounds of a claim: a frozen database is answered within storeTimeoutMs; only a concurrent copy's row, which

@@ -1,4 +1,4 @@
-import type { TransactionalStore, TransactionResult } from '../protocol/key.js';
+import type { TransactionalStore, TransactionResult } from './contract.js';
 import {
   explained,
   LOCK_NOT_AVAILABLE,

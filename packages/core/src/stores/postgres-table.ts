@@ -54,6 +54,9 @@ export interface PgPoolClientLike extends PgQueryable {
  */
 export interface PgPoolLike<C extends PgPoolClientLike = PgPoolClientLike> extends PgQueryable {
   connect(): Promise<C>;
+  // Never called: it mirrors pg.Pool's callback overload, because TypeScript infers a type argument from overloads
+  // paired from the last; without it `new PostgresInbox({ pool })` would not infer C as pg.PoolClient.
+  connect(callback: (error: Error | undefined, client: C | undefined) => void): void;
 }
 
 export interface PostgresTableOptions {

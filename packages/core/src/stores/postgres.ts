@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import type { ClaimResult, DedupeStore } from '../protocol/key.js';
 import { Batcher } from './batcher.js';
 import { DUPLICATE, IN_FLIGHT } from './claims.js';
+import type { ClaimResult, DedupeStore } from './contract.js';
 import {
   explained,
   type PgQueryable,

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import type { ClaimResult, DedupeStore } from '../protocol/key.js';
 import { DUPLICATE, IN_FLIGHT } from './claims.js';
+import type { ClaimResult, DedupeStore } from './contract.js';
 
 /**
  * The part of a Redis client the store uses. Both an `ioredis` client (`new Redis(url)`, or a `Cluster`) and a

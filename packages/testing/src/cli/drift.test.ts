@@ -1,7 +1,8 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createCapture, createWebhookHandler } from '@payhook/core';
+import { createWebhookHandler } from '@payhook/core';
+import { createCapture } from '@payhook/core/capture';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signedForm } from '../../../../test/support/signed-form.ts';
 import { fakePurchase } from '../fixtures/primary.js';

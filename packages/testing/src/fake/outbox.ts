@@ -1,4 +1,5 @@
-import { encodeBase64Url, type SignatureAlgorithm, sign } from '@payhook/core';
+import { type SignatureAlgorithm, sign } from '@payhook/core';
+import { encodeBase64Url } from '@payhook/core/adapter';
 import type { Timeline } from './clock.js';
 
 /**

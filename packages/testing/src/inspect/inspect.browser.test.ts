@@ -86,12 +86,12 @@ describe.skipIf(!canRunChromium)('payhook inspect in Chromium, used as a develop
       expect(await rowsShown(page)).toBe(1);
       await page.selectOption('#filter-outcome', 'refused');
       await page.locator('#rows tr').first().click();
-      await expect.poll(() => page.locator('#detail').innerText()).toContain('sha1');
+      await expect.poll(() => page.locator('#detail').textContent()).toContain('sha1');
       await page.selectOption('#filter-outcome', '');
 
       await page.locator('#rows tr[data-id="3"]').click();
       await page.waitForSelector('#detail table.diff');
-      const diff = await page.locator('#detail table.diff').first().innerText();
+      const diff = await page.locator('#detail table.diff').first().textContent();
       expect(diff).toContain('new_field');
       expect(diff).toContain('"grown"');
 
@@ -99,14 +99,14 @@ describe.skipIf(!canRunChromium)('payhook inspect in Chromium, used as a develop
       await page.fill('#edit', JSON.stringify(edited, null, 2));
       await page.click('#replay');
       await page.waitForSelector('#answers tr');
-      expect(await page.locator('#answers tr').first().innerText()).toMatch(/200 handled/);
+      expect(await page.locator('#answers tr').first().textContent()).toMatch(/200 handled/);
       const [handled] = await example.waitForLines(1);
       expect(handled).toMatchObject({ order_id: 'order-edited' });
 
       await page.fill('#fixture-name', 'order-edited');
       await page.click('#save');
       await expect
-        .poll(() => page.locator('#action-message').innerText())
+        .poll(() => page.locator('#action-message').textContent())
         .toMatch(/^Saved in .*order-edited\.json/);
       expect(JSON.parse(await readFile(join(dir, 'fixtures', 'order-edited.json'), 'utf8'))).toEqual(edited);
       const { io, out } = memoryIO('', { PAYHOOK_SECRET: SECRET });
@@ -174,7 +174,7 @@ describe.skipIf(!canRunChromium)('payhook inspect in Chromium, used as a develop
       await page.fill('#filter-order', '');
       await page.selectOption('#filter-outcome', 'duplicate');
       await expect
-        .poll(() => page.locator('#page-info').innerText())
+        .poll(() => page.locator('#page-info').textContent())
         .toBe('Page 1 of 10 · 1000 of 10000 deliveries');
       console.log(
         `payhook inspect: 10,000 deliveries opened in ${Math.round(opened - started)} ms, filtered twice by ${Math.round(performance.now() - opened)} ms more`,

@@ -1,0 +1,10 @@
+// `@payhook/core/diagnostics`: the `diagnostics_channel` names payhook publishes on and the messages it sends, for
+// an operator's own subscriber (`@payhook/opentelemetry` is one).
+export type {
+  DeliveryMessage,
+  DriftMessage,
+  HandlerRunMessage,
+  RefusalMessage,
+  StoreCallMessage,
+} from './channels.js';
+export { PAYHOOK_CHANNELS } from './channels.js';
