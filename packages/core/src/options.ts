@@ -30,7 +30,8 @@ export type Logger = Pick<Console, 'warn' | 'error'> | false;
 export interface ResolvedOptions<C> {
   readonly algorithm: SignatureAlgorithm;
   readonly logger: Logger;
-  readonly secrets: SecretSource;
+  /** Absent for a definition used only by queue workers (`process`), which verifies nothing. */
+  readonly secrets: SecretSource | undefined;
   readonly limits: { readonly maxBodyBytes: number; readonly readTimeoutMs: number };
   readonly allowedSenders: readonly string[] | undefined;
   readonly trustProxy: boolean | number;
@@ -59,7 +60,10 @@ export function resolveOptions<C>(options: WebhookHandlerOptions<C>): ResolvedOp
   return {
     algorithm: checkAlgorithm(options.algorithm),
     logger,
-    secrets: secretSource(options.secret, logger ? (message) => logger.warn(message) : undefined),
+    secrets:
+      'secret' in options
+        ? secretSource(options.secret, logger ? (message) => logger.warn(message) : undefined)
+        : undefined,
     limits: {
       maxBodyBytes: positive('maxBodyBytes', options.maxBodyBytes, 1024 * 1024),
       readTimeoutMs: duration('readTimeoutMs', options.readTimeoutMs, 10_000),
