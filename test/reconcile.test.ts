@@ -8,13 +8,13 @@ import {
   sign,
 } from '@payhook/core';
 import {
-  type ApiClient,
   ApiError,
   createApiClient,
   createReconciler,
   hmacRequestSigner,
   type PendingOrder,
   type ReconcileReport,
+  type ResendClient,
 } from '@payhook/core/reconcile';
 import { type AuthCheck, type FakeService, startFakeServer, TEST_CARDS } from '@payhook/testing';
 import { mockPaymentApi } from '@payhook/testing/nock';
@@ -335,7 +335,7 @@ describe.each(Object.keys(FAILING) as Array<keyof typeof FAILING>)(
       // loaded machine cannot turn them into timeouts.
       const patient = createApiClient(apiOf(service));
       const hasty = createApiClient({ ...apiOf(service), timeoutMs: 100 });
-      const api: ApiClient = {
+      const api: ResendClient = {
         resend: (request) => (request.orderId.startsWith('slow-') ? hasty : patient).resend(request),
       };
       const report = await createReconciler({

@@ -2,7 +2,12 @@ import type { ProcessOutcome, WebhookHandler } from '../handler.js';
 import { isMissing } from '../notification/missing.js';
 import { parseNotification } from '../notification/parse.js';
 import { parseTimestamp } from '../notification/time.js';
-import { type ApiClient, type ApiClientOptions, createApiClient, type ResendAnswer } from './api-client.js';
+import {
+  type ApiClientOptions,
+  createApiClient,
+  type ResendAnswer,
+  type ResendClient,
+} from './api-client.js';
 import { ApiError } from './api-errors.js';
 
 /**
@@ -79,8 +84,8 @@ export interface ReconcilerOptions<C = undefined> {
   webhook?: Pick<WebhookHandler<C>, 'process'>;
   /** The context `process` passes to the handlers. */
   context?: C;
-  /** The service's API: its settings, or a client from `createApiClient`. */
-  api: ApiClientOptions | ApiClient;
+  /** The service's API: its settings, or a client from `createApiClient` (only `resend` is used). */
+  api: ApiClientOptions | ResendClient;
   /** The orders still waiting for their webhook, older than the merchant's threshold. */
   listPending: () =>
     | Iterable<PendingOrder>
@@ -166,7 +171,7 @@ export function createReconciler<C = undefined>(options: ReconcilerOptions<C>): 
 
 /** The options a run uses, checked once. */
 interface Settings<C> {
-  readonly client: ApiClient;
+  readonly client: ResendClient;
   readonly webhook: Pick<WebhookHandler<C>, 'process'> | undefined;
   readonly context: C | undefined;
   readonly giveUpAfterMs: number;
@@ -305,8 +310,8 @@ function createdAtOf(value: PendingOrder['createdAt']): number | undefined | 'in
   return ms === undefined || !Number.isFinite(ms) ? 'invalid' : ms;
 }
 
-function isClient(api: ApiClientOptions | ApiClient): api is ApiClient {
-  return typeof (api as ApiClient).resend === 'function';
+function isClient(api: ApiClientOptions | ResendClient): api is ResendClient {
+  return typeof (api as ResendClient).resend === 'function';
 }
 
 function positive(name: string, value: number | undefined, fallback: number): number {
