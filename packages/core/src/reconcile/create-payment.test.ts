@@ -43,6 +43,15 @@ function refusal(run: () => unknown): ApiError {
   throw new Error('expected an ApiError');
 }
 
+async function rejected(promise: Promise<unknown>): Promise<ApiError> {
+  const outcome = await promise.then(
+    () => undefined,
+    (error: unknown) => error,
+  );
+  if (outcome instanceof ApiError) return outcome;
+  throw new Error(`expected an ApiError, got ${String(outcome)}`);
+}
+
 describe('prepareCreate', () => {
   it.each([
     'https://pay.example/',
@@ -124,23 +133,29 @@ describe('createPayment answers', () => {
 
   it('refuses a 2xx answer that is not a payment record as api.answer_invalid', async () => {
     const service = await startApiService(replyWith(200, { ok: true }));
-    const error = await client(service.url)
-      .createPayment(DIRECT)
-      .catch((e: unknown) => e as ApiError);
+    const error = await rejected(client(service.url).createPayment(DIRECT));
     expect([error.code, error.status]).toEqual(['api.answer_invalid', 200]);
   });
 
   it('keeps the card number and CVV out of a service message that echoes them', async () => {
     const echo = { message: `card 4242 4242 4242 4242 cvv 737 refused`, args: { code: 'V-401' } };
     const service = await startApiService(replyWith(422, echo));
-    const error = await client(service.url)
-      .createPayment(DIRECT)
-      .catch((e: unknown) => e as ApiError);
+    const error = await rejected(client(service.url).createPayment(DIRECT));
     expect([error.code, error.status, error.serviceCode, error.serviceMessage]).toEqual([
       'api.refused',
       422,
       'V-401',
       'card [redacted] cvv [redacted] refused',
     ]);
+  });
+
+  it('sends a create that gets no answer once, and says how to learn whether the payment exists', async () => {
+    const service = await startApiService(() => {});
+    const slow = createApiClient({ baseUrl: service.url, posId: POS, ...SECRETS, timeoutMs: 50 });
+    const error = await rejected(slow.createPayment(DIRECT));
+    expect([error.code, error.status, service.seen.length]).toEqual(['api.timeout', undefined, 1]);
+    expect(error.message).toBe(
+      '[@payhook/core] POST /api/v1/payment: no answer within 50 ms. The payment may exist: do not create it again; ask with resend({ orderId }) or wait for its webhook.',
+    );
   });
 });
