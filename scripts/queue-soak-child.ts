@@ -77,6 +77,7 @@ if (role === 'web') {
     () =>
       void worker
         .stop()
+        .then(() => worker.settled())
         .then(() => queue.close())
         .then(() => pool.end()),
   );

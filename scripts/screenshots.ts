@@ -89,7 +89,7 @@ try {
       redirect: 'manual',
       headers: {
         'content-type': 'application/json',
-        'x-api-auth': `SVC-HMAC-SHA256 ${apiKey}:screenshots`,
+        'x-api-auth': `SVC ${apiKey}:${server.fake.project.apiSecret}`,
         'x-api-key': endpointsKey,
       },
       body: JSON.stringify({

@@ -200,15 +200,15 @@ import { createPostgresQueue } from '@payhook/queue/postgres';
 
 export const stores = [RedisStore, PostgresStore] as const;
 const webhook = createWebhookHandler<IncomingMessage>({ secret: ['current', { id: 'old', secret: 'previous' }], maxBodyBytes: 65_536 })
-  .on('purchase.success', (payment, req) => { const order: string = payment.order_id; void order; void req.url; })
+  .on('purchase.success', (payment, req) => { const order: string = payment.order_id; void order; void req?.url; })
   .on('refund', (refund, _req, delivery) => { const id: string = refund.operation_id; const index: number = delivery.secretIndex; void id; void index; })
   .onAny((notification: Notification) => void notification.status);
 export const listener = createNodeListener(webhook);
 export const fetchHandler = (request: Request): Promise<Response> => webhook.fetch(request);
 export const code = (error: unknown): WebhookErrorCode | undefined => (error instanceof WebhookError ? error.code : undefined);
-export const expressMiddleware = webhookMiddleware({ secret: 's' }).on('purchase', (payment, req) => void [payment.amount, req.body]);
+export const expressMiddleware = webhookMiddleware({ secret: 's' }).on('purchase', (payment, req) => void [payment.amount, req?.body]);
 export const koaMiddleware = koaWebhook({ secret: 's' }).on('refund.success', (refund) => void refund.amount);
-export const fastifyPlugin: FastifyPluginAsync = webhookPlugin({ secret: 's', path: '/webhooks' }).on('purchase', (payment, request: FastifyRequest) => void [payment.amount, request.url]);
+export const fastifyPlugin: FastifyPluginAsync = webhookPlugin({ secret: 's', path: '/webhooks' }).on('purchase', (payment, request: FastifyRequest | undefined) => void [payment.amount, request?.url]);
 const nestOptions: PayhookModuleOptions = { secret: 's', path: '/webhooks', forwardErrors: true };
 export const nestModules = [
   PayhookModule.forRoot(nestOptions),

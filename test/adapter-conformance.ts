@@ -299,7 +299,7 @@ export async function answersTo(
 
 /** The options every extra test uses: the conformance secret and limit, no logging, and a handler. */
 export function testOptions<C>(
-  handle: (notification: Notification, context: C) => void,
+  handle: (notification: Notification, context: C | undefined) => void,
 ): MiddlewareOptions<C> {
   return { secret: SECRET, maxBodyBytes: MAX_BODY_BYTES, logger: false, handle };
 }

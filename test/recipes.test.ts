@@ -97,6 +97,7 @@ describe('code in docs/recipes.md and the core and nestjs READMEs', () => {
       '## A queue worker, without the handler',
       '## The whole loop: create, redirect, webhook',
       '## Orders whose webhook never came',
+      '## What did the service send?',
       '## Unit tests with @payhook/testing',
     ]);
     expect(blocks.filter((block) => block.doc === 'docs/recipes.md').length).toBeGreaterThanOrEqual(

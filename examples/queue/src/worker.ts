@@ -4,7 +4,8 @@ import { openQueueBackend, workMsFrom } from './backend.ts';
 import { paymentWebhook } from './webhook.ts';
 
 // The worker: takes the queued notifications and runs the webhook's handlers, each once per notification, retrying a
-// failure with backoff. On SIGTERM or SIGINT it finishes (or hands back) the jobs it runs, closes and exits 0.
+// failure with backoff. On SIGTERM or SIGINT it finishes (or hands back) the jobs it runs, waits for every run to
+// settle, closes and exits 0.
 const { secret } = readExampleEnv(process.env);
 const backend = await openQueueBackend(process.env);
 const webhook = paymentWebhook({ ...backend, secret, workMs: workMsFrom(process.env) });
@@ -18,6 +19,8 @@ const stop = (signal: NodeJS.Signals) => {
   process.off('SIGINT', stop);
   worker
     .stop()
+    // A job handed back may still run here: its store stays open until it committed or gave up.
+    .then(() => worker.settled())
     .then(() => backend.close())
     .then(
       () => console.error('[payhook example] closed'),

@@ -122,7 +122,7 @@ describe('createWebhookHandler: routing', () => {
     const handler = createWebhookHandler<{ requestId: string }>({
       secret: SECRET,
       logger: false,
-      handle: (_, context) => void contexts.push(context.requestId),
+      handle: (_, context) => void contexts.push(context!.requestId),
     });
     await handler(post(formBody(purchase())), { requestId: 'req-1' });
     expect(contexts).toEqual(['req-1']);

@@ -6,7 +6,7 @@ import {
   publishRefusal,
   traceDelivery,
 } from './diagnostics/channels.js';
-import { ERROR_STATUS, RequestError, type WebhookError } from './errors.js';
+import { ERROR_STATUS, RequestError, SignatureError, type WebhookError } from './errors.js';
 import {
   accepted,
   asWebhookError,
@@ -62,8 +62,12 @@ export interface WebhookRequest {
 export type ErrorHook = (error: WebhookError, request: { remoteAddress: string | undefined }) => void;
 
 export interface WebhookHandlerOptions<C = undefined> extends SenderOptions {
-  /** The project's secret, several while rotating (current first), or a resolver by `pos_id`. */
-  secret: Secrets;
+  /**
+   * The project's secret, several while rotating (current first), or a resolver by `pos_id`. Left out, the webhook
+   * only runs handlers with `process` (a queue worker's definition) and answers every delivery 503
+   * `secret.unavailable`; given but `undefined` (an unset environment variable) it throws when built.
+   */
+  secret?: Secrets;
   /** @default 'sha256' */
   algorithm?: SignatureAlgorithm;
   /** Called for every notification (as `onAny`, before any other `onAny`). */
@@ -175,6 +179,14 @@ export interface WebhookHandler<C = undefined> {
    * const outcome = await webhook.process(notification); // 'handled' | 'duplicate' | 'ignored' | 'stale'
    */
   process(notification: Notification, context?: C, options?: ProcessOptions): Promise<ProcessOutcome>;
+  /**
+   * Resolves once no run of this webhook is going on in this process: each committed, released or given up, also
+   * those that went on after their answer (past `handlerTimeoutMs`). Await it before closing the store at shutdown.
+   *
+   * @example
+   * await worker.stop(); await webhook.settled(); await redis.quit();
+   */
+  settled(): Promise<void>;
 }
 
 /**
@@ -199,6 +211,8 @@ export interface ProcessOptions {
   secretIndex?: number;
   /** That secret's `id`, when secrets are named. */
   secretId?: string;
+  /** Aborts the handlers' `delivery.signal` when it aborts (a queue worker handing the job back at shutdown). */
+  signal?: AbortSignal;
 }
 
 /**
@@ -219,14 +233,18 @@ export interface ProcessOptions {
 export function createWebhookHandler<C = undefined>(options: WebhookHandlerOptions<C>): WebhookHandler<C> {
   const algorithm = checkAlgorithm(options.algorithm);
   const logger = options.logger === undefined ? console : options.logger;
-  const secrets = secretSource(options.secret, logger ? (message) => logger.warn(message) : undefined);
+  const secrets =
+    'secret' in options
+      ? secretSource(options.secret, logger ? (message) => logger.warn(message) : undefined)
+      : undefined;
   const limits = bodyLimits(options);
   const checkRequest = createRequestCheck(options);
   const report = createReport(options.onError, logger);
   const routes = new Routes<C>();
   if (options.handle) routes.addAny(options.handle);
   const keyFor = createKeyFor(options.key ?? notificationKey, logger);
-  const processNotification = createProcessor(options, routes, keyFor, report);
+  const once = new ExactlyOnce<C>(protocolOptions(options, (error) => report(error, undefined)));
+  const processNotification = createProcessor(options, routes, keyFor, once);
   const queue = checkedQueue(options.queue);
   const enqueue = queue && createEnqueuer(queue, routes, keyFor, storeTimeoutMs(options), systemClock);
 
@@ -242,6 +260,7 @@ export function createWebhookHandler<C = undefined>(options: WebhookHandlerOptio
       const type = mediaTypeOf(getHeader(request.headers, 'content-type'));
       const read = readEnvelope(request, type, limits);
       const envelope = isPromiseLike(read) ? await read : read;
+      if (secrets === undefined) throw noSecret();
       const verification = verifyEnvelope(envelope, secrets, algorithm);
       const verified = isPromiseLike(verification) ? await verification : verification;
       const { secret } = verified;
@@ -261,6 +280,7 @@ export function createWebhookHandler<C = undefined>(options: WebhookHandlerOptio
   const deliver = tracedDelivery(handle);
   const handler = withMethods(options.capture ? withCapture(deliver, options.capture) : deliver, routes);
   handler.process = createProcess(processNotification, report);
+  handler.settled = () => once.settled();
   return handler;
 }
 
@@ -287,8 +307,8 @@ function createProcess<C>(
     traced?: DeliveryMessage,
   ): Promise<ProcessOutcome> => {
     try {
-      const { secretIndex = -1, secretId } = processOptions ?? {};
-      return await processNotification(notification, context, secretIndex, secretId, traced);
+      const { secretIndex = -1, secretId, signal } = processOptions ?? {};
+      return await processNotification(notification, context, secretIndex, secretId, traced, signal);
     } catch (error) {
       const known = asWebhookError(error);
       report(known, undefined);
@@ -329,6 +349,7 @@ type Processor<C> = (
   secretIndex: number,
   secretId: string | undefined,
   traced?: DeliveryMessage,
+  signal?: AbortSignal,
 ) => ProcessOutcome | PromiseLike<ProcessOutcome>;
 
 /** What `handle` and `process` share once a notification is verified: its key, its handlers, one run of them. */
@@ -336,15 +357,14 @@ function createProcessor<C>(
   options: WebhookHandlerOptions<C>,
   routes: Routes<C>,
   keyFor: (notification: Notification) => string | undefined,
-  report: (error: WebhookError, remoteAddress: string | undefined) => void,
+  once: ExactlyOnce<C>,
 ): Processor<C> {
-  const once = new ExactlyOnce<C>(protocolOptions(options, (error) => report(error, undefined)));
   const ordering = orderingGuard(options.ordering);
   const recorded = (notification: Notification, outcome: Outcome): Outcome => {
     if (outcome === 'handled') ordering?.record(notification);
     return outcome;
   };
-  return (notification, context, secretIndex, secretId, traced) => {
+  return (notification, context, secretIndex, secretId, traced, signal) => {
     const key = keyFor(notification);
     const delivery: DeliveryFacts = { key, secretIndex, secretId, raw: notification.raw };
     const handlers = routes.match(notification);
@@ -355,10 +375,10 @@ function createProcessor<C>(
       // Once per notification, as every handler: a stale copy redelivered, or one handled before it became stale,
       // is a duplicate.
       const stale: Route<C>[] = [{ id: 'onStale', run: options.onStale }];
-      const outcome = once.run({ key, handlers: stale, notification, context, delivery });
+      const outcome = once.run({ key, handlers: stale, notification, context, delivery, signal });
       return Promise.resolve(outcome).then((ran) => (ran === 'duplicate' ? 'duplicate' : 'stale'));
     }
-    const outcome = once.run({ key, handlers, notification, context, delivery });
+    const outcome = once.run({ key, handlers, notification, context, delivery, signal });
     return isPromiseLike(outcome)
       ? outcome.then((ran) => recorded(notification, ran))
       : recorded(notification, outcome);
@@ -366,6 +386,14 @@ function createProcessor<C>(
 }
 
 type Logger = Pick<Console, 'warn' | 'error'> | false;
+
+/** A delivery to a webhook built without `secret`: nothing can verify it, and the service's retry is safe. */
+function noSecret(): SignatureError {
+  return new SignatureError(
+    'secret.unavailable',
+    'this webhook was built without a secret (a definition for queue workers, which run handlers with process()): it cannot verify a delivery. Give it `secret` where it receives webhooks.',
+  );
+}
 
 /** Refuses a method other than POST (405) and, with `allowedSenders`, a sender outside it (403). */
 function createRequestCheck(options: SenderOptions): (request: WebhookRequest) => void {

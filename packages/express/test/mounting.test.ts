@@ -16,7 +16,7 @@ describe.each([
 ])('%s: where the middleware is mounted', (_, express) => {
   function recorder(path?: string) {
     const urls: string[] = [];
-    const options = testOptions((_n, req: Request) => urls.push(req.originalUrl));
+    const options = testOptions((_n, req: Request | undefined) => urls.push(req!.originalUrl));
     return { urls, middleware: webhookMiddleware(path === undefined ? options : { ...options, path }) };
   }
   const notFound = (_req: Request, res: express5.Response) => {

@@ -16,7 +16,7 @@ describe('types of @payhook/express', () => {
       .on('purchase', (payment, req, delivery) => {
         expectTypeOf(payment).toEqualTypeOf<PurchaseNotification>();
         expectTypeOf(payment.method).toEqualTypeOf<'purchase'>();
-        expectTypeOf(req).toEqualTypeOf<Request>();
+        expectTypeOf(req).toEqualTypeOf<Request | undefined>();
         expectTypeOf(delivery).toEqualTypeOf<Delivery>();
       })
       .on('refund.success', (refund) => {

@@ -9,8 +9,8 @@ const CONSUMER = `import Fastify, { type FastifyRequest } from 'fastify';
 import { webhookPlugin, type FastifyWebhookPlugin } from '@payhook/fastify';
 
 const plugin: FastifyWebhookPlugin = webhookPlugin({ secret: 's', path: '/webhooks', forwardErrors: true })
-  .on('purchase.success', (payment, request) => void [payment.order_id, request.url])
-  .onAny((_notification, request: FastifyRequest) => void request.routeOptions.url);
+  .on('purchase.success', (payment, request) => void [payment.order_id, request?.url])
+  .onAny((_notification, request: FastifyRequest | undefined) => void request?.routeOptions.url);
 const app = Fastify();
 app.register(plugin, { prefix: '/api' });
 `;

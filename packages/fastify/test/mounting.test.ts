@@ -14,7 +14,7 @@ const HANDLED = '{"ok":true,"outcome":"handled"}';
 describe.each(VERSIONS)('%s: where the plugin is registered', (_, version) => {
   function recorder(path?: string) {
     const urls: string[] = [];
-    const options = testOptions((_n, request: FastifyRequest) => urls.push(request.url));
+    const options = testOptions((_n, request: FastifyRequest | undefined) => urls.push(request!.url));
     return { urls, plugin: webhookPlugin(path === undefined ? options : { ...options, path }) };
   }
   const ready = async (app: FastifyInstance) => {
@@ -106,9 +106,9 @@ describe.each(VERSIONS)('%s: where the plugin is registered', (_, version) => {
     const app = version.fastify({ bodyLimit: 100 });
     app.decorateRequest('tenant', 'shop-1');
     const plugin = webhookPlugin({
-      ...testOptions((_n, request: FastifyRequest) => {
+      ...testOptions((_n, request: FastifyRequest | undefined) => {
         tenants.push((request as { tenant?: string }).tenant);
-        bodies.push(request.body instanceof Readable && request.body.readableEnded);
+        bodies.push(request!.body instanceof Readable && request!.body.readableEnded);
       }),
       path: '/webhooks',
     });

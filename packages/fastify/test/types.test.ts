@@ -16,7 +16,7 @@ describe('types of @payhook/fastify', () => {
       .on('purchase', (payment, request, delivery) => {
         expectTypeOf(payment).toEqualTypeOf<PurchaseNotification>();
         expectTypeOf(payment.method).toEqualTypeOf<'purchase'>();
-        expectTypeOf(request).toEqualTypeOf<FastifyRequest>();
+        expectTypeOf(request).toEqualTypeOf<FastifyRequest | undefined>();
         expectTypeOf(delivery).toEqualTypeOf<Delivery>();
       })
       .on('refund.success', (refund) => {

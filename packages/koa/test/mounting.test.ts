@@ -14,7 +14,7 @@ const HANDLED = '{"ok":true,"outcome":"handled"}';
 describe.each(VERSIONS)('%s: where the middleware is mounted', (_, Koa) => {
   function recorder(path?: string) {
     const paths: string[] = [];
-    const options = testOptions((_n, ctx: ParameterizedContext) => paths.push(ctx.path));
+    const options = testOptions((_n, ctx: ParameterizedContext | undefined) => paths.push(ctx!.path));
     return { paths, middleware: webhookMiddleware({ ...options, path }) };
   }
   const notFound = (ctx: ParameterizedContext) => {

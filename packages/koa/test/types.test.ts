@@ -21,9 +21,9 @@ describe('types of @payhook/koa', () => {
     const middleware = webhookMiddleware<AppState, AppContext>({ secret: 'types' })
       .on('purchase.success', (payment, ctx, delivery) => {
         expectTypeOf(payment).toEqualTypeOf<PurchaseNotification & { status: 'success' }>();
-        expectTypeOf(ctx).toEqualTypeOf<ParameterizedContext<AppState, AppContext>>();
-        expectTypeOf(ctx.state.user).toBeString();
-        expectTypeOf(ctx.requestId).toBeString();
+        expectTypeOf(ctx).toEqualTypeOf<ParameterizedContext<AppState, AppContext> | undefined>();
+        expectTypeOf(ctx!.state.user).toBeString();
+        expectTypeOf(ctx!.requestId).toBeString();
         expectTypeOf(delivery).toEqualTypeOf<Delivery>();
       })
       .on('refund', (refund) => {

@@ -28,9 +28,9 @@ class Orders {
   constructor(@Inject(Ledger) private readonly ledger: Ledger) {}
 
   @OnNotification('purchase.success')
-  fulfil(payment: PurchaseNotification, req: IncomingMessage) {
+  fulfil(payment: PurchaseNotification, req: IncomingMessage | undefined) {
     this.ledger.entries.push(`fulfil ${payment.order_id}`);
-    this.ledger.requests.push(req);
+    if (req) this.ledger.requests.push(req);
   }
 
   @OnNotification('refund')

@@ -14,9 +14,9 @@ describe('types of @payhook/nestjs', () => {
   it("takes methods whose parameters fit the event's notifications, the request and the delivery", () => {
     class Handlers {
       @OnNotification('purchase.success')
-      fulfil(payment: PurchaseNotification, req: IncomingMessage, delivery: Delivery) {
+      fulfil(payment: PurchaseNotification, req: IncomingMessage | undefined, delivery: Delivery) {
         expectTypeOf(payment.order_id).toBeString();
-        expectTypeOf(req.headers).toBeObject();
+        expectTypeOf(req?.headers).toEqualTypeOf<IncomingMessage['headers'] | undefined>();
         expectTypeOf(delivery).toEqualTypeOf<Delivery>();
       }
 

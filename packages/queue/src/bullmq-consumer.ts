@@ -91,9 +91,10 @@ async function stopWorker(worker: Worker<StoredJob>, running: Set<Running>, grac
   if (finished === 'closed') return;
   await Promise.all(
     [...running].map(async (entry) => {
-      entry.controller.abort(new Error('[@payhook/queue] the worker stopped; the job was handed back.'));
       await entry.job.moveToWait(entry.token).catch(() => undefined);
       entry.handBack();
+      // Only once the job is back: a handler that throws on its signal must not fail the attempt first.
+      entry.controller.abort(new Error('[@payhook/queue] the worker stopped; the job was handed back.'));
     }),
   );
   await closing;

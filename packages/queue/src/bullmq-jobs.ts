@@ -1,6 +1,6 @@
 import type { QueuedNotification } from '@payhook/core';
 import type { Job } from 'bullmq';
-import type { DeadNotification } from './engine.js';
+import { type DeadNotification, reasonOf } from './engine.js';
 
 /** What a BullMQ job's data holds: the notification's job, and which enqueue wrote it (`copy`). */
 export interface StoredJob extends QueuedNotification {
@@ -32,24 +32,38 @@ export function queuedOf(data: StoredJob): QueuedNotification {
 }
 
 const CODED = /^([a-z_]+\.[a-z_]+): ([\s\S]*)$/;
+/** Before the opt-in reason, after a coded message (payhook's messages are one line; a reason is made one). */
+const REASON = '\nreason: ';
 
-/** The reason BullMQ stores for a failed attempt: the payhook code, then the message (never the error's cause). */
+/**
+ * The reason BullMQ stores for a failed attempt: the payhook code, then the message, then the worker's opt-in
+ * reason on its own line (never the error's cause).
+ */
 export function failureOf(error: unknown): Error {
   const code = (error as { code?: unknown } | null)?.code;
   const message = error instanceof Error ? error.message : String(error);
-  return new Error(typeof code === 'string' && CODED.test(`${code}: `) ? `${code}: ${message}` : message);
+  if (typeof code !== 'string' || !CODED.test(`${code}: `)) return new Error(message);
+  const reason = reasonOf(error);
+  return new Error(`${code}: ${message}${reason === undefined ? '' : `${REASON}${reason}`}`);
+}
+
+function errorOf(failedReason: string): DeadNotification['error'] {
+  const coded = CODED.exec(failedReason);
+  if (!coded) return { code: undefined, message: failedReason };
+  const text = coded[2]!;
+  const at = text.lastIndexOf(REASON);
+  if (at === -1) return { code: coded[1], message: text };
+  return { code: coded[1], message: text.slice(0, at), reason: text.slice(at + REASON.length) };
 }
 
 /** A failed job as a dead notification. */
 export function deadOf(job: Job<StoredJob>): DeadNotification {
-  const reason = job.failedReason ?? '';
-  const coded = CODED.exec(reason);
   const queued = queuedOf(job.data);
   return {
     // The key names the job as it does on every engine; the job id only when there is none.
     id: queued.key ?? job.id!,
     job: queued,
-    error: coded ? { code: coded[1], message: coded[2]! } : { code: undefined, message: reason },
+    error: errorOf(job.failedReason ?? ''),
     attempts: job.attemptsMade,
     queuedAt: new Date(job.timestamp),
     failedAt: new Date(job.finishedOn ?? job.timestamp),

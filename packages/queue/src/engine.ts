@@ -53,8 +53,11 @@ export interface DeadNotification {
   /** The notification key, on every engine (a UUID for a notification without one): `replay` and `discard` take it. */
   readonly id: string;
   readonly job: QueuedNotification;
-  /** The last attempt's error: its `code` (a payhook code such as `handler.failed`, when it has one) and message. */
-  readonly error: { readonly code: string | undefined; readonly message: string };
+  /**
+   * The last attempt's error: its `code` (a payhook code such as `handler.failed`, when it has one), payhook's
+   * message, and the `reason` the worker's opt-in `failureReason` gave for what the handler threw (else absent).
+   */
+  readonly error: { readonly code: string | undefined; readonly message: string; readonly reason?: string };
   readonly attempts: number;
   /** When the job was queued and when its last attempt failed. */
   readonly queuedAt: Date;
@@ -72,6 +75,21 @@ export interface DeadFilter {
 export type DeadSelection =
   | { readonly ids: readonly string[] }
   | { readonly all: true; readonly since?: Date };
+
+/** The longest reason a failed attempt keeps: a short diagnosis on one line, never a payload. */
+const REASON_LIMIT = 200;
+
+/**
+ * The reason a failed attempt's error carries (the worker's `failureReason`), on one line and cut to 200
+ * characters; `undefined` when it has none.
+ */
+export function reasonOf(error: unknown): string | undefined {
+  const reason = (error as { reason?: unknown } | null)?.reason;
+  if (typeof reason !== 'string') return undefined;
+  const line = reason.replace(/\s+/g, ' ').trim();
+  if (line === '') return undefined;
+  return line.length > REASON_LIMIT ? `${line.slice(0, REASON_LIMIT)}…` : line;
+}
 
 /**
  * A refusal no retry can change, such as a job whose notification no longer parses: an engine keeps the job as

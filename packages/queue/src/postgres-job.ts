@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { QueuedNotification } from '@payhook/core';
-import type { DeadNotification } from './engine.js';
+import { type DeadNotification, reasonOf } from './engine.js';
 
 // How a notification becomes a pg-boss job and back: its id, its data, the error its failed attempt keeps.
 
@@ -37,18 +37,24 @@ export function readJob(data: unknown): QueuedNotification {
   };
 }
 
-/** What a failed attempt keeps of its error: the code and the message, never a stack, a cause or other fields. */
+/**
+ * What a failed attempt keeps of its error: the code, the message and the worker's opt-in reason, never a stack,
+ * a cause or other fields.
+ */
 export interface JobError {
   code?: string;
   message: string;
+  reason?: string;
 }
 
 export function errorOf(error: unknown): JobError {
   const code = (error as { code?: unknown } | null)?.code;
   const message = error instanceof Error ? error.message : String(error);
+  const reason = reasonOf(error);
   return {
     ...(typeof code === 'string' ? { code } : {}),
     message: message.length > MESSAGE_LIMIT ? `${message.slice(0, MESSAGE_LIMIT)}…` : message,
+    ...(reason === undefined ? {} : { reason }),
   };
 }
 
@@ -65,7 +71,12 @@ export interface DeadRow {
 export function deadNotificationOf(row: DeadRow): DeadNotification {
   const job = readJob(row.data);
   // pg-boss's own stall expiry writes { value: { message } }; the consumer writes { code, message }.
-  const output = (row.output ?? {}) as { code?: unknown; message?: unknown; value?: { message?: unknown } };
+  const output = (row.output ?? {}) as {
+    code?: unknown;
+    message?: unknown;
+    reason?: unknown;
+    value?: { message?: unknown };
+  };
   const message = output.message ?? output.value?.message;
   return {
     id: job.key ?? row.id,
@@ -73,6 +84,7 @@ export function deadNotificationOf(row: DeadRow): DeadNotification {
     error: {
       code: typeof output.code === 'string' ? output.code : undefined,
       message: typeof message === 'string' ? message : 'unknown error',
+      ...(typeof output.reason === 'string' ? { reason: output.reason } : {}),
     },
     attempts: row.retry_count + 1,
     queuedAt: row.created_on,

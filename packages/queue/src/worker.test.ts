@@ -2,12 +2,12 @@ import {
   createWebhookHandler,
   parseNotification,
   type QueuedNotification,
-  WebhookError,
+  type WebhookError,
 } from '@payhook/core';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { purchase } from '../../core/test/fixtures.ts';
 import type { ConsumeOptions, JobRunner, QueueEngine } from './engine.js';
-import { createWorker } from './worker.js';
+import { createWorker, type WorkerOptions } from './worker.js';
 
 /** An engine that hands the test its runner: `run(job)` is one attempt. */
 function fakeEngine() {
@@ -27,8 +27,8 @@ function fakeEngine() {
     discard: async () => 0,
     close: async () => void calls.push('close'),
   };
-  const run = (job: QueuedNotification) =>
-    runner!(job, { number: 1, of: 1, signal: new AbortController().signal });
+  const run = (job: QueuedNotification, signal = new AbortController().signal) =>
+    runner!(job, { number: 1, of: 1, signal });
   return { engine, calls, run, consumed: () => consumed };
 }
 
@@ -43,13 +43,27 @@ afterEach(() => {
   vi.restoreAllMocks();
 });
 
+/** What a worker's failed attempt says, in a worker's words: the job's next attempt, not the service's redelivery. */
+const HANDLER_FAILED =
+  "[@payhook/queue] a handler failed (what it threw went to the webhook's onError and logger): the job's next attempt runs the handlers that have not succeeded; after the last attempt the job is dead.";
+
+/** A promise the test settles. */
+function latch(): { promise: Promise<void>; open: () => void } {
+  let open!: () => void;
+  const promise = new Promise<void>((resolve) => {
+    open = resolve;
+  });
+  return { promise, open };
+}
+
 describe('createWorker', () => {
   it('runs a job through webhook.process with its context and secret, and completes it when handled', async () => {
     const { engine, run, consumed } = fakeEngine();
     const seen: unknown[] = [];
     const webhook = createWebhookHandler<{ jobKey: string | undefined }>({ secret: 's', logger: false }).on(
       'purchase',
-      (payment, context, delivery) => void seen.push([payment.payment_id, context.jobKey, delivery.secretId]),
+      (payment, context, delivery) =>
+        void seen.push([payment.payment_id, context?.jobKey, delivery.secretId]),
     );
     await createWorker(webhook, engine, {
       context: (queued) => ({ jobKey: queued.key }),
@@ -68,9 +82,16 @@ describe('createWorker', () => {
       if (fail) throw new Error('down');
     });
     await createWorker(webhook, engine, { stopOnSignals: false, logger: false });
-    const failed = await run(job()).catch((error: unknown) => error);
-    expect(failed).toBeInstanceOf(WebhookError);
-    expect((failed as WebhookError).code).toBe('handler.failed');
+    const failed = (await run(job()).catch((error: unknown) => error)) as WebhookError;
+    expect({
+      code: failed.code,
+      message: failed.message,
+      reason: (failed as { reason?: string }).reason,
+    }).toEqual({
+      code: 'handler.failed',
+      message: HANDLER_FAILED,
+      reason: undefined,
+    });
     fail = false;
     await expect(run(job())).resolves.toBeUndefined();
     expect(await webhook.process(parseNotification(purchase()))).toBe('duplicate');
@@ -142,5 +163,101 @@ describe('createWorker', () => {
     await expect(createWorker(webhook, engine, { concurrency: 0 })).rejects.toThrow(
       '[@payhook/queue] concurrency must be an integer from 1, not 0.',
     );
+  });
+
+  it('gives the engine no reason of what a handler threw unless failureReason returns one, and none when that function throws', async () => {
+    const thrown = new Error('courier answered 502 for card 4111 1111 1111 1111');
+    const failing = () =>
+      createWebhookHandler({ secret: 's', logger: false }).on('purchase', () => {
+        throw thrown;
+      });
+    const attempt = async (options: WorkerOptions) => {
+      const { engine, run } = fakeEngine();
+      await createWorker(failing(), engine, { stopOnSignals: false, logger: false, ...options });
+      const failed = (await run(job()).catch((error: unknown) => error)) as {
+        reason?: string;
+        message: string;
+      };
+      return { reason: failed.reason, message: failed.message };
+    };
+    expect(await attempt({})).toEqual({ reason: undefined, message: HANDLER_FAILED });
+    const seen: unknown[] = [];
+    const reasoned = await attempt({
+      failureReason: (error) => {
+        seen.push(error);
+        return 'courier\n  502';
+      },
+    });
+    expect(seen).toEqual([thrown]);
+    expect(reasoned).toEqual({ reason: 'courier\n  502', message: HANDLER_FAILED });
+    expect(
+      await attempt({
+        failureReason: () => {
+          throw new Error('the reason function failed');
+        },
+      }),
+    ).toEqual({ reason: undefined, message: HANDLER_FAILED });
+  });
+
+  it('aborts a running handler’s delivery.signal when the engine hands its job back, and calls onShutdown only once that run settled', async () => {
+    const { engine, run, calls } = fakeEngine();
+    const entered = latch();
+    const release = latch();
+    const seen: string[] = [];
+    const webhook = createWebhookHandler({ secret: 's', logger: false }).on(
+      'purchase',
+      async (_p, _c, delivery) => {
+        entered.open();
+        delivery.signal.addEventListener('abort', () =>
+          seen.push(`aborted: ${String(delivery.signal.reason)}`),
+        );
+        await release.promise;
+        seen.push('committed');
+      },
+    );
+    await createWorker(webhook, engine, {
+      graceMs: 0,
+      logger: false,
+      onShutdown: () => void calls.push('store closed'),
+    });
+    const handBack = new AbortController();
+    const attempt = run(job(), handBack.signal);
+    await entered.promise;
+    process.emit('SIGTERM');
+    await vi.waitFor(() => expect(calls).toEqual(['stop 0']));
+    handBack.abort('handed back');
+    expect(seen).toEqual(['aborted: handed back']);
+    // The engine moved on (its attempt ended), the run did not: the store stays open under it.
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(calls).toEqual(['stop 0']);
+    release.open();
+    await attempt;
+    await vi.waitFor(() => expect(calls).toEqual(['stop 0', 'close', 'store closed']));
+    expect(seen).toEqual(['aborted: handed back', 'committed']);
+  });
+
+  it('waits on SIGTERM for a run that went on past handlerTimeoutMs before onShutdown', async () => {
+    const { engine, run, calls } = fakeEngine();
+    const release = latch();
+    const webhook = createWebhookHandler({ secret: 's', logger: false, handlerTimeoutMs: 20 }).on(
+      'purchase',
+      () => release.promise,
+    );
+    const worker = await createWorker(webhook, engine, {
+      graceMs: 0,
+      logger: false,
+      onShutdown: () => void calls.push('store closed'),
+    });
+    const failed = (await run(job()).catch((error: unknown) => error)) as WebhookError;
+    expect(failed.code).toBe('handler.timeout');
+    process.emit('SIGTERM');
+    await vi.waitFor(() => expect(calls).toEqual(['stop 0']));
+    let settled = false;
+    void worker.settled().then(() => (settled = true));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect({ settled, calls }).toEqual({ settled: false, calls: ['stop 0'] });
+    release.open();
+    await vi.waitFor(() => expect(calls).toEqual(['stop 0', 'close', 'store closed']));
+    expect(settled).toBe(true);
   });
 });

@@ -2,6 +2,7 @@ import {
   type Notification,
   parseNotification,
   type QueuedNotification,
+  WebhookError,
   type WebhookHandler,
 } from '@payhook/core';
 import { type Consumer, type JobRunner, type QueueEngine, UnrecoverableJobError } from './engine.js';
@@ -19,7 +20,8 @@ export interface WorkerOptions<C = undefined> {
   context?: (job: QueuedNotification) => C | Promise<C>;
   /**
    * On `stop`, how long running jobs may take to finish; those still running then are handed back to the queue
-   * (another worker takes them; the store keeps their handlers from running twice).
+   * and their `delivery.signal` aborts. Another worker takes them, and waits on the store's claim while their run
+   * here goes on: it ends as `duplicate` if that run commits, and runs the handlers only if it gave up.
    * @default 25_000 (under the 30 s most process managers wait between SIGTERM and SIGKILL)
    */
   graceMs?: number;
@@ -30,10 +32,20 @@ export interface WorkerOptions<C = undefined> {
    */
   stopOnSignals?: boolean;
   /**
-   * After a signal stopped the worker and closed the engine: closes what else holds the process open, such as the
-   * store's Redis client or pool (a worker always has one), so the process exits 0. Not called by `stop()`.
+   * After a signal stopped the worker, every run it started settled (committed, released or given up: a run
+   * handed back keeps its store until then) and the engine closed: closes what else holds the process open, such
+   * as the store's Redis client or pool (a worker always has one), so the process exits 0. Not called by `stop()`.
    */
   onShutdown?: () => unknown;
+  /**
+   * Opt-in: a short reason a failed attempt keeps, from what a handler threw (`handler.failed`), listed with the
+   * dead job by `dead()` and `payhook queue list`. Return only what may be stored (no card data, no payload): it
+   * is cut to one line of 200 characters. Without it, nothing the handler threw is stored.
+   *
+   * @example
+   * failureReason: (error) => (error instanceof CourierError ? `courier ${error.status}` : undefined)
+   */
+  failureReason?: (error: unknown) => string | undefined;
   /** Where the worker says it started and stopped; `false` for nothing. @default console */
   logger?: Pick<Console, 'info' | 'error'> | false;
 }
@@ -42,6 +54,11 @@ export interface WorkerOptions<C = undefined> {
 export interface QueueWorker {
   /** Takes no new job, lets running ones finish up to `graceMs`, hands back the rest. Resolves once done; idempotent. */
   stop(): Promise<void>;
+  /**
+   * Resolves once every run this worker started has settled (committed, released or given up), those of jobs it
+   * handed back too: after `stop()`, await it before closing the store.
+   */
+  settled(): Promise<void>;
 }
 
 const SIGNALS = ['SIGTERM', 'SIGINT'] as const;
@@ -66,7 +83,8 @@ export async function createWorker<C = undefined>(
   const concurrency = integerOption('concurrency', options.concurrency, 8);
   const graceMs = integerOption('graceMs', options.graceMs, 25_000, 0);
   const logger = options.logger === undefined ? console : options.logger || undefined;
-  const consumer = await engine.consume(runnerFor(webhook, options.context), { concurrency });
+  const running = new Set<Promise<unknown>>();
+  const consumer = await engine.consume(runnerFor(webhook, options, running), { concurrency });
   logger?.info(`[@payhook/queue] worker ready on ${engine.name} (concurrency ${concurrency})`);
   let stopping: Promise<void> | undefined;
   const stop = (): Promise<void> => {
@@ -75,28 +93,97 @@ export async function createWorker<C = undefined>(
     });
     return stopping;
   };
+  const settled = async (): Promise<void> => {
+    while (running.size > 0) await Promise.allSettled([...running]);
+    // Runs that went on past their answer (handlerTimeoutMs) are the webhook's to wait for.
+    await webhook.settled();
+  };
   const onSignal = (signal: NodeJS.Signals): void => {
     logger?.info(`[@payhook/queue] ${signal}: stopping the worker (up to ${graceMs} ms)`);
     stop()
+      .then(settled)
       .then(() => engine.close())
       .then(() => options.onShutdown?.())
       .catch((error: unknown) => logger?.error('[@payhook/queue] the worker did not stop cleanly', error));
   };
   if (options.stopOnSignals ?? true) for (const signal of SIGNALS) process.once(signal, onSignal);
-  return { stop };
+  return { stop, settled };
 }
 
-/** One job: the notification parsed again from what the web side verified, then its handlers through `process`. */
-function runnerFor<C>(webhook: WebhookHandler<C>, context: WorkerOptions<C>['context']): JobRunner {
-  return async (job) => {
+/**
+ * One job: the notification parsed again from what the web side verified, then its handlers through `process`,
+ * whose `delivery.signal` aborts with the attempt's (the job handed back). The run is in `running` until it settles.
+ */
+function runnerFor<C>(
+  webhook: WebhookHandler<C>,
+  options: WorkerOptions<C>,
+  running: Set<Promise<unknown>>,
+): JobRunner {
+  const { context, failureReason } = options;
+  return async (job, attempt) => {
     const notification = parsed(job);
-    const handlerContext = context ? await context(job) : (undefined as C);
-    // Throws the WebhookError a delivery would answer with: the engine records its code and message.
-    await webhook.process(notification, handlerContext, {
-      secretIndex: job.secretIndex,
-      secretId: job.secretId,
-    });
+    const run = (async () => {
+      const handlerContext = context ? await context(job) : undefined;
+      await webhook.process(notification, handlerContext, {
+        secretIndex: job.secretIndex,
+        secretId: job.secretId,
+        signal: attempt.signal,
+      });
+    })();
+    running.add(run);
+    try {
+      await run;
+    } catch (error) {
+      // The engine records the code and these words, and the reason only when `failureReason` gave one.
+      throw attemptFailed(error, failureReason);
+    } finally {
+      running.delete(run);
+    }
   };
+}
+
+/** A failed attempt as the engine stores it: a payhook code, a message, and the opt-in reason. */
+class AttemptFailed extends Error {
+  readonly code: string | undefined;
+  readonly reason: string | undefined;
+
+  constructor(code: string | undefined, message: string, reason: string | undefined) {
+    super(message);
+    this.code = code;
+    this.reason = reason;
+  }
+}
+
+/** The worker's words for what core words for a delivery ("answered 503", "when redelivered"). */
+const WORKER_WORDS: Readonly<Record<string, string>> = {
+  'handler.failed':
+    "[@payhook/queue] a handler failed (what it threw went to the webhook's onError and logger): the job's next attempt runs the handlers that have not succeeded; after the last attempt the job is dead.",
+  'handler.timeout':
+    '[@payhook/queue] a handler did not settle within handlerTimeoutMs: it goes on here, the next attempt waits for it and ends as duplicate once it succeeded (given up after ten handlerTimeoutMs).',
+};
+
+function attemptFailed(error: unknown, failureReason: WorkerOptions['failureReason']): AttemptFailed {
+  const message = error instanceof Error ? error.message : String(error);
+  if (!(error instanceof WebhookError)) {
+    const code = (error as { code?: unknown } | null)?.code;
+    return new AttemptFailed(typeof code === 'string' ? code : undefined, message, undefined);
+  }
+  const reason =
+    error.code === 'handler.failed' && failureReason ? reasonFor(error.cause, failureReason) : undefined;
+  return new AttemptFailed(error.code, WORKER_WORDS[error.code] ?? message, reason);
+}
+
+/** The merchant's reason for what a handler threw; none when the function throws or gives no string. */
+function reasonFor(
+  thrown: unknown,
+  failureReason: (error: unknown) => string | undefined,
+): string | undefined {
+  try {
+    const reason = failureReason(thrown);
+    return typeof reason === 'string' ? reason : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /**

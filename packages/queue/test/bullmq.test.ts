@@ -1,4 +1,7 @@
 import { kit } from './engines/bullmq.ts';
 import { describeQueueEngine } from './queue-suite.ts';
+import { describeRollingDeploy } from './shutdown-suite.ts';
 
 describeQueueEngine(kit, await kit.reach());
+
+describeRollingDeploy(kit, await kit.reach());

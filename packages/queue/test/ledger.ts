@@ -1,5 +1,11 @@
 import { appendFileSync, existsSync, readFileSync } from 'node:fs';
-import { createWebhookHandler, type DedupeStore, type WebhookHandler } from '@payhook/core';
+import {
+  createWebhookHandler,
+  type DedupeStore,
+  type PurchaseNotification,
+  type TransactionalStore,
+  type WebhookHandler,
+} from '@payhook/core';
 
 /** The secret every queue test signs with. */
 export const QUEUE_SECRET = 'queue-test-secret';
@@ -31,4 +37,23 @@ export function ledgerWebhook(store: DedupeStore, ledger: string, hang?: 'fulfil
 /** The ledger's lines, sorted. */
 export function readLedger(ledger: string): string[] {
   return existsSync(ledger) ? readFileSync(ledger, 'utf8').trim().split('\n').filter(Boolean).sort() : [];
+}
+
+/**
+ * A worker-only webhook (no secret: it never receives a delivery) with one handler, `ship`, that appends
+ * `ship <payment_id> by <who>` to the ledger once `before` resolved; claims of 1 s (a lapsed one is soon taken).
+ */
+export function shippingWebhook(
+  store: DedupeStore | TransactionalStore,
+  ledger: string,
+  who: string,
+  before?: (payment: PurchaseNotification, signal: AbortSignal) => Promise<void>,
+): WebhookHandler {
+  return createWebhookHandler({ store, logger: false, leaseMs: 1_000, inFlightWaitMs: 500 }).on(
+    'purchase',
+    async function ship(payment, _context, delivery) {
+      await before?.(payment, delivery.signal);
+      appendFileSync(ledger, `ship ${payment.payment_id} by ${who}\n`);
+    },
+  );
 }

@@ -175,8 +175,10 @@ export function describeQueueEngine(kit: EngineKit, up: boolean): void {
       expect(dead!.error).toEqual({
         code: 'handler.failed',
         message:
-          '[@payhook/core] the application handler failed; the notification was not marked processed and will be handled when redelivered.',
+          "[@payhook/queue] a handler failed (what it threw went to the webhook's onError and logger): the job's next attempt runs the handlers that have not succeeded; after the last attempt the job is dead.",
       });
+      // Nothing the handler threw is stored unless the worker's failureReason opts in.
+      expect(dead!.error.reason).toBeUndefined();
       expect(JSON.stringify(dead!.error)).not.toContain(String(purchase().cc_token));
       expect(runs).toEqual({ fulfil: 1, email: 2 });
       // A copy delivered while the job is dead is not queued again.

@@ -346,3 +346,54 @@ describe('mockPaymentApi: failures are loud', () => {
     }
   });
 });
+
+describe('mockPaymentApi done() and refusals the test did not expect', () => {
+  let api: PaymentApiMock;
+
+  afterEach(() => api.restore());
+
+  /** A hosted payment: once with the right credentials (303), once with a wrong secret (401). */
+  async function payOnceRefusedOnce(): Promise<void> {
+    api = mockPaymentApi({ baseUrl: BASE_URL, secret: SECRET, seed: 8 });
+    const body = { mode: 'hosted', method: 'purchase', amount: 3, currency: 'XTS', description: 'Tea' };
+    expect((await createPayment(api, { ...body, order_id: 'ok-1' })).status).toBe(303);
+    const refused = await fetch(`${BASE_URL}/api/v1/payment`, {
+      method: 'POST',
+      headers: { ...api.headers(), 'x-api-auth': `SVC ${api.project.apiKey}:wrong-secret` },
+      body: JSON.stringify({ ...body, pos_id: api.project.posId, order_id: 'refused-1' }),
+    });
+    expect(refused.status).toBe(401);
+  }
+
+  it('throws on an undeclared 401, listing method, path, status and code, never a key or secret', async () => {
+    await payOnceRefusedOnce();
+    expect(api.isDone()).toBe(false);
+    let message = '';
+    try {
+      api.done();
+    } catch (error) {
+      message = (error as Error).message;
+    }
+    expect(message).toBe('[@payhook/testing] fake payment API: POST /api/v1/payment answered 401 S-404.');
+    expect(api.calls).toEqual([
+      { method: 'POST', path: '/api/v1/payment', status: 303 },
+      { method: 'POST', path: '/api/v1/payment', status: 401, code: 'S-404' },
+    ]);
+  });
+
+  it('passes when the test declares the refusal: expectRefusals true or a list of statuses, on done() or the mock', async () => {
+    await payOnceRefusedOnce();
+    expect(() => api.done({ expectRefusals: true })).not.toThrow();
+    expect(() => api.done({ expectRefusals: [401] })).not.toThrow();
+    expect(() => api.done({ expectRefusals: [400, 409] })).toThrow('POST /api/v1/payment answered 401 S-404');
+    api.restore();
+    api = mockPaymentApi({ baseUrl: BASE_URL, fake: api.fake, expectRefusals: [401] });
+    await fetch(`${BASE_URL}/api/v1/payment`, {
+      method: 'POST',
+      headers: { 'x-api-key': 'wrong' },
+      body: '{}',
+    });
+    expect(api.calls.map((c) => c.status)).toEqual([401]);
+    expect(api.isDone()).toBe(true);
+  });
+});

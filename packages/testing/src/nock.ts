@@ -15,6 +15,29 @@ export interface ApiCall {
   /** Path and query. */
   readonly path: string;
   readonly status: number;
+  /** The error code of a refusal's body (`S-404`, `V-400`), when it has one. */
+  readonly code?: string;
+}
+
+/**
+ * Which refusals (4xx answers) a test expects: `true` for any, or a list of statuses (`[401, 409]`).
+ *
+ * @example
+ * api.done({ expectRefusals: [401] });
+ */
+export type ExpectedRefusals = boolean | readonly number[];
+
+/**
+ * What `isDone()` and `done()` let pass, beyond the options given to `mockPaymentApi`.
+ *
+ * @example
+ * api.done({ expectRefusals: [400], expectFailedDeliveries: true });
+ */
+export interface DoneOptions {
+  /** Webhooks may have failed: undelivered ones are not listed. */
+  expectFailedDeliveries?: boolean;
+  /** Refusals (4xx answers) the test provoked on purpose. */
+  expectRefusals?: ExpectedRefusals;
 }
 
 /**
@@ -39,6 +62,12 @@ export interface MockPaymentApiOptions extends FakeServiceOptions {
    * @default false
    */
   expectFailedDeliveries?: boolean;
+  /**
+   * Refusals the test provokes on purpose (`true`, or a list of statuses): `done()` then does not list those 4xx
+   * answers. Any other 4xx makes `done()` throw.
+   * @default false
+   */
+  expectRefusals?: ExpectedRefusals;
 }
 
 /**
@@ -55,22 +84,44 @@ export interface PaymentApiMock {
   readonly baseUrl: string;
   /** Every request answered, in order. */
   readonly calls: readonly ApiCall[];
-  /** Headers for an API call of `project` (or the first project): `X-API-AUTH`, `X-API-KEY`, JSON type. */
+  /**
+   * Headers for an API call of `project` (or the first project): `X-API-AUTH`, `X-API-KEY`, JSON type. Without
+   * `signature`, `X-API-AUTH` is `<WORD> <API_KEY>:<API_SECRET>` (valid for any request); with it,
+   * `<WORD>-HMAC-SHA256 <API_KEY>:<signature>`. WORD is the fake's `authScheme`, else `SVC`.
+   */
   headers(project?: FakeProject, signature?: string): Record<string, string>;
   /**
-   * True when at least one call was made, every call was routed and answered below 500, every webhook sent
+   * True when at least one call was made, every call was routed and answered below 400 (or with a refusal the test
+   * expects: `expectRefusals`), every webhook sent
    * so far was acknowledged (unless failed deliveries are expected), and none sent for the first time was
    * answered `duplicate` (a store that remembers an earlier run's ids).
    */
-  isDone(options?: { expectFailedDeliveries?: boolean }): boolean;
+  isDone(options?: DoneOptions): boolean;
   /**
-   * Throws (like nock's `scope.done()`) unless `isDone()`, listing the calls that went wrong and each webhook
+   * Throws (like nock's `scope.done()`) unless `isDone()`, listing the calls that went wrong (method, path, status,
+   * the body's code) and each webhook
    * not delivered with its cause (`fetch failed (connect ECONNREFUSED 127.0.0.1:…)`, `answered 500`), and each
    * first delivery answered `duplicate` with the cause and the fix.
    */
-  done(options?: { expectFailedDeliveries?: boolean }): void;
+  done(options?: DoneOptions): void;
   /** Removes these interceptors and allows the network again. */
   restore(): void;
+}
+
+/** A 5xx is never expected; a 4xx when the test said so. */
+function expected(status: number, refusals: ExpectedRefusals | undefined): boolean {
+  if (status >= 500 || refusals === undefined || refusals === false) return false;
+  return refusals === true || refusals.includes(status);
+}
+
+/** `args.code` of the fake's JSON error body. */
+function errorCode(body: string): string | undefined {
+  try {
+    const code = (JSON.parse(body) as { args?: { code?: unknown } }).args?.code;
+    return typeof code === 'string' ? code : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 const LOCAL_HOST = /^(127\.0\.0\.1|localhost|\[::1\])(:\d+)?$/;
@@ -150,7 +201,8 @@ export function mockPaymentApi(options: MockPaymentApiOptions): PaymentApiMock {
         headers: kept.headers,
         body: kept.body,
       });
-      calls.push({ method, path: kept.path, status: answer.status });
+      const code = answer.status >= 400 ? errorCode(answer.body) : undefined;
+      calls.push({ method, path: kept.path, status: answer.status, ...(code ? { code } : {}) });
       return [answer.status, answer.body, answer.headers];
     } as unknown as (uri: string, body: unknown) => [number, string, Record<string, string>]);
     return interceptor;
@@ -172,13 +224,13 @@ export function mockPaymentApi(options: MockPaymentApiOptions): PaymentApiMock {
   nock.disableNetConnect();
   nock.enableNetConnect(options.allowNetConnect ?? ((host: string) => LOCAL_HOST.test(host)));
 
-  const problems = (expectFailed = options.expectFailedDeliveries ?? false): string[] => [
+  const problems = (check: DoneOptions = {}): string[] => [
     ...(calls.length === 0 ? ['no request reached the fake payment API'] : []),
     ...calls
-      .filter((c) => c.status >= 500 || c.status === 404)
-      .map((c) => `${c.method} ${c.path} answered ${c.status}`),
+      .filter((c) => c.status >= 400 && !expected(c.status, check.expectRefusals ?? options.expectRefusals))
+      .map((c) => `${c.method} ${c.path} answered ${c.status}${c.code ? ` ${c.code}` : ''}`),
     ...unmatched.map((u) => `${u} was not intercepted`),
-    ...(expectFailed ? [] : fake.outbox.undelivered()),
+    ...((check.expectFailedDeliveries ?? options.expectFailedDeliveries) ? [] : fake.outbox.undelivered()),
     ...fake.outbox.unexpectedDuplicates(),
   ];
 
@@ -189,16 +241,20 @@ export function mockPaymentApi(options: MockPaymentApiOptions): PaymentApiMock {
     },
     baseUrl,
     calls,
-    headers(project = fake.project, signature = 'test-signature') {
+    headers(project = fake.project, signature?: string) {
+      const word = fake.authScheme ?? 'SVC';
       return {
         'content-type': 'application/json',
-        'x-api-auth': `SVC-HMAC-SHA256 ${project.apiKey}:${signature}`,
+        'x-api-auth':
+          signature === undefined
+            ? `${word} ${project.apiKey}:${project.apiSecret}`
+            : `${word}-HMAC-SHA256 ${project.apiKey}:${signature}`,
         'x-api-key': project.endpointsKey,
       };
     },
-    isDone: (check) => problems(check?.expectFailedDeliveries).length === 0,
+    isDone: (check) => problems(check).length === 0,
     done(check) {
-      const list = problems(check?.expectFailedDeliveries);
+      const list = problems(check);
       if (list.length > 0) throw new Error(`[@payhook/testing] fake payment API: ${list.join('; ')}.`);
     },
     restore() {

@@ -122,7 +122,7 @@ describe('a seeded real fake server run twice against one store', () => {
       method: 'POST',
       headers: {
         'content-type': 'application/json',
-        'x-api-auth': `SVC-HMAC-SHA256 ${project.apiKey}:not-checked`,
+        'x-api-auth': `SVC ${project.apiKey}:${project.apiSecret}`,
         'x-api-key': project.endpointsKey,
       },
       body: JSON.stringify({

@@ -38,7 +38,7 @@ async function startMerchant(): Promise<Merchant> {
 function apiHeaders(fake: FakeServer['fake']): Record<string, string> {
   return {
     'content-type': 'application/json',
-    'x-api-auth': `SVC-HMAC-SHA256 ${fake.project.apiKey}:not-checked`,
+    'x-api-auth': `SVC ${fake.project.apiKey}:${fake.project.apiSecret}`,
     'x-api-key': fake.project.endpointsKey,
   };
 }
@@ -161,7 +161,7 @@ describe('payhook serve', () => {
       redirect: 'manual',
       headers: {
         'content-type': 'application/json',
-        'x-api-auth': 'SVC-HMAC-SHA256 key-1:sig',
+        'x-api-auth': 'SVC key-1:cli-secret',
         'x-api-key': endpointsKey,
       },
       body: JSON.stringify({

@@ -9,6 +9,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { assertBuilt, CLI, runCli } from './run-cli.js';
 
 const SECRET = 'reconcile-e2e-secret';
+/** The API secret `payhook serve` checks requests against, other than the webhook secret. */
+const API_SECRET = 'api-secret-e2e';
 
 beforeAll(() => {
   assertBuilt();
@@ -17,7 +19,7 @@ beforeAll(() => {
 /** Starts `payhook serve` as a child process; resolves its URL and the credentials it printed. */
 async function serve() {
   const child = spawn(process.execPath, [CLI, 'serve', '--port', '0'], {
-    env: { PATH: process.env.PATH ?? '', PAYHOOK_SECRET: SECRET },
+    env: { PATH: process.env.PATH ?? '', PAYHOOK_SECRET: SECRET, PAYHOOK_API_SECRET: API_SECRET },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const killer = setTimeout(() => child.kill('SIGKILL'), 25_000);
@@ -70,7 +72,7 @@ describe('payhook reconcile with payhook serve (built CLI, child processes)', ()
         method: 'POST',
         headers: {
           'content-type': 'application/json',
-          'x-api-auth': `SVC-HMAC-SHA256 ${api_key}:any`,
+          'x-api-auth': `SVC ${api_key}:${API_SECRET}`,
           'x-api-key': endpoints_key,
         },
         body: JSON.stringify({
@@ -112,7 +114,7 @@ describe('payhook reconcile with payhook serve (built CLI, child processes)', ()
           '--orders',
           orders,
         ],
-        { env: { PAYHOOK_API_SECRET: 'api-secret-e2e' } },
+        { env: { PAYHOOK_API_SECRET: API_SECRET } },
       );
       expect(run.stderr).toBe('');
       expect(run.stdout).toBe(

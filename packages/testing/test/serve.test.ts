@@ -52,7 +52,7 @@ describe('payhook serve (built CLI, child process)', () => {
       method: 'POST',
       headers: {
         'content-type': 'application/json',
-        'x-api-auth': `SVC-HMAC-SHA256 ${lines.api_key}:sig`,
+        'x-api-auth': `SVC ${lines.api_key}:child-secret`,
         'x-api-key': 'ek-given',
       },
       body: JSON.stringify({ pos_id: lines.pos_id }),

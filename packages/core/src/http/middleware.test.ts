@@ -49,10 +49,10 @@ describe('createMiddleware', () => {
     );
     const chained = middleware
       .on('refund', (refund, context) => {
-        calls.push(['refund', refund.operation_id, context]);
+        calls.push(['refund', refund.operation_id, context!]);
       })
       .onAny((notification: Notification, context) => {
-        calls.push(['any', notification.method, context]);
+        calls.push(['any', notification.method, context!]);
       });
     expect(chained).toBe(middleware);
     const result = await middleware.webhook(

@@ -13,6 +13,8 @@ import type { Notification, NotificationEvent, NotificationFor } from '../notifi
  * const options: MiddlewareOptions<Request> = { secret: process.env.WEBHOOK_SECRET!, forwardErrors: true };
  */
 export interface MiddlewareOptions<C> extends WebhookHandlerOptions<C> {
+  /** A middleware receives deliveries: it always verifies them (core's `secret`, required here). */
+  secret: NonNullable<WebhookHandlerOptions<C>['secret']>;
   /**
    * Hand each refusal (a `WebhookError` with `status`, `code` and `expose`) to the framework's error flow, Express
    * `next(err)` or a Koa throw, instead of answering it with core's status and JSON reason.

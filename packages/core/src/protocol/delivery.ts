@@ -14,7 +14,8 @@ export interface Delivery {
   /**
    * Aborted when this run may no longer be the only one: its claim could not be renewed for `leaseMs` (the store
    * was unreachable) or another copy claimed the notification, or the run was given up after ten
-   * `handlerTimeoutMs`. Check it before an effect that must not happen twice; `signal.reason` says why.
+   * `handlerTimeoutMs`, or the caller's `signal` of `process` aborted (a queue worker handing the job back at
+   * shutdown). Check it before an effect that must not happen twice; `signal.reason` says why.
    */
   readonly signal: AbortSignal;
   /** With a transactional store: its transaction (for `pg`, the client inside `BEGIN`). */

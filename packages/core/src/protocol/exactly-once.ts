@@ -53,6 +53,8 @@ export interface Work<C> {
   readonly notification: Notification;
   readonly context: C;
   readonly delivery: DeliveryFacts;
+  /** The caller's signal (a queue worker's): its abort aborts the handlers' `delivery.signal`. */
+  readonly signal?: AbortSignal;
 }
 
 /** How often a copy looks again at a notification another process is handling (ms, then the last one repeats). */
@@ -92,6 +94,11 @@ export class ExactlyOnce<C> {
     });
   }
 
+  /** Resolves once no run is going on in this process (each committed, released or given up). */
+  settled(): Promise<void> {
+    return this.#runs.settled();
+  }
+
   /** Runs the work's handlers once; `duplicate` when this notification was handled already. */
   run(work: Work<C>): Outcome | Promise<Outcome> {
     const { store } = this.#options;
@@ -112,7 +119,7 @@ export class ExactlyOnce<C> {
     if (isPromiseLike(claim) || claim.status === 'in_flight')
       return this.#claimAndRun(store, work, key, claim);
     if (claim.status === 'duplicate') return 'duplicate';
-    const run = new Run(key);
+    const run = new Run(key, work.signal);
     const lease = this.#leaseOf(key, claim);
     try {
       const result = runRoute(work.handlers[0]!, work, deliveryFor(work.delivery, run));
@@ -146,7 +153,7 @@ export class ExactlyOnce<C> {
       return this.#runUnguarded(work);
     }
     if (claim.status !== 'claimed') return 'duplicate';
-    return this.#runUnderLease(store, work, new Run(key), this.#leaseOf(key, claim));
+    return this.#runUnderLease(store, work, new Run(key, work.signal), this.#leaseOf(key, claim));
   }
 
   /** Runs the handlers (or awaits the lone handler already `started`) holding the notification's lease. */
@@ -240,17 +247,18 @@ export class ExactlyOnce<C> {
 
   async #runInTransaction(store: TransactionalStore, work: Work<C>, key: string): Promise<Outcome> {
     if (this.#runs.running(key)) await this.#waitForLocalRun(key);
-    const run = new Run(key);
+    const run = new Run(key, work.signal);
     const result = await this.#runs.track(run, () => this.#transaction(store, work, key, run));
     if (result.status === 'in_flight') throw inFlight();
     return result.status === 'duplicate' ? 'duplicate' : 'handled';
   }
 
   /**
-   * One transaction, bounded in three parts: the store's part until the handlers start (connect, BEGIN, the claim,
-   * which may wait up to `inFlightWaitMs` on another copy's lock) by `storeTimeoutMs` more; the handlers by
-   * `handlerTimeoutMs` (`Runs`); the commit, once they returned, by `storeTimeoutMs`. A claim that arrives after its
-   * bound is rolled back; a commit past its bound is answered 503 while it settles (landed: the retry is a duplicate).
+   * One transaction, bounded in three parts: the store's part until the handlers start (connect, BEGIN, the claim)
+   * by `storeTimeoutMs`, and by `inFlightWaitMs` more once the store says it waits on another copy (`onWaiting`);
+   * the handlers by `handlerTimeoutMs` (`Runs`); the commit, once they returned, by `storeTimeoutMs`. A claim that
+   * arrives after its bound is rolled back; a commit past its bound is answered 503 while it settles (landed: the
+   * retry is a duplicate).
    */
   async #transaction(
     store: TransactionalStore,
@@ -265,6 +273,10 @@ export class ExactlyOnce<C> {
     const start = new Promise<void>((resolve) => {
       started = resolve;
     });
+    let onWaiting!: () => void;
+    const waiting = new Promise<void>((resolve) => {
+      onWaiting = resolve;
+    });
     let commitTimer: ReturnType<Clock['setTimeout']> | undefined;
     const transaction = this.#calls.invoke('transaction', () =>
       store.transaction(
@@ -276,12 +288,12 @@ export class ExactlyOnce<C> {
           const late = this.#calls.failure('transaction', new StoreTimeout(storeTimeoutMs));
           commitTimer = clock.setTimeout(() => run.refuse(late), storeTimeoutMs);
         },
-        { lockTimeoutMs, onLost: () => this.#runs.lose(run, undefined) },
+        { lockTimeoutMs, onWaiting, onLost: () => this.#runs.lose(run, undefined) },
       ),
     ) as Promise<TransactionResult<void>>;
     transaction.catch(() => {});
     try {
-      await this.#calls.bounded(Promise.race([start, transaction]), lockTimeoutMs);
+      await this.#calls.boundedUntilWaiting(Promise.race([start, transaction]), waiting, lockTimeoutMs);
     } catch (error) {
       answered = true;
       throw error instanceof HandlerError ? error : this.#calls.failure('claim', error);
@@ -306,7 +318,7 @@ export class ExactlyOnce<C> {
   /** Without duplicate detection (`store: false`, no key, or a failed store with `failOpen`): once at a time here. */
   async #runUnguarded(work: Work<C>): Promise<'handled'> {
     if (work.key !== undefined && this.#runs.running(work.key)) await this.#waitForLocalRun(work.key);
-    const run = new Run(work.key);
+    const run = new Run(work.key, work.signal);
     await this.#runs.track(run, () => runAll(work, deliveryFor(work.delivery, run)));
     return 'handled';
   }

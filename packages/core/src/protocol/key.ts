@@ -42,7 +42,9 @@ export interface DedupeStore {
 /**
  * A store that runs the application's work inside its own transaction with the claim (a transactional inbox):
  * the claim row and the application's writes commit together or not at all. A concurrent copy waits for the
- * first up to `lockTimeoutMs`, then answers duplicate (it committed) or `in_flight` (it is still running).
+ * first up to `lockTimeoutMs`, then answers duplicate (it committed) or `in_flight` (it is still running); the
+ * store calls `onWaiting` as that wait starts, once it knows it waits for a concurrent copy: until then the handler
+ * bounds the store's part by `storeTimeoutMs` (a frozen database), from then by `lockTimeoutMs` more.
  * A store that can tell its transaction will not commit while `work` still runs (its connection died) calls
  * `onLost`, so the handlers' `delivery.signal` aborts.
  */
@@ -51,7 +53,11 @@ export interface TransactionalStore<Tx = unknown> {
   transaction<T>(
     key: string,
     work: (tx: Tx) => Promise<T>,
-    options?: { readonly lockTimeoutMs?: number; readonly onLost?: (reason: unknown) => void },
+    options?: {
+      readonly lockTimeoutMs?: number;
+      readonly onWaiting?: () => void;
+      readonly onLost?: (reason: unknown) => void;
+    },
   ): Promise<TransactionResult<T>>;
 }
 

@@ -1,8 +1,16 @@
 import type { Notification } from '../notification/types.js';
 import type { Delivery } from './delivery.js';
 
-/** The application's code for a notification. It runs once per notification; throw to have it redelivered. */
-export type NotificationHandler<N, C> = (notification: N, context: C, delivery: Delivery) => unknown;
+/**
+ * The application's code for a notification. It runs once per notification; throw to have it redelivered.
+ * `context` (the framework's request) is `undefined` where a handler runs without a request: in a queue worker
+ * (unless its `context(job)` gives one) and for `process` and the reconciler (unless given one).
+ */
+export type NotificationHandler<N, C> = (
+  notification: N,
+  context: C | undefined,
+  delivery: Delivery,
+) => unknown;
 
 /**
  * One registered handler. `id` names it in the store, so a redelivery after a partial failure knows which ones

@@ -34,8 +34,12 @@ export class Run {
   #controller: AbortController | undefined;
   #reported = 0;
 
-  constructor(key: string | undefined) {
+  /** `signal`: the caller's (a queue worker's, aborted when it hands the job back), followed by the run's own. */
+  constructor(key: string | undefined, signal?: AbortSignal) {
     this.key = key;
+    if (signal === undefined) return;
+    if (signal.aborted) this.abort(signal.reason);
+    else signal.addEventListener('abort', () => this.abort(signal.reason), { once: true });
   }
 
   /** Aborted when the run lost its lease or was given up: its handlers may no longer be alone. Made when first read. */
@@ -49,7 +53,7 @@ export class Run {
     this.#controller?.signal.throwIfAborted();
   }
 
-  abort(reason: WebhookError): void {
+  abort(reason: unknown): void {
     this.#controller ??= new AbortController();
     if (!this.#controller.signal.aborted) this.#controller.abort(reason);
   }
@@ -114,6 +118,8 @@ export class Runs {
   #perRun = false;
   /** Runs whose request still waits for its answer: while there are any, the timer holds the process open. */
   #unanswered = 0;
+  /** Who waits for every run to have settled or been given up (`settled`). */
+  #idle: (() => void)[] = [];
 
   constructor(options: RunsOptions) {
     this.#options = options;
@@ -148,6 +154,12 @@ export class Runs {
     };
     answer.then(answered, answered);
     return answer;
+  }
+
+  /** Resolves once no run is going on here: each committed, released or given up (answered or not). */
+  settled(): Promise<void> {
+    if (this.#active.size === 0) return Promise.resolve();
+    return new Promise((resolve) => this.#idle.push(resolve));
   }
 
   /** Aborts the run's signal and reports, once per run, that its claim (of `fence`) is no longer its own. */
@@ -212,6 +224,7 @@ export class Runs {
     this.#active.delete(run);
     run.leases.clear();
     if (run.key !== undefined && this.#byKey.get(run.key) === run.done) this.#byKey.delete(run.key);
+    if (this.#active.size === 0) for (const resolve of this.#idle.splice(0)) resolve();
   }
 
   /** Renews `lease` through a bounded call; a failure is reported once per run, a lease lost aborts the run. */

@@ -56,6 +56,20 @@ export class StoreCalls {
   }
 
   /**
+   * `operation` bounded by `storeTimeoutMs` until `waiting` resolves (the store says it waits on a concurrent copy),
+   * then by `waitMs` more from there: only that wait may take longer than any other store call.
+   */
+  async boundedUntilWaiting<T>(
+    operation: PromiseLike<T>,
+    waiting: PromiseLike<void>,
+    waitMs: number,
+  ): Promise<T> {
+    const waited = Symbol('waiting');
+    const first = await this.bounded(Promise.race([operation, Promise.resolve(waiting).then(() => waited)]));
+    return first === waited ? this.bounded(operation, waitMs) : (first as T);
+  }
+
+  /**
    * Calls a store method: its value, its promise, or what it threw as a rejected promise; traced on `payhook:store` when anyone listens: every store call goes
    * through here once (`call` and `claim` too, unless given a call already made).
    */

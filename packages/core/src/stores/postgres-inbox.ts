@@ -1,6 +1,7 @@
 import type { TransactionalStore, TransactionResult } from '../protocol/key.js';
 import {
   explained,
+  LOCK_NOT_AVAILABLE,
   nameOf,
   type PgPoolClientLike,
   type PgPoolLike,
@@ -28,11 +29,33 @@ export interface PostgresInboxOptions<C extends PgPoolClientLike> extends Postgr
 /** Borrowed clients already given an error listener (pooled clients come back; add it once each). */
 const guarded = new WeakSet<object>();
 
-/** SQLSTATE of a lock wait that ran past `lock_timeout`. */
-const LOCK_NOT_AVAILABLE = '55P03';
 /** SQLSTATEs of an `EXECUTE` of a statement the session no longer has (`DISCARD ALL`), and of a second `PREPARE`. */
 const NO_SUCH_STATEMENT = '26000';
 const ALREADY_PREPARED = '42P05';
+
+/**
+ * How long the claim waits on a lock before the inbox asks which lock it is (the table's or a concurrent copy's
+ * row): short, so a frozen database or a locked table is answered within the handler's storeTimeoutMs, and long
+ * enough that a copy whose first commits meanwhile needs no second round trip.
+ */
+const PROBE_MS = 100;
+
+/** `BEGIN` with the transaction's lock_timeout stashed (the claim puts it back) and the claim's own bound, if any. */
+function begin(lockTimeoutMs: number | undefined): string {
+  return `BEGIN; SELECT set_config('payhook.lock_timeout', current_setting('lock_timeout'), true)${
+    lockTimeoutMs === undefined ? '' : `; SET LOCAL lock_timeout = ${lockTimeoutMs}`
+  }`;
+}
+
+/** The claim's wait after the probe: what is left of its bound, or the transaction's own lock_timeout. */
+function waitLeft(leftMs: number | undefined): string {
+  return leftMs === undefined
+    ? "SELECT set_config('lock_timeout', current_setting('payhook.lock_timeout'), true)"
+    : `SET LOCAL lock_timeout = ${Math.max(1, Math.ceil(leftMs))}`;
+}
+
+type ClaimOptions = { readonly lockTimeoutMs?: number; readonly onWaiting?: () => void };
+type ClaimState = 'claimed' | 'duplicate' | 'in_flight';
 
 /** The names of the SQL-level prepared statements each connection holds: the claim is prepared once per connection. */
 const preparedOn = new WeakMap<object, Set<string>>();
@@ -42,7 +65,8 @@ const preparedOn = new WeakMap<object, Set<string>>();
  * the application's own writes (the handler receives the transaction's client: `inbox.client(delivery)`). Both
  * commit together or not at all, so the effect happens exactly once even if the process dies mid-way (the
  * database rolls the open transaction back). A concurrent copy waits on the row (up to the handler's
- * storeTimeoutMs), then answers duplicate, or 409 while the first still runs; a handler failure rolls back the
+ * inFlightWaitMs), then answers duplicate, or 409 while the first still runs; a claim that finds the table locked
+ * (a migration's DDL) answers 503 instead, within storeTimeoutMs. A handler failure rolls back the
  * row with the application's writes, so the redelivery is handled. Two round trips besides the handler's own:
  * `BEGIN` with the claim's `lock_timeout` and the claim (prepared once per connection; it also puts the
  * transaction's `lock_timeout` back), then `COMMIT`; three where the client has no `escapeLiteral`, or with
@@ -89,7 +113,11 @@ export class PostgresInbox<C extends PgPoolClientLike = PgPoolClientLike> implem
   async transaction<T>(
     key: string,
     work: (tx: C) => Promise<T>,
-    options?: { readonly lockTimeoutMs?: number; readonly onLost?: (reason: unknown) => void },
+    options?: {
+      readonly lockTimeoutMs?: number;
+      readonly onWaiting?: () => void;
+      readonly onLost?: (reason: unknown) => void;
+    },
   ): Promise<TransactionResult<T>> {
     const client = await this.#lend();
     // A connection that dies while lent out emits 'error': the transaction is gone (the database rolls it back),
@@ -98,7 +126,7 @@ export class PostgresInbox<C extends PgPoolClientLike = PgPoolClientLike> implem
     client.on?.('error', lost);
     let broken: Error | undefined;
     try {
-      const claim = await this.#claimRow(client, key, options?.lockTimeoutMs);
+      const claim = await this.#claimRow(client, key, options);
       if (claim !== 'claimed') return { status: claim };
       const value = await work(client);
       // A run whose connection died has nothing left to commit: its transaction (the row's lock with it) was
@@ -141,29 +169,61 @@ export class PostgresInbox<C extends PgPoolClientLike = PgPoolClientLike> implem
    * BEGIN and the claim; anything but `claimed` is rolled back. BEGIN carries the lock_timeout the transaction
    * has (stashed for the claim to put back) and the claim's own bound, which must be in place before the claim
    * statement starts: a table lock (a migration) is waited for before any of the statement's own expressions run.
+   * The first claim waits `PROBE_MS` at most; a longer wait is told apart by `#claimAfterWait`.
    */
-  async #claimRow(
-    client: C,
-    key: string,
-    lockTimeoutMs: number | undefined,
-  ): Promise<'claimed' | 'duplicate' | 'in_flight'> {
-    const begin = `BEGIN; SELECT set_config('payhook.lock_timeout', current_setting('lock_timeout'), true)${
-      lockTimeoutMs === undefined ? '' : `; SET LOCAL lock_timeout = ${Math.max(1, Math.ceil(lockTimeoutMs))}`
-    }`;
-    let claimed: PgResult;
+  async #claimRow(client: C, key: string, options: ClaimOptions | undefined): Promise<ClaimState> {
+    const waitMs = options?.lockTimeoutMs;
+    const probeMs = waitMs === undefined ? undefined : Math.min(PROBE_MS, Math.max(1, Math.ceil(waitMs)));
+    let claimed: PgResult | undefined;
     try {
       claimed =
         this.#session !== undefined && quotes(client)
-          ? await this.#beginWithClaim(client, begin, key, this.#session)
-          : await client.query(begin).then(() => client.query(this.#claim([key, this.#ttlMs])));
+          ? await this.#beginWithClaim(client, begin(probeMs), key, this.#session)
+          : await client.query(begin(probeMs)).then(() => client.query(this.#claim([key, this.#ttlMs])));
     } catch (error) {
       if ((error as { code?: unknown }).code !== LOCK_NOT_AVAILABLE) throw explained(error, this.#table);
       await client.query('ROLLBACK');
-      return 'in_flight';
+      const leftMs = waitMs === undefined ? undefined : waitMs - probeMs!;
+      claimed = await this.#claimAfterWait(client, key, leftMs, options?.onWaiting);
     }
+    if (claimed === undefined) return 'in_flight';
     if (claimed.rowCount === 1) return 'claimed';
     await client.query('ROLLBACK');
     return 'duplicate';
+  }
+
+  /**
+   * A claim that waited past `PROBE_MS` waits either on the table (DDL such as a migration holds or awaits it: the
+   * store is unavailable, 503) or on the row of a concurrent copy (worth waiting for: it commits, or is still
+   * running after `leftMs`). The table's lock alone (`ROW EXCLUSIVE`, what the claim's INSERT takes) tells which:
+   * once it is held, the claim can wait on nothing but the row; `onWaiting` says so before that wait starts.
+   * Resolves the claim's result, or `undefined` when the row was still held after `leftMs`.
+   */
+  async #claimAfterWait(
+    client: C,
+    key: string,
+    leftMs: number | undefined,
+    onWaiting: (() => void) | undefined,
+  ): Promise<PgResult | undefined> {
+    try {
+      await client.query(
+        `${begin(PROBE_MS)}; LOCK TABLE ${this.#table.name} IN ROW EXCLUSIVE MODE; ${waitLeft(leftMs)}`,
+      );
+    } catch (error) {
+      if ((error as { code?: unknown }).code !== LOCK_NOT_AVAILABLE) throw explained(error, this.#table);
+      throw new Error(
+        `[@payhook/core] the inbox table ${this.#table.name} is locked by another session (a migration or other DDL waits for it, or holds it): its lock was not granted to the claim within ${PROBE_MS} ms, so nothing was claimed; the service's retry is safe.`,
+        { cause: error },
+      );
+    }
+    onWaiting?.();
+    try {
+      return await client.query(this.#claim([key, this.#ttlMs]));
+    } catch (error) {
+      if ((error as { code?: unknown }).code !== LOCK_NOT_AVAILABLE) throw explained(error, this.#table);
+      await client.query('ROLLBACK');
+      return undefined;
+    }
   }
 
   /**

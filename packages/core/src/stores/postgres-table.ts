@@ -112,8 +112,10 @@ export function explained(error: unknown, table: Table): unknown {
 }
 
 /**
- * The SQL that creates the inbox table and its expiry index; safe to run again. The package ships it for the
- * default table as `node_modules/@payhook/core/migrations/payhook_inbox.sql` (for psql or a migration tool).
+ * The SQL that creates the inbox table and its expiry index; safe to run again, and it changes only what is
+ * missing (each change is checked in the catalog first: DDL on the table waits for every open transaction on it).
+ * The package ships it for the default table as `node_modules/@payhook/core/migrations/payhook_inbox.sql` (for
+ * psql or a migration tool).
  *
  * @example
  * await pool.query(migrationSql('billing.payhook_inbox'));
@@ -123,6 +125,8 @@ export function migrationSql(table?: string): string {
   return `-- The payhook inbox: one row per notification key, a lease while a copy is handled, then done until expiry.
 -- The primary key keeps a claim O(log n); the expiry index keeps prune() bounded. Safe to run again:
 --   psql --single-transaction -f payhook_inbox.sql   (or migrate(pool) from @payhook/core/postgres)
+-- Only what is missing is changed, each change checked first: DDL on the table (ALTER TABLE, and CREATE INDEX even
+-- when the index exists) waits for every open transaction on it, and every delivery queues behind that wait.
 CREATE TABLE IF NOT EXISTS ${t.name} (
   key        text        PRIMARY KEY,
   done       boolean     NOT NULL DEFAULT false,
@@ -131,29 +135,102 @@ CREATE TABLE IF NOT EXISTS ${t.name} (
   created_at timestamptz NOT NULL DEFAULT now(),
   fence      bigint      NOT NULL DEFAULT 0
 );
--- A table made before fences gains the column (instantly: a constant default). Checked first, because ALTER TABLE
--- locks the whole table even when the column exists.
+-- A table made before fences gains the column (instantly: a constant default).
 DO $$ BEGIN
   IF NOT EXISTS (SELECT 1 FROM pg_attribute
                  WHERE attrelid = '${t.name}'::regclass AND attname = 'fence' AND NOT attisdropped) THEN
     ALTER TABLE ${t.name} ADD COLUMN fence bigint NOT NULL DEFAULT 0;
   END IF;
+  IF NOT EXISTS (SELECT 1 FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+                 WHERE i.indrelid = '${t.name}'::regclass AND c.relname = '${t.index.slice(1, -1)}') THEN
+    CREATE INDEX IF NOT EXISTS ${t.index} ON ${t.name} (expires_at);
+  END IF;
 END $$;
-CREATE INDEX IF NOT EXISTS ${t.index} ON ${t.name} (expires_at);
 `;
 }
 
 /**
- * Creates the inbox table and its index when missing. Safe to run from every instance at start-up: an advisory
- * lock serialises concurrent runs, and the statements run as one implicit transaction.
+ * The table `migrate` makes (or brings up to date), and how long a change it needs may wait for the table.
+ *
+ * @example
+ * await migrate(pool, { table: 'billing.payhook_inbox', lockTimeoutMs: 500, attempts: 10 });
+ */
+export interface MigrateOptions extends PostgresTableOptions {
+  /**
+   * The `lock_timeout` of a change the table needs: the longest it waits for open transactions on the table (the
+   * inbox's deliveries in progress hold it) before it gives up and is tried again. Deliveries wait behind it
+   * meanwhile, so keep it short. A table that needs nothing takes no lock at all.
+   * @default 1_000
+   */
+  lockTimeoutMs?: number;
+  /**
+   * How many times a needed change is tried (waiting `lockTimeoutMs` between tries, so deliveries get through)
+   * before `migrate` throws.
+   * @default 5
+   */
+  attempts?: number;
+}
+
+/** SQLSTATE of a lock wait that ran past `lock_timeout`. */
+export const LOCK_NOT_AVAILABLE = '55P03';
+
+/**
+ * Creates the inbox table and its index, or adds what an earlier version lacks. Safe to run from every instance at
+ * every start: it reads the catalog first and, when nothing is missing, takes no lock, so it never waits on a
+ * delivery in progress. A change that is needed runs under an advisory lock (concurrent runs take turns) with a
+ * short `lock_timeout`, and is tried again up to `attempts` times before it throws.
  *
  * @example
  * await migrate(pool); // or migrate(pool, { table: 'billing.payhook_inbox' })
  */
-export async function migrate(client: PgQueryable, options?: PostgresTableOptions): Promise<void> {
+export async function migrate(client: PgQueryable, options?: MigrateOptions): Promise<void> {
+  const t = tableOf(options?.table);
+  const lockTimeoutMs = Math.max(1, Math.ceil(options?.lockTimeoutMs ?? 1_000));
+  const attempts = Math.max(1, Math.floor(options?.attempts ?? 5));
   const sql = migrationSql(options?.table);
-  // One simple-protocol query string: one connection, one implicit transaction, so the xact lock covers it.
-  await client.query(`SELECT pg_advisory_xact_lock(hashtext('payhook migrate'));\n${sql}`);
+  for (let attempt = 1; ; attempt++) {
+    const missing = await missingParts(client, t);
+    if (missing.length === 0) return;
+    try {
+      // One simple-protocol string: one connection and one implicit transaction, which the lock_timeout (local to
+      // it) and the advisory xact lock cover.
+      await client.query(
+        `SELECT set_config('lock_timeout', '${lockTimeoutMs}', true);\nSELECT pg_advisory_xact_lock(hashtext('payhook migrate'));\n${sql}`,
+      );
+      return;
+    } catch (error) {
+      if ((error as { code?: unknown } | null)?.code !== LOCK_NOT_AVAILABLE) throw error;
+      if (attempt >= attempts) throw notMigrated(t, missing, lockTimeoutMs, attempts, error);
+    }
+    await new Promise((resolve) => setTimeout(resolve, lockTimeoutMs));
+  }
+}
+
+/** What the table lacks, read from the catalog alone (no lock on the table). */
+async function missingParts(client: PgQueryable, t: Table): Promise<string[]> {
+  const result = await client.query(
+    `SELECT c.oid IS NOT NULL AS table,
+       EXISTS (SELECT 1 FROM pg_attribute
+               WHERE attrelid = c.oid AND attname = 'fence' AND NOT attisdropped) AS fence,
+       EXISTS (SELECT 1 FROM pg_index i JOIN pg_class x ON x.oid = i.indexrelid
+               WHERE i.indrelid = c.oid AND x.relname = $2) AS index
+     FROM (SELECT to_regclass($1) AS oid) AS c`,
+    [t.name, t.index.slice(1, -1)],
+  );
+  const found = result.rows[0] as { table: boolean; fence: boolean; index: boolean };
+  if (!found.table) return ['the table'];
+  return [...(found.fence ? [] : ['the fence column']), ...(found.index ? [] : ['the expiry index'])];
+}
+
+function notMigrated(t: Table, missing: string[], ms: number, attempts: number, cause: unknown): Error {
+  const what =
+    missing[0] === 'the table'
+      ? `create the inbox table ${t.name}`
+      : `add ${missing.join(' and ')} to the inbox table ${t.name}`;
+  return new Error(
+    `[@payhook/core] migrate could not ${what}: its lock was not granted within ${ms} ms (lockTimeoutMs) in ${attempts} attempts, as open transactions hold the table (deliveries in progress, or another session's). Nothing was changed; run migrate again once they end, or raise lockTimeoutMs.`,
+    { cause },
+  );
 }
 
 /** A statement of the stores: named (parsed and planned once per connection) unless `prepare` is off. */

@@ -657,7 +657,7 @@ describe.skipIf(!postgresUp)('PostgreSQL stores', () => {
           expect(sent).toEqual([
             expect.stringMatching(
               new RegExp(
-                `^BEGIN; SELECT set_config\\('payhook.lock_timeout', current_setting\\('lock_timeout'\\), true\\); SET LOCAL lock_timeout = 2000; PREPARE (payhook_[0-9a-f]{16}) \\(text, float8\\) AS INSERT [^;]+; EXECUTE \\1\\('${first}', '3600000'\\)$`,
+                `^BEGIN; SELECT set_config\\('payhook.lock_timeout', current_setting\\('lock_timeout'\\), true\\); SET LOCAL lock_timeout = 100; PREPARE (payhook_[0-9a-f]{16}) \\(text, float8\\) AS INSERT [^;]+; EXECUTE \\1\\('${first}', '3600000'\\)$`,
               ),
             ),
             'COMMIT',

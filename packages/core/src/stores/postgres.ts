@@ -18,6 +18,7 @@ import {
 // The @payhook/core/postgres entry: PostgresStore here, the inbox and the table's helpers beside it.
 export { inboxClient, PostgresInbox, type PostgresInboxOptions } from './postgres-inbox.js';
 export {
+  type MigrateOptions,
   migrate,
   migrationSql,
   type PgPoolClientLike,

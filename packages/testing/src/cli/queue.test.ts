@@ -1,11 +1,12 @@
-import type { QueuedNotification } from '@payhook/core';
-import type { QueueEngine } from '@payhook/queue';
+import { createWebhookHandler, type QueuedNotification } from '@payhook/core';
+import { createWorker, type QueueEngine, type WorkerOptions } from '@payhook/queue';
 import { createBullMQQueue } from '@payhook/queue/bullmq';
 import { createPostgresQueue } from '@payhook/queue/postgres';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DATABASE_URL, REDIS_URL, reachPostgres, reachRedis } from '../../../core/test/servers.js';
+import { fakePurchase } from '../fixtures/primary.js';
 import { memoryIO } from './io.js';
 import { runCli } from './run.js';
 
@@ -72,7 +73,7 @@ describe('payhook queue: usage', () => {
 interface Setup {
   readonly up: boolean;
   readonly flags: string[];
-  open(): QueueEngine;
+  open(name?: string): QueueEngine;
   /** The engine's clock now: the `--since` between two failures. */
   now(): Promise<Date>;
   cleanUp(): Promise<void>;
@@ -84,11 +85,11 @@ const setups: Array<[string, Setup]> = [
     {
       up: postgresUp,
       flags: db,
-      open: () =>
+      open: (name = QUEUE) =>
         createPostgresQueue({
           connectionString: DATABASE_URL,
           schema: SCHEMA,
-          name: QUEUE,
+          name,
           attempts: 2,
           backoff: { type: 'fixed', delayMs: 0 },
           pollingIntervalMs: 500,
@@ -104,11 +105,11 @@ const setups: Array<[string, Setup]> = [
     {
       up: redisUp,
       flags: redis,
-      open: () =>
+      open: (name = QUEUE) =>
         createBullMQQueue({
           connection: REDIS_URL,
           prefix: PREFIX,
-          name: QUEUE,
+          name,
           attempts: 2,
           backoff: { type: 'fixed', delayMs: 0 },
         }),
@@ -192,6 +193,7 @@ describe.each(setups)('payhook queue on %s', (_, setup) => {
       'key',
       'code',
       'message',
+      'reason',
       'attempts',
       'queuedAt',
       'failedAt',
@@ -215,6 +217,62 @@ describe.each(setups)('payhook queue on %s', (_, setup) => {
       const discarded = await cli('discard', '--all', '--since', failedAfter.toISOString(), ...db);
       expect(discarded).toMatchObject({ code: 0, out: ['discarded 2'] });
       expect(await cli('list', ...db)).toMatchObject({ code: 0, out: [], err: ['0 dead notifications'] });
+    },
+  );
+});
+
+describe.each(setups)('payhook queue list on %s: the reason of a dead notification', (_, setup) => {
+  const flags = [...setup.flags.slice(0, -1), 'cli-reason'];
+  // What the handler throws: a courier's answer with a card token in it, on two lines, far over 200 characters.
+  const thrown = `courier answered 502\n for ${'x'.repeat(300)} tok_never_printed`;
+  let engine: QueueEngine;
+
+  /** Runs one purchase under `key` through a worker of `options` until it is dead. */
+  async function dies(key: string, options: WorkerOptions) {
+    const webhook = createWebhookHandler({ logger: false, store: false }).on('purchase', () => {
+      throw new Error(thrown);
+    });
+    const worker = await createWorker(webhook, engine, { stopOnSignals: false, logger: false, ...options });
+    const count = (await engine.dead()).length;
+    const job = { key, data: fakePurchase({ payment_id: key }) as Record<string, unknown>, secretIndex: 0 };
+    await engine.enqueue(job, new AbortController().signal);
+    while ((await engine.dead()).length === count) await sleep(50);
+    await worker.stop();
+  }
+
+  beforeAll(async () => {
+    if (!setup.up) return;
+    engine = setup.open('cli-reason');
+    await dies('reason-1', {});
+    await dies('reason-2', { failureReason: (error) => (error as Error).message.split(' tok_')[0] });
+  });
+  afterAll(async () => {
+    if (!setup.up) return;
+    await engine?.close();
+    await setup.cleanUp();
+  });
+
+  it.skipIf(!setup.up)(
+    'stores no reason by default, and lists the one failureReason gives on one line of at most 200 characters',
+    async () => {
+      const reason = `courier answered 502 for ${'x'.repeat(175)}…`;
+      const { code, out } = await cli('list', ...flags);
+      expect(code).toBe(0);
+      expect(out).toHaveLength(2);
+      expect(out[0]).toMatch(
+        /^reason-1\treason-1\thandler\.failed\tattempts=2\t[^\t]+\t\[@payhook\/queue\] a handler failed[^\t]*$/,
+      );
+      expect(out[1]).toMatch(
+        /^reason-2\treason-2\thandler\.failed\tattempts=2\t[^\t]+\t\[@payhook\/queue\] a handler failed[^\t]*\treason: (.*)$/,
+      );
+      expect(out[1]!.split('\treason: ')[1]).toBe(reason);
+      expect(out.join('\n')).not.toContain('tok_never_printed');
+      const json = await cli('list', '--json', ...flags);
+      expect(json.out.map((line) => (JSON.parse(line) as { reason: unknown }).reason)).toEqual([
+        null,
+        reason,
+      ]);
+      expect((await engine.dead()).map((dead) => dead.error.reason)).toEqual([undefined, reason]);
     },
   );
 });

@@ -5,8 +5,9 @@ import type { CliIO } from './io.js';
 const QUEUE_HELP = `Usage: payhook queue list|replay|discard (--database URL | --redis URL) [--queue NAME] [--since ISO] [--all] [--json] [ids…]
 
 The dead notifications of @payhook/queue: those whose job failed every attempt.
-  list      one line per dead notification, oldest first: id, key, error code, attempts, failed at, message
-            (never the notification beyond its key); the first 100 unless --all
+  list      one line per dead notification, oldest first: id, key, error code, attempts, failed at, message,
+            and the reason when the worker's failureReason gave one (never the notification beyond its key);
+            the first 100 unless --all
   replay    queue them again (attempts reset; the handlers that succeeded before do not run again)
   discard   delete them for good (a new delivery of the notification is then queued again)
 replay and discard take the ids (or keys) that list prints, or --all (with --since: those that failed since then).
@@ -105,13 +106,15 @@ function line(dead: DeadNotification, json: boolean | undefined): string {
     key: dead.job.key ?? null,
     code: dead.error.code ?? null,
     message: dead.error.message,
+    reason: dead.error.reason ?? null,
     attempts: dead.attempts,
     queuedAt: dead.queuedAt.toISOString(),
     failedAt: dead.failedAt.toISOString(),
   };
   if (json) return JSON.stringify(fields);
-  const { id, key, code, attempts, failedAt, message } = fields;
-  return [id, key ?? '-', code ?? '-', `attempts=${attempts}`, failedAt, message].join('\t');
+  const { id, key, code, attempts, failedAt, message, reason } = fields;
+  const columns = [id, key ?? '-', code ?? '-', `attempts=${attempts}`, failedAt, message];
+  return (reason === null ? columns : [...columns, `reason: ${reason}`]).join('\t');
 }
 
 /**

@@ -28,7 +28,7 @@ describe('payhook reconcile against payhook serve', () => {
     });
     merchant = createServer(createNodeListener(webhook));
     await new Promise<void>((resolve) => merchant.listen(0, '127.0.0.1', resolve));
-    fake = await startFakeServer({ secret, seed: 12, now: '2026-05-01T08:00:00Z' });
+    fake = await startFakeServer({ secret, apiSecret: 'api-secret', seed: 12, now: '2026-05-01T08:00:00Z' });
     fake.fake.setDeliveryFaults({ drop: true });
     for (const orderId of ['lost-1', 'lost-2']) {
       fake.fake.createPayment({
@@ -81,7 +81,12 @@ describe('payhook reconcile against payhook serve', () => {
   it('reads --orders FILE and exits 0 when every order was requested', async () => {
     const file = join(dir, 'orders.txt');
     writeFileSync(file, 'lost-1\n');
-    const { code, out } = await reconcile('', { PAYHOOK_API_SIGNATURE: 'fixed' }, '--orders', file);
+    const { code, out } = await reconcile(
+      '',
+      { PAYHOOK_API_SIGNATURE: createHmac('sha256', 'api-secret').update('').digest('hex') },
+      '--orders',
+      file,
+    );
     expect([code, out.at(-1)]).toEqual([0, '1 order(s): 1 requested, 0 still pending, 0 failed.']);
   });
 

@@ -51,7 +51,8 @@ describe('payhook resend (spec 4.3, 4.4) against payhook serve', () => {
     const { io, out, err } = memoryIO('', {
       PAYHOOK_API_KEY: project.apiKey,
       PAYHOOK_ENDPOINTS_KEY: project.endpointsKey,
-      PAYHOOK_API_SIGNATURE: 'not-checked',
+      // The fake checks it: the HMAC of the empty body of a GET, keyed with the project's secret.
+      PAYHOOK_API_SIGNATURE: createHmac('sha256', secret).update('').digest('hex'),
     });
     return runCli(['resend', '--base-url', fake.url, '--pos-id', project.posId, ...args], io).then(
       (code) => ({

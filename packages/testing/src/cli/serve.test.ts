@@ -44,27 +44,31 @@ describe('payhook serve arguments', () => {
   });
 
   /** Runs `payhook serve` with `flags` while `use` talks to it; the server must then stop with exit 0. */
-  async function serving<T>(flags: string[], use: (url: string, posId: string) => Promise<T>): Promise<T> {
-    const { io, out } = memoryIO();
+  async function serving<T>(
+    flags: string[],
+    use: (url: string, posId: string, out: string[]) => Promise<T>,
+    env: Record<string, string> = {},
+  ): Promise<T> {
+    const { io, out } = memoryIO('', env);
     const stop = new AbortController();
     const args = ['--port', '0', '--secret', 's', '--seed', '3', '--api-key', 'ak', '--endpoints-key', 'ek'];
     const done = runServe([...args, ...flags], io, stop.signal);
     try {
       const url = await listening(out);
-      return await use(url, out.find((l) => l.startsWith('pos_id: '))!.slice('pos_id: '.length));
+      return await use(url, out.find((l) => l.startsWith('pos_id: '))!.slice('pos_id: '.length), out);
     } finally {
       stop.abort();
       expect(await done).toBe(0);
     }
   }
 
-  function post(url: string, body: object): Promise<Response> {
+  function post(url: string, body: object, auth = 'SVC ak:s'): Promise<Response> {
     return fetch(url, {
       method: 'POST',
       redirect: 'manual',
       headers: {
         'content-type': 'application/json',
-        'x-api-auth': 'SVC-HMAC-SHA256 ak:x',
+        'x-api-auth': auth,
         'x-api-key': 'ek',
       },
       body: JSON.stringify(body),
@@ -113,5 +117,54 @@ describe('payhook serve arguments', () => {
     expect(await splitShortOfAmount([])).toBe(303);
     expect(await splitShortOfAmount(['--strict'])).toBe(400);
     expect(await splitShortOfAmount(['--strict', '--split-sum', 'at_most'])).toBe(303);
+  });
+
+  /** The statuses of a hosted payment sent with each `X-API-AUTH` in turn, on a server run with `flags`. */
+  function statusesWith(
+    auths: string[],
+    flags: string[],
+    env: Record<string, string> = {},
+  ): Promise<number[]> {
+    return serving(
+      flags,
+      async (url, posId) => {
+        const statuses: number[] = [];
+        for (const [i, auth] of auths.entries()) {
+          const body = { ...hosted, pos_id: posId, description: 'Auth', order_id: `auth-${i}` };
+          statuses.push((await post(`${url}/api/v1/payment`, body, auth)).status);
+        }
+        return statuses;
+      },
+      env,
+    );
+  }
+
+  it('refuses another scheme word than --auth-scheme with --strict, and takes any word without --strict', async () => {
+    expect(await statusesWith(['ABCD ak:s', 'SVC ak:s'], ['--strict', '--auth-scheme', 'ABCD'])).toEqual([
+      303, 401,
+    ]);
+    expect(await statusesWith(['ABCD ak:s', 'SVC ak:s'], ['--auth-scheme', 'ABCD'])).toEqual([303, 303]);
+    const banner = await serving(['--auth-scheme', 'ABCD'], async (_url, _posId, out) =>
+      out.find((l) => l.startsWith('X-API-AUTH: ')),
+    );
+    expect(banner).toBe('X-API-AUTH: ABCD-HMAC-SHA256 ak:<HMAC> or ABCD ak:<API secret>');
+  });
+
+  it('checks requests against PAYHOOK_API_SECRET when it is set, else against the webhook secret', async () => {
+    expect(
+      await statusesWith(['SVC ak:api-secret', 'SVC ak:s'], [], { PAYHOOK_API_SECRET: 'api-secret' }),
+    ).toEqual([303, 401]);
+  });
+
+  it('refuses an --algorithm other than sha256 or sha1, and an --auth-scheme that is not a word', async () => {
+    const algorithm = memoryIO();
+    const args = ['--port', '0', '--secret', 's'];
+    expect(await runServe([...args, '--algorithm', 'md5'], algorithm.io, AbortSignal.abort())).toBe(2);
+    expect(algorithm.err[0]).toBe('payhook serve: --algorithm must be sha256 or sha1, not "md5".');
+    const scheme = memoryIO();
+    expect(await runServe([...args, '--auth-scheme', 'A B'], scheme.io, AbortSignal.abort())).toBe(2);
+    expect(scheme.err[0]).toBe(
+      'payhook serve: --auth-scheme must be a word of letters, digits and "-", such as SVC.',
+    );
   });
 });

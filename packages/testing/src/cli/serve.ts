@@ -1,20 +1,31 @@
 import { randomInt } from 'node:crypto';
-import { startFakeServer } from '../server.js';
-import { noArguments, parseCommand, secretsFrom, UsageError } from './args.js';
+import { SCHEME_WORD } from '../fake/auth.js';
+import { type FakeServerOptions, startFakeServer } from '../server.js';
+import { algorithmFrom, noArguments, parseCommand, secretsFrom, UsageError } from './args.js';
 import type { CliIO } from './io.js';
 import { untilSignal } from './until-signal.js';
 
 const USAGE = `Usage: payhook serve --port P --secret S [--api-key K] [--endpoints-key E] [--pos-id ID] [--sector NAME] [--seed N]
-                     [--merchant-name NAME] [--split-sum equal|at_most|ignore] [--refund-webhook-code 1000|1004] [--strict]
+                     [--merchant-name NAME] [--split-sum equal|at_most|ignore] [--refund-webhook-code 1000|1004]
+                     [--algorithm sha256|sha1] [--auth-scheme WORD] [--strict]
 
 Runs the fake payment service on http://127.0.0.1:P (P = 0 picks a free port): the API, the hosted checkout and
 the 3DS pages, webhooks signed with S. Credentials not given are generated and printed. PAYHOOK_SECRET may
 replace --secret. Stops on SIGINT or SIGTERM.
 
+X-API-AUTH is accepted with any scheme word in two forms: WORD-HMAC-SHA256 <api_key>:<hex> (hex: the lowercase
+HMAC-SHA256 of the raw body, or of METHOD\nPATH?QUERY\nBODY, keyed with the API secret) and
+WORD <api_key>:<API secret>. The API secret is S unless PAYHOOK_API_SECRET (environment) names another.
+
+--algorithm       the webhook signature's digest: sha256 (the spec, default) or sha1 (28 characters, as public
+                  integrations verify)
+--auth-scheme     the service's scheme word in X-API-AUTH (the spec writes SVC); refused otherwise with --strict
+
 --merchant-name   the shop named on the hosted checkout (default Payhook test shop)
 --split-sum       how split amounts must relate to amount (not shown by the spec; default ignore, equal with --strict)
 --strict          also refuse what the spec does not show as refused (no description or currency, a card number
-                  with spaces, card fields on a hosted request, init_recurring with auth, split sums)
+                  with spaces, card fields on a hosted request, fields sent empty, init_recurring with auth, split
+                  sums, another scheme word than --auth-scheme)
 --refund-webhook-code  status_code of refund webhooks (spec 3.1 shows 1000, the default; 1004 on a response)
 
 Admin routes (header X-API-KEY: the endpoints key), for end-to-end tests in any language:
@@ -44,6 +55,75 @@ function portFrom(value: string | undefined): number {
   return port;
 }
 
+const FLAGS = {
+  port: { type: 'string' },
+  secret: { type: 'string', multiple: true },
+  'api-key': { type: 'string' },
+  'endpoints-key': { type: 'string' },
+  'pos-id': { type: 'string' },
+  sector: { type: 'string' },
+  'merchant-name': { type: 'string' },
+  seed: { type: 'string' },
+  'split-sum': { type: 'string' },
+  'refund-webhook-code': { type: 'string' },
+  algorithm: { type: 'string' },
+  'auth-scheme': { type: 'string' },
+  strict: { type: 'boolean' },
+} as const;
+
+type ServeFlags = NonNullable<ReturnType<typeof parseCommand<typeof FLAGS>>>['values'];
+
+function oneOf<T extends string>(
+  flag: string,
+  value: string | undefined,
+  choices: readonly T[],
+): T | undefined {
+  if (value === undefined || (choices as readonly string[]).includes(value)) return value as T | undefined;
+  throw new UsageError(`--${flag} must be one of ${choices.join(', ')}, not ${JSON.stringify(value)}.`);
+}
+
+/** `--auth-scheme`: a word of letters, digits and `-`. */
+function schemeFrom(value: string | undefined): string | undefined {
+  if (value !== undefined && !SCHEME_WORD.test(value)) {
+    throw new UsageError('--auth-scheme must be a word of letters, digits and "-", such as SVC.');
+  }
+  return value;
+}
+
+/** The parsed flags (and PAYHOOK_SECRET, PAYHOOK_API_SECRET) as the server's options. */
+function serverOptions(values: ServeFlags, io: CliIO): FakeServerOptions {
+  const port = portFrom(values.port);
+  const [secret] = secretsFrom(values.secret, io);
+  const posId = values['pos-id'];
+  if (posId !== undefined && !UUID.test(posId)) throw new UsageError('--pos-id must be a UUID.');
+  const seed = values.seed === undefined ? randomInt(1, 2 ** 31) : Number(values.seed);
+  if (!Number.isSafeInteger(seed)) throw new UsageError('--seed must be an integer.');
+  const splitSum = oneOf('split-sum', values['split-sum'], SPLIT_SUM);
+  const refundCode = values['refund-webhook-code'];
+  if (refundCode !== undefined && refundCode !== '1000' && refundCode !== '1004') {
+    throw new UsageError(`--refund-webhook-code must be 1000 or 1004, not ${JSON.stringify(refundCode)}.`);
+  }
+  const authScheme = schemeFrom(values['auth-scheme']);
+  const apiSecret = io.env.PAYHOOK_API_SECRET || undefined;
+  return {
+    port,
+    seed,
+    realTime: true,
+    secret: secret!,
+    algorithm: algorithmFrom(values.algorithm),
+    ...(posId !== undefined ? { posId } : {}),
+    ...(values['api-key'] !== undefined ? { apiKey: values['api-key'] } : {}),
+    ...(values['endpoints-key'] !== undefined ? { endpointsKey: values['endpoints-key'] } : {}),
+    ...(values.sector !== undefined ? { sector: values.sector } : {}),
+    ...(values['merchant-name'] !== undefined ? { merchantName: values['merchant-name'] } : {}),
+    ...(splitSum !== undefined ? { splitSum } : {}),
+    ...(refundCode !== undefined ? { refundWebhookCode: refundCode } : {}),
+    ...(values.strict ? { strict: true } : {}),
+    ...(apiSecret !== undefined ? { apiSecret } : {}),
+    ...(authScheme !== undefined ? { authScheme } : {}),
+  };
+}
+
 /**
  * `payhook serve` until `signal` aborts: prints the project's credentials, then `listening on <url>`.
  *
@@ -56,57 +136,11 @@ function portFrom(value: string | undefined): number {
 export async function runServe(argv: string[], io: CliIO, signal: AbortSignal): Promise<number> {
   let server: Awaited<ReturnType<typeof startFakeServer>>;
   try {
-    const parsed = parseCommand(
-      argv,
-      {
-        port: { type: 'string' },
-        secret: { type: 'string', multiple: true },
-        'api-key': { type: 'string' },
-        'endpoints-key': { type: 'string' },
-        'pos-id': { type: 'string' },
-        sector: { type: 'string' },
-        'merchant-name': { type: 'string' },
-        seed: { type: 'string' },
-        'split-sum': { type: 'string' },
-        'refund-webhook-code': { type: 'string' },
-        strict: { type: 'boolean' },
-      },
-      io,
-      USAGE,
-    );
+    const parsed = parseCommand(argv, FLAGS, io, USAGE);
     if (parsed === undefined) return 0;
     const { values, positionals } = parsed;
     noArguments(positionals);
-    const port = portFrom(values.port);
-    const [secret] = secretsFrom(values.secret, io);
-    const posId = values['pos-id'];
-    if (posId !== undefined && !UUID.test(posId)) throw new UsageError('--pos-id must be a UUID.');
-    const seed = values.seed === undefined ? randomInt(1, 2 ** 31) : Number(values.seed);
-    if (!Number.isSafeInteger(seed)) throw new UsageError('--seed must be an integer.');
-    const splitSum = values['split-sum'];
-    if (splitSum !== undefined && !(SPLIT_SUM as readonly string[]).includes(splitSum)) {
-      throw new UsageError(
-        `--split-sum must be one of ${SPLIT_SUM.join(', ')}, not ${JSON.stringify(splitSum)}.`,
-      );
-    }
-    const refundCode = values['refund-webhook-code'];
-    if (refundCode !== undefined && refundCode !== '1000' && refundCode !== '1004') {
-      throw new UsageError(`--refund-webhook-code must be 1000 or 1004, not ${JSON.stringify(refundCode)}.`);
-    }
-    server = await startFakeServer({
-      port,
-      seed,
-      realTime: true,
-      secret: secret!,
-      ...(posId !== undefined ? { posId } : {}),
-      ...(values['api-key'] !== undefined ? { apiKey: values['api-key'] } : {}),
-      ...(values['endpoints-key'] !== undefined ? { endpointsKey: values['endpoints-key'] } : {}),
-      ...(values.sector !== undefined ? { sector: values.sector } : {}),
-      ...(values['merchant-name'] !== undefined ? { merchantName: values['merchant-name'] } : {}),
-      ...(splitSum !== undefined ? { splitSum: splitSum as (typeof SPLIT_SUM)[number] } : {}),
-      ...(refundCode !== undefined ? { refundWebhookCode: refundCode } : {}),
-      ...(values.strict ? { strict: true } : {}),
-    });
+    server = await startFakeServer(serverOptions(values, io));
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;
     io.stderr(`payhook serve: ${error.message}`);
@@ -117,7 +151,10 @@ export async function runServe(argv: string[], io: CliIO, signal: AbortSignal): 
   io.stdout(`pos_id: ${project.posId}`);
   io.stdout(`api_key: ${project.apiKey}`);
   io.stdout(`endpoints_key: ${project.endpointsKey}`);
-  io.stdout(`X-API-AUTH: SVC-HMAC-SHA256 ${project.apiKey}:<SIGNATURE>`);
+  const word = server.fake.authScheme ?? 'SVC';
+  io.stdout(
+    `X-API-AUTH: ${word}-HMAC-SHA256 ${project.apiKey}:<HMAC> or ${word} ${project.apiKey}:<API secret>`,
+  );
   io.stdout(`X-API-KEY: ${project.endpointsKey}`);
   io.stdout(`listening on ${server.url}`);
   if (!signal.aborted)

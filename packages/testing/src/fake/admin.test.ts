@@ -45,7 +45,7 @@ describe('admin routes of the fake server', () => {
       method: 'POST',
       headers: {
         'content-type': 'application/json',
-        'x-api-auth': `SVC-HMAC-SHA256 ${fake.fake.project.apiKey}:not-checked`,
+        'x-api-auth': `SVC ${fake.fake.project.apiKey}:${SECRET}`,
         'x-api-key': fake.fake.project.endpointsKey,
       },
       body: JSON.stringify({

@@ -28,7 +28,7 @@ describe('the fake API checks credentials, the media type and the route before a
         args: { code: 'S-404' },
       });
     }
-    expect(api.isDone()).toBe(true);
+    expect(api.isDone({ expectRefusals: [401] })).toBe(true);
   });
 
   it('lets a test verify SIGNATURE through verifyAuth', async () => {

@@ -1,5 +1,6 @@
 import { renderMessagePage } from '../pages/layout.js';
 import { renderReceiptPage } from '../pages/receipt.js';
+import { authenticate } from './auth.js';
 import { checkoutPage, html } from './checkout-http.js';
 import { credentialsError, FakeServiceError } from './errors.js';
 import type { FakeProject } from './projects.js';
@@ -32,7 +33,6 @@ export interface ApiResponse {
   body: string;
 }
 
-const AUTH = /^SVC-HMAC-SHA256 ([^\s:]+):(\S+)$/;
 const CHECKOUT = /^\/api\/v1\/checkout\/([^/]+)\/(form|3ds)$/;
 const RECEIPT = /^\/public\/receipt\/([^/]+)$/;
 const RESEND = /^\/api\/v1\/pos\/([^/]+)\/orders\/([^/]+)\/([^/]+)$/;
@@ -53,22 +53,6 @@ export function json(status: number, value: unknown, headers: Record<string, str
 export function failure(error: unknown): ApiResponse {
   if (error instanceof FakeServiceError) return json(error.status, error.toBody());
   throw error;
-}
-
-function authenticate(fake: FakeService, request: ApiRequest, path: string): FakeProject {
-  const match = AUTH.exec(header(request, 'x-api-auth') ?? '');
-  const project = match ? fake.projectByApiKey(match[1]!) : undefined;
-  if (!match || !project || header(request, 'x-api-key') !== project.endpointsKey) throw credentialsError();
-  const check = {
-    project,
-    apiKey: match[1]!,
-    signature: match[2]!,
-    method: request.method,
-    path,
-    body: request.body,
-  };
-  if (fake.verifyAuth && !fake.verifyAuth(check)) throw credentialsError();
-  return project;
 }
 
 export function readJson(request: ApiRequest): Record<string, unknown> {
@@ -132,7 +116,13 @@ export function handleApiRequest(fake: FakeService, request: ApiRequest): ApiRes
     if (!path.startsWith('/api/v1/')) {
       throw new FakeServiceError('N-404', 404, 'Not found.');
     }
-    const project = authenticate(fake, request, `${url.pathname}${url.search}`);
+    const project = authenticate(fake, {
+      method,
+      path: `${url.pathname}${url.search}`,
+      body: request.body,
+      auth: header(request, 'x-api-auth') ?? '',
+      endpointsKey: header(request, 'x-api-key') ?? '',
+    });
     if (path === '/api/v1/payment' && method === 'POST') return createPayment(fake, request, project, false);
     if (path === '/api/v1/split/purchase' && method === 'POST')
       return createPayment(fake, request, project, true);

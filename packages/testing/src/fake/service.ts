@@ -1,5 +1,6 @@
 import { randomInt } from 'node:crypto';
 import type { OperationRecord, PaymentRecord } from '@payhook/core/validation';
+import { SCHEME_WORD } from './auth.js';
 import { nextCharge, runCharges } from './charges.js';
 import {
   checkoutOf,
@@ -50,6 +51,10 @@ export class FakeService {
   /** Webhooks waiting and sent; faults are set here (`setFaults`, `pause`, `resume`). */
   readonly outbox: Outbox;
   readonly verifyAuth: ((check: AuthCheck) => boolean) | undefined;
+  /** The scheme word `X-API-AUTH` must carry when `strict` (`undefined`: any). */
+  readonly authScheme: string | undefined;
+  /** Whether the fake also enforces the rules the spec does not show (`strict` option). */
+  readonly strict: boolean;
   readonly #ledger: Ledger;
   readonly #credentials: IdSource;
 
@@ -66,13 +71,18 @@ export class FakeService {
     this.clock = clock;
     this.outbox = outbox;
     this.verifyAuth = options.verifyAuth;
+    if (options.authScheme !== undefined && !SCHEME_WORD.test(String(options.authScheme))) {
+      throw new TypeError('[@payhook/testing] authScheme must be a word of letters, digits and "-".');
+    }
+    this.authScheme = options.authScheme?.replace(/-HMAC-SHA256$/, '');
+    this.strict = options.strict ?? false;
     const ledger: Ledger = {
       baseUrl: this.baseUrl,
       clock,
       outbox,
       ids: createIdSource(options.fixedIds ? seed : (seed ^ randomInt(1, 2 ** 31)) >>> 0),
       splitSum: options.splitSum,
-      strict: options.strict ?? false,
+      strict: this.strict,
       refundWebhookCode: options.refundWebhookCode ?? '1000',
       projects: new Map(),
       payments: new Map(),

@@ -57,10 +57,24 @@ export interface FakeServiceOptions extends Partial<FakeProjectOptions> {
    * @default [60_000, 300_000, 1_800_000, 7_200_000]
    */
   retrySchedule?: readonly number[];
-  /** @default 'sha256' */
+  /**
+   * The digest of the webhook signature: `sha1` signs with SHA-1 (28 characters), as every public integration
+   * verifies; the spec's SHA-256 (44 characters) by default. `payhook serve --algorithm sha1` sets it.
+   * @default 'sha256'
+   */
   algorithm?: SignatureAlgorithm;
-  /** Checks SIGNATURE of `X-API-AUTH`; without it only the header's shape and the keys are checked. */
+  /**
+   * Checks SIGNATURE of `X-API-AUTH` instead of the fake: without it, the HMAC of the
+   * `<WORD>-HMAC-SHA256 <API_KEY>:<hex>` form (over the raw body, or `METHOD\nPATH?QUERY\nBODY`) or the secret of
+   * the `<WORD> <API_KEY>:<API_SECRET>` form is compared with the project's `apiSecret`.
+   */
   verifyAuth?: (check: AuthCheck) => boolean;
+  /**
+   * The service's scheme word in `X-API-AUTH` (the spec writes the neutral `SVC`): with `strict`, a request with
+   * another word is refused. Without `strict` any word is accepted. `api.headers()` sends it.
+   * @default undefined (any word; `api.headers()` sends `SVC`)
+   */
+  authScheme?: string;
   /**
    * How split amounts must relate to `amount` on `/split/purchase` (not shown by the spec): core's `splitSum`.
    * @default 'ignore', or 'equal' when `strict`

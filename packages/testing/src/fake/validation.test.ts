@@ -147,6 +147,51 @@ describe("the fake API runs core's validators and answers a refusal as the servi
     ]);
   });
 
+  it('takes optional fields sent empty as not sent; strict refuses them, and a required one stays required', () => {
+    const empties = {
+      customer_email: '',
+      customer_ip: '',
+      customer_country: '',
+      customer_birthday: '',
+      customer_phone: '',
+      server_url: '',
+      result_url: '',
+      merchant_mcc: '',
+      order_timeout: '',
+      payload: '',
+      products: [],
+    };
+    const lenient = new FakeService({ secret: 'empty', seed: 6, now: '2026-03-01T10:00:00Z' });
+    const created = lenient.createPayment({ ...hostedBody(lenient.project), ...empties });
+    expect(created.mode).toBe('hosted');
+    const strict = new FakeService({ secret: 'empty', seed: 6, now: '2026-03-01T10:00:00Z', strict: true });
+    const violations = (body: Body, options?: { split: boolean }) => {
+      try {
+        strict.createPayment(body, options);
+        return [];
+      } catch (error) {
+        return (error as FakeServiceError).violations.map((v) => `${v.field} ${v.code}`);
+      }
+    };
+    expect(violations({ ...hostedBody(strict.project), ...empties })).toEqual([
+      'customer_email format.email',
+      'customer_ip format.ip',
+      'customer_country format.country',
+      'customer_birthday format.date',
+      'server_url format.url',
+      'result_url format.url',
+      'merchant_mcc format.mcc',
+    ]);
+    try {
+      lenient.createPayment({ ...split(lenient.project, 'hosted'), customer_email: '' }, { split: true });
+      expect.unreachable();
+    } catch (error) {
+      expect((error as FakeServiceError).violations.map((v) => `${v.field} ${v.code}`)).toEqual([
+        'customer_email required',
+      ]);
+    }
+  });
+
   it('judges card expiry by the fake clock, not the wall clock', () => {
     const fake = new FakeService({ secret: 'later', now: '2031-06-01T00:00:00Z', seed: 4 });
     const body = { ...direct(fake.project), exp_month: 12, exp_year: 2030 };

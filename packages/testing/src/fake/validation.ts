@@ -37,13 +37,26 @@ function onlyStrict(violation: Violation, split: boolean): boolean {
   );
 }
 
+function isObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
 /**
- * What the service could accept where the spec says nothing: a card number with spaces (digits kept), card fields on
- * a hosted request (dropped), no currency (`UAH`).
+ * A field sent as `''` counts as not sent, as public plugins leave one out (`customer_email: ''`); a required
+ * one is then still refused as missing.
+ */
+function withoutEmptyStrings(record: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(record).filter(([, value]) => value !== ''));
+}
+
+/**
+ * What the service could accept where the spec says nothing: a field sent empty (left out), a card number with
+ * spaces (digits kept), card fields on a hosted request (dropped), no currency (`UAH`).
  */
 function lenient(body: unknown, split: boolean): unknown {
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) return body;
-  const out: Record<string, unknown> = { ...body };
+  if (!isObject(body)) return body;
+  const out = withoutEmptyStrings(body);
+  if (isObject(out.init_recurring)) out.init_recurring = withoutEmptyStrings(out.init_recurring);
   if (out.currency === undefined && !split) out.currency = DEFAULT_CURRENCY;
   if (typeof out.cc_number === 'string') out.cc_number = out.cc_number.replace(/ /g, '');
   if (out.mode === 'hosted') for (const field of HOSTED_CARD_FIELDS) delete out[field];

@@ -73,7 +73,7 @@ describe.skipIf(!canRunChromium)('the hosted checkout in Chromium, driven as a c
       redirect: 'manual',
       headers: {
         'content-type': 'application/json',
-        'x-api-auth': `SVC-HMAC-SHA256 ${server.fake.project.apiKey}:not-checked`,
+        'x-api-auth': `SVC ${server.fake.project.apiKey}:${SECRET}`,
         'x-api-key': server.fake.project.endpointsKey,
       },
       body: JSON.stringify({

@@ -1,0 +1,91 @@
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { credentialsError } from './errors.js';
+import type { FakeProject } from './projects.js';
+import type { FakeService } from './service.js';
+
+/**
+ * `<WORD>-HMAC-SHA256 <API_KEY>:<hex>` or `<WORD> <API_KEY>:<API_SECRET>`: the spec writes the neutral `SVC` for the
+ * service's own word, and public code sends both forms (docs/assumptions.md, "X-API-AUTH in the fake").
+ */
+const AUTH = /^(?:([A-Za-z0-9-]+)-HMAC-SHA256|([A-Za-z0-9-]+)) ([^\s:]+):(\S+)$/;
+
+/** A scheme word as `X-API-AUTH` may carry it: letters, digits and `-`. */
+export const SCHEME_WORD = /^[A-Za-z0-9-]+$/;
+
+/** `X-API-AUTH` taken apart. */
+interface AuthHeader {
+  /** The scheme word without `-HMAC-SHA256`. */
+  word: string;
+  /** `hmac`: `<WORD>-HMAC-SHA256 <key>:<hex>`; `secret`: `<WORD> <key>:<secret>`. */
+  form: 'hmac' | 'secret';
+  apiKey: string;
+  /** What follows the key: the HMAC or the secret itself. */
+  credential: string;
+}
+
+function parseAuthHeader(value: string): AuthHeader | undefined {
+  const match = AUTH.exec(value);
+  if (!match) return undefined;
+  const form = match[1] !== undefined ? 'hmac' : 'secret';
+  return { word: (match[1] ?? match[2])!, form, apiKey: match[3]!, credential: match[4]! };
+}
+
+/** Compares in constant time whatever the lengths: the digests of both sides have one length. */
+function sameText(a: string, b: string): boolean {
+  const digest = (text: string) => createHash('sha256').update(text).digest();
+  return timingSafeEqual(digest(a), digest(b));
+}
+
+/**
+ * The hex HMACs the service could expect: over the raw body (`''` without one), as public code signs, and over
+ * `METHOD\nPATH?QUERY\nBODY`, payhook's earlier default signer.
+ */
+function expectedHmacs(secret: string, method: string, path: string, body: string): string[] {
+  const hmac = (text: string) => createHmac('sha256', secret).update(text).digest('hex');
+  return [hmac(body), hmac(`${method}\n${path}\n${body}`)];
+}
+
+function credentialMatches(
+  header: AuthHeader,
+  project: FakeProject,
+  request: { method: string; path: string; body: string },
+): boolean {
+  if (header.form === 'secret') return sameText(header.credential, project.apiSecret);
+  const sent = header.credential.toLowerCase();
+  // Every candidate is compared, so the time taken does not say which one matched.
+  return expectedHmacs(project.apiSecret, request.method, request.path, request.body)
+    .map((expected) => sameText(sent, expected))
+    .includes(true);
+}
+
+/**
+ * Checks `X-API-AUTH` and `X-API-KEY` and answers the caller's project: the API key and the endpoints key, the
+ * scheme word when the fake is strict and has `authScheme`, then the HMAC or the secret against the project's API
+ * secret, unless the test checks SIGNATURE itself (`verifyAuth`).
+ * @throws {FakeServiceError} `S-404` (401) on any mismatch, the same answer whatever was wrong.
+ */
+export function authenticate(
+  fake: FakeService,
+  request: { method: string; path: string; body: string; auth: string; endpointsKey: string },
+): FakeProject {
+  const header = parseAuthHeader(request.auth);
+  const project = header ? fake.projectByApiKey(header.apiKey) : undefined;
+  if (!header || !project || !sameText(request.endpointsKey, project.endpointsKey)) throw credentialsError();
+  if (fake.strict && fake.authScheme !== undefined && header.word !== fake.authScheme) {
+    throw credentialsError();
+  }
+  if (fake.verifyAuth) {
+    const check = {
+      project,
+      apiKey: header.apiKey,
+      signature: header.credential,
+      method: request.method,
+      path: request.path,
+      body: request.body,
+    };
+    if (!fake.verifyAuth(check)) throw credentialsError();
+    return project;
+  }
+  if (!credentialMatches(header, project, request)) throw credentialsError();
+  return project;
+}
