@@ -3,13 +3,13 @@ import type { AddressInfo } from 'node:net';
 import { createNodeListener, createWebhookHandler, type Notification, sign } from '@payhook/core';
 import { encodeBase64Url } from '@payhook/core/adapter';
 import {
-  type ApiClient,
   ApiError,
   createApiClient,
   createReconciler,
   hmacRequestSigner,
   type PendingOrder,
   type ReconcileReport,
+  type ResendClient,
 } from '@payhook/core/reconcile';
 import { type AuthCheck, type FakeService, startFakeServer, TEST_CARDS } from '@payhook/testing';
 import { mockPaymentApi } from '@payhook/testing/nock';
@@ -330,7 +330,7 @@ describe.each(Object.keys(FAILING) as Array<keyof typeof FAILING>)(
       // loaded machine cannot turn them into timeouts.
       const patient = createApiClient(apiOf(service));
       const hasty = createApiClient({ ...apiOf(service), timeoutMs: 100 });
-      const api: ApiClient = {
+      const api: ResendClient = {
         resend: (request) => (request.orderId.startsWith('slow-') ? hasty : patient).resend(request),
       };
       const report = await createReconciler({

@@ -8,6 +8,14 @@ import {
 } from '../option-checks.js';
 import { type Answer, failure, parseObject, readAnswer } from './api-answer.js';
 import { ApiError } from './api-errors.js';
+import {
+  type CreatedPayment,
+  type CreatePaymentRequest,
+  type CreateSplitPaymentRequest,
+  cardRedactor,
+  createdFrom,
+  prepareCreate,
+} from './create-payment.js';
 import { createRedactor } from './redact.js';
 
 /**
@@ -91,6 +99,14 @@ export interface ApiClientOptions {
    * @default 10_000
    */
   timeoutMs?: number;
+  /**
+   * `createPayment` and `createSplitPayment` check every rule of `@payhook/core/validation`, also those the spec
+   * does not show the service enforcing (a payment's `description` and `currency`, split amounts adding up).
+   * @default false (the service's known rules, the fake service's default level)
+   */
+  strict?: boolean;
+  /** The merchant's sector: `microfinance` and `igaming` add required customer fields (spec 4.1). */
+  sector?: 'microfinance' | 'igaming' | (string & {});
 }
 
 /**
@@ -123,16 +139,35 @@ export interface ResendAnswer {
 }
 
 /**
- * The calls of the service's API that webhooks need.
+ * The re-send calls the reconciler needs: an `ApiClient`, or your own wrapper of one.
  *
  * @example
- * const answer = await client.resend({ orderId: 'order-1', transactionId });
+ * const api: ResendClient = { resend: (request) => client.resend(request) };
  */
-export interface ApiClient {
+export interface ResendClient {
   /** The project asked about; the reconciler refuses a record of another. */
   readonly posId?: string;
   /** Asks the service to deliver the webhook again (spec 4.3, 4.4). @throws {ApiError} one subclass per failure. */
   resend(request: ResendRequest): Promise<ResendAnswer>;
+}
+
+/**
+ * The calls of the service's API: creating payments (spec 4.1, 4.2, 4.5) and re-sending webhooks (4.3, 4.4).
+ *
+ * @example
+ * const created = await client.createPayment({ mode: 'hosted', method: 'purchase', amount: 12.5, order_id: 'o-1' });
+ */
+export interface ApiClient extends ResendClient {
+  /**
+   * Creates a payment, hosted or direct, a subscription with `init_recurring` (spec 4.1, 4.5). The request is
+   * checked first and nothing is sent when it breaks a rule; card data goes only over HTTPS (or to loopback).
+   * Never retried: after a timeout the service may have created the payment, and a second create could charge
+   * twice; learn whether the order exists through `resend({ orderId })` or its webhook.
+   * @throws {ApiError} `api.request_invalid` (every field named), `api.insecure_transport`, `api.order_exists`, and as `resend`.
+   */
+  createPayment(request: CreatePaymentRequest): Promise<CreatedPayment>;
+  /** Creates a split payment (spec 4.2), as `createPayment`. @throws {ApiError} as `createPayment`. */
+  createSplitPayment(request: CreateSplitPaymentRequest): Promise<CreatedPayment>;
 }
 
 /** The operation path segment: a word, so it cannot reach another endpoint. */
@@ -171,7 +206,21 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
       }
       return { status: answer.status, record: parseObject(answer.text) };
     },
+    createPayment: (request) => create(settings, false, request),
+    createSplitPayment: (request) => create(settings, true, request),
   };
+}
+
+/** One create, checked before it is sent and sent once. */
+async function create(settings: Settings, split: boolean, request: object): Promise<CreatedPayment> {
+  const { base, posId, strict, sector } = settings;
+  const prepared = prepareCreate(request, { split, posId, base, strict, sector });
+  const built = `${base.pathname}api/v1/${split ? 'split/purchase' : 'payment'}`;
+  const { answer, path, redact, location } = await call(settings, 'POST', built, prepared.body);
+  const { authScheme } = settings;
+  const redactAll = cardRedactor(redact, prepared.cardValues);
+  const failed = { method: 'POST', path, authScheme, defaultScheme: authScheme === 'SVC', redact: redactAll };
+  return createdFrom(failed, answer, location, base);
 }
 
 /** The options checked once, with their defaults. */
@@ -186,6 +235,8 @@ interface Settings {
   /** `<authScheme>-HMAC-SHA256`, the `X-API-AUTH` prefix. */
   readonly authPrefix: string;
   readonly maxAnswerBytes: number;
+  readonly strict: boolean;
+  readonly sector: string | undefined;
   /** The configured credentials out of what the service says. */
   readonly redact: (text: string, more?: readonly string[]) => string;
 }
@@ -228,6 +279,8 @@ function checkedSettings(options: ApiClientOptions): Settings {
     authScheme,
     authPrefix,
     maxAnswerBytes,
+    strict: options.strict === true,
+    sector: options.sector,
     redact,
   };
 }
@@ -271,27 +324,41 @@ async function call(
   settings: Settings,
   method: string,
   built: string,
-): Promise<{ answer: Answer; path: string; redact: (text: string) => string }> {
+  body = '',
+): Promise<{ answer: Answer; path: string; redact: (text: string) => string; location: string | null }> {
   const url = new URL(built, settings.base.origin);
   const path = `${url.pathname}${url.search}`;
   const what = `${method} ${path}`;
-  const signature = await settings.signRequest({ method, path, body: '', apiKey: settings.apiKey });
+  const signature = await settings.signRequest({ method, path, body, apiKey: settings.apiKey });
   if (typeof signature !== 'string' || signature === '' || /\s/.test(signature)) {
     throw new TypeError('[@payhook/core] signRequest must return a non-empty string without whitespace.');
   }
   const auth = `${settings.authPrefix} ${settings.apiKey}:${signature}`;
   const redact = (text: string) => settings.redact(text, [auth, signature]);
   try {
+    const headers: Record<string, string> = {
+      accept: 'application/json',
+      'x-api-auth': auth,
+      'x-api-key': settings.endpointsKey,
+    };
+    if (body !== '') headers['content-type'] = 'application/json';
     const response = await fetch(url, {
       method,
-      headers: { accept: 'application/json', 'x-api-auth': auth, 'x-api-key': settings.endpointsKey },
+      headers,
+      ...(body !== '' ? { body } : {}),
       redirect: 'manual',
       signal: AbortSignal.timeout(settings.timeoutMs),
     });
-    return { answer: await readAnswer(response, settings.maxAnswerBytes), path, redact };
+    const location = response.headers.get('location');
+    return { answer: await readAnswer(response, settings.maxAnswerBytes), path, redact, location };
   } catch (error) {
     if (isTimeout(error)) {
-      throw new ApiError('api.timeout', `${what}: no answer within ${settings.timeoutMs} ms.`);
+      // A create is never retried: the service may have created the payment before the answer was lost.
+      const hint =
+        method === 'POST'
+          ? ' The payment may exist: do not create it again; ask with resend({ orderId }) or wait for its webhook.'
+          : '';
+      throw new ApiError('api.timeout', `${what}: no answer within ${settings.timeoutMs} ms.${hint}`);
     }
     const message = `${what}: the service could not be reached (${reason(error)}).`;
     throw new ApiError('api.network', message, { cause: error });

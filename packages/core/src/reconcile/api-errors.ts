@@ -8,7 +8,22 @@ export type ApiErrorCode =
   | 'api.server'
   | 'api.answer_invalid'
   | 'api.answer_mismatch'
-  | 'api.answer_too_large';
+  | 'api.answer_too_large'
+  | 'api.request_invalid'
+  | 'api.insecure_transport'
+  | 'api.order_exists';
+
+/**
+ * One field a payment request broke: its path (`amount`, `split[1].amount`, `cc_number`) and the rule's stable
+ * code (`amount.invalid`, `card.luhn`), never the value.
+ *
+ * @example
+ * const fields = error.violations?.map((v: ApiViolation) => v.field);
+ */
+export interface ApiViolation {
+  readonly field: string;
+  readonly code: string;
+}
 
 /**
  * A call to the service's API that failed. `status` is the HTTP status the service answered (absent when it did
@@ -29,16 +44,28 @@ export class ApiError extends Error {
   readonly serviceCode: string | undefined;
   /** `message` of the service's error body, credentials redacted, cut to 200 characters. */
   readonly serviceMessage: string | undefined;
+  /**
+   * Every field a create request broke, found by the client before sending (`api.request_invalid`, no `status`)
+   * or listed by the service's `V-400` body (`status` 400).
+   */
+  readonly violations: readonly ApiViolation[] | undefined;
 
   constructor(
     code: ApiErrorCode,
     message: string,
-    options?: { cause?: unknown; status?: number; serviceCode?: string; serviceMessage?: string },
+    options?: {
+      cause?: unknown;
+      status?: number;
+      serviceCode?: string;
+      serviceMessage?: string;
+      violations?: readonly ApiViolation[];
+    },
   ) {
     super(`[@payhook/core] ${message}`, options?.cause === undefined ? undefined : { cause: options.cause });
     this.code = code;
     this.status = options?.status;
     this.serviceCode = options?.serviceCode;
     this.serviceMessage = options?.serviceMessage;
+    this.violations = options?.violations;
   }
 }

@@ -5,12 +5,18 @@ export type {
   ApiClientOptions,
   RequestSigner,
   ResendAnswer,
+  ResendClient,
   ResendRequest,
   SignableRequest,
 } from './api-client.js';
 export { createApiClient, hmacRequestSigner } from './api-client.js';
-export type { ApiErrorCode } from './api-errors.js';
+export type { ApiErrorCode, ApiViolation } from './api-errors.js';
 export { ApiError } from './api-errors.js';
+export type {
+  CreatedPayment,
+  CreatePaymentRequest,
+  CreateSplitPaymentRequest,
+} from './create-payment.js';
 export type {
   PendingOrder,
   ReconcileReport,

@@ -4,7 +4,7 @@ import { purchase, refund } from '../../test/fixtures.js';
 import { HandlerError } from '../errors.js';
 import { createWebhookHandler } from '../handler.js';
 import { MemoryStore } from '../stores/memory.js';
-import type { ApiClient, ResendAnswer, ResendRequest } from './api-client.js';
+import type { ResendAnswer, ResendClient, ResendRequest } from './api-client.js';
 import { ApiError } from './api-errors.js';
 import { createReconciler, type PendingOrder, type ReconcilerOptions } from './reconciler.js';
 
@@ -14,7 +14,7 @@ const DAY = 86_400_000;
 /** A client answering from `answers` by order id, recording each request. */
 function stubClient(answers: Record<string, ResendAnswer | Error>, posId?: string) {
   const requests: ResendRequest[] = [];
-  const client: ApiClient = {
+  const client: ResendClient = {
     ...(posId === undefined ? {} : { posId }),
     async resend(request) {
       requests.push(request);
@@ -251,7 +251,7 @@ describe('createReconciler().run', () => {
     let active = 0;
     let most = 0;
     const gates = Array.from({ length: 6 }, () => deferred());
-    const client: ApiClient = {
+    const client: ResendClient = {
       async resend(request) {
         active++;
         most = Math.max(most, active);
@@ -278,7 +278,7 @@ describe('createReconciler().run', () => {
   it('starts at most `requestsPerSecond` re-sends a second', async () => {
     vi.useFakeTimers({ now: NOW });
     const started: number[] = [];
-    const client: ApiClient = {
+    const client: ResendClient = {
       async resend() {
         started.push(Date.now() - NOW);
         return { status: 200, record: undefined };
@@ -294,7 +294,7 @@ describe('createReconciler().run', () => {
   it('joins a run asked for while one is under way, and takes async iterables', async () => {
     const gate = deferred();
     let listed = 0;
-    const client: ApiClient = {
+    const client: ResendClient = {
       async resend() {
         await gate.promise;
         return { status: 200, record: undefined };

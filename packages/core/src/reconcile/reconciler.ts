@@ -3,7 +3,12 @@ import { isMissing } from '../notification/missing.js';
 import { parseNotification } from '../notification/parse.js';
 import { parseTimestamp } from '../notification/time.js';
 import { optionalFunction, optionError, positive } from '../option-checks.js';
-import { type ApiClient, type ApiClientOptions, createApiClient, type ResendAnswer } from './api-client.js';
+import {
+  type ApiClientOptions,
+  createApiClient,
+  type ResendAnswer,
+  type ResendClient,
+} from './api-client.js';
 import { ApiError } from './api-errors.js';
 
 /**
@@ -80,8 +85,8 @@ export interface ReconcilerOptions<C = undefined> {
   webhook?: Pick<WebhookHandler<C>, 'process'>;
   /** The context `process` passes to the handlers. */
   context?: C;
-  /** The service's API: its settings, or a client from `createApiClient`. */
-  api: ApiClientOptions | ApiClient;
+  /** The service's API: its settings, or a client from `createApiClient` (only `resend` is used). */
+  api: ApiClientOptions | ResendClient;
   /** The orders still waiting for their webhook, older than the merchant's threshold. */
   listPending: () =>
     | Iterable<PendingOrder>
@@ -160,7 +165,7 @@ export function createReconciler<C = undefined>(options: ReconcilerOptions<C>): 
 
 /** The options a run uses, checked once. */
 interface Settings<C> {
-  readonly client: ApiClient;
+  readonly client: ResendClient;
   readonly webhook: Pick<WebhookHandler<C>, 'process'> | undefined;
   readonly context: C | undefined;
   readonly giveUpAfterMs: number;
@@ -322,6 +327,6 @@ function createdAtOf(value: PendingOrder['createdAt']): number | undefined | 'in
   return ms === undefined || !Number.isFinite(ms) ? 'invalid' : ms;
 }
 
-function isClient(api: ApiClientOptions | ApiClient): api is ApiClient {
-  return typeof (api as ApiClient).resend === 'function';
+function isClient(api: ApiClientOptions | ResendClient): api is ResendClient {
+  return typeof (api as ResendClient).resend === 'function';
 }
