@@ -113,6 +113,34 @@ describe('createWorker', () => {
     expect(failed.code).toBe('notification.invalid');
   });
 
+  it("keeps the worker's words, never the text, of what the context function threw; the reason only by failureReason", async () => {
+    const thrown = new Error('context: cannot connect postgres://admin:S3CRETPW@db/prod');
+    const attempt = async (options: WorkerOptions) => {
+      const { engine, run } = fakeEngine();
+      await createWorker(
+        createWebhookHandler({ secret: 's', logger: false }).onAny(() => {}),
+        engine,
+        {
+          stopOnSignals: false,
+          logger: false,
+          context: () => {
+            throw thrown;
+          },
+          ...options,
+        },
+      );
+      return (await run(job()).catch((error: unknown) => error)) as {
+        code?: string;
+        reason?: string;
+        message: string;
+      };
+    };
+    const failed = await attempt({});
+    expect([failed.code, failed.reason]).toEqual(['worker.failed', undefined]);
+    expect(failed.message).not.toContain('S3CRETPW');
+    expect((await attempt({ failureReason: () => 'database down' })).reason).toBe('database down');
+  });
+
   it('stops on SIGTERM with graceMs, then closes the engine, and stops once however often it is asked', async () => {
     const { engine, calls } = fakeEngine();
     const info = vi.fn();

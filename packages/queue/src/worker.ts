@@ -154,6 +154,9 @@ class AttemptFailed extends Error {
   }
 }
 
+const WORKER_FAILED =
+  "[@payhook/queue] the attempt failed outside the handlers (in the worker's context function or the engine): the job is tried again; give failureReason to keep a reason.";
+
 /** The worker's words for what core words for a delivery ("answered 503", "when redelivered"). */
 const WORKER_WORDS: Readonly<Record<string, string>> = {
   'handler.failed':
@@ -165,8 +168,10 @@ const WORKER_WORDS: Readonly<Record<string, string>> = {
 function attemptFailed(error: unknown, failureReason: WorkerOptions['failureReason']): AttemptFailed {
   const message = error instanceof Error ? error.message : String(error);
   if (!(error instanceof WebhookError)) {
-    const code = (error as { code?: unknown } | null)?.code;
-    return new AttemptFailed(typeof code === 'string' ? code : undefined, message, undefined);
+    // Not payhook's: what the worker's `context` or the engine threw may hold anything (a connection string), so
+    // the dead job keeps the worker's words, and the merchant's own reason only through `failureReason`.
+    const reason = failureReason ? reasonFor(error, failureReason) : undefined;
+    return new AttemptFailed('worker.failed', WORKER_FAILED, reason);
   }
   const reason =
     error.code === 'handler.failed' && failureReason ? reasonFor(error.cause, failureReason) : undefined;

@@ -26,3 +26,4 @@ export type {
   ReconcileStatus,
 } from './reconciler.js';
 export { createReconciler } from './reconciler.js';
+export { createRedactor } from './redact.js';

@@ -1,9 +1,13 @@
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 
+/** What an answer may hold before the rest is dropped: a CLI prints at most 300 characters of it. */
+const MAX_ANSWER_BYTES = 1_048_576;
+
 /**
  * One request with node:http(s), so a connection the server drops is an error, never a silently dropped promise.
- * `body` undefined sends none (a GET).
+ * `body` undefined sends none (a GET). An answer past 1 MiB is cut there and the connection closed: a server that
+ * never stops sending must not fill the memory.
  */
 export function httpCall(
   method: 'GET' | 'POST',
@@ -18,10 +22,19 @@ export function httpCall(
   return new Promise((resolve, reject) => {
     const req = send(url, { method, headers: { ...headers, ...length } }, (res) => {
       const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () =>
-        resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }),
-      );
+      let size = 0;
+      const done = () =>
+        resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') });
+      res.on('data', (chunk: Buffer) => {
+        if (size >= MAX_ANSWER_BYTES) return;
+        chunks.push(chunk.subarray(0, MAX_ANSWER_BYTES - size));
+        size += chunk.length;
+        if (size >= MAX_ANSWER_BYTES) {
+          done();
+          req.destroy();
+        }
+      });
+      res.on('end', done);
       res.on('error', reject);
     });
     req.setTimeout(timeoutMs, () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));

@@ -98,7 +98,25 @@ describe('payhook resend: the X-API-AUTH it sends', () => {
   beforeAll(async () => {
     service = createServer((request, response) => {
       seen.push(request.headers['x-api-auth'] as string | undefined);
-      response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+      if (request.url?.includes('/orders/echo/')) {
+        const { 'x-api-auth': auth, 'x-api-key': key } = request.headers;
+        response.writeHead(401, { 'content-type': 'application/json' });
+        response.end(
+          JSON.stringify({
+            message: `Invalid credentials: X-API-AUTH=${auth} key=${key}`,
+            args: { code: 'S-404' },
+          }),
+        );
+      } else if (request.url?.includes('/orders/endless/')) {
+        response.writeHead(500, { 'content-type': 'text/plain' });
+        const chunk = 'x'.repeat(65_536);
+        const write = () => {
+          while (response.write(chunk)) {}
+          response.once('drain', write);
+        };
+        response.on('close', () => response.removeAllListeners('drain'));
+        write();
+      } else response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
     });
     await new Promise<void>((resolve) => service.listen(0, '127.0.0.1', resolve));
     url = `http://127.0.0.1:${(service.address() as AddressInfo).port}`;
@@ -126,6 +144,31 @@ describe('payhook resend: the X-API-AUTH it sends', () => {
       'WXYZ-HMAC-SHA256 ak:sig',
       'SVC-HMAC-SHA256 ak:sig',
     ]);
+  });
+
+  it("prints the service's answer with every credential it echoes redacted", async () => {
+    const { code, out } = await resend(
+      {
+        PAYHOOK_API_KEY: 'ak-visible-key',
+        PAYHOOK_ENDPOINTS_KEY: 'ek-visible-key',
+        PAYHOOK_API_SECRET: 'api-secret',
+      },
+      '--order',
+      'echo',
+    );
+    expect(code).toBe(1);
+    const printed = out.join('\n');
+    expect(printed).toContain('401 {"message":"Invalid credentials: [redacted] key=[redacted]"');
+    const signature = createHmac('sha256', 'api-secret').update('').digest('hex');
+    for (const secretText of ['ak-visible-key', 'ek-visible-key', 'api-secret', signature]) {
+      expect(printed).not.toContain(secretText);
+    }
+  });
+
+  it('stops reading an answer that never ends at 1 MiB', async () => {
+    const { code, out } = await resend({ PAYHOOK_API_SIGNATURE: 'sig' }, '--order', 'endless');
+    expect(code).toBe(1);
+    expect(out.at(-1)?.length).toBe('500 '.length + 1_048_576);
   });
 
   it.each([

@@ -1,4 +1,4 @@
-import { hmacRequestSigner } from '@payhook/core/reconcile';
+import { createRedactor, hmacRequestSigner } from '@payhook/core/reconcile';
 import {
   apiKeysFrom,
   authSchemeFrom,
@@ -107,7 +107,9 @@ export async function resendCommand(argv: string[], io: CliIO): Promise<number> 
       );
       return 1;
     }
-    io.stdout(`${answer.status} ${printable(answer.text)}`);
+    // The service's answer may echo the request's credentials: none of them is printed.
+    const redact = createRedactor([apiKey, endpointsKey, signature, io.env.PAYHOOK_API_SECRET]);
+    io.stdout(`${answer.status} ${printable(redact(answer.text))}`);
     return answer.status >= 200 && answer.status < 300 ? 0 : 1;
   });
 }

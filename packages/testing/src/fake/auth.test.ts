@@ -50,6 +50,7 @@ describe('X-API-AUTH in the fake: any scheme word, the HMAC form and the secret 
     expect(await pay(() => `Pay-2 ${key}:${SECRET}`, 'w-2')).toEqual([303, undefined]);
     expect(await pay((b) => `x9-HMAC-SHA256 ${key}:${hmac(SECRET, b)}`, 'w-3')).toEqual([303, undefined]);
     expect(await pay((b) => `SVC-HMAC-SHA256 ${key}:${hmac(SECRET, b)}`, 'w-4')).toEqual([303, undefined]);
+    expect(await pay((b) => `abcd-hmac-sha256 ${key}:${hmac(SECRET, b)}`, 'w-6')).toEqual([303, undefined]);
     expect(await pay(() => `AB_CD ${key}:${SECRET}`, 'w-5')).toEqual([401, REFUSED]);
     api.done({ expectRefusals: [401] });
   });

@@ -7,7 +7,7 @@ import type { FakeService } from './service.js';
  * `<WORD>-HMAC-SHA256 <API_KEY>:<hex>` or `<WORD> <API_KEY>:<API_SECRET>`: the spec writes the neutral `SVC` for the
  * service's own word, and public code sends both forms (docs/assumptions.md, "X-API-AUTH in the fake").
  */
-const AUTH = /^(?:([A-Za-z0-9-]+)-HMAC-SHA256|([A-Za-z0-9-]+)) ([^\s:]+):(\S+)$/;
+const AUTH = /^(?:([A-Za-z0-9-]+)-HMAC-SHA256|([A-Za-z0-9-]+)) ([^\s:]+):(\S+)$/i;
 
 /** A scheme word as `X-API-AUTH` may carry it: letters, digits and `-`. */
 export const SCHEME_WORD = /^[A-Za-z0-9-]+$/;

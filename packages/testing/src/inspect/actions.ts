@@ -122,9 +122,20 @@ export async function saveFixture(
     ...contentTypeOf(delivery),
     notification,
   };
-  await writeFile(join(folder, `${name}.json`), `${JSON.stringify(notification, null, 2)}\n`);
-  await writeFile(join(folder, `${name}.jsonl`), `${JSON.stringify(line)}\n`);
-  await writeFile(join(folder, `${name}.test.ts`), fixtureTest(name, delivery));
+  const files: [string, string][] = [
+    [`${name}.json`, `${JSON.stringify(notification, null, 2)}\n`],
+    [`${name}.jsonl`, `${JSON.stringify(line)}\n`],
+    [`${name}.test.ts`, fixtureTest(name, delivery)],
+  ];
+  // `wx`: never replace a file, and never follow a link planted where a fixture would go.
+  try {
+    for (const [file, text] of files) await writeFile(join(folder, file), text, { flag: 'wx' });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    throw new InspectorRequestError(
+      `a fixture named ${name} exists already in the folder: choose another name`,
+    );
+  }
   return { files: [`${name}.json`, `${name}.jsonl`, `${name}.test.ts`] };
 }
 

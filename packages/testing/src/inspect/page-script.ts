@@ -151,7 +151,7 @@ export const INSPECTOR_SCRIPT = `(() => {
         applyFilters(true);
       }
       const problems = update.unreadable.map((u) => 'line ' + u.line + ': ' + u.reason);
-      $('unreadable').textContent = visible(problems.length ? problems.length + ' unreadable line(s): ' + problems.slice(0, 5).join('; ') : '');
+      $('unreadable').textContent = visible(update.unreadableCount ? update.unreadableCount + ' unreadable line(s): ' + problems.slice(0, 5).join('; ') : '');
       $('status').textContent = visible(state.all.length + ' deliveries' + (update.errors.length ? ' · ' + update.errors.join('; ') : ''));
       document.body.dataset.loaded = String(state.all.length);
     } catch (error) {

@@ -162,6 +162,11 @@ describe('payhook inspect, the server', () => {
     expect(await readFile(join(dir, 'fixtures', 'paid-order.test.ts'), 'utf8')).toContain(
       "readFileSync(new URL('./paid-order.json'",
     );
+    const again = await post('/fixture', { id: 1, name: 'paid-order' });
+    expect([again.status, (await again.json()).error]).toEqual([
+      400,
+      'a fixture named paid-order exists already in the folder: choose another name',
+    ]);
     for (const name of ['../escape', 'a/b', '', '.hidden']) {
       const refused = await post('/fixture', { id: 0, name });
       expect(refused.status).toBe(400);
@@ -224,6 +229,31 @@ describe('payhook inspect, the server', () => {
     } finally {
       await live.close();
       await server.close();
+    }
+  });
+
+  it('reads each line once when pages refresh at the same time', async () => {
+    const many = join(dir, 'many.jsonl');
+    await writeFile(
+      many,
+      Array.from({ length: 3_000 }, (_, i) =>
+        line({ notification: { ...purchase, order_id: `m-${i}` } }),
+      ).join(''),
+    );
+    const watcher = await startInspector({ capture: many });
+    try {
+      const read = () =>
+        fetch(new URL('/deliveries?since=999999', watcher.url), {
+          headers: { 'x-payhook-token': watcher.token },
+        }).then((response) => response.json());
+      const answers = await Promise.all([read(), read(), read()]);
+      expect(answers.map((answer) => [answer.total, answer.unreadableCount])).toEqual([
+        [3_000, 0],
+        [3_000, 0],
+        [3_000, 0],
+      ]);
+    } finally {
+      await watcher.close();
     }
   });
 

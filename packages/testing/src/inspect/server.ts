@@ -98,7 +98,7 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
     sources.push(followFakeService(new URL(options.fakeService.url), options.fakeService.endpointsKey));
   }
   const log: DeliveryLog = { deliveries: [], unreadable: [] };
-  const context: RouteContext = { options, log, sources, errors: [] };
+  const context: RouteContext = { options, log, sources, errors: [], reading: Promise.resolve() };
   const server = createServer((req, res) => {
     route(req, res, context, token).catch((error: unknown) => {
       const known = error instanceof InspectorRequestError;
@@ -127,6 +127,7 @@ interface RouteContext {
   readonly log: DeliveryLog;
   readonly sources: readonly DeliverySource[];
   errors: string[];
+  reading: Promise<void>;
   hosts?: Set<string>;
 }
 
@@ -163,7 +164,9 @@ async function route(
       // The list's columns only: a notification is sent when its delivery is opened.
       deliveries: context.log.deliveries.slice(since).map(({ notification: _, ...columns }) => columns),
       total: context.log.deliveries.length,
-      unreadable: context.log.unreadable,
+      // The first lines that could not be read and their count: a file of garbage must not make every answer huge.
+      unreadable: context.log.unreadable.slice(0, 20),
+      unreadableCount: context.log.unreadable.length,
       errors: context.errors,
     });
     return;
@@ -191,8 +194,16 @@ function pageSettings(options: InspectorOptions): Record<string, unknown> {
   };
 }
 
-/** Reads what every source has new; a source that fails is reported on the page, the others still read. */
-async function refresh(context: RouteContext): Promise<void> {
+/**
+ * Reads what every source has new; a source that fails is reported on the page, the others still read. One read
+ * at a time: two pages refreshing at once must not read the same bytes twice.
+ */
+function refresh(context: RouteContext): Promise<void> {
+  context.reading = context.reading.then(() => readSources(context));
+  return context.reading;
+}
+
+async function readSources(context: RouteContext): Promise<void> {
   const errors: string[] = [];
   for (const source of context.sources) {
     try {

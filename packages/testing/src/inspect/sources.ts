@@ -18,6 +18,8 @@ export interface DeliverySource {
 }
 
 const CHUNK = 1 << 20;
+/** A line longer than this is no captured delivery (core caps a body at 1 MiB): dropped up to its newline. */
+const MAX_LINE = 16 << 20;
 
 /**
  * A capture file followed as it grows: each read takes the bytes appended since the last one, whole lines only
@@ -28,6 +30,7 @@ export function followCapture(path: string): DeliverySource {
   let offset = 0;
   let line = 0;
   let pending = Buffer.alloc(0);
+  let skipping = false;
   return {
     async read(log) {
       const { size } = await stat(path);
@@ -35,6 +38,7 @@ export function followCapture(path: string): DeliverySource {
         offset = 0;
         line = 0;
         pending = Buffer.alloc(0);
+        skipping = false;
       }
       if (size === offset) return;
       const file = await open(path, 'r');
@@ -46,11 +50,18 @@ export function followCapture(path: string): DeliverySource {
           offset += bytesRead;
           pending = Buffer.concat([pending, chunk.subarray(0, bytesRead)]);
           let end = pending.indexOf(10);
+          if (end === -1 && pending.length > MAX_LINE) {
+            if (!skipping) log.unreadable.push({ line: line + 1, reason: 'longer than 16 MiB' });
+            skipping = true;
+            pending = Buffer.alloc(0);
+            continue;
+          }
           while (end !== -1) {
             const raw = pending.subarray(0, end).toString('utf8').trim();
             pending = pending.subarray(end + 1);
             line += 1;
-            if (raw !== '') {
+            if (skipping) skipping = false;
+            else if (raw !== '') {
               const read = readCaptureLine(raw, line, log.deliveries.length);
               if ('id' in read) log.deliveries.push(read);
               else log.unreadable.push(read);
