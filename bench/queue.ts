@@ -64,7 +64,8 @@ async function redisBackend(): Promise<Backend> {
     store: new RedisStore({ client, prefix: `payhook-bench-queue:${Date.now()}:` }),
     open: async (name) => createBullMQQueue({ connection: REDIS_URL, name }),
     async clean(name) {
-      const keys = await client.keys(`bull:${name}:*`);
+      // The queue's keys, and those of the burst's example process (its RedisStore's prefix is the queue's name).
+      const keys = [...(await client.keys(`bull:${name}:*`)), ...(await client.keys(`${name}:*`))];
       if (keys.length > 0) await client.unlink(...keys);
     },
     close: async () => void (await client.quit()),
