@@ -12,6 +12,8 @@ import { Redis } from 'ioredis';
 import pg from 'pg';
 import { percentiles } from './limits.js';
 import { createDeliverySource, formBody, SECRET } from './payload.js';
+import { burst, startExample } from './queue-burst.js';
+import { bullmqAlone, PGBOSS_SCHEMA, pgBossAlone } from './queue-engines.js';
 import { rotate, type Spread, spread } from './stats.js';
 
 export interface QueueBenchOptions {
@@ -25,6 +27,9 @@ export interface QueueBenchOptions {
   jobs: number;
   /** The worker's concurrency for the jobs-per-second rows. */
   concurrency: number;
+  /** Distinct webhooks sent at once over HTTP to `examples/queue`, after `warmup` one after another. */
+  burst: number;
+  warmup: number;
 }
 
 /** A queue row: a webhook's answer latency (p50 and p99, ms, medians over the rounds), or jobs per second. */
@@ -37,6 +42,7 @@ export interface QueueRow extends Spread {
 /** An engine with the store its worker records completions in, on one server. */
 interface Backend {
   name: string;
+  engine: 'bullmq' | 'postgres';
   store: DedupeStore;
   open(queueName: string): Promise<QueueEngine>;
   /** Deletes what a round's queue left on the server. */
@@ -54,10 +60,12 @@ async function redisBackend(): Promise<Backend> {
   await client.connect();
   return {
     name: 'BullMQ (Redis)',
+    engine: 'bullmq',
     store: new RedisStore({ client, prefix: `payhook-bench-queue:${Date.now()}:` }),
     open: async (name) => createBullMQQueue({ connection: REDIS_URL, name }),
     async clean(name) {
-      const keys = await client.keys(`bull:${name}:*`);
+      // The queue's keys, and those of the burst's example process (its RedisStore's prefix is the queue's name).
+      const keys = [...(await client.keys(`bull:${name}:*`)), ...(await client.keys(`${name}:*`))];
       if (keys.length > 0) await client.unlink(...keys);
     },
     close: async () => void (await client.quit()),
@@ -70,11 +78,13 @@ async function postgresBackend(): Promise<Backend> {
   await migrate(pool, { table: TABLE });
   return {
     name: 'PostgreSQL (pg-boss)',
+    engine: 'postgres',
     store: new PostgresStore({ pool, table: TABLE }),
     open: async (name) => createPostgresQueue({ connectionString: DATABASE_URL, name }),
     clean: async () => {},
     async close() {
-      await pool.query(`DROP TABLE IF EXISTS ${TABLE}`);
+      await pool.query(`DROP TABLE IF EXISTS ${TABLE}, payhook_bench_burst_inbox`);
+      await pool.query(`DROP SCHEMA IF EXISTS ${PGBOSS_SCHEMA} CASCADE`);
       await pool.end();
     },
   };
@@ -141,9 +151,87 @@ async function jobsPerSecond(
   return options.jobs / seconds;
 }
 
+/** Each row's per-round values: p50 and p99 of the latency rows, jobs per second of the worker rows. */
+class Figures {
+  readonly p50 = new Map<string, number[]>();
+  readonly p99 = new Map<string, number[]>();
+  readonly rates = new Map<string, number[]>();
+
+  add(map: Map<string, number[]>, key: string, value: number): void {
+    map.set(key, [...(map.get(key) ?? []), value]);
+  }
+
+  latency(row: string, latency: { p50: number; p99: number }): string {
+    this.add(this.p50, row, latency.p50);
+    this.add(this.p99, row, latency.p99);
+    return `${row}: p50 ${latency.p50.toFixed(2)} ms, p99 ${latency.p99.toFixed(2)} ms`;
+  }
+
+  rows(options: QueueBenchOptions): QueueRow[] {
+    const rows: QueueRow[] = [];
+    for (const [name, values] of this.p50) {
+      const handler = name.includes('burst') ? '' : `, handler ${options.workMs} ms`;
+      rows.push({
+        name: `${name}: answer latency${handler}`,
+        unit: 'ms',
+        ...spread(values),
+        p99: spread(this.p99.get(name)!),
+      });
+    }
+    for (const [name, values] of this.rates) {
+      const worker = `: jobs per second, one worker (concurrency ${options.concurrency})`;
+      rows.push({
+        name: name.includes(' alone') ? name : `${name}${worker}`,
+        unit: 'jobs/s',
+        ...spread(values),
+      });
+    }
+    return rows;
+  }
+}
+
+/** One round of one engine: the answer latency rows, the worker's jobs per second, the engine alone, the burst. */
+async function backendRound(
+  backend: Backend,
+  round: number,
+  options: QueueBenchOptions,
+  figures: Figures,
+  log: (line: string) => void,
+): Promise<void> {
+  const queueName = `payhook-bench-${Date.now()}-${round}`;
+  const queue = await backend.open(queueName);
+  const say = (line: string) => log(`  round ${round + 1}: ${line}`);
+  try {
+    for (const inFlight of options.inFlight) {
+      for (const [way, webhook] of [
+        ['handled inline', webhookWith(backend.store, undefined, options.workMs)],
+        ['queued', webhookWith(backend.store, queue, options.workMs)],
+      ] as const) {
+        await answerLatencies(webhook, inFlight * 5, inFlight); // warm-up: connections, scripts
+        const latency = percentiles(await answerLatencies(webhook, options.requests, inFlight));
+        say(figures.latency(`${backend.name}, ${inFlight} in flight: ${way}`, latency));
+      }
+    }
+    await backend.clean(queueName);
+    const rate = await jobsPerSecond(backend, queue, options);
+    figures.add(figures.rates, backend.name, rate);
+    say(`${backend.name}: ${Math.round(rate)} jobs/s through one worker`);
+    for (const [row, value] of await engineRows(backend, `${queueName}-alone`, options)) {
+      figures.add(figures.rates, row, value);
+      say(`${row}: ${Math.round(value)} jobs/s`);
+    }
+    const answers = await burstRow(backend, `${queueName}-burst`, options);
+    say(figures.latency(`${backend.name}, burst of ${options.burst} over HTTP (examples/queue)`, answers));
+  } finally {
+    await queue.close();
+    await backend.clean(queueName);
+  }
+}
+
 /**
  * The queue rows: per engine, the answer latency of a webhook whose handler works `workMs`, handled inline with the
- * engine's own store vs queued, and jobs per second through one worker. Engines whose server is down are skipped.
+ * engine's own store vs queued, jobs per second through one worker and through the engine alone, and a burst over
+ * HTTP to `examples/queue`. Engines whose server is down are skipped.
  */
 export async function runQueue(
   options: QueueBenchOptions,
@@ -161,60 +249,53 @@ export async function runQueue(
       skipped.push({ name, reason: error instanceof Error ? error.message : String(error) });
     }
   }
-  const p50 = new Map<string, number[]>();
-  const p99 = new Map<string, number[]>();
-  const rates = new Map<string, number[]>();
-  const push = (map: Map<string, number[]>, key: string, value: number) =>
-    map.set(key, [...(map.get(key) ?? []), value]);
+  const figures = new Figures();
   try {
     for (let round = 0; round < options.rounds; round++) {
-      for (const backend of rotate(backends, round)) {
-        const queueName = `payhook-bench-${Date.now()}-${round}`;
-        const queue = await backend.open(queueName);
-        try {
-          for (const inFlight of options.inFlight) {
-            for (const [way, webhook] of [
-              ['handled inline', webhookWith(backend.store, undefined, options.workMs)],
-              ['queued', webhookWith(backend.store, queue, options.workMs)],
-            ] as const) {
-              const row = `${backend.name}, ${inFlight} in flight: ${way}`;
-              await answerLatencies(webhook, inFlight * 5, inFlight); // warm-up: connections, scripts
-              const latency = percentiles(await answerLatencies(webhook, options.requests, inFlight));
-              push(p50, row, latency.p50);
-              push(p99, row, latency.p99);
-              log(
-                `  round ${round + 1}: ${row}: p50 ${latency.p50.toFixed(2)} ms, p99 ${latency.p99.toFixed(2)} ms`,
-              );
-            }
-          }
-          await backend.clean(queueName);
-          const rate = await jobsPerSecond(backend, queue, options);
-          push(rates, backend.name, rate);
-          log(`  round ${round + 1}: ${backend.name}: ${Math.round(rate)} jobs/s through one worker`);
-        } finally {
-          await queue.close();
-          await backend.clean(queueName);
-        }
-      }
+      for (const backend of rotate(backends, round))
+        await backendRound(backend, round, options, figures, log);
     }
   } finally {
     for (const backend of backends) await backend.close();
   }
-  const rows: QueueRow[] = [];
-  for (const [name, values] of p50) {
-    rows.push({
-      name: `${name}: answer latency, handler ${options.workMs} ms`,
-      unit: 'ms',
-      ...spread(values),
-      p99: spread(p99.get(name)!),
-    });
+  return { rows: figures.rows(options), skipped };
+}
+
+/** The engine alone, on the same server with the same jobs and concurrency as payhook's worker row: jobs per second. */
+async function engineRows(
+  backend: Backend,
+  name: string,
+  options: QueueBenchOptions,
+): Promise<[string, number][]> {
+  const run = { jobs: options.jobs, concurrency: options.concurrency };
+  const c = `concurrency ${options.concurrency}`;
+  if (backend.engine === 'bullmq') {
+    return [
+      [
+        `${backend.name}: BullMQ alone, add + Worker doing nothing (${c})`,
+        await bullmqAlone(REDIS_URL, name, run),
+      ],
+    ];
   }
-  for (const [name, values] of rates) {
-    rows.push({
-      name: `${name}: jobs per second, one worker (concurrency ${options.concurrency})`,
-      unit: 'jobs/s',
-      ...spread(values),
-    });
+  return [
+    [
+      `${backend.name}: pg-boss alone, send + work doing nothing (batch ${options.concurrency})`,
+      await pgBossAlone(DATABASE_URL, `${name}-work`, { ...run, consumer: 'work' }),
+    ],
+    [
+      `${backend.name}: pg-boss alone, send + fetch/complete loop (batch ${options.concurrency})`,
+      await pgBossAlone(DATABASE_URL, `${name}-loop`, { ...run, consumer: 'loop' }),
+    ],
+  ];
+}
+
+/** The burst over HTTP to `examples/queue`'s web process on this backend's engine: p50 and p99 of the answers. */
+async function burstRow(backend: Backend, name: string, options: QueueBenchOptions) {
+  const server = await startExample(backend.engine, { REDIS_URL, DATABASE_URL, name });
+  try {
+    return await burst(server.url, options.warmup, options.burst);
+  } finally {
+    await server.stop();
+    await backend.clean(name);
   }
-  return { rows, skipped };
 }

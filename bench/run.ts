@@ -46,14 +46,32 @@ const settings = quick
       http: { rounds: 1, seconds: 1, warmupSeconds: 0.25, connections: 50 },
       memory: [1_000_000],
       stores: { rounds: 1, claimMs: 300, sequential: 100, inFlight: [1, 50], limitSeconds: 1 },
-      queue: { rounds: 1, requests: 100, inFlight: [1, 20], workMs: 20, jobs: 300, concurrency: 16 },
+      queue: {
+        rounds: 1,
+        requests: 100,
+        inFlight: [1, 20],
+        workMs: 20,
+        jobs: 300,
+        concurrency: 16,
+        burst: 120,
+        warmup: 10,
+      },
     }
   : {
       micro: { rounds: 5, timeMs: 300, pool: 16_000 },
       http: { rounds: 5, seconds: 2, warmupSeconds: 1, connections: 50 },
       memory: [100_000, 1_000_000],
       stores: { rounds: 3, claimMs: 1_000, sequential: 300, inFlight: [1, 20, 50, 200], limitSeconds: 1 },
-      queue: { rounds: 3, requests: 400, inFlight: [1, 20], workMs: 20, jobs: 2_000, concurrency: 16 },
+      queue: {
+        rounds: 3,
+        requests: 400,
+        inFlight: [1, 20],
+        workMs: 20,
+        jobs: 2_000,
+        concurrency: 16,
+        burst: 120,
+        warmup: 10,
+      },
     };
 
 const loadAtStart = loadavg();
@@ -106,7 +124,7 @@ const results: Results = {
   stores,
   queue,
   skipped,
-  ratios: computeRatios(micro, http, memory, stores),
+  ratios: computeRatios(micro, http, memory, stores, queue),
 };
 writeFileSync(new URL('./results.json', import.meta.url), `${JSON.stringify(results, null, 2)}\n`);
 log('done');

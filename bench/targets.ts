@@ -1,6 +1,7 @@
 import type { HttpRowResult } from './http.js';
 import type { MemoryRow } from './memory.js';
 import type { MicroRow } from './micro.js';
+import type { QueueRow } from './queue.js';
 import { spread } from './stats.js';
 import type { StoreRow } from './stores.js';
 
@@ -59,6 +60,7 @@ export function computeRatios(
   http: readonly HttpRowResult[],
   memory: readonly MemoryRow[],
   stores: readonly StoreRow[] = [],
+  queue: readonly QueueRow[] = [],
 ): Ratio[] {
   const ratios: (Ratio | undefined)[] = [
     ratio(micro, 'verify + decode + parse, time vs the hand-written minimum', VDP, MINIMUM, {
@@ -213,6 +215,7 @@ export function computeRatios(
     ...storeRatios(stores, 'PostgreSQL store', 'its own statements', 0.8),
     ...storeRatios(stores, 'PostgreSQL inbox (transactional)', 'its own statements', 0.8),
     ...storeRatios(stores, 'PostgreSQL store, batched', 'one claim (and one commit) per statement', 1.5),
+    ...queueRatios(queue),
   );
   return ratios.filter((r): r is Ratio => r !== undefined);
 }
@@ -224,4 +227,48 @@ function storeRatios(stores: readonly StoreRow[], store: string, against: string
   const { median, min, max } = row.ratio;
   const name = `${store} at 50 in flight vs pgbench of ${against}`;
   return [{ name, median, min, max, target: `>= ${target}`, pass: median >= target }];
+}
+
+const BULLMQ = 'BullMQ (Redis)';
+const PGBOSS = 'PostgreSQL (pg-boss)';
+const WORKER = ': jobs per second, one worker (concurrency 16)';
+const BURST = ', burst of 120 over HTTP (examples/queue): answer latency';
+
+/** Issue 35: payhook's worker vs the engine alone (jobs/s, per round), and the burst's p99 per engine. */
+function queueRatios(queue: readonly QueueRow[]): (Ratio | undefined)[] {
+  const rates = queue.filter((row) => row.unit === 'jobs/s');
+  const p99 = queue.flatMap((row) => (row.p99 ? [{ name: row.name, rounds: row.p99.rounds }] : []));
+  const alone = (engine: string, what: string) =>
+    rates.find((row) => row.name.startsWith(`${engine}: ${what}`));
+  const vs = (engine: string, what: string, target?: { op: '>='; value: number }) => {
+    const row = alone(engine, what);
+    if (!row) return undefined;
+    return ratio(
+      rates,
+      `payhook's worker vs ${row.name.slice(engine.length + 2)}`,
+      `${engine}${WORKER}`,
+      row.name,
+      target,
+    );
+  };
+  const out = [
+    vs(BULLMQ, 'BullMQ alone', { op: '>=', value: 0.8 }),
+    vs(PGBOSS, 'pg-boss alone, send + work', { op: '>=', value: 0.8 }),
+    vs(PGBOSS, 'pg-boss alone, send + fetch/complete'),
+    ratio(
+      p99,
+      'burst of 120 over HTTP, p99: PostgreSQL engine vs BullMQ',
+      `${PGBOSS}${BURST}`,
+      `${BULLMQ}${BURST}`,
+      {
+        op: '<=',
+        value: 1.3,
+      },
+    ),
+  ];
+  for (const engine of [BULLMQ, PGBOSS]) {
+    const row = queue.find((r) => r.name === `${engine}${BURST}`);
+    if (row?.p99) out.push(bound(`burst of 120 over HTTP, p99 ms: ${engine}`, row.p99.median, '<=', 150));
+  }
+  return out;
 }
