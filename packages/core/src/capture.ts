@@ -1,3 +1,8 @@
 // `@payhook/core/capture`: deliveries recorded as masked JSON lines, for `payhook replay` (`@payhook/testing`).
-export type { CapturedDelivery, CaptureOptions, DeliveryCapture } from './diagnostics/capture.js';
+export type {
+  CapturedDelivery,
+  CaptureFacts,
+  CaptureOptions,
+  DeliveryCapture,
+} from './diagnostics/capture.js';
 export { createCapture, DEFAULT_MASKED_FIELDS } from './diagnostics/capture.js';

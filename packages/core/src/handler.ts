@@ -268,7 +268,7 @@ export function createWebhookHandler<C = undefined>(options: WebhookHandlerOptio
   }
 
   const deliver = tracedDelivery(handle);
-  const handler = withMethods(capture ? withCapture(deliver, capture) : deliver, routes);
+  const handler = withMethods(capture ? withCapture(deliver, capture, keyFor) : deliver, routes);
   handler.process = createProcess(processNotification, report);
   handler.settled = () => once.settled();
   return handler;

@@ -81,9 +81,9 @@ export function replayableLines(
       );
     }
     const captured = parsed as Partial<CapturedDelivery> | null;
-    if (captured === null || typeof captured !== 'object' || captured.v !== 1) {
+    if (captured === null || typeof captured !== 'object' || (captured.v !== 1 && captured.v !== 2)) {
       throw new Error(
-        `[@payhook/testing] ${source}, line ${index + 1}: not a captured delivery (expected {"v":1,…} from createCapture).`,
+        `[@payhook/testing] ${source}, line ${index + 1}: not a captured delivery (expected {"v":1,…} or {"v":2,…} from createCapture).`,
       );
     }
     const wrong = wrongField(captured);

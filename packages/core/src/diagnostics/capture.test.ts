@@ -4,6 +4,8 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { formBody, post, purchase, SECRET } from '../../test/fixtures.js';
 import { createWebhookHandler } from '../handler.js';
+import { parseNotification } from '../notification/parse.js';
+import { notificationKey } from '../protocol/key.js';
 import { type CapturedDelivery, type CaptureOptions, createCapture } from './capture.js';
 
 const HANDLED = '{"ok":true,"outcome":"handled"}';
@@ -37,9 +39,11 @@ describe('createCapture: what a line holds', () => {
     expect(lines).toHaveLength(1);
     const [line] = lines;
     expect(line).toMatchObject({
-      v: 1,
+      v: 2,
       status: 200,
       outcome: 'handled',
+      key: notificationKey(parseNotification(sent)),
+      durationMs: expect.any(Number),
       contentType: 'application/x-www-form-urlencoded',
     });
     expect(line!.at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
@@ -161,14 +165,31 @@ describe('createCapture: what a line holds', () => {
     expect(result.status).toBe(401);
     expect(lines).toEqual([
       {
-        v: 1,
+        v: 2,
         at: expect.any(String),
         status: 401,
         outcome: 'refused',
         code: 'signature.invalid',
+        durationMs: expect.any(Number),
         contentType: 'application/x-www-form-urlencoded',
       },
     ]);
+  });
+
+  it("records a refused signature's diagnosis, never the signature or the data", async () => {
+    const { lines, write } = collect();
+    const capture = createCapture({ write });
+    const webhook = createWebhookHandler({ secret: SECRET, capture, handle: () => {}, logger: false });
+    const body = formBody(purchase(), SECRET).replace(
+      /signature=[^&]*/,
+      'signature=AAAAAAAAAAAAAAAAAAAAAAAAAAA%3D',
+    );
+    await webhook(post(body), undefined);
+    await capture.flush();
+    expect(lines).toEqual([
+      expect.objectContaining({ v: 2, code: 'signature.invalid', hint: 'sha1_length' }),
+    ]);
+    expect(lines[0]).not.toHaveProperty('notification');
   });
 
   it('keeps the media type alone, not what an unsigned sender put in the header after it', async () => {

@@ -1,6 +1,7 @@
 import type { FileHandle } from 'node:fs/promises';
 import type { WebhookResult } from '../http/answers.js';
 import { getHeader, type HeaderBag } from '../http/body.js';
+import type { Notification } from '../notification/types.js';
 import {
   objectWith,
   optionalFunction,
@@ -19,8 +20,8 @@ export { DEFAULT_MASKED_FIELDS } from './capture-mask.js';
  * when the delivery was refused before its signature was verified (nothing trustworthy to keep).
  */
 export interface CapturedDelivery {
-  /** The format version of the line. */
-  v: 1;
+  /** The format version of the line: 2 adds `key`, `durationMs` and `hint`; readers take both. */
+  v: 1 | 2;
   /** When the answer was given (ISO 8601, UTC). */
   at: string;
   status: number;
@@ -30,6 +31,18 @@ export interface CapturedDelivery {
   /** The request's media type: a replay posts the same envelope (form or JSON). */
   contentType?: string;
   notification?: Record<string, unknown>;
+  /** The notification key: every delivery of one notification shares it. */
+  key?: string;
+  /** From the request to the answer, in milliseconds (0.1 ms steps). */
+  durationMs?: number;
+  /** What most likely caused a refused signature (`sha1`, `secret_whitespace`: docs/errors.md). */
+  hint?: string;
+}
+
+/** What only the handler knows of a delivery, beside its request and answer. */
+export interface CaptureFacts {
+  readonly key?: string;
+  readonly durationMs?: number;
 }
 
 /**
@@ -81,7 +94,7 @@ export interface CaptureOptions {
  */
 export interface DeliveryCapture {
   /** Queues one delivery's line. Never throws. */
-  record(request: { headers: HeaderBag }, result: WebhookResult): void;
+  record(request: { headers: HeaderBag }, result: WebhookResult, facts?: CaptureFacts): void;
   /**
    * Resolves when every queued line was written (or failed), or once `timeoutMs` passed: a writer that hangs
    * (a stalled disk or log sink) must not keep a shutdown waiting forever.
@@ -156,13 +169,13 @@ class CaptureQueue implements DeliveryCapture {
     return this.#failed;
   }
 
-  record(request: { headers: HeaderBag }, result: WebhookResult): void {
+  record(request: { headers: HeaderBag }, result: WebhookResult, facts: CaptureFacts = {}): void {
     try {
       if (this.#queue.length >= this.#maxQueue) {
         this.#dropped++;
         return;
       }
-      this.#queue.push(JSON.stringify(captured(request, result, this.#mask)));
+      this.#queue.push(JSON.stringify(captured(request, result, facts, this.#mask)));
       this.#draining ??= this.#drain();
     } catch {
       this.#dropped++;
@@ -221,11 +234,15 @@ class CaptureQueue implements DeliveryCapture {
 export function withCapture<R extends { headers: HeaderBag }, C>(
   handle: (request: R, context: C) => Promise<WebhookResult>,
   capture: DeliveryCapture,
+  keyFor: (notification: Notification) => string | undefined,
 ): (request: R, context: C) => Promise<WebhookResult> {
   return async (request, context) => {
+    const started = performance.now();
     const result = await handle(request, context);
     try {
-      capture.record(request, result);
+      const durationMs = Math.round((performance.now() - started) * 10) / 10;
+      const key = result.notification ? keyFor(result.notification) : undefined;
+      capture.record(request, result, key === undefined ? { durationMs } : { key, durationMs });
     } catch {
       // createCapture's never throws; one the application made itself must not change the answer either.
     }
@@ -236,19 +253,24 @@ export function withCapture<R extends { headers: HeaderBag }, C>(
 function captured(
   request: { headers: HeaderBag },
   result: WebhookResult,
+  facts: CaptureFacts,
   mask: (value: unknown) => unknown,
 ): CapturedDelivery {
+  const hint = (result.error as { hint?: unknown } | undefined)?.hint;
   // The media type alone: parameters are the sender's text, unsigned, and replay needs only form or JSON. Masked
   // before it is cut, so no card number is cut down to digits the Luhn check no longer finds.
   const header = getHeader(request.headers, 'content-type');
   const media = header?.split(';', 1)[0]?.trim().toLowerCase();
   const contentType = media === undefined ? undefined : maskCardNumbers(media).slice(0, 100);
   return {
-    v: 1,
+    v: 2,
     at: new Date().toISOString(),
     status: result.status,
     outcome: result.outcome,
     ...(result.error ? { code: result.error.code } : {}),
+    ...(typeof hint === 'string' ? { hint } : {}),
+    ...(facts.key === undefined ? {} : { key: facts.key }),
+    ...(facts.durationMs === undefined ? {} : { durationMs: facts.durationMs }),
     ...(contentType ? { contentType } : {}),
     ...(result.notification
       ? { notification: mask(result.notification.raw) as Record<string, unknown> }
