@@ -1,3 +1,4 @@
+import { CUSTOMER_FIELDS } from '../notification/customer-fields.js';
 /**
  * Fields masked by default wherever they appear in a notification: the card token and mask, the card data spec 2.1
  * says the payment record echoes from a direct request (number, expiry, CVV under both its names), every
@@ -16,15 +17,7 @@ export const DEFAULT_MASKED_FIELDS: readonly string[] = [
   'cc_cvv',
   'cryptogram',
   'browser_fingerprint',
-  'customer_id',
-  'customer_ip',
-  'customer_fname',
-  'customer_lname',
-  'customer_patronym',
-  'customer_email',
-  'customer_phone',
-  'customer_country',
-  'customer_birthday',
+  ...CUSTOMER_FIELDS,
   'customer_tax_id',
   'customer_referrer',
   'customer_lang',

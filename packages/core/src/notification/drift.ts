@@ -1,3 +1,4 @@
+import { CUSTOMER_FIELDS } from './customer-fields.js';
 import type { Notification } from './types.js';
 
 /**
@@ -53,15 +54,7 @@ const TYPED = new Map<string, JsonType>([
     'cc_mask',
     'cc_token',
     'cc_token_expiration',
-    'customer_id',
-    'customer_ip',
-    'customer_fname',
-    'customer_lname',
-    'customer_patronym',
-    'customer_email',
-    'customer_phone',
-    'customer_country',
-    'customer_birthday',
+    ...CUSTOMER_FIELDS,
     'result_url',
     'created_at',
     'processed_at',
