@@ -207,7 +207,9 @@ export class PayhookInstrumentation {
     return span ? trace.setSpan(context.active(), span) : context.active();
   }
 
-  readonly #delivery: TracingHandlers = guarded((error) => this.#caught(error), {
+  readonly #onCaught = (error: unknown): void => this.#caught(error);
+
+  readonly #delivery: TracingHandlers = guarded(this.#onCaught, {
     start: (m) => {
       const message = m as DeliveryMessage;
       const attributes = PROCESS_ATTRIBUTES[message.via];
@@ -226,7 +228,7 @@ export class PayhookInstrumentation {
     },
   });
 
-  readonly #handler: TracingHandlers = guarded((error) => this.#caught(error), {
+  readonly #handler: TracingHandlers = guarded(this.#onCaught, {
     start: (m) => {
       const message = m as HandlerRunMessage;
       this.#begin(
@@ -251,7 +253,7 @@ export class PayhookInstrumentation {
     this.#instruments.handlerDuration.record(seconds, attributes);
   }
 
-  readonly #store: TracingHandlers = guarded((error) => this.#caught(error), {
+  readonly #store: TracingHandlers = guarded(this.#onCaught, {
     start: (m) => {
       const message = m as StoreCallMessage;
       if (!this.#config.storeSpans) {
@@ -279,7 +281,7 @@ export class PayhookInstrumentation {
     if (!message.settled) this.#instruments.storeDuration.record(seconds, attributes);
   }
 
-  readonly #refusal = guarded((error) => this.#caught(error), {
+  readonly #refusal = guarded(this.#onCaught, {
     refusal: (m: unknown): void => {
       const message = m as RefusalMessage;
       this.#instruments.refusals.add(1, {
@@ -290,7 +292,7 @@ export class PayhookInstrumentation {
     },
   }).refusal;
 
-  readonly #drift = guarded((error) => this.#caught(error), {
+  readonly #drift = guarded(this.#onCaught, {
     drift: (m: unknown): void => {
       for (const finding of (m as DriftMessage).findings) {
         const attributes: Attributes = { [A.driftKind]: finding.kind, [A.driftName]: finding.name };

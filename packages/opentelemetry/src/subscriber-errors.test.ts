@@ -103,4 +103,57 @@ describe('onError', () => {
       instrumentation.disable();
     }
   });
+
+  it('without onError tells diag once, and an onError that throws is not let into the channel either', async () => {
+    const { diag, DiagLogLevel } = await import('@opentelemetry/api');
+    const { BasicTracerProvider } = await import('@opentelemetry/sdk-trace-base');
+    const { createWebhookHandler } = await import('@payhook/core');
+    const { PayhookInstrumentation } = await import('./index.js');
+    const failing = {
+      onStart() {
+        throw new Error('span processor broke on start');
+      },
+      onEnd() {},
+      forceFlush: async () => {},
+      shutdown: async () => {},
+    };
+    const said: string[] = [];
+    const quiet = () => undefined;
+    diag.setLogger(
+      { error: (message) => said.push(message), warn: quiet, info: quiet, debug: quiet, verbose: quiet },
+      DiagLogLevel.ERROR,
+    );
+    const deliver = async (instrumentation: InstanceType<typeof PayhookInstrumentation>, id: string) => {
+      instrumentation.setTracerProvider(new BasicTracerProvider({ spanProcessors: [failing] }));
+      instrumentation.enable();
+      try {
+        const webhook = createWebhookHandler({ secret: SECRET, logger: false, handle: () => undefined });
+        const headers = { 'content-type': 'application/x-www-form-urlencoded' };
+        const result = await webhook(
+          { method: 'POST', headers, body: signedForm(purchase(id), SECRET) },
+          undefined,
+        );
+        return [result.status, result.outcome];
+      } finally {
+        instrumentation.disable();
+      }
+    };
+    try {
+      const once = new PayhookInstrumentation({ enabled: false });
+      expect(await deliver(once, 'pay-4')).toEqual([200, 'handled']);
+      expect(await deliver(once, 'pay-5')).toEqual([200, 'handled']);
+      expect(said).toHaveLength(1);
+      expect(said[0]).toMatch(/^@payhook\/opentelemetry: the OpenTelemetry SDK threw/);
+      const throwing = new PayhookInstrumentation({
+        enabled: false,
+        onError: () => {
+          throw new Error('the hook broke too');
+        },
+      });
+      expect(await deliver(throwing, 'pay-6')).toEqual([200, 'handled']);
+      expect(said).toHaveLength(1);
+    } finally {
+      diag.disable();
+    }
+  });
 });
