@@ -53,7 +53,7 @@ await boss.close();
 
 const notification = { payment_id: 'p-1', order_id: 'o-1', pos_id: 'pos-1', mode: 'direct', method: 'purchase',
   amount: 10, currency: 'XTS', status: 'success', status_code: '1000', created_at: '2026-01-01T00:00:00' };
-const data = core.encodeBase64Url(JSON.stringify(notification));
+const data = packages.coreAdapter.encodeBase64Url(JSON.stringify(notification));
 const body = new URLSearchParams({ data, signature: core.sign(data, ${JSON.stringify(SECRET)}) }).toString();
 assert(core.verifyNotification(body, ${JSON.stringify(SECRET)}).order_id === 'o-1', 'verifyNotification reads a signed body');
 const tampered = new URLSearchParams({ data: data.slice(0, -4) + 'AAA=', signature: core.sign(data, ${JSON.stringify(SECRET)}) }).toString();
