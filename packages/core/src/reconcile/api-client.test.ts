@@ -1,7 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { replyWith, startApiService } from '../../test/api-service.js';
 import { freePort } from '../../test/servers.js';
 import { type ApiClientOptions, createApiClient, hmacRequestSigner } from './api-client.js';
@@ -9,39 +7,6 @@ import { ApiError } from './api-errors.js';
 
 const POS = '5f0c8a4e-1b2c-4d3e-8f4a-5b6c7d8e9f0a';
 const SECRETS = { apiKey: 'ak_visible', endpointsKey: 'ek_never_shown', apiSecret: 'api-secret-never-shown' };
-
-interface Seen {
-  method: string;
-  url: string;
-  headers: IncomingMessage['headers'];
-}
-
-const servers: Server[] = [];
-afterEach(async () => {
-  for (const server of servers.splice(0)) {
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
-  }
-});
-
-/** A service on 127.0.0.1 answering each request with `answer`; `seen` lists what it received. */
-async function service(answer: (request: IncomingMessage, response: ServerResponse) => void) {
-  const seen: Seen[] = [];
-  const server = createServer((request, response) => {
-    seen.push({ method: request.method ?? '', url: request.url ?? '', headers: request.headers });
-    answer(request, response);
-  });
-  servers.push(server);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen };
-}
-
-function reply(status: number, body: unknown) {
-  return (_request: IncomingMessage, response: ServerResponse) => {
-    response.writeHead(status, { 'content-type': 'application/json' });
-    response.end(typeof body === 'string' ? body : JSON.stringify(body));
-  };
-}
 
 async function failure(baseUrl: string, timeoutMs?: number): Promise<ApiError> {
   const client = createApiClient({ baseUrl, posId: POS, ...SECRETS, ...(timeoutMs ? { timeoutMs } : {}) });
@@ -68,7 +33,7 @@ function expectNoSecret(error: Error): void {
 describe('createApiClient().resend', () => {
   it('GETs the re-send path of 4.4 with callback=true and transactionId, and the headers of part 5', async () => {
     const record = { order_id: 'order 1/é', status: 'success' };
-    const { url, seen } = await service(reply(200, record));
+    const { url, seen } = await startApiService(replyWith(200, record));
     const client = createApiClient({ baseUrl: `${url}/prefix`, posId: POS, ...SECRETS });
     const answer = await client.resend({ orderId: 'order 1/é', transactionId: 'tx-1' });
     expect(answer).toEqual({ status: 200, record });
@@ -94,7 +59,7 @@ describe('createApiClient().resend', () => {
   });
 
   it('re-sends an operation (4.3) and takes an empty 2xx body as no record', async () => {
-    const { url, seen } = await service(reply(200, ''));
+    const { url, seen } = await startApiService(replyWith(200, ''));
     const signed: string[] = [];
     const client = createApiClient({
       baseUrl: url,
@@ -116,8 +81,8 @@ describe('createApiClient().resend', () => {
   });
 
   it('throws api.unauthorized on 401 with the service code and message, and no key or signature', async () => {
-    const { url } = await service(
-      reply(401, { message: 'Invalid pos_id field or credentials', args: { code: 'S-404' } }),
+    const { url } = await startApiService(
+      replyWith(401, { message: 'Invalid pos_id field or credentials', args: { code: 'S-404' } }),
     );
     const error = await failure(url);
     expect(error).toBeInstanceOf(ApiError);
@@ -141,7 +106,7 @@ describe('createApiClient().resend', () => {
     [400, 'api.refused'],
     [302, 'api.answer_invalid'],
   ] as const)('throws on %i an ApiError with code %s', async (status, code) => {
-    const { url } = await service(reply(status, { message: 'no', args: { code: 'N-1' } }));
+    const { url } = await startApiService(replyWith(status, { message: 'no', args: { code: 'N-1' } }));
     const error = await failure(url);
     expect(error).toBeInstanceOf(ApiError);
     expect([error.code, error.status, error.serviceCode]).toEqual([code, status, 'N-1']);
@@ -151,14 +116,14 @@ describe('createApiClient().resend', () => {
   it.each([['<html>ok</html>'], ['[1, 2]'], ['"text"']])(
     'takes a 2xx body that is not a JSON object (%s) as no record',
     async (body) => {
-      const { url } = await service(reply(200, body));
+      const { url } = await startApiService(replyWith(200, body));
       const client = createApiClient({ baseUrl: url, posId: POS, ...SECRETS });
       expect(await client.resend({ orderId: 'o-1' })).toEqual({ status: 200, record: undefined });
     },
   );
 
   it('names the status alone when the error body is not the service error shape', async () => {
-    const { url } = await service(reply(502, '<html>Bad gateway</html>'));
+    const { url } = await startApiService(replyWith(502, '<html>Bad gateway</html>'));
     const error = await failure(url);
     expect(error.code).toBe('api.server');
     expect([error.serviceCode, error.serviceMessage]).toEqual([undefined, undefined]);
@@ -168,7 +133,7 @@ describe('createApiClient().resend', () => {
   });
 
   it('throws api.timeout when the service never answers', async () => {
-    const { url } = await service(() => {});
+    const { url } = await startApiService(() => {});
     const error = await failure(url, 50);
     expect(error).toBeInstanceOf(ApiError);
     expect(error.code).toBe('api.timeout');
@@ -256,7 +221,7 @@ describe('createApiClient().resend', () => {
   });
 
   it('refuses an operation that is not a word, before any request', async () => {
-    const { url, seen } = await service(reply(200, {}));
+    const { url, seen } = await startApiService(replyWith(200, {}));
     const client = createApiClient({ baseUrl: url, posId: POS, ...SECRETS });
     await expect(client.resend({ orderId: 'o', operation: '../payment' })).rejects.toThrow(
       'operation must be a word such as purchase',
