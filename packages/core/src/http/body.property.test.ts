@@ -5,7 +5,9 @@ import { decodeData } from '../notification/decode.js';
 import { plusForSpace } from '../runtime/base64url.js';
 import { resolveSecrets } from '../verify/secrets.js';
 import { matchSecret, normalizeSignature } from '../verify/signature.js';
-import { mediaTypeOf, parseForm, parseRawBody, repeatedJsonField } from './body.js';
+import { mediaTypeOf, parseRawBody } from './body.js';
+import { repeatedJsonField } from './envelope.js';
+import { parseForm } from './form.js';
 
 /**
  * Characters a call may visit, charged to every built-in the refusal path can call: a scan by how far it went, a

@@ -2,15 +2,14 @@ import { describe, expect, it } from 'vitest';
 import { formBody, purchase, SECRET } from '../../test/fixtures.js';
 import { RequestError } from '../errors.js';
 import { createWebhookHandler } from '../handler.js';
+import { mediaTypeOf, parseRawBody } from './body.js';
 import {
   envelopeFromObject,
   hasAtMostJsonValues,
   MAX_ENVELOPE_FIELDS,
-  mediaTypeOf,
-  parseForm,
-  parseRawBody,
   repeatedJsonField,
-} from './body.js';
+} from './envelope.js';
+import { parseForm } from './form.js';
 
 const MiB = 1024 * 1024;
 const FORM = { 'content-type': 'application/x-www-form-urlencoded' };

@@ -1,5 +1,5 @@
 import { SignatureError } from '../errors.js';
-import { hasAtMostJsonValues } from '../http/body.js';
+import { hasAtMostJsonValues } from '../http/envelope.js';
 import { decodeDataText, parseDataJson } from '../notification/decode.js';
 
 /** A secret, optionally named so a match can be reported by name (rotation). */

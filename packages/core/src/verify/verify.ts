@@ -1,5 +1,6 @@
 import { SignatureError, WebhookError } from '../errors.js';
-import { type Envelope, envelopeFromObject, parseRawBody } from '../http/body.js';
+import { type Envelope, parseRawBody } from '../http/body.js';
+import { envelopeFromObject } from '../http/envelope.js';
 import { notificationFromData } from '../notification/parse.js';
 import type { Notification } from '../notification/types.js';
 import { isPromiseLike } from '../runtime/promise.js';
