@@ -5,7 +5,8 @@ import { describe, expect, it } from 'vitest';
 import { DUPLICATE, formRequest, HANDLED } from '../../test/deliveries.js';
 import { formBody, purchase, SECRET } from '../../test/fixtures.js';
 import { createWebhookHandler } from '../handler.js';
-import { keyHash, MemoryStore } from './memory.js';
+import { keyHash } from './key-hash.js';
+import { MemoryStore } from './memory.js';
 
 function fakeClock(start = 1_700_000_000_000) {
   let now = start;
