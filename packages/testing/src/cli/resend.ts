@@ -2,6 +2,7 @@ import { createRedactor, hmacRequestSigner } from '@payhook/core/reconcile';
 import {
   apiKeysFrom,
   authSchemeFrom,
+  type CommandValues,
   httpUrlFrom,
   noArguments,
   parseCommand,
@@ -53,7 +54,7 @@ const RESEND_OPTIONS = {
   timeout: { type: 'string' },
 } as const;
 
-type ResendValues = NonNullable<ReturnType<typeof parseCommand<typeof RESEND_OPTIONS>>>['values'];
+type ResendValues = CommandValues<typeof RESEND_OPTIONS>;
 
 /** The API credentials a re-send request carries: every one is redacted from what is printed. */
 interface ResendAuth {

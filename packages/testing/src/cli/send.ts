@@ -2,6 +2,7 @@ import type { FakeNotification, FakePrimary } from '../fixtures/wire.js';
 import { type SignedWebhook, type SignVariant, signWebhook } from '../sign.js';
 import {
   algorithmFrom,
+  type CommandValues,
   httpUrlFrom,
   parseCommand,
   positiveInteger,
@@ -77,7 +78,7 @@ const SEND_OPTIONS = {
   timeout: { type: 'string' },
 } as const;
 
-type SendValues = NonNullable<ReturnType<typeof parseCommand<typeof SEND_OPTIONS>>>['values'];
+type SendValues = CommandValues<typeof SEND_OPTIONS>;
 
 /** One run of `payhook send`, read and checked from its arguments before anything is posted. */
 interface SendPlan {
