@@ -170,69 +170,22 @@ function plainHeaders(headers: unknown): Record<string, string> {
 export function mockPaymentApi(options: MockPaymentApiOptions): PaymentApiMock {
   const baseUrl = options.baseUrl.replace(/\/+$/, '');
   const fake = options.fake ?? new FakeService({ ...options, baseUrl });
-  const origin = new URL(baseUrl).origin;
-  const prefix = new URL(baseUrl).pathname.replace(/\/+$/, '');
-  const calls: ApiCall[] = [];
-  const unmatched: string[] = [];
-  // The raw body, as the 'request' event gives it (nock 14 would JSON.parse a JSON body before the reply
-  // function, failing on a malformed one; nock 15 hands a Fetch Request whose headers cannot be replaced).
-  const raw = new WeakMap<object, Intercepted>();
-
-  const scope = nock(origin).persist();
-  scope.on('request', (req: unknown, _interceptor: unknown, body: string) => {
-    if (isFetchRequest(req)) {
-      const url = new URL(req.url);
-      raw.set(req, { path: `${url.pathname}${url.search}`, headers: plainHeaders(req.headers), body });
-      return;
-    }
-    // nock 14: a ClientRequest-like object whose content type is hidden from nock's JSON parsing.
-    const request = req as { path: string; headers: Record<string, unknown> };
-    raw.set(req as object, { path: request.path, headers: plainHeaders(request.headers), body });
-    request.headers = { ...request.headers, 'content-type': 'application/octet-stream' };
-  });
-  const interceptors = METHODS.map((method) => {
-    const interceptor = scope.intercept((path) => path.startsWith(prefix), method);
-    interceptor.reply(function (this: { req?: object }, first: unknown) {
-      const req = isFetchRequest(first) ? first : this.req;
-      const kept = (req && raw.get(req)) ?? { path: String(first), headers: {}, body: '' };
-      const answer = handleApiRequest(fake, {
-        method,
-        url: kept.path.slice(prefix.length) || '/',
-        headers: kept.headers,
-        body: kept.body,
-      });
-      const code = answer.status >= 400 ? errorCode(answer.body) : undefined;
-      calls.push({ method, path: kept.path, status: answer.status, ...(code ? { code } : {}) });
-      return [answer.status, answer.body, answer.headers];
-    } as unknown as (uri: string, body: unknown) => [number, string, Record<string, string>]);
-    return interceptor;
-  });
-  // nock 14 passes request options, nock 15 a Fetch Request.
-  const onNoMatch = (req: {
-    url?: string;
-    hostname?: string;
-    host?: string;
-    method?: string;
-    path?: string;
-  }) => {
-    const url = typeof req.url === 'string' && /^https?:/.test(req.url) ? new URL(req.url) : undefined;
-    const host = url?.host ?? req.hostname ?? req.host ?? '';
-    const path = url ? `${url.pathname}${url.search}` : (req.path ?? '');
-    if (host !== '' && origin.includes(host)) unmatched.push(`${req.method ?? '?'} ${path}`);
+  const seen: Interception = {
+    fake,
+    origin: new URL(baseUrl).origin,
+    prefix: new URL(baseUrl).pathname.replace(/\/+$/, ''),
+    calls: [],
+    unmatched: [],
+    raw: new WeakMap(),
   };
+  const scope = nock(seen.origin).persist();
+  scope.on('request', keepRawRequest(seen.raw));
+  const interceptors = METHODS.map((method) => answerFromFake(scope, method, seen));
+  const onNoMatch = recordUnmatched(seen);
   nock.emitter.on('no match', onNoMatch);
   nock.disableNetConnect();
   nock.enableNetConnect(options.allowNetConnect ?? ((host: string) => LOCAL_HOST.test(host)));
-
-  const problems = (check: DoneOptions = {}): string[] => [
-    ...(calls.length === 0 ? ['no request reached the fake payment API'] : []),
-    ...calls
-      .filter((c) => c.status >= 400 && !expected(c.status, check.expectRefusals ?? options.expectRefusals))
-      .map((c) => `${c.method} ${c.path} answered ${c.status}${c.code ? ` ${c.code}` : ''}`),
-    ...unmatched.map((u) => `${u} was not intercepted`),
-    ...((check.expectFailedDeliveries ?? options.expectFailedDeliveries) ? [] : fake.outbox.undelivered()),
-    ...fake.outbox.unexpectedDuplicates(),
-  ];
+  const problems = (check: DoneOptions = {}): string[] => problemsOf(seen, check, options);
 
   return {
     fake,
@@ -240,18 +193,8 @@ export function mockPaymentApi(options: MockPaymentApiOptions): PaymentApiMock {
       return fake.project;
     },
     baseUrl,
-    calls,
-    headers(project = fake.project, signature?: string) {
-      const word = fake.authScheme ?? 'SVC';
-      return {
-        'content-type': 'application/json',
-        'x-api-auth':
-          signature === undefined
-            ? `${word} ${project.apiKey}:${project.apiSecret}`
-            : `${word}-HMAC-SHA256 ${project.apiKey}:${signature}`,
-        'x-api-key': project.endpointsKey,
-      };
-    },
+    calls: seen.calls,
+    headers: (project = fake.project, signature?: string) => apiHeaders(fake, project, signature),
     isDone: (check) => problems(check).length === 0,
     done(check) {
       const list = problems(check);
@@ -263,5 +206,108 @@ export function mockPaymentApi(options: MockPaymentApiOptions): PaymentApiMock {
       nock.emitter.removeListener('no match', onNoMatch);
       nock.enableNetConnect();
     },
+  };
+}
+
+/** What the interceptors of one `mockPaymentApi` share: the engine, where it answers, and what they saw. */
+interface Interception {
+  readonly fake: FakeService;
+  readonly origin: string;
+  /** The path of `baseUrl`, stripped from each request's path before the engine routes it. */
+  readonly prefix: string;
+  readonly calls: ApiCall[];
+  /** Requests to the origin that no interceptor matched. */
+  readonly unmatched: string[];
+  /**
+   * The raw body, as the 'request' event gives it (nock 14 would JSON.parse a JSON body before the reply
+   * function, failing on a malformed one; nock 15 hands a Fetch Request whose headers cannot be replaced).
+   */
+  readonly raw: WeakMap<object, Intercepted>;
+}
+
+/** The 'request' listener that keeps each request's path, headers and raw body for the reply function. */
+function keepRawRequest(
+  raw: WeakMap<object, Intercepted>,
+): (req: unknown, interceptor: unknown, body: string) => void {
+  return (req, _interceptor, body) => {
+    if (isFetchRequest(req)) {
+      const url = new URL(req.url);
+      raw.set(req, { path: `${url.pathname}${url.search}`, headers: plainHeaders(req.headers), body });
+      return;
+    }
+    // nock 14: a ClientRequest-like object whose content type is hidden from nock's JSON parsing.
+    const request = req as { path: string; headers: Record<string, unknown> };
+    raw.set(req as object, { path: request.path, headers: plainHeaders(request.headers), body });
+    request.headers = { ...request.headers, 'content-type': 'application/octet-stream' };
+  };
+}
+
+/** An interceptor of `method` under the prefix that the engine answers, each call recorded. */
+function answerFromFake(scope: nock.Scope, method: string, seen: Interception): nock.Interceptor {
+  const { fake, prefix, raw, calls } = seen;
+  const interceptor = scope.intercept((path) => path.startsWith(prefix), method);
+  interceptor.reply(function (this: { req?: object }, first: unknown) {
+    const req = isFetchRequest(first) ? first : this.req;
+    const kept = (req && raw.get(req)) ?? { path: String(first), headers: {}, body: '' };
+    const answer = handleApiRequest(fake, {
+      method,
+      url: kept.path.slice(prefix.length) || '/',
+      headers: kept.headers,
+      body: kept.body,
+    });
+    const code = answer.status >= 400 ? errorCode(answer.body) : undefined;
+    calls.push({ method, path: kept.path, status: answer.status, ...(code ? { code } : {}) });
+    return [answer.status, answer.body, answer.headers];
+  } as unknown as (uri: string, body: unknown) => [number, string, Record<string, string>]);
+  return interceptor;
+}
+
+/** The 'no match' listener: notes a request to the intercepted origin that no interceptor took. */
+function recordUnmatched(seen: Interception): (req: NoMatch) => void {
+  return (req) => {
+    const url = typeof req.url === 'string' && /^https?:/.test(req.url) ? new URL(req.url) : undefined;
+    const host = url?.host ?? req.hostname ?? req.host ?? '';
+    const path = url ? `${url.pathname}${url.search}` : (req.path ?? '');
+    if (host !== '' && seen.origin.includes(host)) seen.unmatched.push(`${req.method ?? '?'} ${path}`);
+  };
+}
+
+/** nock 14 passes request options, nock 15 a Fetch Request. */
+interface NoMatch {
+  url?: string;
+  hostname?: string;
+  host?: string;
+  method?: string;
+  path?: string;
+}
+
+/** What `done()` lists: no call at all, unexpected refusals, unmatched requests, undelivered webhooks, duplicates. */
+function problemsOf(seen: Interception, check: DoneOptions, options: MockPaymentApiOptions): string[] {
+  const { calls, unmatched, fake } = seen;
+  return [
+    ...(calls.length === 0 ? ['no request reached the fake payment API'] : []),
+    ...calls
+      .filter((c) => c.status >= 400 && !expected(c.status, check.expectRefusals ?? options.expectRefusals))
+      .map((c) => `${c.method} ${c.path} answered ${c.status}${c.code ? ` ${c.code}` : ''}`),
+    ...unmatched.map((u) => `${u} was not intercepted`),
+    ...((check.expectFailedDeliveries ?? options.expectFailedDeliveries) ? [] : fake.outbox.undelivered()),
+    ...fake.outbox.unexpectedDuplicates(),
+  ];
+}
+
+/** `PaymentApiMock.headers`: a plain `X-API-AUTH` without `signature`, an HMAC one with it. */
+function apiHeaders(
+  fake: FakeService,
+  project: FakeProject,
+  signature: string | undefined,
+): Record<string, string> {
+  const word = fake.authScheme ?? 'SVC';
+  return {
+    'content-type': 'application/json',
+    'x-api-auth':
+      signature === undefined
+        ? `${word} ${project.apiKey}:${project.apiSecret}`
+        : `${word}-HMAC-SHA256 ${project.apiKey}:${signature}`,
+    'x-api-key': project.endpointsKey,
   };
 }

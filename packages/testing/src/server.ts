@@ -1,4 +1,4 @@
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ADMIN_PREFIX, handleAdminRequest } from './fake/admin.js';
 import { handleApiRequest } from './fake/api.js';
@@ -73,54 +73,14 @@ function readBody(request: IncomingMessage): Promise<string | undefined> {
  * await server.close();
  */
 export async function startFakeServer(options: FakeServerOptions = {}): Promise<FakeServer> {
-  let fake: FakeService | undefined;
-  let ahead = 0;
-  const server: Server = createServer(async (request, response) => {
-    try {
-      const body = await readBody(request);
-      if (body === undefined) {
-        response.writeHead(413, { 'content-type': 'application/json; charset=utf-8', connection: 'close' });
-        response.end(JSON.stringify({ message: 'The body is too large.', args: { code: 'R-413' } }));
-        return;
-      }
-      const apiRequest = {
-        method: request.method ?? 'GET',
-        url: request.url ?? '/',
-        headers: request.headers,
-        body,
-      };
-      const admin = apiRequest.url === ADMIN_PREFIX || apiRequest.url.startsWith(`${ADMIN_PREFIX}/`);
-      const answer = admin
-        ? await handleAdminRequest(fake!, apiRequest)
-        : handleApiRequest(fake!, apiRequest);
-      // An admin move of the clock shifts real time too: the ticker keeps the fake clock that far ahead.
-      if (admin) ahead = Math.max(ahead, fake!.clock.now().getTime() - Date.now());
-      response.writeHead(answer.status, answer.headers);
-      response.end(answer.body);
-    } catch {
-      response.writeHead(500, { 'content-type': 'application/json; charset=utf-8' });
-      response.end(JSON.stringify({ message: 'The fake service failed.', args: { code: 'S-500' } }));
-    }
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, '127.0.0.1', () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
+  const state: ServerState = { fake: undefined, ahead: 0 };
+  const server: Server = createServer((request, response) => answer(state, request, response));
+  await listen(server, options.port ?? 0);
   const port = (server.address() as AddressInfo).port;
   const url = `http://127.0.0.1:${port}`;
-  fake = new FakeService({ ...options, baseUrl: url });
-  const engine = fake;
-  const ticker = options.realTime
-    ? setInterval(() => {
-        void engine.clock
-          .advanceTo(Math.max(Date.now() + ahead, engine.clock.now().getTime()))
-          .catch(() => undefined);
-      }, 1000)
-    : undefined;
-  ticker?.unref();
+  const engine = new FakeService({ ...options, baseUrl: url });
+  state.fake = engine;
+  const ticker = options.realTime ? tickRealTime(engine, state) : undefined;
   return {
     fake: engine,
     url,
@@ -139,4 +99,60 @@ export async function startFakeServer(options: FakeServerOptions = {}): Promise<
         server.closeAllConnections();
       }),
   };
+}
+
+/** The engine behind a server (made once it listens: its `baseUrl` holds the port), and the admin's clock lead. */
+interface ServerState {
+  fake: FakeService | undefined;
+  /** How far an admin move put the fake clock ahead of real time (ms). */
+  ahead: number;
+}
+
+/** Answers one request: an admin route under `/__payhook/`, else the service's API and pages. */
+async function answer(state: ServerState, request: IncomingMessage, response: ServerResponse): Promise<void> {
+  try {
+    const body = await readBody(request);
+    if (body === undefined) {
+      response.writeHead(413, { 'content-type': 'application/json; charset=utf-8', connection: 'close' });
+      response.end(JSON.stringify({ message: 'The body is too large.', args: { code: 'R-413' } }));
+      return;
+    }
+    const apiRequest = {
+      method: request.method ?? 'GET',
+      url: request.url ?? '/',
+      headers: request.headers,
+      body,
+    };
+    const fake = state.fake!;
+    const admin = apiRequest.url === ADMIN_PREFIX || apiRequest.url.startsWith(`${ADMIN_PREFIX}/`);
+    const answer = admin ? await handleAdminRequest(fake, apiRequest) : handleApiRequest(fake, apiRequest);
+    // An admin move of the clock shifts real time too: the ticker keeps the fake clock that far ahead.
+    if (admin) state.ahead = Math.max(state.ahead, fake.clock.now().getTime() - Date.now());
+    response.writeHead(answer.status, answer.headers);
+    response.end(answer.body);
+  } catch {
+    response.writeHead(500, { 'content-type': 'application/json; charset=utf-8' });
+    response.end(JSON.stringify({ message: 'The fake service failed.', args: { code: 'S-500' } }));
+  }
+}
+
+function listen(server: Server, port: number): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+}
+
+/** Moves the fake clock with the wall clock once a second, kept `state.ahead` in front of it. */
+function tickRealTime(engine: FakeService, state: ServerState): NodeJS.Timeout {
+  const ticker = setInterval(() => {
+    void engine.clock
+      .advanceTo(Math.max(Date.now() + state.ahead, engine.clock.now().getTime()))
+      .catch(() => undefined);
+  }, 1000);
+  ticker.unref();
+  return ticker;
 }

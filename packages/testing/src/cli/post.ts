@@ -1,5 +1,6 @@
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
+import { printable } from './io.js';
 
 /** What an answer may hold before the rest is dropped: a CLI prints at most 300 characters of it. */
 const MAX_ANSWER_BYTES = 1_048_576;
@@ -56,4 +57,10 @@ export function post(
 /** A reply as printed: the first 300 characters, then `…`. */
 export function clipReply(reply: string): string {
   return reply.length > 300 ? `${reply.slice(0, 300)}…` : reply;
+}
+
+/** A request that got no answer, as printed: the error's message and its system code. */
+export function noAnswer(error: unknown): string {
+  const code = (error as NodeJS.ErrnoException).code;
+  return `no answer: ${printable(error instanceof Error ? error.message : String(error))}${code ? ` (${code})` : ''}`;
 }

@@ -2,6 +2,7 @@ import { createRedactor, hmacRequestSigner } from '@payhook/core/reconcile';
 import {
   apiKeysFrom,
   authSchemeFrom,
+  type CommandValues,
   httpUrlFrom,
   noArguments,
   parseCommand,
@@ -11,7 +12,7 @@ import {
   UsageError,
 } from './args.js';
 import { type CliIO, printable } from './io.js';
-import { httpCall } from './post.js';
+import { httpCall, noAnswer } from './post.js';
 
 const RESEND_HELP = `Usage: payhook resend --base-url URL --pos-id ID --order ORDER [--operation OP] [--transaction-id T]
 
@@ -39,6 +40,30 @@ Options:
 Example:
   payhook resend --base-url http://127.0.0.1:8910 --pos-id 5f0c… --order order-1 --api-key ak_… --endpoints-key ek_… --signature x`;
 
+/** The options of `payhook resend`, in the order its help lists them. */
+const RESEND_OPTIONS = {
+  'base-url': { type: 'string' },
+  'pos-id': { type: 'string' },
+  order: { type: 'string' },
+  operation: { type: 'string' },
+  'transaction-id': { type: 'string' },
+  'api-key': { type: 'string' },
+  'endpoints-key': { type: 'string' },
+  signature: { type: 'string' },
+  'auth-scheme': { type: 'string' },
+  timeout: { type: 'string' },
+} as const;
+
+type ResendValues = CommandValues<typeof RESEND_OPTIONS>;
+
+/** The API credentials a re-send request carries: every one is redacted from what is printed. */
+interface ResendAuth {
+  apiKey: string;
+  endpointsKey: string;
+  signature: string;
+  headers: Record<string, string>;
+}
+
 /**
  * `payhook resend`: the re-send request of spec 4.3 (an operation) and 4.4 (a recurring charge by
  * `transactionId`) against a live service or `payhook serve`.
@@ -48,23 +73,7 @@ Example:
  */
 export async function resendCommand(argv: string[], io: CliIO): Promise<number> {
   return runCommand('resend', io, async () => {
-    const parsed = parseCommand(
-      argv,
-      {
-        'base-url': { type: 'string' },
-        'pos-id': { type: 'string' },
-        order: { type: 'string' },
-        operation: { type: 'string' },
-        'transaction-id': { type: 'string' },
-        'api-key': { type: 'string' },
-        'endpoints-key': { type: 'string' },
-        signature: { type: 'string' },
-        'auth-scheme': { type: 'string' },
-        timeout: { type: 'string' },
-      },
-      io,
-      RESEND_HELP,
-    );
+    const parsed = parseCommand(argv, RESEND_OPTIONS, io, RESEND_HELP);
     if (parsed === undefined) return 0;
     const { values, positionals } = parsed;
     noArguments(positionals);
@@ -79,39 +88,48 @@ export async function resendCommand(argv: string[], io: CliIO): Promise<number> 
     const operation = values.operation ?? 'purchase';
     if (!/^[a-z0-9_-]+$/i.test(operation))
       throw new UsageError('--operation must be a word such as purchase.');
-    const { apiKey, endpointsKey } = apiKeysFrom(values, io);
-    const scheme = authSchemeFrom(values['auth-scheme'], io);
-    const signature = signatureFrom(
-      values.signature ?? io.env.PAYHOOK_API_SIGNATURE,
-      io.env.PAYHOOK_API_SECRET,
-    );
+    const auth = resendAuthFrom(values, io);
     const timeout = positiveInteger('--timeout', values.timeout, 10_000);
     const path = `api/v1/pos/${encodeURIComponent(posId)}/orders/${encodeURIComponent(order)}/${operation}`;
     const url = new URL(path, base.href.endsWith('/') ? base.href : `${base.href}/`);
     url.searchParams.set('callback', 'true');
     if (values['transaction-id'] !== undefined)
       url.searchParams.set('transactionId', values['transaction-id']);
-    const headers = {
-      'x-api-auth': `${/-HMAC-SHA256$/i.test(scheme) ? scheme : `${scheme}-HMAC-SHA256`} ${apiKey}:${signature}`,
-      'x-api-key': endpointsKey,
-      accept: 'application/json',
-    };
-    io.stdout(`GET ${url.href}`);
-    let answer: { status: number; text: string };
-    try {
-      answer = await httpCall('GET', url, headers, undefined, timeout);
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      io.stderr(
-        `no answer: ${printable(error instanceof Error ? error.message : String(error))}${code ? ` (${code})` : ''}`,
-      );
-      return 1;
-    }
-    // The service's answer may echo the request's credentials: none of them is printed.
-    const redact = createRedactor([apiKey, endpointsKey, signature, io.env.PAYHOOK_API_SECRET]);
-    io.stdout(`${answer.status} ${printable(redact(answer.text))}`);
-    return answer.status >= 200 && answer.status < 300 ? 0 : 1;
+    return requestResend(url, auth, timeout, io);
   });
+}
+
+/** The keys, the signature and the headers that carry them (X-API-AUTH, X-API-KEY). */
+function resendAuthFrom(values: ResendValues, io: CliIO): ResendAuth {
+  const { apiKey, endpointsKey } = apiKeysFrom(values, io);
+  const scheme = authSchemeFrom(values['auth-scheme'], io);
+  const signature = signatureFrom(
+    values.signature ?? io.env.PAYHOOK_API_SIGNATURE,
+    io.env.PAYHOOK_API_SECRET,
+  );
+  const headers = {
+    'x-api-auth': `${/-HMAC-SHA256$/i.test(scheme) ? scheme : `${scheme}-HMAC-SHA256`} ${apiKey}:${signature}`,
+    'x-api-key': endpointsKey,
+    accept: 'application/json',
+  };
+  return { apiKey, endpointsKey, signature, headers };
+}
+
+/** Sends the GET and prints its status and answer: 0 on a 2xx, 1 otherwise or without an answer. */
+async function requestResend(url: URL, auth: ResendAuth, timeout: number, io: CliIO): Promise<number> {
+  io.stdout(`GET ${url.href}`);
+  let answer: { status: number; text: string };
+  try {
+    answer = await httpCall('GET', url, auth.headers, undefined, timeout);
+  } catch (error) {
+    io.stderr(noAnswer(error));
+    return 1;
+  }
+  // The service's answer may echo the request's credentials: none of them is printed.
+  const { apiKey, endpointsKey, signature } = auth;
+  const redact = createRedactor([apiKey, endpointsKey, signature, io.env.PAYHOOK_API_SECRET]);
+  io.stdout(`${answer.status} ${printable(redact(answer.text))}`);
+  return answer.status >= 200 && answer.status < 300 ? 0 : 1;
 }
 
 /** A fixed signature, else the default one keyed with the secret: a GET's body is empty. */

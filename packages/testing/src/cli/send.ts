@@ -1,7 +1,8 @@
-import type { FakePrimary } from '../fixtures/wire.js';
-import { signWebhook } from '../sign.js';
+import type { FakeNotification, FakePrimary } from '../fixtures/wire.js';
+import { type SignedWebhook, type SignVariant, signWebhook } from '../sign.js';
 import {
   algorithmFrom,
+  type CommandValues,
   httpUrlFrom,
   parseCommand,
   positiveInteger,
@@ -12,7 +13,7 @@ import {
 } from './args.js';
 import { EVENTS, type EventLink, resolveEvent, SECONDARY_EVENTS, suggestEvent } from './events.js';
 import { type CliIO, printable } from './io.js';
-import { clipReply, post } from './post.js';
+import { clipReply, noAnswer, post } from './post.js';
 import { applyAssignments } from './set.js';
 import { variantFrom } from './sign.js';
 
@@ -62,6 +63,36 @@ async function paymentFrom(value: string, io: Parameters<typeof readInput>[1]): 
   return payment as FakePrimary;
 }
 
+/** The options of `payhook send`, in the order its help lists them. */
+const SEND_OPTIONS = {
+  url: { type: 'string' },
+  secret: { type: 'string', multiple: true },
+  set: { type: 'string', multiple: true },
+  repeat: { type: 'string' },
+  count: { type: 'string' },
+  of: { type: 'string' },
+  subscription: { type: 'string' },
+  seed: { type: 'string' },
+  variant: { type: 'string' },
+  algorithm: { type: 'string' },
+  timeout: { type: 'string' },
+} as const;
+
+type SendValues = CommandValues<typeof SEND_OPTIONS>;
+
+/** One run of `payhook send`, read and checked from its arguments before anything is posted. */
+interface SendPlan {
+  /** The event as typed: the POST lines print it. */
+  event: string;
+  url: URL;
+  secret: string;
+  algorithm: 'sha256' | 'sha1';
+  variant: SignVariant | undefined;
+  repeat: number;
+  timeout: number;
+  notifications: FakeNotification[];
+}
+
 /**
  * `payhook send`: posts signed fake notifications to a live endpoint, like `stripe trigger` for this service.
  *
@@ -70,106 +101,131 @@ async function paymentFrom(value: string, io: Parameters<typeof readInput>[1]): 
  */
 export async function sendCommand(argv: string[], io: CliIO): Promise<number> {
   return runCommand('send', io, async () => {
-    const parsed = parseCommand(
-      argv,
-      {
-        url: { type: 'string' },
-        secret: { type: 'string', multiple: true },
-        set: { type: 'string', multiple: true },
-        repeat: { type: 'string' },
-        count: { type: 'string' },
-        of: { type: 'string' },
-        subscription: { type: 'string' },
-        seed: { type: 'string' },
-        variant: { type: 'string' },
-        algorithm: { type: 'string' },
-        timeout: { type: 'string' },
-      },
-      io,
-      SEND_HELP,
-    );
+    const parsed = parseCommand(argv, SEND_OPTIONS, io, SEND_HELP);
     if (parsed === undefined) return 0;
-    const { values, positionals } = parsed;
-    if (positionals.length !== 1) {
-      throw new UsageError(
-        positionals.length === 0 ? 'name an event, e.g. purchase.success.' : 'name one event.',
-      );
-    }
-    const event = positionals[0]!;
-    const resolved = resolveEvent(event);
-    if (resolved === undefined) {
-      throw new UsageError(
-        `unknown event ${JSON.stringify(event)}.${suggestEvent(event)} See the list in --help.`,
-      );
-    }
-    const build = EVENTS[resolved]!;
-    if (values.of !== undefined && !SECONDARY_EVENTS.has(resolved)) {
-      throw new UsageError(`--of links a capture, void or refund to its payment, not ${resolved}.`);
-    }
-    const subscription = values.subscription;
-    if (subscription !== undefined && !resolved.startsWith('recurring.')) {
-      throw new UsageError(
-        `--subscription applies to recurring.charge and recurring.failure, not ${resolved}.`,
-      );
-    }
-    if (subscription === '') throw new UsageError('--subscription is empty.');
-    const url = httpUrlFrom('--url', values.url);
-    const [secret] = secretsFrom(values.secret, io);
-    const algorithm = algorithmFrom(values.algorithm);
-    const variant = variantFrom(values.variant);
-    const repeat = positiveInteger('--repeat', values.repeat, 1);
-    const count = positiveInteger('--count', values.count, 1);
-    const timeout = positiveInteger('--timeout', values.timeout, 10_000);
-    const assignments = values.set ?? [];
-    const of = values.of === undefined ? undefined : await paymentFrom(values.of, io);
-    const notifications = Array.from({ length: count }, (_, i) => {
-      // Charges of one subscription share its ids (seeded by the subscription); each is charge i + 1.
-      if (subscription !== undefined) {
-        const link: EventLink = { subscription, charge: i + 1 };
-        return applyAssignments(build(values.seed, link), assignments);
-      }
-      const seed = values.seed === undefined ? undefined : i === 0 ? values.seed : `${values.seed}:${i}`;
-      return applyAssignments(build(seed, of ? { of } : {}), assignments);
-    });
-
-    const tally = new Map<string, number>();
-    let failed = 0;
-    let n = 0;
-    for (const notification of notifications) {
-      const signed = signWebhook(notification, secret!, { algorithm, variant });
-      const id = 'operation_id' in notification ? notification.operation_id : notification.payment_id;
-      io.stdout(
-        `POST ${url.href} ${event} ${printable(`${notification.method} ${String(id)}`)} (${signed.variant})`,
-      );
-      for (let r = 0; r < repeat; r++) {
-        n++;
-        let status: number;
-        let reply: string;
-        try {
-          ({ status, text: reply } = await post(url, signed.headers, signed.body, timeout));
-        } catch (error) {
-          failed++;
-          const code = (error as NodeJS.ErrnoException).code;
-          io.stderr(
-            `#${n} no answer: ${printable(error instanceof Error ? error.message : String(error))}${code ? ` (${code})` : ''}`,
-          );
-          tally.set('no answer', (tally.get('no answer') ?? 0) + 1);
-          continue;
-        }
-        if (status < 200 || status > 299) failed++;
-        io.stdout(`#${n} ${status} ${printable(clipReply(reply))}`);
-        let label = String(status);
-        try {
-          const json = JSON.parse(reply) as { outcome?: unknown; error?: { code?: unknown } };
-          if (typeof json.outcome === 'string') label = json.outcome;
-          else if (typeof json.error?.code === 'string') label = `${status} ${json.error.code}`;
-        } catch {
-          // Not a payhook reply: the status is the label.
-        }
-        tally.set(label, (tally.get(label) ?? 0) + 1);
-      }
-    }
-    io.stdout(`sent ${n}: ${[...tally].map(([label, k]) => `${k} ${printable(label)}`).join(', ')}`);
-    return failed === 0 ? 0 : 1;
+    const plan = await sendPlanFrom(parsed.values, parsed.positionals, io);
+    return sendAll(plan, io);
   });
+}
+
+async function sendPlanFrom(values: SendValues, positionals: string[], io: CliIO): Promise<SendPlan> {
+  const { event, resolved } = eventFrom(positionals);
+  checkLinks(values, resolved);
+  const url = httpUrlFrom('--url', values.url);
+  const [secret] = secretsFrom(values.secret, io);
+  const algorithm = algorithmFrom(values.algorithm);
+  const variant = variantFrom(values.variant);
+  const repeat = positiveInteger('--repeat', values.repeat, 1);
+  const count = positiveInteger('--count', values.count, 1);
+  const timeout = positiveInteger('--timeout', values.timeout, 10_000);
+  const of = values.of === undefined ? undefined : await paymentFrom(values.of, io);
+  const notifications = notificationsFrom(resolved, values, count, of);
+  return { event, url, secret: secret!, algorithm, variant, repeat, timeout, notifications };
+}
+
+/** The one event named, as typed and as resolved to a known event (`refund` → `refund.success`). */
+function eventFrom(positionals: string[]): { event: string; resolved: string } {
+  if (positionals.length !== 1) {
+    throw new UsageError(
+      positionals.length === 0 ? 'name an event, e.g. purchase.success.' : 'name one event.',
+    );
+  }
+  const event = positionals[0]!;
+  const resolved = resolveEvent(event);
+  if (resolved === undefined) {
+    throw new UsageError(
+      `unknown event ${JSON.stringify(event)}.${suggestEvent(event)} See the list in --help.`,
+    );
+  }
+  return { event, resolved };
+}
+
+/** `--of` and `--subscription` apply to the events they link, and a subscription has an id. */
+function checkLinks(values: SendValues, resolved: string): void {
+  if (values.of !== undefined && !SECONDARY_EVENTS.has(resolved)) {
+    throw new UsageError(`--of links a capture, void or refund to its payment, not ${resolved}.`);
+  }
+  if (values.subscription !== undefined && !resolved.startsWith('recurring.')) {
+    throw new UsageError(
+      `--subscription applies to recurring.charge and recurring.failure, not ${resolved}.`,
+    );
+  }
+  if (values.subscription === '') throw new UsageError('--subscription is empty.');
+}
+
+/** `count` notifications of the event, each with the `--set` assignments applied. */
+function notificationsFrom(
+  resolved: string,
+  values: SendValues,
+  count: number,
+  of: FakePrimary | undefined,
+): FakeNotification[] {
+  const build = EVENTS[resolved]!;
+  const { subscription } = values;
+  const assignments = values.set ?? [];
+  return Array.from({ length: count }, (_, i) => {
+    // Charges of one subscription share its ids (seeded by the subscription); each is charge i + 1.
+    if (subscription !== undefined) {
+      const link: EventLink = { subscription, charge: i + 1 };
+      return applyAssignments(build(values.seed, link), assignments);
+    }
+    const seed = values.seed === undefined ? undefined : i === 0 ? values.seed : `${values.seed}:${i}`;
+    return applyAssignments(build(seed, of ? { of } : {}), assignments);
+  });
+}
+
+/** Posts each notification `repeat` times and prints every reply, then the tally: 1 unless every reply was 2xx. */
+async function sendAll(plan: SendPlan, io: CliIO): Promise<number> {
+  const tally = new Map<string, number>();
+  let failed = 0;
+  let n = 0;
+  for (const notification of plan.notifications) {
+    const signed = signWebhook(notification, plan.secret, {
+      algorithm: plan.algorithm,
+      variant: plan.variant,
+    });
+    const id = 'operation_id' in notification ? notification.operation_id : notification.payment_id;
+    io.stdout(
+      `POST ${plan.url.href} ${plan.event} ${printable(`${notification.method} ${String(id)}`)} (${signed.variant})`,
+    );
+    for (let r = 0; r < plan.repeat; r++) {
+      n++;
+      const { label, ok } = await postOnce(plan, signed, n, io);
+      if (!ok) failed++;
+      tally.set(label, (tally.get(label) ?? 0) + 1);
+    }
+  }
+  io.stdout(`sent ${n}: ${[...tally].map(([label, k]) => `${k} ${printable(label)}`).join(', ')}`);
+  return failed === 0 ? 0 : 1;
+}
+
+/** The `n`-th post, its reply printed: its tally label, and whether it was a 2xx. */
+async function postOnce(
+  plan: SendPlan,
+  signed: SignedWebhook,
+  n: number,
+  io: CliIO,
+): Promise<{ label: string; ok: boolean }> {
+  let status: number;
+  let reply: string;
+  try {
+    ({ status, text: reply } = await post(plan.url, signed.headers, signed.body, plan.timeout));
+  } catch (error) {
+    io.stderr(`#${n} ${noAnswer(error)}`);
+    return { label: 'no answer', ok: false };
+  }
+  io.stdout(`#${n} ${status} ${printable(clipReply(reply))}`);
+  return { label: replyLabel(status, reply), ok: status >= 200 && status <= 299 };
+}
+
+/** A payhook reply's outcome, else its status and error code, else its status. */
+function replyLabel(status: number, reply: string): string {
+  try {
+    const json = JSON.parse(reply) as { outcome?: unknown; error?: { code?: unknown } };
+    if (typeof json.outcome === 'string') return json.outcome;
+    if (typeof json.error?.code === 'string') return `${status} ${json.error.code}`;
+  } catch {
+    // Not a payhook reply: the status is the label.
+  }
+  return String(status);
 }

@@ -122,59 +122,93 @@ export async function handleAdminRequest(fake: FakeService, request: ApiRequest)
     if (key === undefined || !fake.projects.some((project) => project.endpointsKey === key)) {
       throw new FakeServiceError('S-404', 401, 'Invalid pos_id field or credentials');
     }
-    if (path === '/clock' && method === 'GET') return json(200, { now: fake.clock.now().toISOString() });
-    if (path === '/clock' && method === 'POST') {
-      await moveClock(fake, readJson(request));
-      return json(200, { now: fake.clock.now().toISOString() });
-    }
-    if (path === '/deliveries' && method === 'GET') return json(200, fake.deliveries);
-    const operation = OPERATION.exec(path);
-    if (operation && method === 'POST') {
-      const paymentId = decodeURIComponent(operation[1]!);
-      const amount = amountOf(optionalJson(request));
-      const record =
-        operation[2] === 'capture'
-          ? fake.capture(paymentId, amount)
-          : operation[2] === 'refund'
-            ? fake.refund(paymentId, amount)
-            : fake.void(paymentId);
-      await fake.idle();
-      return json(200, record);
-    }
-    if (path === '/outcomes' && method === 'POST') return json(200, setOutcome(fake, readJson(request)));
-    const chargeOutcomes = CHARGE_OUTCOMES.exec(path);
-    if (chargeOutcomes && method === 'POST') {
-      const { outcomes } = readJson(request);
-      if (!Array.isArray(outcomes)) throw new FakeServiceError('R-400', 400, 'outcomes must be an array.');
-      const queued = outcomes.map((o, i) => outcomeOf(o, `outcomes[${i}]`));
-      fake.queueChargeOutcomes(decodeURIComponent(chargeOutcomes[1]!), queued);
-      return json(200, { outcomes: queued });
-    }
-    if (path === '/faults' && method === 'POST') {
-      const faults = faultsOf(optionalJson(request));
-      fake.setDeliveryFaults(faults);
-      return json(200, faults);
-    }
-    if (path === '/outbox/pause' && method === 'POST') {
-      fake.outbox.pause();
-      return json(200, { held: fake.outbox.held });
-    }
-    if (path === '/outbox/resume' && method === 'POST') {
-      const { reverse } = optionalJson(request);
-      if (reverse !== undefined && typeof reverse !== 'boolean') {
-        throw new FakeServiceError('R-400', 400, 'reverse must be true or false.');
-      }
-      await fake.outbox.resume({ reverse: reverse === true });
-      return json(200, { held: fake.outbox.held });
-    }
-    if (path === '/dropped' && method === 'GET') return json(200, fake.outbox.dropped);
-    const cancel = CANCEL.exec(path);
-    if (cancel && method === 'POST') {
-      fake.cancelSubscription(decodeURIComponent(cancel[1]!));
-      return json(200, { status: 'canceled' });
-    }
-    throw new FakeServiceError('N-404', 404, 'Not found.');
+    const answer =
+      method === 'GET'
+        ? readRoute(fake, path)
+        : method === 'POST'
+          ? await actionRoute(fake, path, request)
+          : undefined;
+    if (answer === undefined) throw new FakeServiceError('N-404', 404, 'Not found.');
+    return answer;
   } catch (error) {
     return failure(error);
   }
+}
+
+/** The GET routes: what the fake holds, read without changing it. */
+function readRoute(fake: FakeService, path: string): ApiResponse | undefined {
+  if (path === '/clock') return json(200, { now: fake.clock.now().toISOString() });
+  if (path === '/deliveries') return json(200, fake.deliveries);
+  if (path === '/dropped') return json(200, fake.outbox.dropped);
+  return undefined;
+}
+
+/** The POST routes: each moves the fake (its clock, a payment, the outcomes, the faults, the outbox). */
+async function actionRoute(
+  fake: FakeService,
+  path: string,
+  request: ApiRequest,
+): Promise<ApiResponse | undefined> {
+  if (path === '/clock') {
+    await moveClock(fake, readJson(request));
+    return json(200, { now: fake.clock.now().toISOString() });
+  }
+  const operation = OPERATION.exec(path);
+  if (operation) return json(200, await operate(fake, operation, request));
+  if (path === '/outcomes') return json(200, setOutcome(fake, readJson(request)));
+  const chargeOutcomes = CHARGE_OUTCOMES.exec(path);
+  if (chargeOutcomes) return json(200, queueChargeOutcomes(fake, chargeOutcomes, request));
+  if (path === '/faults') {
+    const faults = faultsOf(optionalJson(request));
+    fake.setDeliveryFaults(faults);
+    return json(200, faults);
+  }
+  if (path === '/outbox/pause') {
+    fake.outbox.pause();
+    return json(200, { held: fake.outbox.held });
+  }
+  if (path === '/outbox/resume') {
+    await resumeOutbox(fake, optionalJson(request));
+    return json(200, { held: fake.outbox.held });
+  }
+  const cancel = CANCEL.exec(path);
+  if (cancel) {
+    fake.cancelSubscription(decodeURIComponent(cancel[1]!));
+    return json(200, { status: 'canceled' });
+  }
+  return undefined;
+}
+
+/** A capture, void or refund of the payment in the path, its webhook delivered: the operation record. */
+async function operate(fake: FakeService, operation: RegExpExecArray, request: ApiRequest): Promise<unknown> {
+  const paymentId = decodeURIComponent(operation[1]!);
+  const amount = amountOf(optionalJson(request));
+  const record =
+    operation[2] === 'capture'
+      ? fake.capture(paymentId, amount)
+      : operation[2] === 'refund'
+        ? fake.refund(paymentId, amount)
+        : fake.void(paymentId);
+  await fake.idle();
+  return record;
+}
+
+function queueChargeOutcomes(
+  fake: FakeService,
+  subscription: RegExpExecArray,
+  request: ApiRequest,
+): { outcomes: PaymentOutcome[] } {
+  const { outcomes } = readJson(request);
+  if (!Array.isArray(outcomes)) throw new FakeServiceError('R-400', 400, 'outcomes must be an array.');
+  const queued = outcomes.map((o, i) => outcomeOf(o, `outcomes[${i}]`));
+  fake.queueChargeOutcomes(decodeURIComponent(subscription[1]!), queued);
+  return { outcomes: queued };
+}
+
+async function resumeOutbox(fake: FakeService, body: Record<string, unknown>): Promise<void> {
+  const { reverse } = body;
+  if (reverse !== undefined && typeof reverse !== 'boolean') {
+    throw new FakeServiceError('R-400', 400, 'reverse must be true or false.');
+  }
+  await fake.outbox.resume({ reverse: reverse === true });
 }

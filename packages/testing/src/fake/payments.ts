@@ -105,6 +105,30 @@ export function createPayment(
   if (ledger.byOrder.has(key)) {
     throw new FakeServiceError('P-409', 409, 'A payment with this order_id already exists for this project.');
   }
+  const { state, recurring } = newPayment(ledger, project, body, split, now);
+  const { record, checkoutId } = state;
+  ledger.payments.set(record.payment_id, state);
+  ledger.byOrder.set(key, record.payment_id);
+  ledger.byCheckout.set(checkoutId, record.payment_id);
+
+  if (body.mode === 'hosted') {
+    return { mode: 'hosted', location: checkoutUrl(ledger, checkoutId), paymentId: record.payment_id };
+  }
+  applyOutcome(ledger, state);
+  const view = viewOf(ledger, state, record);
+  // The creating response shows the subscription as created (`init`, spec 4.5), whatever its webhook says.
+  if (recurring) view.recurring = { ...recurring };
+  return { mode: 'direct', record: view };
+}
+
+/** A new payment's state (status `created`) and the subscription an `init_recurring` created, as the response shows it. */
+function newPayment(
+  ledger: Ledger,
+  project: PaymentState['project'],
+  body: ValidRequest,
+  split: boolean,
+  now: Date,
+): { state: PaymentState; recurring: RecurringInfo | undefined } {
   const base = newPaymentRecord({ request: body, posId: project.posId, split, ids: ledger.ids, now });
   const card = cardFields(ledger, body);
   const checkoutId = ledger.ids.uuid();
@@ -133,18 +157,7 @@ export function createPayment(
         ? now.getTime() + body.order_timeout * 1000
         : undefined,
   };
-  ledger.payments.set(record.payment_id, state);
-  ledger.byOrder.set(key, record.payment_id);
-  ledger.byCheckout.set(checkoutId, record.payment_id);
-
-  if (body.mode === 'hosted') {
-    return { mode: 'hosted', location: checkoutUrl(ledger, checkoutId), paymentId: record.payment_id };
-  }
-  applyOutcome(ledger, state);
-  const view = viewOf(ledger, state, record);
-  // The creating response shows the subscription as created (`init`, spec 4.5), whatever its webhook says.
-  if (recurring) view.recurring = { ...recurring };
-  return { mode: 'direct', record: view };
+  return { state, recurring };
 }
 
 /**
