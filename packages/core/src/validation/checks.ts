@@ -42,7 +42,6 @@ export function checkString(
   return value;
 }
 
-/** An amount: a JSON number, positive, at most 2 decimal digits. Returns it when valid. */
 export function checkAmount(
   v: Violations,
   value: unknown,
@@ -64,7 +63,6 @@ export function checkAmount(
   return value;
 }
 
-/** An integer JSON number within `[min, max]` (`max` optional). Returns it when valid. */
 export function checkInteger(
   v: Violations,
   value: unknown,

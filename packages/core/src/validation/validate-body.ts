@@ -9,7 +9,6 @@ const CARD_FIELDS = ['cc_number', 'exp_month', 'exp_year', 'card_cvv', 'cc_cvv']
 const PLAIN_STRINGS = ['customer_id', 'customer_fname', 'customer_lname', 'customer_patronym'] as const;
 const MORE_STRINGS = ['customer_phone', 'customer_lang', 'customer_tax_id', 'payway'] as const;
 
-/** Which fields a request must carry, by endpoint and mode. */
 export interface BodyRules {
   required: readonly string[];
   methods: readonly string[];
