@@ -29,7 +29,6 @@ export type BodyStream =
 
 export type MediaType = 'form' | 'json';
 
-/** Reads one header, whatever the bag's shape (Node keys are lower-case; `Headers` is case-insensitive). */
 export function getHeader(headers: HeaderBag, name: string): string | undefined {
   if (typeof (headers as Headers).get === 'function') return (headers as Headers).get(name) ?? undefined;
   const value = (headers as Record<string, string | readonly string[] | undefined>)[name];
@@ -49,7 +48,6 @@ export function mediaTypeOf(contentType: string | undefined): MediaType {
   );
 }
 
-/** Reads a raw body (bytes or text) of the given media type into an envelope. */
 export function parseRawBody(body: Uint8Array | string, type: MediaType): Envelope {
   const text = typeof body === 'string' ? body : utf8Text(body);
   if (type === 'form') return parseForm(text);
@@ -69,13 +67,11 @@ function envelopeRefused(problem: JsonProblem): RequestError {
   );
 }
 
-/** The body size and time limits of `readEnvelope`. */
 export interface BodyLimits {
   readonly maxBodyBytes: number;
   readonly readTimeoutMs: number;
 }
 
-/** What `readEnvelope` needs of a request (the handler's `WebhookRequest`). */
 export interface BodySource {
   readonly headers: HeaderBag;
   readonly body?: unknown;

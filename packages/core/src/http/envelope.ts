@@ -29,10 +29,6 @@ export function isBracketed(name: string, field: string): boolean {
   return name.startsWith(field) && name.charCodeAt(field.length) === 91 && name.includes(']', field.length);
 }
 
-/**
- * Picks `data` and `signature` from an object a body parser (form or JSON, as `type` says) already built, or
- * JSON.parse did.
- */
 export function envelopeFromObject(body: object, type: MediaType = 'form'): Envelope {
   // A parser without nested names (body-parser's `extended: false`) keeps `data[a]` as a key, where qs
   // (`extended: true`, koa's parsers) makes `data` an object or a list: both answer as qs's users see it.
@@ -131,7 +127,6 @@ function occursOnce(text: string, part: string): boolean {
   return first === -1 || text.indexOf(part, first + part.length) === -1;
 }
 
-/** The index of the quote that closes the JSON string opening at `open` (one not escaped by a backslash). */
 function stringEnd(text: string, open: number): number {
   let close = text.indexOf('"', open + 1);
   for (;;) {

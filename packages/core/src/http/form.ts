@@ -24,7 +24,6 @@ function decodeFormValue(value: string): string {
   return decodeEscapes(value);
 }
 
-/** Hex digit values by character code, -1 for anything else. */
 const HEX = new Int8Array(128).fill(-1);
 for (let i = 0; i < 16; i++) {
   HEX['0123456789abcdef'.charCodeAt(i)] = i;
@@ -72,7 +71,6 @@ function isEscapedPadding(value: string, from: number): boolean {
   return true;
 }
 
-/** The envelope field a form field name stands for, once decoded as standard form parsers decode names. */
 type FieldName = 'data' | 'signature' | 'other';
 
 /**

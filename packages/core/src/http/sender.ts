@@ -22,7 +22,6 @@ function normalize(address: string): string {
   return trimmed.startsWith('::ffff:') && trimmed.includes('.') ? trimmed.slice(7) : trimmed;
 }
 
-/** The sender's address, from the socket or (only when told to trust proxies) from `X-Forwarded-For`. */
 export function senderAddress(
   headers: HeaderBag,
   remoteAddress: string | undefined,
@@ -39,7 +38,6 @@ export function senderAddress(
   return remoteAddress === undefined ? undefined : normalize(remoteAddress);
 }
 
-/** A fast membership test over normalised addresses. */
 export function createSenderCheck(allowed: readonly string[]): (address: string | undefined) => boolean {
   const set = new Set(allowed.map(normalize));
   return (address) => address !== undefined && set.has(address);

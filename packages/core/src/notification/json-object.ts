@@ -1,4 +1,3 @@
-/** What is wrong with a JSON text that should hold an object. */
 export type JsonProblem = 'not_json' | 'not_object';
 
 /** The object a JSON text holds; otherwise throws what `refused` makes of the problem. */

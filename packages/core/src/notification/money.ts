@@ -27,9 +27,7 @@ const EXPONENTS: Readonly<Record<string, number>> = {
   UYW: 4,
 };
 
-/**
- * `digits` without its trailing zeros. A loop: `/0+$/` retries from every zero of a run, quadratic on `0…01`.
- */
+/** A loop: `/0+$/` retries from every zero of a run, quadratic on `0…01`. */
 export function withoutTrailingZeros(digits: string): string {
   let end = digits.length;
   while (end > 0 && digits.charCodeAt(end - 1) === 48) end--;

@@ -85,7 +85,6 @@ function typed(n: Record<string, unknown>, raw: Readonly<Record<string, unknown>
   return n as unknown as Notification;
 }
 
-/** Coerces the fields of `n` in place, then checks the required ones. */
 function typeFields(n: Record<string, unknown>, kind: Kind): void {
   // One call per field with a literal name: V8 inlines them into plain property reads.
   coerceString(n, 'payment_id');

@@ -18,15 +18,11 @@ export function encodeBase64Url(input: Uint8Array | string, options?: { pad?: bo
   return options?.pad === false ? encoded : withPadding(encoded);
 }
 
-/** An unpadded base64 or base64url text with its `=` padding. */
 export function withPadding(text: string): string {
   return text.length % 4 === 0 ? text : text + '='.repeat(4 - (text.length % 4));
 }
 
-/**
- * The byte count a base64url or base64 text (a space read as `+`) decodes to, or -1 for misplaced padding or a
- * length no encoder produces.
- */
+/** -1 for misplaced padding or a length no encoder produces (a space counts as `+`). */
 function decodedLength(text: string): number {
   const padding = text.endsWith('==') ? 2 : text.endsWith('=') ? 1 : 0;
   if (padding > 0 && text.length % 4 !== 0) return -1;

@@ -19,7 +19,6 @@ export const systemClock: Clock = {
   clearInterval: (timer) => clearInterval(timer),
 };
 
-/** Resolves after `ms` on `clock`. */
 export function sleep(clock: Clock, ms: number): Promise<void> {
   return new Promise((resolve) => clock.setTimeout(resolve, ms));
 }

@@ -36,7 +36,6 @@ function digestOf(state: Int32Array): Uint8Array {
 
 const rotr = (x: number, n: number): number => (x >>> n) | (x << (32 - n));
 
-/** The SHA-256 digest (32 bytes) of `message`. */
 export function sha256(message: Uint8Array): Uint8Array {
   const view = padded(message);
   const h = Int32Array.of(
@@ -83,7 +82,7 @@ export function sha256(message: Uint8Array): Uint8Array {
   return digestOf(h);
 }
 
-/** The SHA-1 digest (20 bytes) of `message`: only for projects whose service account signs with SHA-1. */
+/** Only for projects whose service account signs with SHA-1. */
 export function sha1(message: Uint8Array): Uint8Array {
   const view = padded(message);
   const h = Int32Array.of(0x67452301, 0xefcdab89, 0x98badcfe, 0x10325476, 0xc3d2e1f0);

@@ -22,7 +22,6 @@ export function utf8Text(bytes: Uint8Array): string {
     : NodeBuffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString();
 }
 
-/** True when `bytes` are well-formed UTF-8. */
 export function isUtf8(bytes: Uint8Array): boolean {
   if (nodeBuffer) return nodeBuffer.isUtf8(bytes);
   try {
@@ -33,7 +32,6 @@ export function isUtf8(bytes: Uint8Array): boolean {
   }
 }
 
-/** The length of `text` in UTF-8 bytes. */
 export function utf8Length(text: string): number {
   if (NodeBuffer) return NodeBuffer.byteLength(text);
   let length = text.length;
@@ -56,7 +54,6 @@ export function chunkBytes(chunk: Uint8Array | string): Uint8Array {
   return NodeBuffer ? NodeBuffer.from(chunk) : chunk.slice();
 }
 
-/** The chunks joined into one array of `size` bytes. */
 export function concatBytes(chunks: readonly Uint8Array[], size: number): Uint8Array {
   if (NodeBuffer) return NodeBuffer.concat(chunks, size);
   const joined = new Uint8Array(size);

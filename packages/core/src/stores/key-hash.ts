@@ -72,12 +72,10 @@ function pairAt(key: string, i: number): number {
   return unitAt(key, i) | (unitAt(key, i + 1) << 16);
 }
 
-/** One block word `k` multiplied, rotated by `r` and multiplied again. */
 function scramble(k: number, first: number, r: number, second: number): number {
   return Math.imul(rotl(Math.imul(k, first), r), second);
 }
 
-/** One hash word after its block word is in: rotated by `r`, plus the next word, times 5, plus `add`. */
 function mix(h: number, r: number, next: number, add: number): number {
   return (Math.imul(rotl(h, r) + next, 5) + add) | 0;
 }

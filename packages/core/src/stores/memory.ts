@@ -59,7 +59,6 @@ export class MemoryStore implements DedupeStore {
   #ring: Int32Array;
   #tail = 0;
   #used = 0;
-  /** Keys in the table. */
   #count = 0;
   /** Keys done while other leases were live, since the bound was last enforced: most are completions to forget. */
   #young = 0;
@@ -152,7 +151,6 @@ export class MemoryStore implements DedupeStore {
     if (lease?.token === token) this.#dropLease(lease);
   }
 
-  /** The lease of the current hash (leases whose hashes share a bucket are chained). */
   #lease(): Lease | undefined {
     let lease = this.#leases.get(this.#h1 & 0x3fffffff);
     while (
@@ -187,12 +185,10 @@ export class MemoryStore implements DedupeStore {
     this.#lastKey = key;
   }
 
-  /** The slot holding the current hash, or -1. */
   #find(): number {
     return this.#slotOf(this.#h1, this.#h2, this.#h3, this.#h4);
   }
 
-  /** The slot holding a hash, or -1. */
   #slotOf(h1: number, h2: number, h3: number, h4: number): number {
     const table = this.#table;
     const mask = this.#mask;
@@ -309,7 +305,6 @@ export class MemoryStore implements DedupeStore {
     return true;
   }
 
-  /** Doubles the table, up to the power of two that keeps the bound half full. */
   #growTable(): void {
     const old = this.#table;
     const slots = Math.min(slotsFor(this.#maxEntries + SLACK), (this.#mask + 1) * 2);

@@ -136,7 +136,6 @@ export class RedisStore implements DedupeStore {
     await this.#script(FORGET_SCRIPT, key, '', 0);
   }
 
-  /** Runs a script on the prefixed key with ARGV `value`, FENCE_MEMORY_MS and `ms` (at least 1). */
   #script(script: string, key: string, value: string, ms: number): Promise<unknown> {
     const args = [value, String(FENCE_MEMORY_MS), String(Math.max(1, Math.ceil(ms)))];
     const id = this.prefix + key;

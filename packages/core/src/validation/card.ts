@@ -39,7 +39,6 @@ export function luhnCheck(digits: string): boolean {
   return sum % 10 === 0;
 }
 
-/** A non-negative integer sent as a JSON number, or `undefined`. */
 function readInteger(value: unknown): number | undefined {
   return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 ? value : undefined;
 }
@@ -71,7 +70,6 @@ function checkNumber(card: CardFields, v: Violations): void {
   if (!luhnCheck(number)) v.add('cc_number', 'card.luhn', 'cc_number fails the Luhn check.');
 }
 
-/** What an expiry field must hold once sent as a JSON integer, and the violation when it does not. */
 interface ExpiryRule {
   field: 'exp_month' | 'exp_year';
   fits: (value: number) => boolean;
@@ -94,7 +92,6 @@ const YEAR: ExpiryRule = {
   message: 'exp_year must be a year of 2 or 4 digits.',
 };
 
-/** An expiry field as its integer, or `undefined` with its violation. */
 function readExpiry(card: CardFields, v: Violations, rule: ExpiryRule): number | undefined {
   const value = card[rule.field];
   if (isMissing(value)) {
@@ -130,8 +127,8 @@ function checkCvv(card: CardFields, v: Violations): void {
 /**
  * Checks card data as the spec requires of a merchant's own page (part 1): the number has 12 to 19 digits, no
  * other characters, and passes Luhn; `exp_month` is 1-12 and `exp_year` 2 or 4 digits (`28` is 2028), both JSON
- * numbers (a string is `type`, as for `amount`); the card has not expired (it is valid through its expiry month, UTC); the CVV is a
- * string of 3 or 4 digits, under `card_cvv` or the samples' `cc_cvv`. Every violation is reported.
+ * numbers (a string is `type`, as for `amount`); the card has not expired (it is valid through its expiry month,
+ * UTC); the CVV is a string of 3 or 4 digits, under `card_cvv` or the samples' `cc_cvv`. Every violation is reported.
  *
  * @example
  * const { valid, violations } = validateCard(

@@ -2,7 +2,6 @@ import { isMissing } from '../notification/missing.js';
 import { isValidAmount } from './formats.js';
 import { isAbsent, path, type Violations } from './violations.js';
 
-/** A format a string must have: the test, the violation code, and what to tell the sender. */
 export type Format = readonly [test: (text: string) => boolean, code: string, expected: string];
 
 export interface StringRule {
@@ -13,7 +12,6 @@ export interface StringRule {
   oneOf?: readonly string[];
 }
 
-/** A string member of `record`; returns it when present and a string. */
 export function checkString(
   v: Violations,
   record: Record<string, unknown>,
@@ -44,7 +42,6 @@ export function checkString(
   return value;
 }
 
-/** An amount: a JSON number, positive, at most 2 decimal digits. Returns it when valid. */
 export function checkAmount(
   v: Violations,
   value: unknown,
@@ -66,7 +63,6 @@ export function checkAmount(
   return value;
 }
 
-/** An integer JSON number within `[min, max]` (`max` optional). Returns it when valid. */
 export function checkInteger(
   v: Violations,
   value: unknown,

@@ -47,17 +47,14 @@ export function isIsoDate(text: string): boolean {
   return day <= days;
 }
 
-/** `HH:MM:SS`, 24-hour. */
 export function isIsoTime(text: string): boolean {
   return /^([01]\d|2[0-3]):[0-5]\d:[0-5]\d$/.test(text);
 }
 
-/** Any UUID version, either case. */
 export function isUuid(text: string): boolean {
   return /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(text);
 }
 
-/** An absolute `http:` or `https:` URL with a host. */
 export function isHttpUrl(text: string): boolean {
   try {
     const url = new URL(text);

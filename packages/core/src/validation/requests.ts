@@ -75,29 +75,21 @@ export interface BrowserFingerprint {
  */
 export interface InitRecurring {
   interval_unit: IntervalUnit;
-  /**
-   * Units between charges, 1 to 30. */
+  /** Units between charges, 1 to 30. */
   interval_count: number;
-  /**
-   * Retries after a failed charge, 0 to 7. @default 3 */
+  /** Retries after a failed charge, 0 to 7. @default 3 */
   retry_attempts?: number;
-  /**
-   * Hours between retries: 1 to 23 for `day`, 1 to 72 otherwise. @default 2 for `day`, else 24 */
+  /** Hours between retries: 1 to 23 for `day`, 1 to 72 otherwise. @default 2 for `day`, else 24 */
   retry_interval_hours?: number;
-  /**
-   * First scheduled charge, `YYYY-MM-DD`. */
+  /** First scheduled charge, `YYYY-MM-DD`. */
   start_date?: string;
-  /**
-   * Last scheduled charge, `YYYY-MM-DD`, not before `start_date`. */
+  /** Last scheduled charge, `YYYY-MM-DD`, not before `start_date`. */
   expiry_date?: string;
-  /**
-   * Charge time in UTC, `HH:MM:SS`. @default the time the subscription was created */
+  /** Charge time in UTC, `HH:MM:SS`. @default the time the subscription was created */
   time?: string;
-  /**
-   * Target of recurring notifications. @default the initial payment's `server_url` */
+  /** Target of recurring notifications. @default the initial payment's `server_url` */
   notification_url?: string;
-  /**
-   * Recurring amount when it differs from the initial one. @default the initial amount */
+  /** Recurring amount when it differs from the initial one. @default the initial amount */
   amount?: number;
 }
 
@@ -126,8 +118,7 @@ export interface PaymentRequest {
   pos_id: string;
   mode: PaymentMode;
   method: PaymentMethod;
-  /**
-   * Positive, at most 2 decimal digits, sent as a JSON number. */
+  /** Positive, at most 2 decimal digits, sent as a JSON number. */
   amount: number;
   /** ISO 4217 code (`XTS` for tests). */
   currency: string;

@@ -9,7 +9,6 @@ const CARD_FIELDS = ['cc_number', 'exp_month', 'exp_year', 'card_cvv', 'cc_cvv']
 const PLAIN_STRINGS = ['customer_id', 'customer_fname', 'customer_lname', 'customer_patronym'] as const;
 const MORE_STRINGS = ['customer_phone', 'customer_lang', 'customer_tax_id', 'payway'] as const;
 
-/** Which fields a request must carry, by endpoint and mode. */
 export interface BodyRules {
   required: readonly string[];
   methods: readonly string[];
@@ -19,7 +18,7 @@ function has(body: Record<string, unknown>, key: string): boolean {
   return !isAbsent(body[key]) && body[key] !== '';
 }
 
-/** An optional array of product objects (their fields are not shown by the spec). */
+/** Product objects: their fields are not shown by the spec. */
 export function checkProducts(v: Violations, value: unknown, field: string): void {
   if (isAbsent(value)) return;
   if (!Array.isArray(value)) {
@@ -119,10 +118,9 @@ function checkSector(
   if (sector === 'igaming' && mode === 'hosted') names();
 }
 
-/** Whether a field is required by the route's rules, as a `StringRule`. */
 type RequiredRule = (key: string) => StringRule;
 
-/** The order's own fields (who, how, how much); returns `mode` when it is valid. */
+/** Returns `mode` when it is valid. */
 function checkOrderFields(
   v: Violations,
   body: Record<string, unknown>,
@@ -145,7 +143,6 @@ function checkOrderFields(
   return mode;
 }
 
-/** The customer's contact fields and the merchant's URLs and payload. */
 function checkCustomerFields(
   v: Violations,
   body: Record<string, unknown>,
@@ -191,7 +188,6 @@ function checkCryptogram(v: Violations, cryptogram: unknown): void {
   }
 }
 
-/** `init_recurring`, and the one-step method a subscription needs. */
 function checkRecurringPurchase(v: Violations, body: Record<string, unknown>): void {
   if (isAbsent(body.init_recurring)) return;
   checkInitRecurring(v, body.init_recurring, 'init_recurring');

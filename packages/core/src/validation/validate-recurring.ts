@@ -5,7 +5,6 @@ import { isAbsent, isPlainObject, path, type ValidationResult, Violations } from
 
 const INTERVAL_UNITS = ['day', 'week', 'month', 'quarter', 'year'] as const;
 
-/** Checks an `init_recurring` object into `v`, with field paths under `prefix`. */
 export function checkInitRecurring(v: Violations, init: unknown, prefix: string): void {
   if (!isPlainObject(init)) {
     v.add(prefix, 'type', `${prefix || 'init_recurring'} must be an object.`);

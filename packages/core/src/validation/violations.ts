@@ -56,7 +56,6 @@ export interface ValidationOptions {
   splitSum?: SplitSumRule;
 }
 
-/** Collects violations under a path prefix. */
 export class Violations {
   readonly list: Violation[] = [];
 
@@ -78,7 +77,6 @@ export function isPlainObject(value: unknown): value is Record<string, unknown> 
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** `prefix.key`, or `key` at the top level. */
 export function path(prefix: string, key: string): string {
   return prefix === '' ? key : `${prefix}.${key}`;
 }

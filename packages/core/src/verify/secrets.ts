@@ -25,7 +25,6 @@ export type Secrets = SecretList | SecretResolver;
  */
 export type SecretSource = readonly Secret[] | SecretLookup;
 
-/** A resolver behind the lookup of a delivery's secrets (`secretSource`). */
 interface SecretLookup {
   (data: string): Promise<readonly Secret[]>;
   /** The secrets it gave lately for other `pos_id`s: tried only to diagnose a refusal (`secret_for_other_project`). */
@@ -77,12 +76,10 @@ export function checkSecretOption(value: unknown): SecretResolver | readonly Sec
   return value as readonly Secret[];
 }
 
-/** The list form of any `SecretList`. */
 function toSecretArray(secrets: SecretList): readonly Secret[] {
   return typeof secrets === 'string' || !Array.isArray(secrets) ? [secrets as Secret] : secrets;
 }
 
-/** The text a secret is hashed with. */
 export function secretValue(secret: Secret): string {
   return typeof secret === 'string' ? secret : secret.secret;
 }
@@ -131,10 +128,8 @@ export async function resolveSecrets(
   return secrets;
 }
 
-/** How many projects' secrets a lookup remembers for diagnosis. */
 const RECENT_PROJECTS = 8;
 
-/** The lookup's memory of the secrets the resolver gave for the last `RECENT_PROJECTS` pos_ids. */
 function recentSecrets(): {
   remember: (posId: string, secrets: readonly Secret[]) => void;
   recent: () => readonly Secret[];

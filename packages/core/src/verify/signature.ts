@@ -30,7 +30,6 @@ export type VerifyResult =
 
 const DIGEST_BYTES: Record<SignatureAlgorithm, number> = { sha256: 32, sha1: 20 };
 
-/** The `algorithm` option, `'sha256'` when absent; anything but `'sha256'` or `'sha1'` throws a TypeError. */
 export function checkAlgorithm(algorithm: unknown): SignatureAlgorithm {
   if (algorithm === undefined) return 'sha256';
   if (algorithm === 'sha256' || algorithm === 'sha1') return algorithm;
@@ -183,7 +182,6 @@ export interface SignatureCheck {
   readonly secrets: readonly Secret[];
 }
 
-/** `checkSignature`, keeping the secrets it checked against. */
 export function checkAgainst(
   data: string,
   signature: string,
