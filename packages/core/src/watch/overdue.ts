@@ -12,11 +12,15 @@ export type WatchLogger = Pick<Console, 'warn'> | false;
  * onOverdue: (p: OverduePayment) => ops.alert(`${p.orderId}: ${p.reason} after ${p.tries} tries`)
  */
 export interface OverduePayment {
+  /** The merchant's `order_id`. */
   readonly orderId: string;
+  /** The payment's method (`purchase`, `auth`). */
   readonly operation: string;
+  /** When it was registered. */
   readonly createdAt: Date;
   /** How many runs tried it. */
   readonly tries: number;
+  /** `unsettled`: no final notification after `maxTries`; `unknown_order`: the service does not know the order. */
   readonly reason: 'unsettled' | 'unknown_order';
   /** What the last try did (`requested`, `pending`, `failed`, …). */
   readonly lastResult: ReconcileStatus;
