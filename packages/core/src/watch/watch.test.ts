@@ -1,7 +1,11 @@
 import diagnostics_channel from 'node:diagnostics_channel';
 import { describe, expect, it } from 'vitest';
+import { formBody, post, purchase, SECRET } from '../../test/fixtures.js';
 import { PAYHOOK_CHANNELS, type WatchMessage } from '../diagnostics/channels.js';
+import { createWebhookHandler } from '../handler.js';
+import { parseNotification } from '../notification/parse.js';
 import type { Notification } from '../notification/types.js';
+import type { QueuedNotification } from '../protocol/queue.js';
 import type { ResendClient, ResendRequest } from '../reconcile/api-client.js';
 import { ApiError } from '../reconcile/api-errors.js';
 import { MemoryWatchStore } from './memory.js';
@@ -154,6 +158,37 @@ describe('createPaymentWatch', () => {
     expect(() => createPaymentWatch({ api, onOverdue: 'x' as never })).toThrow(/onOverdue/);
     const { watch } = watchOf(api);
     return expect(watch.register({ orderId: '' })).rejects.toThrow(/orderId must be a non-empty string/);
+  });
+});
+
+describe('watch.settle, the last handler', () => {
+  it('settles only once the handlers before it succeeded: in the worker for a queued notification, not in the request', async () => {
+    const jobs: QueuedNotification[] = [];
+    const queue = {
+      enqueue: async (job: QueuedNotification) => {
+        jobs.push(job);
+        return 'queued' as const;
+      },
+    };
+    const store = new MemoryWatchStore();
+    let failing = true;
+    const webhook = createWebhookHandler({ secret: SECRET, logger: false, queue }).on('purchase', () => {
+      if (failing) throw new Error('the database is down');
+    });
+    const watch = createPaymentWatch({ api: service({}).api, store });
+    webhook.onAny(watch.settle);
+    await watch.register({ orderId: 'order-1001' });
+    expect((await webhook(post(formBody(purchase())), undefined)).body).toBe(
+      '{"ok":true,"outcome":"queued"}',
+    );
+    expect(store.size).toBe(1);
+    // The worker: the merchant's handler fails first, so the payment stays watched; the retry settles it.
+    const notification = parseNotification(jobs[0]!.data);
+    await expect(webhook.process(notification)).rejects.toThrow();
+    expect(store.size).toBe(1);
+    failing = false;
+    expect(await webhook.process(notification)).toBe('handled');
+    expect(store.size).toBe(0);
   });
 });
 
