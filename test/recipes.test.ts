@@ -95,7 +95,7 @@ describe('code in docs/recipes.md and the core and nestjs READMEs', () => {
       '## AWS Lambda',
       '## Cloudflare Workers',
       '## A queue worker, without the handler',
-      '## The whole loop: create, redirect, webhook',
+      '## The whole loop: create, redirect, webhook, the watch',
       '## Orders whose webhook never came',
       '## What did the service send?',
       '## Unit tests with @payhook/testing',

@@ -22,9 +22,11 @@ import {
   PAYHOOK_CHANNELS,
   type RefusalMessage,
   type StoreCallMessage,
+  type WatchMessage,
 } from '@payhook/core/diagnostics';
+import { deliveryAttributes, metricAttributes, PROCESS_ATTRIBUTES } from './attributes.js';
 import { guarded } from './guard.js';
-import { ATTRIBUTES as A, MESSAGING_SYSTEM, METRICS } from './names.js';
+import { ATTRIBUTES as A, METRICS } from './names.js';
 
 declare const __PAYHOOK_OTEL_VERSION__: string | undefined;
 
@@ -67,6 +69,7 @@ interface Instruments {
   readonly storeDuration: Histogram;
   readonly storeFailures: Counter;
   readonly drift: Counter;
+  readonly overdue: Counter;
 }
 
 /** A span in progress (none for a store call without `storeSpans`) and when it started, for the duration metrics. */
@@ -146,6 +149,7 @@ export class PayhookInstrumentation {
     diagnostics_channel.tracingChannel(PAYHOOK_CHANNELS.store).subscribe(this.#store);
     diagnostics_channel.subscribe(PAYHOOK_CHANNELS.refusal, this.#refusal);
     diagnostics_channel.subscribe(PAYHOOK_CHANNELS.drift, this.#drift);
+    diagnostics_channel.subscribe(PAYHOOK_CHANNELS.watch, this.#overdue);
   }
 
   /** What the SDK threw: to `onError`, else once to `diag`; never back into the channel (issue 34). */
@@ -177,6 +181,7 @@ export class PayhookInstrumentation {
     diagnostics_channel.tracingChannel(PAYHOOK_CHANNELS.store).unsubscribe(this.#store);
     diagnostics_channel.unsubscribe(PAYHOOK_CHANNELS.refusal, this.#refusal);
     diagnostics_channel.unsubscribe(PAYHOOK_CHANNELS.drift, this.#drift);
+    diagnostics_channel.unsubscribe(PAYHOOK_CHANNELS.watch, this.#overdue);
   }
 
   #begin(message: object, name: string, kind: SpanKind, parent: Context, attributes: Attributes): void {
@@ -301,6 +306,13 @@ export class PayhookInstrumentation {
       }
     },
   }).drift;
+
+  readonly #overdue = guarded(this.#onCaught, {
+    overdue: (m: unknown): void => {
+      const { reason, operation } = m as WatchMessage;
+      this.#instruments.overdue.add(1, { [A.watchReason]: reason, [A.watchOperation]: operation });
+    },
+  }).overdue;
 }
 
 /**
@@ -348,48 +360,10 @@ function instrumentsOf(provider: MeterProvider): Instruments {
       description:
         'What verified deliveries carried beyond what payhook types (new fields, statuses, status codes, methods; fields of another type; coerced values), by kind and name; never a value.',
     }),
+    overdue: meter.createCounter(METRICS.paymentsOverdue, {
+      unit: '{payment}',
+      description:
+        'Payments the payment watch reported overdue: still without a final notification after its tries (unsettled), or unknown to the service (unknown_order).',
+    }),
   };
-}
-
-/** A delivery span's attributes at its start, by `via`: built once, as the SDK copies them into each span. */
-const PROCESS_ATTRIBUTES: Record<DeliveryMessage['via'], Attributes> = {
-  request: processAttributes('request'),
-  process: processAttributes('process'),
-};
-
-function processAttributes(via: DeliveryMessage['via']): Attributes {
-  return {
-    [A.messagingSystem]: MESSAGING_SYSTEM,
-    [A.messagingOperationType]: 'process',
-    [A.messagingOperationName]: 'process',
-    [A.via]: via,
-  };
-}
-
-/** A delivery span's attributes once it settled: never the notification, only what names and counts it. */
-function deliveryAttributes(message: DeliveryMessage): Attributes {
-  const attributes: Attributes = {
-    [A.outcome]: message.outcome,
-    [A.handlerCount]: message.handlerCount,
-    [A.secretIndex]: message.secretIndex,
-  };
-  if (message.status !== undefined) attributes[A.status] = message.status;
-  if (message.event !== undefined) attributes[A.event] = message.event;
-  if (message.key !== undefined) attributes[A.messagingMessageId] = message.key;
-  if (message.secretId !== undefined) attributes[A.secretId] = message.secretId;
-  if (message.hint !== undefined) attributes[A.signatureHint] = message.hint;
-  return attributes;
-}
-
-/** Low-cardinality attributes for the delivery metrics: outcome, event, code; never the key. */
-function metricAttributes(message: DeliveryMessage): Attributes {
-  const attributes: Attributes = {
-    [A.messagingSystem]: MESSAGING_SYSTEM,
-    [A.messagingOperationName]: 'process',
-    [A.outcome]: message.outcome,
-    [A.via]: message.via,
-  };
-  if (message.event !== undefined) attributes[A.event] = message.event;
-  if (message.errorCode !== undefined) attributes[A.errorType] = message.errorCode;
-  return attributes;
 }

@@ -28,6 +28,10 @@ export const ATTRIBUTES = {
   driftKind: 'payhook.drift.kind',
   driftName: 'payhook.drift.name',
   driftSentType: 'payhook.drift.sent_type',
+  /** Why the payment watch reported a payment overdue: `unsettled` or `unknown_order`. */
+  watchReason: 'payhook.watch.reason',
+  /** The operation of a payment watched (`purchase`, `auth`). */
+  watchOperation: 'payhook.watch.operation',
 } as const;
 
 /**
@@ -45,6 +49,8 @@ export const METRICS = {
   storeDuration: 'payhook.store.duration',
   storeFailures: 'payhook.store.failures',
   drift: 'payhook.drift',
+  /** Payments the payment watch reported overdue, by `payhook.watch.reason`. */
+  paymentsOverdue: 'payhook.payments.overdue',
 } as const;
 
 /** `messaging.system`: not one of the conventions' listed systems, so the library's name. */

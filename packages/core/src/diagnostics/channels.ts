@@ -28,6 +28,8 @@ export const PAYHOOK_CHANNELS = {
   refusal: 'payhook:refusal',
   /** Plain: a verified delivery that carried what payhook does not type (new fields, statuses, types). */
   drift: 'payhook:drift',
+  /** Plain: a payment the payment watch reported overdue (`createPaymentWatch`). */
+  watch: 'payhook:watch',
 } as const;
 
 /**
@@ -129,6 +131,21 @@ export interface DriftMessage {
   readonly findings: readonly DriftFinding[];
 }
 
+/**
+ * A message of the `payhook:watch` channel: one per payment the watch reported overdue (still unsettled after its
+ * tries, or an order the service does not know). No order id: a metric's attributes stay few.
+ *
+ * @example
+ * subscribe(PAYHOOK_CHANNELS.watch, (m) => overdue.add(1, { reason: (m as WatchMessage).reason }));
+ */
+export interface WatchMessage {
+  readonly reason: 'unsettled' | 'unknown_order';
+  /** The payment's operation (`purchase`, `auth`). */
+  readonly operation: string;
+  /** How many runs tried it. */
+  readonly tries: number;
+}
+
 /** The parts of `node:diagnostics_channel` payhook uses, typed here so no runtime needs Node's types. */
 interface Channel {
   readonly hasSubscribers: boolean;
@@ -157,6 +174,7 @@ interface Channels {
   readonly store: Tracing;
   readonly refusal: Channel;
   readonly drift: Channel;
+  readonly watch: Channel;
   readonly current: AsyncStorage<DeliveryMessage> | undefined;
 }
 
@@ -171,6 +189,7 @@ function build(dc: DiagnosticsChannel | undefined, hooks: { AsyncLocalStorage?: 
     store: dc.tracingChannel(PAYHOOK_CHANNELS.store),
     refusal: dc.channel(PAYHOOK_CHANNELS.refusal),
     drift: dc.channel(PAYHOOK_CHANNELS.drift),
+    watch: dc.channel(PAYHOOK_CHANNELS.watch),
     current: typeof Storage === 'function' ? new Storage() : undefined,
   };
 }
@@ -279,6 +298,11 @@ export function driftSubscribed(): boolean {
 export function publishDrift(event: string, findings: readonly DriftFinding[]): void {
   const message: DriftMessage = { event, findings };
   channels?.drift.publish(message);
+}
+
+/** Publishes a payment reported overdue on `payhook:watch` when anyone listens. */
+export function publishOverdue(message: WatchMessage): void {
+  if (channels?.watch.hasSubscribers) channels.watch.publish(message);
 }
 
 /** The delivery being traced in this async context, if any. */

@@ -6,5 +6,6 @@ export type {
   HandlerRunMessage,
   RefusalMessage,
   StoreCallMessage,
+  WatchMessage,
 } from './channels.js';
 export { PAYHOOK_CHANNELS } from './channels.js';

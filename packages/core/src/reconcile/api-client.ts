@@ -2,10 +2,12 @@ import { createHmac } from 'node:crypto';
 import {
   duration,
   nonEmptyString,
+  objectWith,
   optionalFunction,
   optionError,
   positiveInteger,
 } from '../option-checks.js';
+import { type PaymentRegistry, sendWatched } from '../watch/register.js';
 import { type Answer, failure, parseObject, readAnswer } from './api-answer.js';
 import { ApiError } from './api-errors.js';
 import {
@@ -107,6 +109,8 @@ export interface ApiClientOptions {
   strict?: boolean;
   /** The merchant's sector: `microfinance` and `igaming` add required customer fields (spec 4.1). */
   sector?: 'microfinance' | 'igaming' | (string & {});
+  /** A payment watch (`createPaymentWatch`): every payment is registered before its create is sent. */
+  watch?: PaymentRegistry;
 }
 
 /**
@@ -213,17 +217,17 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
 
 /** One create, checked before it is sent and sent once. */
 async function create(settings: Settings, split: boolean, request: object): Promise<CreatedPayment> {
-  const { base, posId, strict, sector } = settings;
+  const { base, posId, strict, sector, authScheme } = settings;
   const prepared = prepareCreate(request, { split, posId, base, strict, sector });
   const built = `${base.pathname}api/v1/${split ? 'split/purchase' : 'payment'}`;
-  const { answer, path, redact, location } = await call(settings, 'POST', built, prepared.body);
-  const { authScheme } = settings;
-  const redactAll = cardRedactor(redact, prepared.cardValues);
-  const failed = { method: 'POST', path, authScheme, defaultScheme: authScheme === 'SVC', redact: redactAll };
-  return createdFrom(failed, answer, location, base);
+  return sendWatched(settings.watch, request, split, async () => {
+    const { answer, path, redact, location } = await call(settings, 'POST', built, prepared.body);
+    const redact2 = cardRedactor(redact, prepared.cardValues);
+    const failed = { method: 'POST', path, authScheme, defaultScheme: authScheme === 'SVC', redact: redact2 };
+    return createdFrom(failed, answer, location, base);
+  });
 }
 
-/** The options checked once, with their defaults. */
 interface Settings {
   readonly base: URL;
   readonly posId: string;
@@ -237,6 +241,7 @@ interface Settings {
   readonly maxAnswerBytes: number;
   readonly strict: boolean;
   readonly sector: string | undefined;
+  readonly watch: PaymentRegistry | undefined;
   /** The configured credentials out of what the service says. */
   readonly redact: (text: string, more?: readonly string[]) => string;
 }
@@ -265,10 +270,9 @@ function checkedSettings(options: ApiClientOptions): Settings {
   }
   const maxAnswerBytes = positiveInteger('maxAnswerBytes', options.maxAnswerBytes, 1_048_576);
   segment('posId', posId);
-  const { apiSecret } = options;
-  const signRequest = signer ?? hmacRequestSigner(apiSecret as string);
+  const signRequest = signer ?? hmacRequestSigner(options.apiSecret as string);
   const authPrefix = HMAC_SUFFIX.test(authScheme) ? authScheme : `${authScheme}-HMAC-SHA256`;
-  const redact = createRedactor([apiKey, endpointsKey, apiSecret]);
+  const redact = createRedactor([apiKey, endpointsKey, options.apiSecret]);
   return {
     base,
     posId,
@@ -281,6 +285,9 @@ function checkedSettings(options: ApiClientOptions): Settings {
     maxAnswerBytes,
     strict: options.strict === true,
     sector: options.sector,
+    watch:
+      options.watch &&
+      objectWith<PaymentRegistry>('watch', options.watch, ['register', 'forget'], 'a payment watch'),
     redact,
   };
 }
@@ -383,13 +390,11 @@ function checkedBaseUrl(value: string): URL {
   return url;
 }
 
-function isTimeout(error: unknown): boolean {
-  return error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError');
-}
+const isTimeout = (error: unknown): boolean =>
+  error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError');
 
 /** fetch's `fetch failed` says nothing: the code of its cause does (ECONNREFUSED, ENOTFOUND). */
 function reason(error: unknown): string {
-  const cause = (error as { cause?: { code?: unknown; message?: unknown } } | undefined)?.cause;
-  if (typeof cause?.code === 'string') return cause.code;
-  return error instanceof Error ? error.message : String(error);
+  const code = (error as { cause?: { code?: unknown } } | undefined)?.cause?.code;
+  return typeof code === 'string' ? code : error instanceof Error ? error.message : String(error);
 }

@@ -1,5 +1,17 @@
 // Reconciliation of orders whose webhook never came: the service's re-send API (spec 4.3, 4.4) and a reconciler
 // that hands the records it answers to the webhook handler's `process`.
+
+export type { WatchedPayment, WatchStore } from '../watch/contract.js';
+export { MemoryWatchStore } from '../watch/memory.js';
+export type { OverduePayment, WatchLogger } from '../watch/overdue.js';
+export type { PaymentRegistry } from '../watch/register.js';
+export type {
+  PaymentWatch,
+  PaymentWatchOptions,
+  WatchRegistration,
+  WatchRunReport,
+} from '../watch/watch.js';
+export { createPaymentWatch } from '../watch/watch.js';
 export type {
   ApiClient,
   ApiClientOptions,

@@ -188,22 +188,44 @@ export const LOCK_NOT_AVAILABLE = '55P03';
  */
 export async function migrate(client: PgQueryable, options?: MigrateOptions): Promise<void> {
   const t = tableOf(options?.table);
+  await runMigration(client, options, {
+    missing: () => missingParts(client, t),
+    sql: migrationSql(options?.table),
+    failure: (missing, ms, attempts, cause) => notMigrated(t, missing, ms, attempts, cause),
+  });
+}
+
+/** One migration: what is missing (read from the catalog alone), the SQL that adds it, and the error when it cannot. */
+export interface Migration {
+  missing(): Promise<string[]>;
+  readonly sql: string;
+  failure(missing: string[], lockTimeoutMs: number, attempts: number, cause: unknown): Error;
+}
+
+/**
+ * The online-migration rules every payhook table follows: nothing missing, no lock at all; else the SQL under an
+ * advisory lock (concurrent runs take turns) with a short `lock_timeout`, tried `attempts` times.
+ */
+export async function runMigration(
+  client: PgQueryable,
+  options: Pick<MigrateOptions, 'lockTimeoutMs' | 'attempts'> | undefined,
+  migration: Migration,
+): Promise<void> {
   const lockTimeoutMs = Math.max(1, Math.ceil(options?.lockTimeoutMs ?? 1_000));
   const attempts = Math.max(1, Math.floor(options?.attempts ?? 5));
-  const sql = migrationSql(options?.table);
   for (let attempt = 1; ; attempt++) {
-    const missing = await missingParts(client, t);
+    const missing = await migration.missing();
     if (missing.length === 0) return;
     try {
       // One simple-protocol string: one connection and one implicit transaction, which the lock_timeout (local to
       // it) and the advisory xact lock cover.
       await client.query(
-        `SELECT set_config('lock_timeout', '${lockTimeoutMs}', true);\nSELECT pg_advisory_xact_lock(hashtext('payhook migrate'));\n${sql}`,
+        `SELECT set_config('lock_timeout', '${lockTimeoutMs}', true);\nSELECT pg_advisory_xact_lock(hashtext('payhook migrate'));\n${migration.sql}`,
       );
       return;
     } catch (error) {
       if ((error as { code?: unknown } | null)?.code !== LOCK_NOT_AVAILABLE) throw error;
-      if (attempt >= attempts) throw notMigrated(t, missing, lockTimeoutMs, attempts, error);
+      if (attempt >= attempts) throw migration.failure(missing, lockTimeoutMs, attempts, error);
     }
     await new Promise((resolve) => setTimeout(resolve, lockTimeoutMs));
   }

@@ -15,6 +15,12 @@ import {
   tableOf,
 } from './postgres-table.js';
 
+export {
+  migrateWatch,
+  PostgresWatchStore,
+  type PostgresWatchStoreOptions,
+  watchMigrationSql,
+} from '../watch/postgres.js';
 // The @payhook/core/postgres entry: PostgresStore here, the inbox and the table's helpers beside it.
 export { inboxClient, PostgresInbox, type PostgresInboxOptions } from './postgres-inbox.js';
 export {

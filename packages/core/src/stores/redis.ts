@@ -2,6 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { DUPLICATE, IN_FLIGHT } from './claims.js';
 import type { ClaimResult, DedupeStore } from './contract.js';
 
+// The @payhook/core/redis entry: RedisStore here, the payment watch's store beside it.
+export { RedisWatchStore, type RedisWatchStoreOptions } from '../watch/redis.js';
+
 /**
  * The part of a Redis client the store uses. Both an `ioredis` client (`new Redis(url)`, or a `Cluster`) and a
  * node-redis v4/v5 client (`createClient({ url })`, connected) fit it: they differ in how options are passed,

@@ -1,0 +1,52 @@
+// The contract between the payment watch and its store: what a store keeps per payment, and what the watch calls.
+
+/**
+ * One payment the watch waits on: created (or registered) and not yet settled by a final notification.
+ *
+ * @example
+ * const watched: WatchedPayment = { orderId: 'o-1', operation: 'purchase', createdAt, deadline, tries: 0 };
+ */
+export interface WatchedPayment {
+  /** The merchant's `order_id`. */
+  readonly orderId: string;
+  /** The payment's `method` (`purchase`, `auth`): the operation a notification settles and a re-send asks for. */
+  readonly operation: string;
+  /** When it was registered, epoch ms. */
+  readonly createdAt: number;
+  /** When it is overdue (the next try's time once tried), epoch ms. */
+  readonly deadline: number;
+  /** How many watch runs have taken it so far. */
+  readonly tries: number;
+}
+
+/**
+ * Where the watch keeps the payments it waits on. `add` keeps an entry already there (a second registration of
+ * an order neither resets its deadline nor its tries); `take` atomically takes up to `limit` entries whose
+ * deadline is at most `now`, oldest deadline first, counting one more try and moving their deadline to
+ * `nextDeadline` (two runs at once never take one entry twice); `remove` drops an entry, answering whether it was
+ * there. Implemented by `MemoryWatchStore`, `RedisWatchStore` (`@payhook/core/redis`) and `PostgresWatchStore`
+ * (`@payhook/core/postgres`).
+ *
+ * @example
+ * const watch = createPaymentWatch({ api, webhook, store: new MemoryWatchStore() });
+ */
+export interface WatchStore {
+  /** Named in errors and logs. */
+  readonly name: string;
+  add(payment: WatchedPayment): Promise<void>;
+  take(now: number, nextDeadline: number, limit: number): Promise<WatchedPayment[]>;
+  remove(orderId: string, operation: string): Promise<boolean>;
+}
+
+/** One entry's identity: the operation is a word (no `:`), so the order id after it may hold anything. */
+export function watchId(orderId: string, operation: string): string {
+  return `${operation}:${orderId}`;
+}
+
+/** Statuses after which the service still has something to say (3.1: `pending` with 2122 waits for 3-D Secure). */
+const UNFINISHED = new Set(['init', 'pending', 'processing']);
+
+/** Whether a notification's status settles its payment: any status but `init`, `pending` and `processing`. */
+export function isFinalStatus(status: unknown): boolean {
+  return typeof status === 'string' && status !== '' && !UNFINISHED.has(status);
+}

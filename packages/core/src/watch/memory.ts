@@ -1,0 +1,39 @@
+import { type WatchedPayment, type WatchStore, watchId } from './contract.js';
+
+/**
+ * The watch's store in this process's memory: for one instance and for tests (a restart forgets every payment
+ * watched; use `RedisWatchStore` or `PostgresWatchStore` to keep them).
+ *
+ * @example
+ * const watch = createPaymentWatch({ api, webhook, store: new MemoryWatchStore() });
+ */
+export class MemoryWatchStore implements WatchStore {
+  readonly name = 'memory';
+  readonly #payments = new Map<string, WatchedPayment>();
+
+  /** How many payments are watched. */
+  get size(): number {
+    return this.#payments.size;
+  }
+
+  async add(payment: WatchedPayment): Promise<void> {
+    const id = watchId(payment.orderId, payment.operation);
+    if (!this.#payments.has(id)) this.#payments.set(id, { ...payment });
+  }
+
+  async take(now: number, nextDeadline: number, limit: number): Promise<WatchedPayment[]> {
+    const due = [...this.#payments.values()]
+      .filter((p) => p.deadline <= now)
+      .sort((a, b) => a.deadline - b.deadline)
+      .slice(0, Math.max(0, Math.floor(limit)));
+    return due.map((p) => {
+      const taken = { ...p, tries: p.tries + 1, deadline: nextDeadline };
+      this.#payments.set(watchId(p.orderId, p.operation), taken);
+      return taken;
+    });
+  }
+
+  async remove(orderId: string, operation: string): Promise<boolean> {
+    return this.#payments.delete(watchId(orderId, operation));
+  }
+}

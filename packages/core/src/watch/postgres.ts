@@ -1,0 +1,182 @@
+import {
+  type MigrateOptions,
+  type PgQueryable,
+  runMigration,
+  type Statement,
+  statement,
+  tableOf,
+} from '../stores/postgres-table.js';
+import type { WatchedPayment, WatchStore } from './contract.js';
+import { watchId } from './contract.js';
+
+export interface PostgresWatchStoreOptions {
+  /** A `pg` `Pool` (or one connected `Client`), shared with the rest of the app. */
+  pool: PgQueryable;
+  /**
+   * The watch's table, optionally schema-qualified; made by `migrateWatch`.
+   * @default 'payhook_watch'
+   */
+  table?: string;
+  /**
+   * Send the statements as named prepared statements (off behind a pooler that cannot keep them).
+   * @default true
+   */
+  prepare?: boolean;
+}
+
+/** The table's quoted name and its deadline index's, checked as the inbox's are. */
+function watchTable(table = 'payhook_watch') {
+  const t = tableOf(table);
+  const last = table.split('.').pop()!;
+  return {
+    name: t.name,
+    index: `${last}_deadline_idx`,
+    migrate: table === 'payhook_watch' ? 'migrateWatch(pool)' : `migrateWatch(pool, { table: '${table}' })`,
+  };
+}
+
+/**
+ * The SQL that creates the watch's table and its deadline index; safe to run again (each part checked first).
+ *
+ * @example
+ * await pool.query(watchMigrationSql('billing.payhook_watch'));
+ */
+export function watchMigrationSql(table?: string): string {
+  const t = watchTable(table);
+  return `-- The payhook payment watch: one row per payment created and not yet settled by a final notification.
+CREATE TABLE IF NOT EXISTS ${t.name} (
+  id         text        PRIMARY KEY,
+  order_id   text        NOT NULL,
+  operation  text        NOT NULL,
+  created_at timestamptz NOT NULL,
+  deadline   timestamptz NOT NULL,
+  tries      integer     NOT NULL DEFAULT 0
+);
+DO $$ BEGIN
+  IF NOT EXISTS (SELECT 1 FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+                 WHERE i.indrelid = '${t.name}'::regclass AND c.relname = '${t.index}') THEN
+    CREATE INDEX IF NOT EXISTS "${t.index}" ON ${t.name} (deadline);
+  END IF;
+END $$;
+`;
+}
+
+/**
+ * Creates the watch's table and its deadline index under the rules of `migrate` (docs/stores.md): when nothing is
+ * missing it takes no lock; a change runs under an advisory lock with `lock_timeout` = `lockTimeoutMs`, tried
+ * `attempts` times.
+ *
+ * @example
+ * await migrateWatch(pool); // or migrateWatch(pool, { table: 'billing.payhook_watch' })
+ */
+export async function migrateWatch(client: PgQueryable, options?: MigrateOptions): Promise<void> {
+  const t = watchTable(options?.table ?? 'payhook_watch');
+  await runMigration(client, options, {
+    missing: async () => {
+      const result = await client.query(
+        `SELECT c.oid IS NOT NULL AS table,
+           EXISTS (SELECT 1 FROM pg_index i JOIN pg_class x ON x.oid = i.indexrelid
+                   WHERE i.indrelid = c.oid AND x.relname = $2) AS index
+         FROM (SELECT to_regclass($1) AS oid) AS c`,
+        [t.name, t.index],
+      );
+      const found = result.rows[0] as { table: boolean; index: boolean };
+      return found.table ? (found.index ? [] : ['the deadline index']) : ['the table'];
+    },
+    sql: watchMigrationSql(options?.table),
+    failure: (missing, ms, attempts, cause) =>
+      new Error(
+        `[@payhook/core] migrateWatch could not add ${missing.join(' and ')} of ${t.name}: its lock was not granted within ${ms} ms (lockTimeoutMs) in ${attempts} attempts. Nothing was changed; run it again, or raise lockTimeoutMs.`,
+        { cause },
+      ),
+  });
+}
+
+const MS = (param: string) => `to_timestamp(${param}::float8 / 1000)`;
+const EPOCH_MS = (column: string) => `round(extract(epoch from ${column}) * 1000)::float8`;
+
+/**
+ * The watch's store in PostgreSQL, shared by every instance: one row per payment in `payhook_watch` (made by
+ * `migrateWatch`). `take` is one `UPDATE … WHERE id IN (SELECT … FOR UPDATE SKIP LOCKED) RETURNING`: two runs at
+ * once never take one row twice, nor wait for each other.
+ *
+ * @example
+ * import { migrateWatch, PostgresWatchStore } from '@payhook/core/postgres';
+ * await migrateWatch(pool);
+ * const watch = createPaymentWatch({ api, webhook, store: new PostgresWatchStore({ pool }) });
+ */
+export class PostgresWatchStore implements WatchStore {
+  readonly name = 'postgres';
+  readonly #pool: PgQueryable;
+  readonly #table: string;
+  readonly #add: Statement;
+  readonly #take: Statement;
+  readonly #remove: Statement;
+
+  constructor(options: PostgresWatchStoreOptions) {
+    if (typeof options.pool?.query !== 'function') {
+      throw new TypeError('[@payhook/core] PostgresWatchStore needs a pg Pool or Client (pool).');
+    }
+    const t = watchTable(options.table);
+    const name = t.name;
+    const prepare = options.prepare !== false;
+    this.#pool = options.pool;
+    this.#table = t.migrate;
+    this.#add = statement(
+      `INSERT INTO ${name} (id, order_id, operation, created_at, deadline, tries)
+       VALUES ($1, $2, $3, ${MS('$4')}, ${MS('$5')}, $6) ON CONFLICT (id) DO NOTHING`,
+      prepare,
+    );
+    this.#take = statement(
+      `UPDATE ${name} SET tries = tries + 1, deadline = ${MS('$2')}
+       WHERE id IN (SELECT id FROM ${name} WHERE deadline <= ${MS('$1')}
+                    ORDER BY deadline LIMIT $3 FOR UPDATE SKIP LOCKED)
+       RETURNING order_id, operation, tries, ${EPOCH_MS('created_at')} AS created_at`,
+      prepare,
+    );
+    this.#remove = statement(`DELETE FROM ${name} WHERE id = $1`, prepare);
+  }
+
+  async add(payment: WatchedPayment): Promise<void> {
+    const { orderId, operation, createdAt, deadline, tries } = payment;
+    await this.#query(this.#add, [
+      watchId(orderId, operation),
+      orderId,
+      operation,
+      createdAt,
+      deadline,
+      tries,
+    ]);
+  }
+
+  async take(now: number, nextDeadline: number, limit: number): Promise<WatchedPayment[]> {
+    const result = await this.#query(this.#take, [now, nextDeadline, Math.max(0, Math.floor(limit))]);
+    const rows = result.rows as { order_id: string; operation: string; tries: number; created_at: number }[];
+    return rows
+      .map((row) => ({
+        orderId: row.order_id,
+        operation: row.operation,
+        createdAt: Number(row.created_at),
+        deadline: nextDeadline,
+        tries: Number(row.tries),
+      }))
+      .sort((a, b) => a.createdAt - b.createdAt);
+  }
+
+  async remove(orderId: string, operation: string): Promise<boolean> {
+    return ((await this.#query(this.#remove, [watchId(orderId, operation)])).rowCount ?? 0) > 0;
+  }
+
+  async #query(query: Statement, values: unknown[]) {
+    try {
+      return await this.#pool.query(query(values));
+    } catch (error) {
+      const code = (error as { code?: unknown } | null)?.code;
+      if (code !== '42P01') throw error;
+      throw new Error(
+        `[@payhook/core] the watch's table does not exist: run ${this.#table} from @payhook/core/postgres before the first payment is watched.`,
+        { cause: error },
+      );
+    }
+  }
+}

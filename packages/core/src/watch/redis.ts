@@ -1,0 +1,104 @@
+import type { RedisClientLike } from '../stores/redis.js';
+import { type WatchedPayment, type WatchStore, watchId } from './contract.js';
+
+export interface RedisWatchStoreOptions {
+  /** A connected `ioredis` or node-redis client, as `RedisStore` takes. */
+  client: RedisClientLike;
+  /**
+   * Put in front of the watch's two keys (`<prefix>{watch}:due`, a sorted set by deadline, and
+   * `<prefix>{watch}:payments`, a hash of the entries); the `{watch}` hash tag keeps both in one Cluster slot.
+   * @default 'payhook:'
+   */
+  prefix?: string;
+}
+
+// KEYS[1] the sorted set of ids by deadline, KEYS[2] the hash id → entry (JSON without its deadline).
+const ADD_SCRIPT = `if redis.call('HSETNX', KEYS[2], ARGV[1], ARGV[2]) == 1 then
+  redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
+end
+return 1`;
+// Take: the due ids, oldest first, each tried once more and due again at ARGV[2]; returns [entry, …].
+const TAKE_SCRIPT = `local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[3]))
+local out = {}
+for _, id in ipairs(ids) do
+  local v = redis.call('HGET', KEYS[2], id)
+  if v then
+    local p = cjson.decode(v)
+    p.tries = p.tries + 1
+    v = cjson.encode(p)
+    redis.call('HSET', KEYS[2], id, v)
+    redis.call('ZADD', KEYS[1], ARGV[2], id)
+    table.insert(out, v)
+  else
+    redis.call('ZREM', KEYS[1], id)
+  end
+end
+return out`;
+const REMOVE_SCRIPT = `redis.call('ZREM', KEYS[1], ARGV[1])
+return redis.call('HDEL', KEYS[2], ARGV[1])`;
+
+type Call = (...args: unknown[]) => Promise<unknown>;
+
+interface Stored {
+  orderId: string;
+  operation: string;
+  createdAt: number;
+  tries: number;
+}
+
+/**
+ * The watch's store in Redis, shared by every instance: one sorted set of deadlines and one hash of entries, each
+ * call one Lua script over both (so two runs never take one entry twice).
+ *
+ * @example
+ * import { RedisWatchStore } from '@payhook/core/redis';
+ * const watch = createPaymentWatch({ api, webhook, store: new RedisWatchStore({ client: redis }) });
+ */
+export class RedisWatchStore implements WatchStore {
+  readonly name = 'redis';
+  readonly #keys: readonly [string, string];
+  readonly #ioredis: boolean;
+  readonly #eval: Call;
+
+  constructor(options: RedisWatchStoreOptions) {
+    const client = options.client;
+    if (typeof client?.eval !== 'function') {
+      throw new TypeError(
+        '[@payhook/core] RedisWatchStore needs a Redis client with eval: pass an ioredis or node-redis client.',
+      );
+    }
+    const prefix = options.prefix ?? 'payhook:';
+    this.#keys = [`${prefix}{watch}:due`, `${prefix}{watch}:payments`];
+    this.#ioredis = typeof (client as { call?: unknown }).call === 'function';
+    this.#eval = (client.eval as Call).bind(client);
+  }
+
+  async add(payment: WatchedPayment): Promise<void> {
+    const { orderId, operation, createdAt, tries } = payment;
+    const entry: Stored = { orderId, operation, createdAt, tries };
+    await this.#script(ADD_SCRIPT, [
+      watchId(orderId, operation),
+      JSON.stringify(entry),
+      String(payment.deadline),
+    ]);
+  }
+
+  async take(now: number, nextDeadline: number, limit: number): Promise<WatchedPayment[]> {
+    const count = String(Math.max(0, Math.floor(limit)));
+    const answer = await this.#script(TAKE_SCRIPT, [String(now), String(nextDeadline), count]);
+    return (answer as string[]).map((text) => {
+      const p = JSON.parse(text) as Stored;
+      return { ...p, createdAt: Number(p.createdAt), tries: Number(p.tries), deadline: nextDeadline };
+    });
+  }
+
+  async remove(orderId: string, operation: string): Promise<boolean> {
+    return Number(await this.#script(REMOVE_SCRIPT, [watchId(orderId, operation)])) === 1;
+  }
+
+  #script(script: string, args: string[]): Promise<unknown> {
+    return this.#ioredis
+      ? this.#eval(script, 2, ...this.#keys, ...args)
+      : this.#eval(script, { keys: [...this.#keys], arguments: args });
+  }
+}

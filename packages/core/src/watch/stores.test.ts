@@ -1,0 +1,169 @@
+import { Redis } from 'ioredis';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DATABASE_URL, REDIS_URL, reachPostgres, reachRedis } from '../../test/servers.js';
+import type { WatchedPayment, WatchStore } from './contract.js';
+import { MemoryWatchStore } from './memory.js';
+import { migrateWatch, PostgresWatchStore, watchMigrationSql } from './postgres.js';
+import { RedisWatchStore } from './redis.js';
+
+const redisUp = await reachRedis();
+const postgresUp = await reachPostgres();
+const suffix = `${process.pid}_${Date.now() % 100_000}`;
+const table = `payhook_watchstore_${suffix}`;
+const prefix = `payhook-test:watchstore:${suffix}:`;
+let redis: Redis | undefined;
+let pool: pg.Pool | undefined;
+beforeAll(async () => {
+  if (redisUp) redis = new Redis(REDIS_URL);
+  if (postgresUp) {
+    pool = new pg.Pool({ connectionString: DATABASE_URL, max: 4 });
+    await migrateWatch(pool, { table });
+  }
+});
+afterAll(async () => {
+  if (redis) {
+    const keys = await redis.keys(`${prefix}*`);
+    if (keys.length > 0) await redis.del(...keys);
+    redis.disconnect();
+  }
+  await pool?.query(`DROP TABLE IF EXISTS ${table}`);
+  await pool?.end();
+});
+
+let n = 0;
+const STORES = [
+  { name: 'MemoryWatchStore', up: true, make: (): WatchStore => new MemoryWatchStore() },
+  {
+    name: 'RedisWatchStore',
+    up: redisUp,
+    make: (): WatchStore => new RedisWatchStore({ client: redis!, prefix: `${prefix}${n++}:` }),
+  },
+  {
+    name: 'PostgresWatchStore',
+    up: postgresUp,
+    make: async (): Promise<WatchStore> => {
+      await pool!.query(`DELETE FROM ${table}`);
+      return new PostgresWatchStore({ pool: pool!, table });
+    },
+  },
+];
+
+const T = 1_764_061_200_000;
+const payment = (orderId: string, deadline: number, operation = 'purchase'): WatchedPayment => ({
+  orderId,
+  operation,
+  createdAt: T,
+  deadline,
+  tries: 0,
+});
+
+describe.each(STORES)('$name', ({ up, make }) => {
+  it.skipIf(!up)(
+    'takes only what is due, oldest deadline first, up to the limit, each tried once more',
+    async () => {
+      const store = await make();
+      await store.add(payment('late', T + 3_000));
+      await store.add(payment('first', T + 1_000));
+      await store.add(payment('second', T + 2_000));
+      await store.add(payment('later', T + 9_000));
+      expect(await store.take(T + 500, T + 10_000, 10)).toEqual([]);
+      const taken = await store.take(T + 3_000, T + 20_000, 2);
+      expect(taken.map((p) => [p.orderId, p.tries, p.deadline, p.createdAt])).toEqual([
+        ['first', 1, T + 20_000, T],
+        ['second', 1, T + 20_000, T],
+      ]);
+      expect((await store.take(T + 3_000, T + 20_000, 10)).map((p) => p.orderId)).toEqual(['late']);
+      const again = await store.take(T + 20_000, T + 30_000, 10);
+      expect(again.map((p) => [p.orderId, p.tries]).sort()).toEqual([
+        ['first', 2],
+        ['late', 2],
+        ['later', 1],
+        ['second', 2],
+      ]);
+    },
+  );
+
+  it.skipIf(!up)(
+    'keeps the first registration of an order and operation; another operation is its own entry',
+    async () => {
+      const store = await make();
+      await store.add(payment('o:1', T));
+      await store.add(payment('o:1', T + 50_000));
+      await store.add(payment('o:1', T + 50_000, 'auth'));
+      expect((await store.take(T, T + 1, 10)).map((p) => [p.orderId, p.operation])).toEqual([
+        ['o:1', 'purchase'],
+      ]);
+      expect(await store.remove('o:1', 'purchase')).toBe(true);
+      expect(await store.remove('o:1', 'purchase')).toBe(false);
+      expect((await store.take(T + 60_000, T + 70_000, 10)).map((p) => p.operation)).toEqual(['auth']);
+    },
+  );
+
+  it.skipIf(!up)('gives each due entry to one of two runs taking at once', async () => {
+    const store = await make();
+    for (let i = 0; i < 20; i++) await store.add(payment(`o-${i}`, T + i));
+    const [a, b] = await Promise.all([
+      store.take(T + 100, T + 1_000, 20),
+      store.take(T + 100, T + 1_000, 20),
+    ]);
+    const ids = [...a, ...b].map((p) => p.orderId).sort();
+    expect(ids).toEqual([...Array(20).keys()].map((i) => `o-${i}`).sort());
+  });
+});
+
+describe('migrateWatch', () => {
+  it.skipIf(!postgresUp)(
+    'creates the table and index once, and on a complete table takes no lock',
+    async () => {
+      const own = `${table}_m`;
+      try {
+        await migrateWatch(pool!, { table: own });
+        const client = await pool!.connect();
+        const held = async (run: () => Promise<void>) => {
+          // Another session holds the table meanwhile.
+          await client.query(`BEGIN; LOCK TABLE ${own} IN ACCESS EXCLUSIVE MODE`);
+          try {
+            await run();
+          } finally {
+            await client.query('ROLLBACK');
+          }
+        };
+        try {
+          await held(() => migrateWatch(pool!, { table: own, lockTimeoutMs: 50, attempts: 1 }));
+          await pool!.query(`DROP INDEX "${own}_deadline_idx"`);
+          await held(() =>
+            expect(migrateWatch(pool!, { table: own, lockTimeoutMs: 50, attempts: 2 })).rejects.toThrow(
+              /migrateWatch could not add the deadline index .* in 2 attempts/,
+            ),
+          );
+          await migrateWatch(pool!, { table: own });
+        } finally {
+          client.release();
+        }
+        const index = await pool!.query('SELECT 1 FROM pg_indexes WHERE indexname = $1', [
+          `${own}_deadline_idx`,
+        ]);
+        expect(index.rowCount).toBe(1);
+      } finally {
+        await pool!.query(`DROP TABLE IF EXISTS ${own}`);
+      }
+    },
+  );
+
+  it.skipIf(!postgresUp)('names migrateWatch when the table is missing', async () => {
+    const store = new PostgresWatchStore({ pool: pool!, table: `${table}_absent` });
+    await expect(store.take(T, T, 1)).rejects.toThrow(
+      `run migrateWatch(pool, { table: '${table}_absent' }) from @payhook/core/postgres`,
+    );
+  });
+
+  it('ships SQL that is safe to run again, for a schema-qualified table too', () => {
+    const sql = watchMigrationSql('billing.payhook_watch');
+    expect(sql).toContain('CREATE TABLE IF NOT EXISTS "billing"."payhook_watch"');
+    expect(sql).toContain(
+      'CREATE INDEX IF NOT EXISTS "payhook_watch_deadline_idx" ON "billing"."payhook_watch" (deadline)',
+    );
+    expect(() => watchMigrationSql('bad;name')).toThrow(TypeError);
+  });
+});

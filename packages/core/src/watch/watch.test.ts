@@ -1,0 +1,253 @@
+import diagnostics_channel from 'node:diagnostics_channel';
+import { describe, expect, it } from 'vitest';
+import { formBody, post, purchase, SECRET } from '../../test/fixtures.js';
+import { PAYHOOK_CHANNELS, type WatchMessage } from '../diagnostics/channels.js';
+import { createWebhookHandler } from '../handler.js';
+import { parseNotification } from '../notification/parse.js';
+import type { Notification } from '../notification/types.js';
+import type { QueuedNotification } from '../protocol/queue.js';
+import type { ResendClient, ResendRequest } from '../reconcile/api-client.js';
+import { ApiError } from '../reconcile/api-errors.js';
+import { MemoryWatchStore } from './memory.js';
+import { sendWatched } from './register.js';
+import { createPaymentWatch, type PaymentWatchOptions } from './watch.js';
+
+const T = Date.parse('2026-11-25T09:00:00Z');
+const MINUTE = 60_000;
+
+/** A service that answers each order as `answers` says: a status for its record, `404`, or nothing (requested). */
+function service(answers: Record<string, string | 404 | undefined>) {
+  const asked: ResendRequest[] = [];
+  const api: ResendClient = {
+    async resend(request) {
+      asked.push(request);
+      const answer = answers[request.orderId];
+      if (answer === 404) throw new ApiError('api.not_found', 'GET … answered 404', { status: 404 });
+      if (answer === undefined) return { status: 200, record: undefined };
+      const record = {
+        payment_id: `pay-${request.orderId}`,
+        order_id: request.orderId,
+        pos_id: 'pos-1',
+        mode: 'direct',
+        method: request.operation ?? 'purchase',
+        amount: 12.5,
+        currency: 'XTS',
+        status: answer,
+        created_at: '2026-11-25 09:00:00',
+      };
+      return { status: 200, record };
+    },
+  };
+  return { api, asked };
+}
+
+function watchOf(api: ResendClient, more: Partial<PaymentWatchOptions<undefined>> = {}) {
+  let now = T;
+  const processed: string[] = [];
+  const store = new MemoryWatchStore();
+  const logged: string[] = [];
+  const webhook = {
+    process: async (n: Notification) => {
+      processed.push(`${n.order_id} ${n.status}`);
+      return 'handled' as const;
+    },
+  };
+  const watch = createPaymentWatch({
+    api,
+    webhook,
+    store,
+    now: () => now,
+    requestsPerSecond: 1000,
+    logger: { warn: (line: string) => logged.push(line) },
+    ...more,
+  });
+  const advance = (ms: number) => {
+    now += ms;
+  };
+  return { watch, store, processed, logged, advance };
+}
+
+const notification = (order_id: string, status: string, method = 'purchase') =>
+  ({ order_id, status, method }) as unknown as Notification;
+
+describe('createPaymentWatch', () => {
+  it('settles on a final status of the operation watched, not on pending, init or another operation', async () => {
+    const { watch, store } = watchOf(service({}).api);
+    await watch.register({ orderId: 'o-1' });
+    await watch.register({ orderId: 'o-2', operation: 'auth' });
+    for (const status of ['pending', 'init', 'processing', ''])
+      await watch.settle(notification('o-1', status));
+    await watch.settle(notification('o-2', 'success', 'capture'));
+    expect(store.size).toBe(2);
+    await watch.settle(notification('o-1', 'failure'));
+    await watch.settle(notification('o-2', 'success', 'auth'));
+    expect(store.size).toBe(0);
+  });
+
+  it('applies a final record, keeps a requested or pending one until maxTries, then reports it', async () => {
+    const { api, asked } = service({ paid: 'success', asked: undefined, waiting: 'pending' });
+    const { watch, processed, logged, advance } = watchOf(api, { maxTries: 2 });
+    for (const orderId of ['paid', 'asked', 'waiting']) await watch.register({ orderId });
+    advance(15 * MINUTE);
+    const first = await watch.reconcileOverdue();
+    expect(first.settled.map((p) => p.orderId)).toEqual(['paid']);
+    expect(first.watching.map((p) => p.orderId).sort()).toEqual(['asked', 'waiting']);
+    expect(processed.sort()).toEqual(['paid success', 'waiting pending']);
+    advance(10 * MINUTE);
+    expect(await watch.reconcileOverdue()).toEqual({ settled: [], watching: [], overdue: [] });
+    advance(5 * MINUTE);
+    const second = await watch.reconcileOverdue();
+    expect(second.overdue.map((p) => [p.orderId, p.tries, p.lastResult]).sort()).toEqual([
+      ['asked', 2, 'requested'],
+      ['waiting', 2, 'pending'],
+    ]);
+    expect(logged).toHaveLength(2);
+    expect(asked).toHaveLength(5);
+  });
+
+  it('uses a registration’s own deadline, and a second registration keeps the first', async () => {
+    const { watch, advance } = watchOf(service({ o: 'success' }).api);
+    await watch.register({ orderId: 'o', deadlineMs: MINUTE });
+    await watch.register({ orderId: 'o', deadlineMs: 60 * MINUTE });
+    advance(MINUTE);
+    expect((await watch.reconcileOverdue()).settled.map((p) => p.orderId)).toEqual(['o']);
+  });
+
+  it('joins a run asked for while one is under way, and takes at most batchSize', async () => {
+    const { watch, advance } = watchOf(service({ a: 'success', b: 'success', c: 'success' }).api, {
+      batchSize: 2,
+    });
+    for (const orderId of ['a', 'b', 'c']) await watch.register({ orderId });
+    advance(15 * MINUTE);
+    const [one, two] = await Promise.all([watch.reconcileOverdue(), watch.reconcileOverdue()]);
+    expect(one).toBe(two);
+    expect(one.settled).toHaveLength(2);
+    expect((await watch.reconcileOverdue()).settled.map((p) => p.orderId)).toEqual(['c']);
+  });
+
+  it('publishes each payment reported on payhook:watch; a throwing callback or logger does not stop the report', async () => {
+    const messages: WatchMessage[] = [];
+    const listen = (m: unknown) => messages.push(m as WatchMessage);
+    diagnostics_channel.subscribe(PAYHOOK_CHANNELS.watch, listen);
+    try {
+      const throwing = () => {
+        throw new Error('down');
+      };
+      const { watch, advance } = watchOf(service({ x: 404, y: 404 }).api, {
+        onOverdue: throwing,
+        logger: { warn: throwing },
+      });
+      await watch.register({ orderId: 'x' });
+      await watch.register({ orderId: 'y', operation: 'auth' });
+      advance(15 * MINUTE);
+      expect((await watch.reconcileOverdue()).overdue).toHaveLength(2);
+    } finally {
+      diagnostics_channel.unsubscribe(PAYHOOK_CHANNELS.watch, listen);
+    }
+    expect(messages).toEqual([
+      { reason: 'unknown_order', operation: 'purchase', tries: 1 },
+      { reason: 'unknown_order', operation: 'auth', tries: 1 },
+    ]);
+  });
+
+  it('checks its options', () => {
+    const { api } = service({});
+    expect(() => createPaymentWatch({ api: undefined as never })).toThrow(/api must be/);
+    expect(() => createPaymentWatch({ api, store: {} as never })).toThrow(/store must be a WatchStore/);
+    expect(() => createPaymentWatch({ api, maxTries: 0 })).toThrow(/maxTries/);
+    expect(() => createPaymentWatch({ api, onOverdue: 'x' as never })).toThrow(/onOverdue/);
+    const { watch } = watchOf(api);
+    return expect(watch.register({ orderId: '' })).rejects.toThrow(/orderId must be a non-empty string/);
+  });
+});
+
+describe('watch.settle, the last handler', () => {
+  it('settles only once the handlers before it succeeded: in the worker for a queued notification, not in the request', async () => {
+    const jobs: QueuedNotification[] = [];
+    const queue = {
+      enqueue: async (job: QueuedNotification) => {
+        jobs.push(job);
+        return 'queued' as const;
+      },
+    };
+    const store = new MemoryWatchStore();
+    let failing = true;
+    const webhook = createWebhookHandler({ secret: SECRET, logger: false, queue }).on('purchase', () => {
+      if (failing) throw new Error('the database is down');
+    });
+    const watch = createPaymentWatch({ api: service({}).api, store });
+    webhook.onAny(watch.settle);
+    await watch.register({ orderId: 'order-1001' });
+    expect((await webhook(post(formBody(purchase())), undefined)).body).toBe(
+      '{"ok":true,"outcome":"queued"}',
+    );
+    expect(store.size).toBe(1);
+    // The worker: the merchant's handler fails first, so the payment stays watched; the retry settles it.
+    const notification = parseNotification(jobs[0]!.data);
+    await expect(webhook.process(notification)).rejects.toThrow();
+    expect(store.size).toBe(1);
+    failing = false;
+    expect(await webhook.process(notification)).toBe('handled');
+    expect(store.size).toBe(0);
+  });
+});
+
+describe('sendWatched (the API client given a watch)', () => {
+  const registry = () => {
+    const calls: string[] = [];
+    return {
+      calls,
+      watch: {
+        register: async (r: { orderId: string; operation?: string }) =>
+          void calls.push(`register ${r.orderId} ${r.operation}`),
+        forget: async (orderId: string, operation?: string) =>
+          void calls.push(`forget ${orderId} ${operation}`),
+      },
+    };
+  };
+  const refused = (status: number) => async () => {
+    throw new ApiError('api.refused', 'refused', { status });
+  };
+
+  it('registers before the create is sent, with its method (a split payment is a purchase)', async () => {
+    const { watch, calls } = registry();
+    const send = async () => {
+      calls.push('send');
+      return 'created';
+    };
+    expect(await sendWatched(watch, { order_id: 'o-1', method: 'auth' }, false, send)).toBe('created');
+    await sendWatched(watch, { order_id: 'o-2', method: 'auth' }, true, send);
+    expect(calls).toEqual(['register o-1 auth', 'send', 'register o-2 purchase', 'send']);
+  });
+
+  it('forgets a create the service refused, keeps one that exists (409) or may exist (a timeout)', async () => {
+    const { watch, calls } = registry();
+    const timeout = async () => {
+      throw new ApiError('api.timeout', 'no answer');
+    };
+    await expect(
+      sendWatched(watch, { order_id: 'r', method: 'purchase' }, false, refused(400)),
+    ).rejects.toThrow();
+    await expect(
+      sendWatched(watch, { order_id: 'e', method: 'purchase' }, false, refused(409)),
+    ).rejects.toThrow();
+    await expect(sendWatched(watch, { order_id: 't', method: 'purchase' }, false, timeout)).rejects.toThrow();
+    expect(calls.filter((c) => c.startsWith('forget'))).toEqual(['forget r purchase']);
+  });
+
+  it('sends nothing when the watch cannot record the payment', async () => {
+    let sent = false;
+    const watch = {
+      register: async () => {
+        throw new Error('store down');
+      },
+      forget: async () => undefined,
+    };
+    await expect(
+      sendWatched(watch, { order_id: 'o' }, false, async () => {
+        sent = true;
+      }),
+    ).rejects.toThrow('store down');
+    expect(sent).toBe(false);
+  });
+});

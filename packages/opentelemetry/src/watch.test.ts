@@ -1,0 +1,56 @@
+import { MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
+import { ApiError, createPaymentWatch, type ResendClient } from '@payhook/core/reconcile';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ATTRIBUTES, METRICS, PayhookInstrumentation } from './index.js';
+
+class TestReader extends MetricReader {
+  protected override async onForceFlush(): Promise<void> {}
+  protected override async onShutdown(): Promise<void> {}
+}
+
+const reader = new TestReader();
+const instrumentation = new PayhookInstrumentation({ enabled: false });
+
+beforeAll(() => {
+  instrumentation.setMeterProvider(new MeterProvider({ readers: [reader] }));
+  instrumentation.enable();
+});
+afterAll(() => instrumentation.disable());
+
+async function overduePoints(): Promise<{ attributes: Record<string, unknown>; value: unknown }[]> {
+  const { resourceMetrics } = await reader.collect();
+  const metric = resourceMetrics.scopeMetrics
+    .flatMap((scope) => scope.metrics)
+    .find((m) => m.descriptor.name === METRICS.paymentsOverdue);
+  return (metric?.dataPoints ?? []).map((point) => ({ attributes: point.attributes, value: point.value }));
+}
+
+describe('the payhook.payments.overdue metric', () => {
+  it('counts the payments the watch reported, by reason and operation, never an order id', async () => {
+    // The service knows `pending-order` (still pending), not `ghost-order`.
+    const api: ResendClient = {
+      async resend({ orderId }) {
+        if (orderId === 'ghost-order') throw new ApiError('api.not_found', 'not found', { status: 404 });
+        return { status: 200, record: undefined };
+      },
+    };
+    let now = Date.parse('2026-11-25T09:00:00Z');
+    const watch = createPaymentWatch({ api, now: () => now, maxTries: 1, logger: false });
+    await watch.register({ orderId: 'ghost-order' });
+    await watch.register({ orderId: 'pending-order', operation: 'auth' });
+    now += 3_600_000;
+    expect((await watch.reconcileOverdue()).overdue).toHaveLength(2);
+    const points = await overduePoints();
+    expect(points).toEqual([
+      {
+        attributes: { [ATTRIBUTES.watchReason]: 'unknown_order', [ATTRIBUTES.watchOperation]: 'purchase' },
+        value: 1,
+      },
+      {
+        attributes: { [ATTRIBUTES.watchReason]: 'unsettled', [ATTRIBUTES.watchOperation]: 'auth' },
+        value: 1,
+      },
+    ]);
+    expect(JSON.stringify(points)).not.toMatch(/ghost-order|pending-order/);
+  });
+});
