@@ -81,7 +81,7 @@ export async function resendCommand(argv: string[], io: CliIO): Promise<number> 
       throw new UsageError('--operation must be a word such as purchase.');
     const { apiKey, endpointsKey } = apiKeysFrom(values, io);
     const scheme = authSchemeFrom(values['auth-scheme'], io);
-    const signature = signatureFrom(
+    const signature = await signatureFrom(
       values.signature ?? io.env.PAYHOOK_API_SIGNATURE,
       io.env.PAYHOOK_API_SECRET,
     );
@@ -115,10 +115,10 @@ export async function resendCommand(argv: string[], io: CliIO): Promise<number> 
 }
 
 /** A fixed signature, else the default one keyed with the secret: a GET's body is empty. */
-function signatureFrom(signature: string | undefined, secret: string | undefined): string {
+async function signatureFrom(signature: string | undefined, secret: string | undefined): Promise<string> {
   if (signature !== undefined && signature !== '') return signature;
   if (secret !== undefined && secret !== '') {
-    return hmacRequestSigner(secret)({ method: 'GET', path: '', body: '', apiKey: '' }) as string;
+    return hmacRequestSigner(secret)({ method: 'GET', path: '', body: '', apiKey: '' });
   }
   throw new UsageError(
     'no request signature: set PAYHOOK_API_SECRET (HMAC-SHA256), or pass --signature S (or PAYHOOK_API_SIGNATURE).',
