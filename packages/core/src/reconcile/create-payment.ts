@@ -179,8 +179,10 @@ export function cardRedactor(
 ): (text: string) => string {
   const values = [...cardValues].sort((a, b) => b.length - a.length);
   return (text) => {
-    let out = redact(text).replace(CARD_NUMBER_SHAPE, '[redacted]');
+    // The request's own values first: a CVV just before a grouped card number would otherwise join the number's
+    // shape and leave its last group behind.
+    let out = redact(text);
     for (const value of values) out = out.split(value).join('[redacted]');
-    return out;
+    return out.replace(CARD_NUMBER_SHAPE, '[redacted]');
   };
 }
