@@ -20,7 +20,7 @@ const TOKEN = 'rcr:tok_scan_5e1d0c9b';
 const CARD = { cc_number: PAN, exp_month: 12, exp_year: 2031, card_cvv: CVV };
 const DIRECT = {
   mode: 'direct',
-  method: 'purchase',
+  method: 'purchase' as const,
   amount: 12.5,
   currency: 'UAH',
   description: 'Tea',
