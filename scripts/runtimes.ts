@@ -1,18 +1,23 @@
 /**
- * `pnpm runtimes`: `handler.fetch` on the runtimes besides Node.js. Packs @payhook/core, installs the tarball with
- * npm into a fresh project together with the runtimes from npm (`bun`, `deno`, and `miniflare` with its
- * `workerd`; npm takes the newest releases whose `engines` accept this Node.js), then:
+ * `pnpm runtimes`: `handler.fetch` and the API client on the runtimes besides Node.js. Packs @payhook/core,
+ * installs the tarball with npm into a fresh project together with the runtimes from npm (`bun`, `deno`, and
+ * `miniflare` with its `workerd`; npm takes the newest releases whose `engines` accept this Node.js), starts the
+ * fake payment service (`startFakeServer` of @payhook/testing) in this process, then:
  *
  * - on Bun and on Deno, runs a signed delivery, its redelivery, a tampered copy, and three concurrent copies of
- *   another (handled once) through `handler.fetch`;
+ *   another (handled once) through `handler.fetch`; then, through `createApiClient` of `@payhook/core/reconcile`
+ *   against the fake, creates a hosted payment, a direct one and a direct 3-D Secure one, re-sends one, and checks
+ *   the typed answers, a refusal of a wrong secret, and an invalid request refused before it is sent;
  * - in workerd, through miniflare, runs the Cloudflare Workers recipe of docs/recipes.md (its `src/worker.ts`,
  *   bundled with esbuild as wrangler does, under its `wrangler.toml`'s compatibility date and flags: no
- *   `nodejs_compat`, so core hashes and decodes without `node:` modules) the same way, then again with
- *   `nodejs_compat` added (core then takes `node:crypto` and `node:buffer` where the runtime offers them).
+ *   `nodejs_compat`, so core hashes and decodes without `node:` modules, and the client signs with Web Crypto)
+ *   the same way, the client's calls from inside the Worker, then again with `nodejs_compat` added (core then
+ *   takes `node:crypto` and `node:buffer` where the runtime offers them).
  *
- * Each prints `<runtime> <version>: 200 handled, then 200 duplicate`; anything else fails the script. Needs core
- * built (`pnpm runtimes` builds it). `--keep` keeps the temp dir.
+ * Each prints `<runtime> <version>: 200 handled, then 200 duplicate` and `<runtime> <version>: client <CLIENT>`;
+ * anything else fails the script. Needs core built (`pnpm runtimes` builds it). `--keep` keeps the temp dir.
  */
+import { execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -24,6 +29,9 @@ import { sh } from './smoke.ts';
 const SECRET = 'runtimes-secret';
 /** What every runtime must print after its name and version. */
 export const EXPECTED = '200 handled, then 200 duplicate';
+/** What every runtime must print after its name, its version and `client`. */
+const CLIENT_EXPECTED =
+  'hosted 303, direct success, 3-D Secure pending, resend 200, wrong secret api.unauthorized, invalid api.request_invalid';
 
 /** The deliveries and their checks, as an ES module any runtime runs; `deliver(fetch)` answers the line's tail. */
 const DELIVERIES = `import { sign } from '@payhook/core';
@@ -66,6 +74,44 @@ export async function deliver(send, handled) {
 }
 `;
 
+/**
+ * The API client's calls against the fake, as an ES module any runtime runs: `useClient(api, prefix)` answers
+ * the client line's tail, or throws saying which answer was wrong.
+ */
+const CLIENT = `import { ApiError, createApiClient } from '@payhook/core/reconcile';
+const card = (number) => ({ cc_number: number, exp_month: 12, exp_year: 2031, card_cvv: '737' });
+const failure = async (promise) => promise.then(() => undefined, (error) => error instanceof ApiError ? error.code : String(error));
+export async function useClient(api, prefix) {
+  const client = createApiClient(api);
+  const order = (name) => prefix + '-' + name;
+  const wrong = (what, answer) => new Error(what + ' answered ' + JSON.stringify(answer));
+  const hosted = await client.createPayment({ mode: 'hosted', method: 'purchase', amount: 10, order_id: order('hosted') });
+  if (hosted.kind !== 'hosted' || hosted.checkoutUrl !== api.baseUrl + '/api/v1/checkout/' + hosted.checkoutId + '/form')
+    throw wrong('a hosted payment', hosted);
+  const purchase = { mode: 'direct', method: 'purchase', amount: 10.5, currency: 'UAH' };
+  const direct = await client.createPayment({ ...purchase, order_id: order('direct'), ...card('4242424242424242') });
+  if (direct.kind !== 'direct' || direct.record.status !== 'success' || direct.record.order_id !== order('direct'))
+    throw wrong('a direct payment', direct);
+  const threeDs = await client.createPayment({ ...purchase, order_id: order('3ds'), ...card('4000000000003220') });
+  if (threeDs.kind !== 'direct' || threeDs.record.status !== 'pending' || !threeDs.record.user_action_url?.startsWith(api.baseUrl + '/'))
+    throw wrong('a direct 3-D Secure payment', threeDs);
+  const resent = await client.resend({ orderId: order('direct') });
+  if (resent.status !== 200 || resent.record?.payment_id !== direct.record.payment_id) throw wrong('a re-send', resent);
+  const unsigned = await failure(createApiClient({ ...api, apiSecret: 'not-the-secret' }).resend({ orderId: order('direct') }));
+  const invalid = await failure(client.createPayment({ mode: 'hosted', method: 'purchase', amount: 10.555, order_id: order('invalid') }));
+  return 'hosted ' + (hosted.kind === 'hosted' ? 303 : '?') + ', direct ' + direct.record.status + ', 3-D Secure '
+    + threeDs.record.status + ', resend ' + resent.status + ', wrong secret ' + unsigned + ', invalid ' + invalid;
+}
+`;
+
+/** Bun and Deno: the client over the runtime's own fetch; the fake's settings come as the first argument. */
+const CLIENT_CHECK = `import { useClient } from './client.mjs';
+const [name, version, args] = typeof Bun !== 'undefined' ? ['bun', Bun.version, process.argv.slice(2)]
+  : ['deno', Deno.version.deno, Deno.args];
+const { api, prefix } = JSON.parse(args[0]);
+console.log(name + ' ' + version + ': client ' + (await useClient(api, prefix)));
+`;
+
 /** Bun and Deno: the handler built here, called with Fetch Requests. */
 const FETCH_CHECK = `import { createWebhookHandler } from '@payhook/core';
 import { deliver } from './deliveries.mjs';
@@ -89,11 +135,21 @@ globalThis.fulfil = async (orderId) => {
 globalThis.recordRefund = async () => {};
 export const fulfilled = () => orders;
 `;
-const WORKER_ENTRY = `import { fulfilled } from './app.js';
+const WORKER_ENTRY = `import { useClient } from '../client.mjs';
+import { fulfilled } from './app.js';
 import worker from './worker.ts';
 export default {
-  fetch(request, env, ctx) {
-    if (new URL(request.url).pathname === '/test/fulfilled') return Response.json(fulfilled());
+  async fetch(request, env, ctx) {
+    const { pathname } = new URL(request.url);
+    if (pathname === '/test/fulfilled') return Response.json(fulfilled());
+    if (pathname === '/test/client') {
+      const { api, prefix } = await request.json();
+      try {
+        return new Response(await useClient(api, prefix));
+      } catch (error) {
+        return new Response(String(error?.stack ?? error), { status: 500 });
+      }
+    }
     return worker.fetch(request, env, ctx);
   },
 };
@@ -104,7 +160,7 @@ const WORKERD_CHECK = `import { createRequire } from 'node:module';
 import { Miniflare } from 'miniflare';
 import { deliver } from './deliveries.mjs';
 const require = createRequire(import.meta.url);
-const { compatibilityDate, compatibilityFlags } = JSON.parse(process.argv[2]);
+const { compatibilityDate, compatibilityFlags, api, prefix } = JSON.parse(process.argv[2]);
 const mf = new Miniflare({ modules: true, scriptPath: 'dist/worker.js', compatibilityDate, compatibilityFlags,
   bindings: { WEBHOOK_SECRET: ${JSON.stringify(SECRET)} } });
 try {
@@ -113,8 +169,15 @@ try {
   const handled = async () => (await mf.dispatchFetch('http://payhook.test/test/fulfilled')).json();
   const line = await deliver(send, handled);
   const flags = compatibilityFlags.length > 0 ? ', ' + compatibilityFlags.join(', ') : ', no flags';
-  console.log('workerd ' + require('workerd/package.json').version + ' (miniflare '
-    + require('miniflare/package.json').version + flags + '): ' + line);
+  const runtime = 'workerd ' + require('workerd/package.json').version + ' (miniflare '
+    + require('miniflare/package.json').version + flags + '): ';
+  console.log(runtime + line);
+  // The client runs inside the Worker: its fetch goes from workerd to the fake.
+  const client = await mf.dispatchFetch('http://payhook.test/test/client', { method: 'POST',
+    body: JSON.stringify({ api, prefix }) });
+  const tail = await client.text();
+  if (client.status !== 200) throw new Error('the client in workerd failed: ' + tail);
+  console.log(runtime + 'client ' + tail);
 } finally {
   await mf.dispose();
 }
@@ -146,12 +209,28 @@ export function workersRecipe(markdown: string): WorkersRecipe {
   };
 }
 
-function main(): void {
+/** `sh` without blocking this process: the fake payment service answers in it while the runtime runs. */
+function run(command: string, args: string[], cwd: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    execFile(command, args, { cwd, encoding: 'utf8', maxBuffer: 16 << 20 }, (error, stdout, stderr) => {
+      if (error)
+        reject(new Error(`${command} ${args.join(' ')} failed (${error.code}):\n${stdout}\n${stderr}`));
+      else resolve(stdout);
+    });
+  });
+}
+
+async function main(): Promise<void> {
   const { values } = parseArgs({ options: { keep: { type: 'boolean' } } });
   const started = Date.now();
   const work = mkdtempSync(join(tmpdir(), 'payhook-runtimes-'));
   const lap = (what: string) =>
     console.log(`runtimes: ${what} (${((Date.now() - started) / 1000).toFixed(1)} s)`);
+  // Imported here: test/recipes.test.ts imports this file for workersRecipe.
+  const { startFakeServer } = await import('../packages/testing/src/index.ts');
+  const server = await startFakeServer({ secret: SECRET, seed: 1 });
+  const { posId, apiKey, endpointsKey, apiSecret } = server.fake.project;
+  const api = { baseUrl: server.url, posId, apiKey, endpointsKey, apiSecret };
   try {
     const tarballs = packPackages(join(work, 'tarballs'), ['@payhook/core']);
     const app = join(work, 'consumer');
@@ -185,19 +264,32 @@ function main(): void {
 
     writeFileSync(join(app, 'deliveries.mjs'), DELIVERIES);
     writeFileSync(join(app, 'fetch-check.mjs'), FETCH_CHECK);
+    writeFileSync(join(app, 'client.mjs'), CLIENT);
+    writeFileSync(join(app, 'client-check.mjs'), CLIENT_CHECK);
     const bin = (name: string) => join(app, 'node_modules', '.bin', name);
     const results: string[] = [];
-    const expect = (runtime: string, out: string) => {
-      const line = out.trim().split('\n').at(-1) ?? '';
-      if (!new RegExp(`^${runtime} \\S+( \\([^)]*\\))?: ${EXPECTED}$`).test(line)) {
-        throw new Error(`${runtime} printed ${JSON.stringify(out)}`);
-      }
-      results.push(line);
-      lap(line);
+    /** The last lines printed, one per tail expected, each `<runtime> <version>[ (…)]: <tail>`. */
+    const expect = (runtime: string, out: string, tails: string[]) => {
+      const lines = out.trim().split('\n').slice(-tails.length);
+      tails.forEach((tail, i) => {
+        const line = lines[i] ?? '';
+        if (!new RegExp(`^${runtime} \\S+( \\([^)]*\\))?: ${tail}$`).test(line)) {
+          throw new Error(`${runtime} printed ${JSON.stringify(out)}`);
+        }
+        results.push(line);
+        lap(line);
+      });
     };
-    expect('bun', sh(bin('bun'), ['fetch-check.mjs'], app));
-    // No permissions: the handler needs none.
-    expect('deno', sh(bin('deno'), ['run', '--no-prompt', 'fetch-check.mjs'], app));
+    const client = (prefix: string) => JSON.stringify({ api, prefix });
+    expect('bun', await run(bin('bun'), ['fetch-check.mjs'], app), [EXPECTED]);
+    expect('bun', await run(bin('bun'), ['client-check.mjs', client('bun')], app), [
+      `client ${CLIENT_EXPECTED}`,
+    ]);
+    // No permissions: the handler needs none; the client only the fake's address.
+    expect('deno', await run(bin('deno'), ['run', '--no-prompt', 'fetch-check.mjs'], app), [EXPECTED]);
+    const net = `--allow-net=127.0.0.1:${server.port}`;
+    const denoClient = ['run', '--no-prompt', net, 'client-check.mjs', client('deno')];
+    expect('deno', await run(bin('deno'), denoClient, app), [`client ${CLIENT_EXPECTED}`]);
 
     const recipe = workersRecipe(readFileSync(join(ROOT, 'docs', 'recipes.md'), 'utf8'));
     writeFileSync(join(app, 'src', 'worker.ts'), recipe.worker);
@@ -230,12 +322,17 @@ function main(): void {
       const settings = JSON.stringify({
         compatibilityDate: recipe.compatibilityDate,
         compatibilityFlags: flags,
+        api,
+        prefix: `workerd-${flags.length}`,
       });
-      expect('workerd', sh(process.execPath, ['workerd-check.mjs', settings], app));
+      const out = await run(process.execPath, ['workerd-check.mjs', settings], app);
+      expect('workerd', out, [EXPECTED, `client ${CLIENT_EXPECTED}`]);
     }
 
-    console.log(`runtimes: passed on ${results.map((line) => line.split(':')[0]).join(', ')}`);
+    const passed = [...new Set(results.map((line) => line.split(':')[0]))];
+    console.log(`runtimes: passed on ${passed.join(', ')}`);
   } finally {
+    await server.close();
     if (values.keep) console.log(`runtimes: kept ${work}`);
     else rmSync(work, { recursive: true, force: true });
   }

@@ -1,4 +1,3 @@
-import { createHmac } from 'node:crypto';
 import {
   duration,
   nonEmptyString,
@@ -7,6 +6,7 @@ import {
   optionError,
   positiveInteger,
 } from '../option-checks.js';
+import { hmacSha256Hex } from '../runtime/hmac.js';
 import { type PaymentRegistry, sendWatched } from '../watch/register.js';
 import { type Answer, failure, parseObject, readAnswer } from './api-answer.js';
 import { ApiError } from './api-errors.js';
@@ -51,7 +51,8 @@ export type RequestSigner = (request: SignableRequest) => string | Promise<strin
  * The default request signature: HMAC-SHA256 keyed with the API secret over the raw body only, as lowercase hex,
  * as public merchant code signs its requests; a GET has no body, so its signature is the HMAC of the empty
  * string. The spec does not show the service's computation (see docs/assumptions.md): pass `signRequest` when
- * the service expects another.
+ * the service expects another. Synchronous with `node:crypto`; where the runtime has none (workerd without
+ * `nodejs_compat`), Web Crypto's, answering a promise.
  *
  * @example
  * const signer = hmacRequestSigner(process.env.PAYMENT_API_SECRET!);
@@ -59,7 +60,8 @@ export type RequestSigner = (request: SignableRequest) => string | Promise<strin
  */
 export function hmacRequestSigner(apiSecret: string): RequestSigner {
   nonEmptyString('apiSecret', apiSecret, false);
-  return ({ body }) => createHmac('sha256', apiSecret).update(body).digest('hex');
+  const hmac = hmacSha256Hex(apiSecret);
+  return ({ body }) => hmac(body);
 }
 
 /**

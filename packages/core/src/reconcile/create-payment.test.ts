@@ -101,6 +101,11 @@ describe('prepareCreate', () => {
       prepareCreate(uneven, checks('https://p.example/', { strict: true, split: true })),
     );
     expect(strictSplit.violations).toEqual([{ field: 'split', code: 'split.sum_mismatch' }]);
+    // A field sent '' is read as not sent, as by the fake; it is sent as given.
+    const empty = { ...DIRECT, customer_email: '' };
+    expect(JSON.parse(prepareCreate(empty, checks('https://pay.example/')).body).customer_email).toBe('');
+    const strictEmpty = refusal(() => prepareCreate(empty, checks('https://p.example/', { strict: true })));
+    expect(strictEmpty.violations).toEqual([{ field: 'customer_email', code: 'format.email' }]);
   });
 });
 

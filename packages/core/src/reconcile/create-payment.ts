@@ -1,7 +1,5 @@
 import type { PaymentRecord, PaymentRequest, SplitPurchaseRequest } from '../validation/requests.js';
-import { validatePaymentRequest } from '../validation/validate.js';
-import { validateSplitPurchaseRequest } from '../validation/validate-split.js';
-import type { Violation } from '../validation/violations.js';
+import { CARD_DATA_FIELDS, validateAtServiceLevel } from '../validation/service-level.js';
 import { type Answer, type FailedCall, failure, parseObject } from './api-answer.js';
 import { ApiError, type ApiViolation } from './api-errors.js';
 
@@ -55,8 +53,6 @@ export interface PreparedCreate {
   readonly cardValues: readonly string[];
 }
 
-/** Card data fields (spec 4.1): PCI DSS scope, never over plain HTTP, never in an error. */
-const CARD_FIELDS = ['cc_number', 'card_cvv', 'cc_cvv', 'exp_month', 'exp_year', 'cc_token'] as const;
 const SECRET_CARD_FIELDS = ['cc_number', 'card_cvv', 'cc_cvv', 'cc_token'] as const;
 const LOOPBACK = /^(?:localhost|127(?:\.\d{1,3}){3}|\[::1\])$/i;
 /** A card number however written (13 to 19 digits, spaces or dashes between), in what the service echoes. */
@@ -64,11 +60,9 @@ const CARD_NUMBER_SHAPE = /\b(?:\d[ -]?){12,18}\d\b/g;
 const CHECKOUT_PATH = /\/checkout\/([^/]+)\/form\/?$/;
 
 /**
- * Checks a create request before anything leaves the process: card data only over HTTPS (or to loopback), then
- * core's validators at the level the service is known to enforce (every rule with `strict`). The default level
- * is the fake service's: `description` and `currency` of a payment, and `purchase` with `init_recurring`, are
- * not required; a card number's spaces, and card fields on a hosted request (which the checkout collects), are
- * left to the service; split amounts are not compared with the total.
+ * Checks a create request before anything leaves the process: card data (PCI DSS scope) only over HTTPS (or to
+ * loopback), then `validateAtServiceLevel`, the fake service's level (every rule with `strict`). The body is
+ * sent as given: the lenient reading is only checked.
  * @throws {ApiError} `api.insecure_transport`, `api.request_invalid` (every field named in one error).
  */
 export function prepareCreate(request: unknown, checks: CreateChecks): PreparedCreate {
@@ -77,14 +71,19 @@ export function prepareCreate(request: unknown, checks: CreateChecks): PreparedC
   }
   const body: Record<string, unknown> = { pos_id: checks.posId, ...request };
   const where = `POST ${checks.base.pathname}api/v1/${checks.split ? 'split/purchase' : 'payment'}`;
-  const cardFields = CARD_FIELDS.filter((field) => body[field] !== undefined);
+  const cardFields = CARD_DATA_FIELDS.filter((field) => body[field] !== undefined);
   if (cardFields.length > 0 && checks.base.protocol !== 'https:' && !LOOPBACK.test(checks.base.hostname)) {
     throw new ApiError(
       'api.insecure_transport',
       `${where} not sent: card data (${cardFields.join(', ')}) goes only over HTTPS (PCI DSS); baseUrl is plain http to ${checks.base.hostname}, which is not loopback.`,
     );
   }
-  const violations = violationsOf(body, checks);
+  const { split, strict, sector } = checks;
+  const { violations } = validateAtServiceLevel(body, {
+    split,
+    strict,
+    ...(sector !== undefined ? { sector } : {}),
+  });
   if (violations.length > 0) {
     const list = violations.map((v) => `${v.field || 'request'} (${v.code}: ${v.message})`).join('; ');
     throw new ApiError(
@@ -97,36 +96,6 @@ export function prepareCreate(request: unknown, checks: CreateChecks): PreparedC
     (value): value is string => typeof value === 'string' && value !== '',
   );
   return { body: JSON.stringify(body), cardValues };
-}
-
-function violationsOf(body: Record<string, unknown>, checks: CreateChecks): Violation[] {
-  const context = {
-    ...(checks.sector !== undefined ? { sector: checks.sector } : {}),
-    splitSum: checks.strict ? ('equal' as const) : ('ignore' as const),
-  };
-  const view = checks.strict ? body : lenient(body);
-  const result = checks.split
-    ? validateSplitPurchaseRequest(view, context)
-    : validatePaymentRequest(view, context);
-  if (checks.strict) return result.violations;
-  return result.violations.filter((v) => !onlyStrict(v, checks.split));
-}
-
-/** The request as the service is known to read it; only checked, never sent in this form. */
-function lenient(body: Record<string, unknown>): Record<string, unknown> {
-  const view = { ...body };
-  if (typeof view.cc_number === 'string') view.cc_number = view.cc_number.replace(/ /g, '');
-  if (view.mode === 'hosted') for (const field of CARD_FIELDS) delete view[field];
-  return view;
-}
-
-/** Rules the spec does not show the service enforcing (docs/assumptions.md, "The fake's strict mode"). */
-function onlyStrict(violation: Violation, split: boolean): boolean {
-  const payment = !split && violation.code === 'required';
-  return (
-    (payment && (violation.field === 'description' || violation.field === 'currency')) ||
-    violation.code === 'recurring.method'
-  );
 }
 
 /**
@@ -210,8 +179,10 @@ export function cardRedactor(
 ): (text: string) => string {
   const values = [...cardValues].sort((a, b) => b.length - a.length);
   return (text) => {
-    let out = redact(text).replace(CARD_NUMBER_SHAPE, '[redacted]');
+    // The request's own values first: a CVV just before a grouped card number would otherwise join the number's
+    // shape and leave its last group behind.
+    let out = redact(text);
     for (const value of values) out = out.split(value).join('[redacted]');
-    return out;
+    return out.replace(CARD_NUMBER_SHAPE, '[redacted]');
   };
 }

@@ -12,12 +12,12 @@ const CREDENTIALS = {
   endpointsKey: 'EK_live_9Zr4',
   apiSecret: 'secret-never-shown-3e1f',
 };
-const SIGNATURE = hmacRequestSigner(CREDENTIALS.apiSecret)({
+const SIGNATURE = await hmacRequestSigner(CREDENTIALS.apiSecret)({
   method: 'GET',
   path: '',
   body: '',
   apiKey: '',
-}) as string;
+});
 
 /** Everything that must never appear in a message: each credential, the signature and the header sent. */
 const NEVER = [

@@ -145,7 +145,7 @@ function staticNodeImports(entry: string): string[] {
   visit(join(SRC, entry));
   return found;
 }
-describe.each(['index.ts', 'validation/index.ts'])('%s', (entry) => {
+describe.each(['index.ts', 'validation/index.ts', 'reconcile/index.ts'])('%s', (entry) => {
   it('imports no node: module, but for types', () => {
     expect(staticNodeImports(entry)).toEqual([]);
   });

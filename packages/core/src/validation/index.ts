@@ -24,6 +24,8 @@ export type {
   SplitItem,
   SplitPurchaseRequest,
 } from './requests.js';
+export type { ServiceLevelOptions, ServiceLevelResult } from './service-level.js';
+export { validateAtServiceLevel } from './service-level.js';
 export { validatePaymentRequest } from './validate.js';
 export { resolveInitRecurring, validateInitRecurring } from './validate-recurring.js';
 export { validateSplitPurchaseRequest } from './validate-split.js';

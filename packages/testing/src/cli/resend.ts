@@ -88,7 +88,7 @@ export async function resendCommand(argv: string[], io: CliIO): Promise<number> 
     const operation = values.operation ?? 'purchase';
     if (!/^[a-z0-9_-]+$/i.test(operation))
       throw new UsageError('--operation must be a word such as purchase.');
-    const auth = resendAuthFrom(values, io);
+    const auth = await resendAuthFrom(values, io);
     const timeout = positiveInteger('--timeout', values.timeout, 10_000);
     const path = `api/v1/pos/${encodeURIComponent(posId)}/orders/${encodeURIComponent(order)}/${operation}`;
     const url = new URL(path, base.href.endsWith('/') ? base.href : `${base.href}/`);
@@ -100,10 +100,10 @@ export async function resendCommand(argv: string[], io: CliIO): Promise<number> 
 }
 
 /** The keys, the signature and the headers that carry them (X-API-AUTH, X-API-KEY). */
-function resendAuthFrom(values: ResendValues, io: CliIO): ResendAuth {
+async function resendAuthFrom(values: ResendValues, io: CliIO): Promise<ResendAuth> {
   const { apiKey, endpointsKey } = apiKeysFrom(values, io);
   const scheme = authSchemeFrom(values['auth-scheme'], io);
-  const signature = signatureFrom(
+  const signature = await signatureFrom(
     values.signature ?? io.env.PAYHOOK_API_SIGNATURE,
     io.env.PAYHOOK_API_SECRET,
   );
@@ -133,10 +133,10 @@ async function requestResend(url: URL, auth: ResendAuth, timeout: number, io: Cl
 }
 
 /** A fixed signature, else the default one keyed with the secret: a GET's body is empty. */
-function signatureFrom(signature: string | undefined, secret: string | undefined): string {
+async function signatureFrom(signature: string | undefined, secret: string | undefined): Promise<string> {
   if (signature !== undefined && signature !== '') return signature;
   if (secret !== undefined && secret !== '') {
-    return hmacRequestSigner(secret)({ method: 'GET', path: '', body: '', apiKey: '' }) as string;
+    return hmacRequestSigner(secret)({ method: 'GET', path: '', body: '', apiKey: '' });
   }
   throw new UsageError(
     'no request signature: set PAYHOOK_API_SECRET (HMAC-SHA256), or pass --signature S (or PAYHOOK_API_SIGNATURE).',
