@@ -150,6 +150,25 @@ describe('createPaymentWatch', () => {
     ]);
   });
 
+  it('reports the payments it stopped watching even when the store fails later in the run', async () => {
+    const { api } = service({ x: 404, y: 404 });
+    const store = new MemoryWatchStore();
+    const remove = store.remove.bind(store);
+    let removes = 0;
+    store.remove = async (orderId, operation) => {
+      if (++removes === 2) throw new Error('store down');
+      return remove(orderId, operation);
+    };
+    const reported: string[] = [];
+    const { watch, advance } = watchOf(api, { store, onOverdue: (p) => reported.push(p.orderId) });
+    await watch.register({ orderId: 'x' });
+    await watch.register({ orderId: 'y' });
+    advance(15 * MINUTE);
+    await expect(watch.reconcileOverdue()).rejects.toThrow('store down');
+    expect(reported).toEqual(['x']);
+    expect(store.size).toBe(1);
+  });
+
   it('checks its options', () => {
     const { api } = service({});
     expect(() => createPaymentWatch({ api: undefined as never })).toThrow(/api must be/);

@@ -196,18 +196,22 @@ async function runOnce<C>(settings: Settings<C>): Promise<WatchRunReport> {
     watching: [] as WatchedPayment[],
     overdue: [] as OverduePayment[],
   };
-  for (const [index, payment] of taken.entries()) {
-    const result = results[index]!;
-    const verdict = verdictOf(result, payment, settings.maxTries);
-    if (verdict === 'watching') {
-      report.watching.push(payment);
-      continue;
+  try {
+    for (const [index, payment] of taken.entries()) {
+      const result = results[index]!;
+      const verdict = verdictOf(result, payment, settings.maxTries);
+      if (verdict === 'watching') {
+        report.watching.push(payment);
+        continue;
+      }
+      await store.remove(payment.orderId, payment.operation);
+      if (verdict === 'settled') report.settled.push(payment);
+      else report.overdue.push(overdueOf(payment, result, verdict));
     }
-    await store.remove(payment.orderId, payment.operation);
-    if (verdict === 'settled') report.settled.push(payment);
-    else report.overdue.push(overdueOf(payment, result, verdict));
+  } finally {
+    // A store failing mid-run must not lose the reports of the payments it already stopped watching.
+    reportOverdue(report.overdue, settings);
   }
-  reportOverdue(report.overdue, settings);
   return report;
 }
 
