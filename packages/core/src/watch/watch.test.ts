@@ -84,6 +84,16 @@ describe('createPaymentWatch', () => {
     expect(store.size).toBe(0);
   });
 
+  it('is not settled by another project’s notification of the same order id', async () => {
+    const { api } = service({});
+    const { watch, store } = watchOf({ ...api, posId: 'POS-1' });
+    await watch.register({ orderId: 'o-1' });
+    await watch.settle({ ...notification('o-1', 'success'), pos_id: 'pos-2' } as Notification);
+    expect(store.size).toBe(1);
+    await watch.settle({ ...notification('o-1', 'success'), pos_id: 'pos-1' } as Notification);
+    expect(store.size).toBe(0);
+  });
+
   it('applies a final record, keeps a requested or pending one until maxTries, then reports it', async () => {
     const { api, asked } = service({ paid: 'success', asked: undefined, waiting: 'pending' });
     const { watch, processed, logged, advance } = watchOf(api, { maxTries: 2 });

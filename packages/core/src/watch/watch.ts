@@ -1,4 +1,5 @@
 import type { WebhookHandler } from '../handler.js';
+import { isMissing } from '../notification/missing.js';
 import type { Notification } from '../notification/types.js';
 import { duration, optionalFunction, optionError, positive, positiveInteger } from '../option-checks.js';
 import { type ApiClientOptions, createApiClient, type ResendClient } from '../reconcile/api-client.js';
@@ -97,7 +98,7 @@ export interface PaymentWatch {
   /**
    * A handler for `webhook.onAny`, registered after every other: it runs only once they all succeeded (inline, or
    * in the queue's worker), and a notification with a final status (not `init`, `pending`, `processing`) settles
-   * its payment.
+   * its payment (one of the API client's `posId`, when the notification names another).
    */
   readonly settle: (notification: Notification) => Promise<void>;
   /**
@@ -135,7 +136,7 @@ export function createPaymentWatch<C = undefined>(options: PaymentWatchOptions<C
       await store.remove(orderId, operation);
     },
     settle: async function settleWatchedPayment(notification) {
-      if (!isFinalStatus(notification.status)) return;
+      if (!isFinalStatus(notification.status) || !ofProject(notification, settings.api.posId)) return;
       await store.remove(String(notification.order_id), String(notification.method));
     },
     reconcileOverdue() {
@@ -145,6 +146,15 @@ export function createPaymentWatch<C = undefined>(options: PaymentWatchOptions<C
       return running;
     },
   };
+}
+
+/**
+ * A handler serving several projects (a `secret` per pos_id) sees their notifications; order ids are the
+ * merchant's per project, so another project's final status must not settle this watch's payment of one id.
+ */
+function ofProject(notification: Notification, posId: string | undefined): boolean {
+  const other = notification.pos_id;
+  return posId === undefined || isMissing(other) || String(other).toLowerCase() === posId.toLowerCase();
 }
 
 type Settings<C> = ReturnType<typeof checkedSettings<C>>;
