@@ -160,6 +160,22 @@ describe('createPaymentWatch', () => {
     ]);
   });
 
+  it('does not report a payment its re-sent webhook settled while the run went on', async () => {
+    const settleFirst: ResendClient = {
+      async resend(request) {
+        await watch.settle(notification(request.orderId, 'success'));
+        return { status: 200, record: undefined };
+      },
+    };
+    const { watch, advance, logged } = watchOf(settleFirst, { maxTries: 1 });
+    await watch.register({ orderId: 'o-1' });
+    advance(15 * MINUTE);
+    const report = await watch.reconcileOverdue();
+    expect(report.overdue).toEqual([]);
+    expect(report.settled.map((p) => p.orderId)).toEqual(['o-1']);
+    expect(logged).toEqual([]);
+  });
+
   it('reports the payments it stopped watching even when the store fails later in the run', async () => {
     const { api } = service({ x: 404, y: 404 });
     const store = new MemoryWatchStore();

@@ -214,8 +214,9 @@ async function runOnce<C>(settings: Settings<C>): Promise<WatchRunReport> {
         report.watching.push(payment);
         continue;
       }
-      await store.remove(payment.orderId, payment.operation);
-      if (verdict === 'settled') report.settled.push(payment);
+      const removed = await store.remove(payment.orderId, payment.operation);
+      // Gone already: its final notification (the webhook the re-send asked for) settled it during the run.
+      if (verdict === 'settled' || !removed) report.settled.push(payment);
       else report.overdue.push(overdueOf(payment, result, verdict));
     }
   } finally {
