@@ -98,7 +98,7 @@ export interface PaymentWatch {
   /**
    * A handler for `webhook.onAny`, registered after every other: it runs only once they all succeeded (inline, or
    * in the queue's worker), and a notification with a final status (not `init`, `pending`, `processing`) settles
-   * its payment (one of the API client's `posId`, when the notification names another).
+   * its payment (not one naming another `pos_id` than the API client's).
    */
   readonly settle: (notification: Notification) => Promise<void>;
   /**
