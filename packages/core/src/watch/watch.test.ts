@@ -195,6 +195,26 @@ describe('createPaymentWatch', () => {
     expect(store.size).toBe(1);
   });
 
+  it('ignores an async onOverdue that rejects (no unhandled rejection)', async () => {
+    const unhandled: unknown[] = [];
+    const listen = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', listen);
+    try {
+      const { watch, advance } = watchOf(service({ x: 404 }).api, {
+        onOverdue: async () => {
+          throw new Error('alerting is down');
+        },
+      });
+      await watch.register({ orderId: 'x' });
+      advance(15 * MINUTE);
+      expect((await watch.reconcileOverdue()).overdue).toHaveLength(1);
+      await new Promise((resolve) => setImmediate(resolve));
+    } finally {
+      process.off('unhandledRejection', listen);
+    }
+    expect(unhandled).toEqual([]);
+  });
+
   it('checks its options', () => {
     const { api } = service({});
     expect(() => createPaymentWatch({ api: undefined as never })).toThrow(/api must be/);

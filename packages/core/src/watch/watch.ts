@@ -45,7 +45,10 @@ export interface PaymentWatchOptions<C = undefined> {
   batchSize?: number;
   /** How many re-sends start per second. @default 5 */
   requestsPerSecond?: number;
-  /** Called with each payment reported overdue (still unsettled after `maxTries`, or an order the service does not know). */
+  /**
+   * Called with each payment reported overdue (still unsettled after `maxTries`, or an order the service does not
+   * know); its throw, or an async one's rejection, is ignored.
+   */
   onOverdue?: (payment: OverduePayment) => void;
   /** Where each payment reported overdue is logged (`warn`); `false` for none. @default console */
   logger?: WatchLogger;
