@@ -160,7 +160,7 @@ async function shop(stores: { dedupe: MemoryStore | RedisStore | PostgresStore; 
 
 type Shop = Awaited<ReturnType<typeof shop>>;
 
-/** Nothing any report, log line or error holds may be a credential, a signature or a card field. */
+/** Nothing any report, log line or error holds may be a credential, a signature, a card field or the customer's email. */
 function expectNoSecrets(s: Shop, ...more: unknown[]) {
   const text = JSON.stringify([s.logged, s.overdue, more], (_k, v) =>
     v instanceof Error ? { message: v.message, code: (v as ApiError).code } : v,
@@ -173,6 +173,7 @@ function expectNoSecrets(s: Shop, ...more: unknown[]) {
     TEST_CARDS.success,
     TEST_CARDS.threeDs,
     CVV,
+    'ada@example.com',
   ]) {
     expect(text).not.toContain(secret);
   }
