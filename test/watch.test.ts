@@ -155,12 +155,12 @@ async function shop(stores: { dedupe: MemoryStore | RedisStore | PostgresStore; 
   const advance = (ms: number) => {
     now += ms;
   };
-  return { fake, api, paths, runs, watch, pay, advance, logged, overdue };
+  return { fake, api, paths, runs, watch, pay, advance, logged, overdue, webhook, now: () => now };
 }
 
 type Shop = Awaited<ReturnType<typeof shop>>;
 
-/** Nothing any report, log line or error holds may be a credential, a signature or a card field. */
+/** Nothing any report, log line or error holds may be a credential, a signature, a card field or the customer's email. */
 function expectNoSecrets(s: Shop, ...more: unknown[]) {
   const text = JSON.stringify([s.logged, s.overdue, more], (_k, v) =>
     v instanceof Error ? { message: v.message, code: (v as ApiError).code } : v,
@@ -173,6 +173,7 @@ function expectNoSecrets(s: Shop, ...more: unknown[]) {
     TEST_CARDS.success,
     TEST_CARDS.threeDs,
     CVV,
+    'ada@example.com',
   ]) {
     expect(text).not.toContain(secret);
   }
@@ -225,6 +226,31 @@ describe.each(KINDS)('the payment watch on $name', (kind) => {
       expect(await s.watch.reconcileOverdue()).toEqual({ settled: [], watching: [], overdue: [] });
       expect(s.logged).toEqual([]);
       expectNoSecrets(s, report);
+    },
+  );
+
+  it.skipIf(!kind.up || kind.name === 'memory')(
+    'two instances running at once over one store re-send each overdue payment once',
+    async () => {
+      const seed = nextSeed;
+      const s = await shop(kind.make(seed));
+      const other = createPaymentWatch({
+        api: s.api,
+        webhook: s.webhook,
+        store: kind.make(seed).watch,
+        now: s.now,
+        requestsPerSecond: 1000,
+        logger: false,
+      });
+      s.fake.outbox.pause();
+      for (let i = 0; i < 8; i++) await s.pay(`both-${i}`);
+      await s.fake.idle();
+      s.advance(16 * MINUTE);
+      const [a, b] = await Promise.all([s.watch.reconcileOverdue(), other.reconcileOverdue()]);
+      const settled = [...a.settled, ...b.settled].map((p) => p.orderId).sort();
+      expect(settled).toEqual([...Array(8).keys()].map((i) => `both-${i}`));
+      expect(s.paths.filter((p) => p.includes('/orders/'))).toHaveLength(8);
+      expect([...s.runs.values()]).toEqual(Array(8).fill(1));
     },
   );
 

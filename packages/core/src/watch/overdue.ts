@@ -40,16 +40,21 @@ export function reportOverdue(
 ): void {
   for (const payment of overdue) {
     publishOverdue({ reason: payment.reason, operation: payment.operation, tries: payment.tries });
-    try {
-      settings.onOverdue?.(payment);
-    } catch {
-      // A failing alert must not stop the report of the others.
+    // A failing alert or logger must not stop the report of the others.
+    quietly(() => settings.onOverdue?.(payment));
+    quietly(() => (settings.logger ? settings.logger.warn(describeOverdue(payment)) : undefined));
+  }
+}
+
+/** Calls `call`, ignoring its throw and, for an async one (an alert posted somewhere), its rejection. */
+function quietly(call: () => unknown): void {
+  try {
+    const result = call();
+    if (typeof (result as PromiseLike<unknown> | undefined)?.then === 'function') {
+      Promise.resolve(result).catch(() => undefined);
     }
-    try {
-      if (settings.logger) settings.logger.warn(describeOverdue(payment));
-    } catch {
-      // Nor a failing logger.
-    }
+  } catch {
+    // Ignored, as documented.
   }
 }
 

@@ -84,6 +84,16 @@ describe('createPaymentWatch', () => {
     expect(store.size).toBe(0);
   });
 
+  it('is not settled by another project’s notification of the same order id', async () => {
+    const { api } = service({});
+    const { watch, store } = watchOf({ ...api, posId: 'POS-1' });
+    await watch.register({ orderId: 'o-1' });
+    await watch.settle({ ...notification('o-1', 'success'), pos_id: 'pos-2' } as Notification);
+    expect(store.size).toBe(1);
+    await watch.settle({ ...notification('o-1', 'success'), pos_id: 'pos-1' } as Notification);
+    expect(store.size).toBe(0);
+  });
+
   it('applies a final record, keeps a requested or pending one until maxTries, then reports it', async () => {
     const { api, asked } = service({ paid: 'success', asked: undefined, waiting: 'pending' });
     const { watch, processed, logged, advance } = watchOf(api, { maxTries: 2 });
@@ -148,6 +158,61 @@ describe('createPaymentWatch', () => {
       { reason: 'unknown_order', operation: 'purchase', tries: 1 },
       { reason: 'unknown_order', operation: 'auth', tries: 1 },
     ]);
+  });
+
+  it('does not report a payment its re-sent webhook settled while the run went on', async () => {
+    const settleFirst: ResendClient = {
+      async resend(request) {
+        await watch.settle(notification(request.orderId, 'success'));
+        return { status: 200, record: undefined };
+      },
+    };
+    const { watch, advance, logged } = watchOf(settleFirst, { maxTries: 1 });
+    await watch.register({ orderId: 'o-1' });
+    advance(15 * MINUTE);
+    const report = await watch.reconcileOverdue();
+    expect(report.overdue).toEqual([]);
+    expect(report.settled.map((p) => p.orderId)).toEqual(['o-1']);
+    expect(logged).toEqual([]);
+  });
+
+  it('reports the payments it stopped watching even when the store fails later in the run', async () => {
+    const { api } = service({ x: 404, y: 404 });
+    const store = new MemoryWatchStore();
+    const remove = store.remove.bind(store);
+    let removes = 0;
+    store.remove = async (orderId, operation) => {
+      if (++removes === 2) throw new Error('store down');
+      return remove(orderId, operation);
+    };
+    const reported: string[] = [];
+    const { watch, advance } = watchOf(api, { store, onOverdue: (p) => reported.push(p.orderId) });
+    await watch.register({ orderId: 'x' });
+    await watch.register({ orderId: 'y' });
+    advance(15 * MINUTE);
+    await expect(watch.reconcileOverdue()).rejects.toThrow('store down');
+    expect(reported).toEqual(['x']);
+    expect(store.size).toBe(1);
+  });
+
+  it('ignores an async onOverdue that rejects (no unhandled rejection)', async () => {
+    const unhandled: unknown[] = [];
+    const listen = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', listen);
+    try {
+      const { watch, advance } = watchOf(service({ x: 404 }).api, {
+        onOverdue: async () => {
+          throw new Error('alerting is down');
+        },
+      });
+      await watch.register({ orderId: 'x' });
+      advance(15 * MINUTE);
+      expect((await watch.reconcileOverdue()).overdue).toHaveLength(1);
+      await new Promise((resolve) => setImmediate(resolve));
+    } finally {
+      process.off('unhandledRejection', listen);
+    }
+    expect(unhandled).toEqual([]);
   });
 
   it('checks its options', () => {

@@ -1,4 +1,5 @@
 import type { WebhookHandler } from '../handler.js';
+import { isMissing } from '../notification/missing.js';
 import type { Notification } from '../notification/types.js';
 import { duration, optionalFunction, optionError, positive, positiveInteger } from '../option-checks.js';
 import { type ApiClientOptions, createApiClient, type ResendClient } from '../reconcile/api-client.js';
@@ -44,7 +45,10 @@ export interface PaymentWatchOptions<C = undefined> {
   batchSize?: number;
   /** How many re-sends start per second. @default 5 */
   requestsPerSecond?: number;
-  /** Called with each payment reported overdue (still unsettled after `maxTries`, or an order the service does not know). */
+  /**
+   * Called with each payment reported overdue (still unsettled after `maxTries`, or an order the service does not
+   * know); its throw, or an async one's rejection, is ignored.
+   */
   onOverdue?: (payment: OverduePayment) => void;
   /** Where each payment reported overdue is logged (`warn`); `false` for none. @default console */
   logger?: WatchLogger;
@@ -97,7 +101,7 @@ export interface PaymentWatch {
   /**
    * A handler for `webhook.onAny`, registered after every other: it runs only once they all succeeded (inline, or
    * in the queue's worker), and a notification with a final status (not `init`, `pending`, `processing`) settles
-   * its payment.
+   * its payment (not one naming another `pos_id` than the API client's).
    */
   readonly settle: (notification: Notification) => Promise<void>;
   /**
@@ -135,7 +139,7 @@ export function createPaymentWatch<C = undefined>(options: PaymentWatchOptions<C
       await store.remove(orderId, operation);
     },
     settle: async function settleWatchedPayment(notification) {
-      if (!isFinalStatus(notification.status)) return;
+      if (!isFinalStatus(notification.status) || !ofProject(notification, settings.api.posId)) return;
       await store.remove(String(notification.order_id), String(notification.method));
     },
     reconcileOverdue() {
@@ -145,6 +149,15 @@ export function createPaymentWatch<C = undefined>(options: PaymentWatchOptions<C
       return running;
     },
   };
+}
+
+/**
+ * A handler serving several projects (a `secret` per pos_id) sees their notifications; order ids are the
+ * merchant's per project, so another project's final status must not settle this watch's payment of one id.
+ */
+function ofProject(notification: Notification, posId: string | undefined): boolean {
+  const other = notification.pos_id;
+  return posId === undefined || isMissing(other) || String(other).toLowerCase() === posId.toLowerCase();
 }
 
 type Settings<C> = ReturnType<typeof checkedSettings<C>>;
@@ -196,18 +209,23 @@ async function runOnce<C>(settings: Settings<C>): Promise<WatchRunReport> {
     watching: [] as WatchedPayment[],
     overdue: [] as OverduePayment[],
   };
-  for (const [index, payment] of taken.entries()) {
-    const result = results[index]!;
-    const verdict = verdictOf(result, payment, settings.maxTries);
-    if (verdict === 'watching') {
-      report.watching.push(payment);
-      continue;
+  try {
+    for (const [index, payment] of taken.entries()) {
+      const result = results[index]!;
+      const verdict = verdictOf(result, payment, settings.maxTries);
+      if (verdict === 'watching') {
+        report.watching.push(payment);
+        continue;
+      }
+      const removed = await store.remove(payment.orderId, payment.operation);
+      // Gone already: its final notification (the webhook the re-send asked for) settled it during the run.
+      if (verdict === 'settled' || !removed) report.settled.push(payment);
+      else report.overdue.push(overdueOf(payment, result, verdict));
     }
-    await store.remove(payment.orderId, payment.operation);
-    if (verdict === 'settled') report.settled.push(payment);
-    else report.overdue.push(overdueOf(payment, result, verdict));
+  } finally {
+    // A store failing mid-run must not lose the reports of the payments it already stopped watching.
+    reportOverdue(report.overdue, settings);
   }
-  reportOverdue(report.overdue, settings);
   return report;
 }
 
