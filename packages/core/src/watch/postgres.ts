@@ -128,10 +128,13 @@ export class PostgresWatchStore implements WatchStore {
       prepare,
     );
     this.#take = statement(
-      `UPDATE ${name} SET tries = tries + 1, deadline = ${MS('$2')}
-       WHERE id IN (SELECT id FROM ${name} WHERE deadline <= ${MS('$1')}
-                    ORDER BY deadline LIMIT $3 FOR UPDATE SKIP LOCKED)
-       RETURNING order_id, operation, tries, ${EPOCH_MS('created_at')} AS created_at`,
+      // RETURNING keeps no order: the rows come back sorted by the deadline they had when taken.
+      `WITH due AS (SELECT id, deadline FROM ${name} WHERE deadline <= ${MS('$1')}
+                    ORDER BY deadline LIMIT $3 FOR UPDATE SKIP LOCKED),
+            taken AS (UPDATE ${name} w SET tries = w.tries + 1, deadline = ${MS('$2')} FROM due
+                      WHERE w.id = due.id
+                      RETURNING w.order_id, w.operation, w.tries, w.created_at, due.deadline AS due_at)
+       SELECT order_id, operation, tries, ${EPOCH_MS('created_at')} AS created_at FROM taken ORDER BY due_at`,
       prepare,
     );
     this.#remove = statement(`DELETE FROM ${name} WHERE id = $1`, prepare);

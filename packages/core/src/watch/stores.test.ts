@@ -84,6 +84,17 @@ describe.each(STORES)('$name', ({ up, make }) => {
     },
   );
 
+  it.skipIf(!up)('hands a batch back sorted by deadline, whatever order it was written in', async () => {
+    const store = await make();
+    for (const [order, at] of [
+      ['c', 3_000],
+      ['b', 2_000],
+      ['a', 1_000],
+    ] as const)
+      await store.add(payment(order, T + at));
+    expect((await store.take(T + 5_000, T + 20_000, 10)).map((p) => p.orderId)).toEqual(['a', 'b', 'c']);
+  });
+
   it.skipIf(!up)(
     'keeps the first registration of an order and operation; another operation is its own entry',
     async () => {

@@ -84,6 +84,13 @@ describe('createPaymentWatch', () => {
     expect(store.size).toBe(0);
   });
 
+  it('settles an operation registered in capitals by its notification, which spells it in lower case', async () => {
+    const { watch, store } = watchOf(service({}).api);
+    await watch.register({ orderId: 'o-1', operation: 'AUTH' });
+    await watch.settle(notification('o-1', 'success', 'auth'));
+    expect(store.size).toBe(0);
+  });
+
   it('is not settled by another project’s notification of the same order id', async () => {
     const { api } = service({});
     const { watch, store } = watchOf({ ...api, posId: 'POS-1' });

@@ -133,10 +133,11 @@ export function createPaymentWatch<C = undefined>(options: PaymentWatchOptions<C
         throw optionError('orderId', 'a non-empty string', orderId);
       const createdAt = now();
       const deadline = createdAt + duration('deadlineMs', deadlineMs, settings.deadlineMs, 0);
-      await store.add({ orderId, operation, createdAt, deadline, tries: 0 });
+      // Notifications spell methods in lower case (`purchase`): `AUTH` registered would never be settled.
+      await store.add({ orderId, operation: operation.toLowerCase(), createdAt, deadline, tries: 0 });
     },
     async forget(orderId, operation = 'purchase') {
-      await store.remove(orderId, operation);
+      await store.remove(orderId, operation.toLowerCase());
     },
     settle: async function settleWatchedPayment(notification) {
       if (!isFinalStatus(notification.status) || !ofProject(notification, settings.api.posId)) return;
