@@ -33,7 +33,8 @@ export interface WatchedPayment {
 export interface WatchStore {
   /** Named in errors and logs. */
   readonly name: string;
-  add(payment: WatchedPayment): Promise<void>;
+  /** `false` when this order and operation is watched already (the first registration is kept). */
+  add(payment: WatchedPayment): Promise<boolean>;
   take(now: number, nextDeadline: number, limit: number): Promise<WatchedPayment[]>;
   remove(orderId: string, operation: string): Promise<boolean>;
 }

@@ -16,9 +16,11 @@ export class MemoryWatchStore implements WatchStore {
     return this.#payments.size;
   }
 
-  async add(payment: WatchedPayment): Promise<void> {
+  async add(payment: WatchedPayment): Promise<boolean> {
     const id = watchId(payment.orderId, payment.operation);
-    if (!this.#payments.has(id)) this.#payments.set(id, { ...payment });
+    if (this.#payments.has(id)) return false;
+    this.#payments.set(id, { ...payment });
+    return true;
   }
 
   async take(now: number, nextDeadline: number, limit: number): Promise<WatchedPayment[]> {

@@ -140,9 +140,9 @@ export class PostgresWatchStore implements WatchStore {
     this.#remove = statement(`DELETE FROM ${name} WHERE id = $1`, prepare);
   }
 
-  async add(payment: WatchedPayment): Promise<void> {
+  async add(payment: WatchedPayment): Promise<boolean> {
     const { orderId, operation, createdAt, deadline, tries } = payment;
-    await this.#query(this.#add, [
+    const result = await this.#query(this.#add, [
       watchId(orderId, operation),
       orderId,
       operation,
@@ -150,6 +150,7 @@ export class PostgresWatchStore implements WatchStore {
       deadline,
       tries,
     ]);
+    return (result.rowCount ?? 0) > 0;
   }
 
   async take(now: number, nextDeadline: number, limit: number): Promise<WatchedPayment[]> {

@@ -15,8 +15,9 @@ export interface RedisWatchStoreOptions {
 // KEYS[1] the sorted set of ids by deadline, KEYS[2] the hash id → entry (JSON without its deadline).
 const ADD_SCRIPT = `if redis.call('HSETNX', KEYS[2], ARGV[1], ARGV[2]) == 1 then
   redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
+  return 1
 end
-return 1`;
+return 0`;
 // Take: the due ids, oldest first, each tried once more and due again at ARGV[2]; returns [entry, …].
 const TAKE_SCRIPT = `local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[3]))
 local out = {}
@@ -73,14 +74,15 @@ export class RedisWatchStore implements WatchStore {
     this.#eval = (client.eval as Call).bind(client);
   }
 
-  async add(payment: WatchedPayment): Promise<void> {
+  async add(payment: WatchedPayment): Promise<boolean> {
     const { orderId, operation, createdAt, tries } = payment;
     const entry: Stored = { orderId, operation, createdAt, tries };
-    await this.#script(ADD_SCRIPT, [
+    const added = await this.#script(ADD_SCRIPT, [
       watchId(orderId, operation),
       JSON.stringify(entry),
       String(payment.deadline),
     ]);
+    return Number(added) === 1;
   }
 
   async take(now: number, nextDeadline: number, limit: number): Promise<WatchedPayment[]> {

@@ -18,12 +18,13 @@ export async function sendWatched<T>(
   if (watch === undefined) return send();
   const { order_id: orderId, method } = request as { order_id?: unknown; method?: unknown };
   const operation = split || typeof method !== 'string' ? 'purchase' : method;
-  await watch.register({ orderId: String(orderId), operation });
+  // A second create of an order already watched leaves the first's entry alone, even when it is refused.
+  const added = await watch.register({ orderId: String(orderId), operation });
   try {
     return await send();
   } catch (error) {
     const status = error instanceof ApiError ? error.status : undefined;
-    if (status !== undefined && status >= 400 && status < 500 && status !== 409) {
+    if (added && status !== undefined && status >= 400 && status < 500 && status !== 409) {
       await watch.forget(String(orderId), operation).catch(() => undefined);
     }
     throw error;

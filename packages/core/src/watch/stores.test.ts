@@ -99,9 +99,9 @@ describe.each(STORES)('$name', ({ up, make }) => {
     'keeps the first registration of an order and operation; another operation is its own entry',
     async () => {
       const store = await make();
-      await store.add(payment('o:1', T));
-      await store.add(payment('o:1', T + 50_000));
-      await store.add(payment('o:1', T + 50_000, 'auth'));
+      expect(await store.add(payment('o:1', T))).toBe(true);
+      expect(await store.add(payment('o:1', T + 50_000))).toBe(false);
+      expect(await store.add(payment('o:1', T + 50_000, 'auth'))).toBe(true);
       expect((await store.take(T, T + 1, 10)).map((p) => [p.orderId, p.operation])).toEqual([
         ['o:1', 'purchase'],
       ]);

@@ -270,8 +270,11 @@ describe('sendWatched (the API client given a watch)', () => {
     return {
       calls,
       watch: {
-        register: async (r: { orderId: string; operation?: string }) =>
-          void calls.push(`register ${r.orderId} ${r.operation}`),
+        register: async (r: { orderId: string; operation?: string }) => {
+          const first = !calls.includes(`register ${r.orderId} ${r.operation}`);
+          calls.push(`register ${r.orderId} ${r.operation}`);
+          return first;
+        },
         forget: async (orderId: string, operation?: string) =>
           void calls.push(`forget ${orderId} ${operation}`),
       },
@@ -305,6 +308,15 @@ describe('sendWatched (the API client given a watch)', () => {
     ).rejects.toThrow();
     await expect(sendWatched(watch, { order_id: 't', method: 'purchase' }, false, timeout)).rejects.toThrow();
     expect(calls.filter((c) => c.startsWith('forget'))).toEqual(['forget r purchase']);
+  });
+
+  it('keeps the entry of an order watched already when a second create of it is refused', async () => {
+    const { watch, calls } = registry();
+    await sendWatched(watch, { order_id: 'd', method: 'purchase' }, false, async () => 'created');
+    await expect(
+      sendWatched(watch, { order_id: 'd', method: 'purchase' }, false, refused(400)),
+    ).rejects.toThrow();
+    expect(calls.filter((c) => c.startsWith('forget'))).toEqual([]);
   });
 
   it('sends nothing when the watch cannot record the payment', async () => {

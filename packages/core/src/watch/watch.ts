@@ -94,8 +94,11 @@ export interface WatchRunReport {
 export interface PaymentWatch {
   /** The store the payments are kept in. */
   readonly store: WatchStore;
-  /** Watches a payment; a second registration of one order keeps the first's deadline and tries. */
-  register(payment: WatchRegistration): Promise<void>;
+  /**
+   * Watches a payment; a second registration of one order keeps the first's deadline and tries, and resolves
+   * `false`.
+   */
+  register(payment: WatchRegistration): Promise<boolean>;
   /** Stops watching a payment (the service refused its creation). */
   forget(orderId: string, operation?: string): Promise<void>;
   /**
@@ -134,7 +137,7 @@ export function createPaymentWatch<C = undefined>(options: PaymentWatchOptions<C
       const createdAt = now();
       const deadline = createdAt + duration('deadlineMs', deadlineMs, settings.deadlineMs, 0);
       // Notifications spell methods in lower case (`purchase`): `AUTH` registered would never be settled.
-      await store.add({ orderId, operation: operation.toLowerCase(), createdAt, deadline, tries: 0 });
+      return store.add({ orderId, operation: operation.toLowerCase(), createdAt, deadline, tries: 0 });
     },
     async forget(orderId, operation = 'purchase') {
       await store.remove(orderId, operation.toLowerCase());
