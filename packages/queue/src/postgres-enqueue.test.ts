@@ -45,19 +45,32 @@ describe('JobInserter', () => {
     expect(batches.at(-1)!.map((job) => job.id)).toEqual(['x', 'held', 'y']);
   });
 
-  it('rejects every enqueue of a statement that failed, with its error, and sends the next ones anew', async () => {
-    let calls = 0;
+  it('rejects only the enqueue whose job PostgreSQL refuses: the others of its statement are tried alone', async () => {
+    const statements: string[][] = [];
     const db: PgQueryable = {
       async query(_text, values) {
-        if (++calls <= 2) throw new Error('connection lost');
-        const rows = (JSON.parse(values![0] as string) as { id: string }[]).map(({ id }) => ({ id }));
-        return { rows, rowCount: rows.length };
+        const ids = (JSON.parse(values![0] as string) as { id: string }[]).map(({ id }) => id);
+        statements.push(ids);
+        if (ids.includes('bad')) throw new Error('unsupported Unicode escape sequence');
+        return { rows: ids.map((id) => ({ id })), rowCount: ids.length };
       },
     };
     const inserter = new JobInserter(db, 's', 'q', { ...SETTINGS, retryBackoff: false });
-    const first = await Promise.allSettled(['a', 'b'].map((id) => inserter.insert({ id, data: {} })));
-    expect(first.map((result) => result.status)).toEqual(['rejected', 'rejected']);
-    expect(await inserter.insert({ id: 'a', data: {} })).toBe(true);
+    const ids = ['a', 'b', 'c', 'd', 'e', 'bad', 'f'];
+    const answers = await Promise.allSettled(ids.map((id) => inserter.insert({ id, data: {} })));
+    expect(answers.map((answer) => answer.status)).toEqual([
+      'fulfilled',
+      'fulfilled',
+      'fulfilled',
+      'fulfilled',
+      'fulfilled',
+      'rejected',
+      'fulfilled',
+    ]);
+    expect((answers[5] as PromiseRejectedResult).reason).toEqual(
+      new Error('unsupported Unicode escape sequence'),
+    );
+    expect(statements.slice(4)).toEqual([['e', 'bad', 'f'], ['e'], ['bad'], ['f']]);
   });
 });
 

@@ -31,7 +31,7 @@ export class JobInserter {
   readonly #sql: string;
   readonly #name: string;
   readonly #settings: JobSettings;
-  readonly #batcher: Batcher<NewJob, boolean>;
+  readonly #batcher: Batcher<NewJob, boolean | Failed>;
 
   constructor(db: PgQueryable, schema: string, name: string, settings: JobSettings) {
     this.#db = db;
@@ -41,11 +41,33 @@ export class JobInserter {
     this.#batcher = new Batcher((jobs) => this.#insert(jobs), { lanes: LANES, max: MAX_BATCH });
   }
 
-  insert(job: NewJob): Promise<boolean> {
-    return this.#batcher.call(job);
+  async insert(job: NewJob): Promise<boolean> {
+    const inserted = await this.#batcher.call(job);
+    if (inserted instanceof Failed) throw inserted.error;
+    return inserted;
   }
 
-  async #insert(jobs: readonly NewJob[]): Promise<boolean[]> {
+  /**
+   * One INSERT for the batch. When it fails, each job is tried alone: a job PostgreSQL refuses (data `jsonb` cannot
+   * hold, such as `\u0000`) fails only its own enqueue, as it did unbatched, not the webhooks it went with.
+   */
+  async #insert(jobs: readonly NewJob[]): Promise<(boolean | Failed)[]> {
+    try {
+      return await this.#insertAll(jobs);
+    } catch (error) {
+      if (jobs.length === 1) return [new Failed(error)];
+      return Promise.all(
+        jobs.map((job) =>
+          this.#insertAll([job]).then(
+            ([inserted]) => inserted!,
+            (e) => new Failed(e),
+          ),
+        ),
+      );
+    }
+  }
+
+  async #insertAll(jobs: readonly NewJob[]): Promise<boolean[]> {
     // Of several enqueues of one id in a batch, the first is the one inserted, if any: only it goes in the INSERT.
     const first = new Map<string, NewJob>();
     for (const job of jobs) if (!first.has(job.id)) first.set(job.id, job);
@@ -61,6 +83,11 @@ export class JobInserter {
     const inserted = new Set((rows as { id: string }[]).map((row) => row.id));
     return jobs.map((job) => first.get(job.id) === job && inserted.has(job.id));
   }
+}
+
+/** What a job's own INSERT threw. */
+class Failed {
+  constructor(readonly error: unknown) {}
 }
 
 /** pg-boss 10's `insertJob` for many jobs of one queue, with payhook's settings and no singleton, priority or delay. */
