@@ -7,3 +7,4 @@ export { createMiddleware } from './http/middleware.js';
 export { sendNodeResponse, toWebhookRequest } from './http/node.js';
 export { fromParserError } from './http/parser-error.js';
 export { decodeBase64Url, encodeBase64Url } from './runtime/base64url.js';
+export { Batcher } from './stores/batcher.js';

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { QueuedNotification } from '@payhook/core';
 import type { PgQueryable } from '@payhook/core/postgres';
 import pg from 'pg';
@@ -12,6 +13,7 @@ import type {
   QueueEngine,
 } from './engine.js';
 import { PostgresConsumer } from './postgres-consumer.js';
+import { JobInserter } from './postgres-enqueue.js';
 import { deadNotificationOf, jobIdOf } from './postgres-job.js';
 import { type PostgresQueueOptions, type ResolvedOptions, resolveOptions } from './postgres-options.js';
 import { PostgresJobs } from './postgres-sql.js';
@@ -33,6 +35,7 @@ export class PostgresQueue implements QueueEngine {
   readonly #db: PgQueryable;
   readonly #pool: pg.Pool | undefined;
   readonly #jobs: PostgresJobs;
+  readonly #inserter: JobInserter;
   readonly #sql: PgBoss.Db;
   readonly #consumers = new Set<Consumer>();
   #boss: Promise<PgBoss> | undefined;
@@ -47,38 +50,38 @@ export class PostgresQueue implements QueueEngine {
       this.#pool.on('error', (error) => this.#options.onError(error));
       this.#db = this.#pool;
     }
-    this.#jobs = new PostgresJobs(this.#db, this.#options.schema, this.#options.name);
+    const o = this.#options;
+    this.#jobs = new PostgresJobs(this.#db, o.schema, o.name);
+    this.#inserter = new JobInserter(this.#db, o.schema, o.name, {
+      retryLimit: o.attempts - 1,
+      retryDelay: o.retryDelay,
+      retryBackoff: o.retryBackoff,
+      expireInSeconds: o.stallSeconds,
+    });
     const db = this.#db;
     this.#sql = { executeSql: (text, values) => db.query(text, values) as Promise<{ rows: unknown[] }> };
   }
 
   /**
-   * Adds the job under its key's id in one `INSERT … ON CONFLICT DO NOTHING` (pg-boss's `send`), which resolves no
-   * id when a job with that id exists in any state: `'duplicate'`. Rejects when PostgreSQL fails or `signal`
-   * aborts first; an insert that still lands afterwards is whole, and its redelivery a duplicate.
+   * Adds the job under its key's id with `INSERT … ON CONFLICT DO NOTHING` (pg-boss's `send`; enqueues made while
+   * one is under way go in one statement), which inserts nothing when a job with that id exists in any state:
+   * `'duplicate'`. Rejects when PostgreSQL fails or `signal` aborts first; an insert that still lands afterwards is
+   * whole, and its redelivery a duplicate.
    */
   async enqueue(job: QueuedNotification, signal: AbortSignal): Promise<'queued' | 'duplicate'> {
     if (signal.aborted) throw aborted();
-    const o = this.#options;
     const data = {
       key: job.key,
       data: job.data,
       secretIndex: job.secretIndex,
       ...(job.secretId === undefined ? {} : { secretId: job.secretId }),
     };
-    const sent = this.#ready().then((boss) =>
-      boss.send(o.name, data, {
-        ...(job.key === undefined ? {} : { id: jobIdOf(job.key) }),
-        retryLimit: o.attempts - 1,
-        retryDelay: o.retryDelay,
-        retryBackoff: o.retryBackoff,
-        expireInSeconds: o.stallSeconds,
-      }),
-    );
-    const id = await untilAborted(sent, signal).catch((error: unknown) => {
+    const id = job.key === undefined ? randomUUID() : jobIdOf(job.key);
+    const sent = this.#ready().then(() => this.#inserter.insert({ id, data }));
+    const inserted = await untilAborted(sent, signal).catch((error: unknown) => {
       throw signal.aborted ? aborted() : unavailable(error);
     });
-    return id === null ? 'duplicate' : 'queued';
+    return inserted ? 'queued' : 'duplicate';
   }
 
   async consume(run: JobRunner, options: ConsumeOptions): Promise<Consumer> {

@@ -26,6 +26,7 @@ export class Batcher<I, O> {
     this.#max = options.max;
   }
 
+  /** Sends `input` at once when a lane is free, else with the others waiting; resolves its own output. */
   call(input: I): Promise<O> {
     return new Promise<O>((resolve, reject) => {
       this.#queue.push({ input, resolve, reject });
