@@ -182,7 +182,7 @@ function dataHint(data: string, secrets: readonly Secret[], matches: Matches): S
  * The warning logged for a refusal that carries a hint: its status, code, what most likely happened and what to
  * do. Never the secret, the signature or the data. `undefined` for any other error.
  */
-export function hintWarning(error: WebhookError): string | undefined {
+function hintWarning(error: WebhookError): string | undefined {
   const hint = (error as { hint?: SignatureHint }).hint;
   if (hint === undefined) return undefined;
   return `[@payhook/core] a delivery was refused with ${error.status} ${error.code}: ${SIGNATURE_HINTS[hint]} (hint: ${hint})`;
