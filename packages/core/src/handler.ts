@@ -30,7 +30,7 @@ import { type NotificationHandler, type Route, Routes } from './protocol/routes.
 import { systemClock } from './runtime/clock.js';
 import { isPromiseLike } from './runtime/promise.js';
 import type { DedupeStore, TransactionalStore } from './stores/contract.js';
-import { hintWarning } from './verify/diagnosis.js';
+import { createHintLog } from './verify/diagnosis.js';
 import type { Secrets } from './verify/secrets.js';
 import type { SignatureAlgorithm } from './verify/signature.js';
 import { verifyEnvelope } from './verify/verify.js';
@@ -422,12 +422,13 @@ function createKeyFor(
 
 /**
  * Sends every refusal and store failure to `onError`; to the logger, from 500 up, and a refusal with a hint (what
- * most likely made a signature fail) as a warning.
+ * most likely made a signature fail) as a warning, a few a minute (`createHintLog`).
  */
 function createReport(
   onError: ErrorHook | undefined,
   logger: Logger,
 ): (error: WebhookError, remoteAddress: string | undefined) => void {
+  const hintLog = createHintLog();
   return (error, remoteAddress) => {
     if (onError) {
       try {
@@ -437,7 +438,7 @@ function createReport(
       }
     }
     if (!logger) return;
-    const warning = hintWarning(error);
+    const warning = hintLog(error);
     if (warning !== undefined) {
       try {
         logger.warn(warning);

@@ -1,11 +1,14 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import type { IncomingMessage } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createNodeListener, createWebhookHandler, type Notification } from '@payhook/core';
 import { createCapture } from '@payhook/core/capture';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { memoryIO } from './cli/io.js';
+import { runCli } from './cli/run.js';
 import { fakePurchase, fakeRefund, postWebhook, replayDeliveries } from './index.js';
+import { readCaptureLine } from './inspect/deliveries.js';
 
 const PRODUCTION_SECRET = 'production-secret-never-in-tests';
 const TEST_SECRET = 'test-secret';
@@ -147,5 +150,41 @@ describe('replayDeliveries', () => {
     await expect(replayDeliveries(app, file, { secret: TEST_SECRET })).rejects.toThrow(
       `[@payhook/testing] ${file}, line 2: not JSON (a capture has one object per line).`,
     );
+  });
+
+  it('inspects, replays and names the missing field of a delivery refused as notification.invalid after its signature matched', async () => {
+    const file = join(dir, 'invalid.jsonl');
+    const capture = createCapture({ path: file });
+    const production = createNodeListener(
+      createWebhookHandler<IncomingMessage>({ secret: PRODUCTION_SECRET, capture, logger: false }),
+    );
+    const { order_id: _missing, ...sent } = fakePurchase(
+      { customer_email: 'jo@example.com' },
+      { seed: 'invalid' },
+    );
+    const answer = await postWebhook(production, sent, { secret: PRODUCTION_SECRET });
+    await postWebhook(production, sent, { secret: PRODUCTION_SECRET, variant: 'wrongSecret' });
+    await capture.flush();
+    expect(answer.status).toBe(400);
+    const [invalid, forged] = (await readFile(file, 'utf8')).trim().split('\n');
+    expect(readCaptureLine(invalid!, 1, 0)).toMatchObject({
+      code: 'notification.invalid',
+      event: 'purchase.success',
+      notification: { payment_id: sent.payment_id, customer_email: '[masked]', cc_token: '[masked]' },
+    });
+    expect(readCaptureLine(forged!, 2, 1)).not.toHaveProperty('notification');
+
+    const app = createNodeListener(createWebhookHandler({ secret: TEST_SECRET, logger: false }));
+    const replayed = await replayDeliveries(app, file, { secret: TEST_SECRET });
+    expect(replayed.map((r) => [r.line, r.captured.code, r.response.status])).toEqual([
+      [1, 'notification.invalid', 400],
+    ]);
+
+    const { io, out, err } = memoryIO('', {});
+    expect(await runCli(['drift', file], io)).toBe(0);
+    expect([out, err]).toEqual([
+      ['0 of 1 captured notifications carried what payhook does not type'],
+      ['line 1: not a notification payhook parses, missing or malformed: order_id (skipped)'],
+    ]);
   });
 });

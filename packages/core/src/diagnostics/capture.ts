@@ -1,6 +1,7 @@
 import type { FileHandle } from 'node:fs/promises';
 import type { WebhookResult } from '../http/answers.js';
 import { getHeader, type HeaderBag } from '../http/body.js';
+import { invalidNotificationObject } from '../notification/parse.js';
 import type { Notification } from '../notification/types.js';
 import {
   objectWith,
@@ -17,7 +18,8 @@ export { DEFAULT_MASKED_FIELDS } from './capture-mask.js';
 
 /**
  * One line of a capture file. `notification` is the decoded object as the service sent it, masked; it is absent
- * when the delivery was refused before its signature was verified (nothing trustworthy to keep).
+ * when the delivery was refused before its signature was verified (nothing trustworthy to keep). A delivery whose
+ * signature matched but whose notification lacked a required field (`notification.invalid`) keeps it too.
  */
 export interface CapturedDelivery {
   /** The format version of the line: 2 adds `key`, `durationMs` and `hint`; readers take both. */
@@ -262,6 +264,8 @@ function captured(
   const header = getHeader(request.headers, 'content-type');
   const media = header?.split(';', 1)[0]?.trim().toLowerCase();
   const contentType = media === undefined ? undefined : maskCardNumbers(media).slice(0, 100);
+  // Refused as `notification.invalid`: its signature matched, so its object is kept as a handled one's is.
+  const raw = result.notification?.raw ?? invalidNotificationObject(result.error);
   return {
     v: 2,
     at: new Date().toISOString(),
@@ -272,9 +276,7 @@ function captured(
     ...(facts.key === undefined ? {} : { key: facts.key }),
     ...(facts.durationMs === undefined ? {} : { durationMs: facts.durationMs }),
     ...(contentType ? { contentType } : {}),
-    ...(result.notification
-      ? { notification: mask(result.notification.raw) as Record<string, unknown> }
-      : {}),
+    ...(raw ? { notification: mask(raw) as Record<string, unknown> } : {}),
   };
 }
 

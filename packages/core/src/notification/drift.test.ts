@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { purchase, refund } from '../../test/fixtures.js';
-import { findDrift } from './drift.js';
+import { findDrift, type JsonType, sentAsTyped, TYPED } from './drift.js';
 import { parseNotification } from './parse.js';
 
 const driftOf = (raw: Record<string, unknown>) => findDrift(parseNotification(raw));
@@ -60,5 +60,27 @@ describe('findDrift', () => {
   it('cuts a name past 64 characters', () => {
     const long = 'x'.repeat(100);
     expect(driftOf(purchase({ [long]: 1 }))).toEqual([{ kind: 'field', name: `${'x'.repeat(64)}…` }]);
+  });
+
+  it('reads by name exactly the fields TYPED lists, each counted only as its type', () => {
+    const read = new Set<string>();
+    const probe = new Proxy({}, { get: (_target, name) => void read.add(String(name)) });
+    expect(sentAsTyped(probe)).toBe(true);
+    expect([...read].sort()).toEqual([...TYPED.keys()].sort());
+    const samples: Record<JsonType, unknown> = {
+      string: 'x',
+      number: 1,
+      boolean: true,
+      object: { amount: 1 },
+      array: [],
+      null: null,
+    };
+    for (const [field, type] of TYPED) {
+      for (const [sent, value] of Object.entries(samples)) {
+        expect([field, sent, sentAsTyped({ [field]: value })]).toEqual([field, sent, sent === type]);
+      }
+    }
+    expect(sentAsTyped({ refund_reason: 'x' })).toBe(false);
+    expect(sentAsTyped({ fee: { amount: '3.01' } })).toBe(false);
   });
 });

@@ -76,16 +76,37 @@ export function notificationFromData(data: string): Notification {
   return typed(parsed, { ...parsed });
 }
 
+/**
+ * The object as sent of each `notification.invalid` thrown here, by error: a capture keeps it (masked) for a delivery
+ * refused after its signature matched. Held by no one else, so nothing reaches it from the error (`onError` sees the
+ * error) and it goes with the error.
+ */
+const invalidObjects = new WeakMap<object, Readonly<Record<string, unknown>>>();
+
+/** The decoded object whose `notification.invalid` this is, as sent; `undefined` for any other error. */
+export function invalidNotificationObject(error: unknown): Readonly<Record<string, unknown>> | undefined {
+  return typeof error === 'object' && error !== null ? invalidObjects.get(error) : undefined;
+}
+
 /** Types `n` in place (`raw` holds the same fields, as sent): `kind`, the coerced fields, then `raw`, hidden. */
 function typed(n: Record<string, unknown>, raw: Readonly<Record<string, unknown>>): Notification {
   const kind = kindOf(raw.method);
   n.kind = kind;
-  typeFields(n, kind);
+  const invalid = typeFields(n, kind);
+  if (invalid !== undefined) {
+    const error = new PayloadError(
+      'notification.invalid',
+      `notification is missing or has malformed required fields: ${invalid.join(', ')}.`,
+      { fields: invalid },
+    );
+    invalidObjects.set(error, raw);
+    throw error;
+  }
   Object.defineProperty(n, 'raw', { value: raw, enumerable: false });
   return n as unknown as Notification;
 }
 
-function typeFields(n: Record<string, unknown>, kind: Kind): void {
+function typeFields(n: Record<string, unknown>, kind: Kind): string[] | undefined {
   // One call per field with a literal name: V8 inlines them into plain property reads.
   coerceString(n, 'payment_id');
   coerceString(n, 'order_id');
@@ -110,13 +131,7 @@ function typeFields(n: Record<string, unknown>, kind: Kind): void {
   const action = n.user_action_required;
   if (action === 'true' || action === '1' || action === 1) n.user_action_required = true;
   else if (action === 'false' || action === '0' || action === 0) n.user_action_required = false;
-  const invalid = invalidFields(n, kind);
-  if (invalid === undefined) return;
-  throw new PayloadError(
-    'notification.invalid',
-    `notification is missing or has malformed required fields: ${invalid.join(', ')}.`,
-    { fields: invalid },
-  );
+  return invalidFields(n, kind);
 }
 
 function coerceString(n: Record<string, unknown>, field: string): void {

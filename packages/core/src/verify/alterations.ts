@@ -6,7 +6,9 @@ type DataAlteration = Extract<SignatureHint, `data_${string}`>;
 
 /**
  * What `data` may have been before something between the service and payhook altered it, cheapest first: each
- * candidate paired with the alteration it undoes. Lazy, so the diagnosis stops at the first that verifies.
+ * candidate paired with the alteration it undoes. Lazy, so the diagnosis stops at the first that verifies, and
+ * built only where `data` shows a sign of the alteration (a spelling the service does not send, a space in the
+ * JSON): a forged delivery of the service's spelling gets the JSON candidates only.
  */
 export function* dataCandidates(data: string): Generator<readonly [DataAlteration, string]> {
   const trimmed = data.trim();
@@ -34,12 +36,16 @@ function percentDecoded(data: string): string | undefined {
 const toStandard = (text: string): string => text.replace(/-/g, '+').replace(/_/g, '/');
 const toUrl = (text: string): string => text.replace(/\+/g, '-').replace(/\//g, '_');
 
-/** `data` in the other base64 alphabet, with its padding toggled, and both: what a decoder and encoder change. */
+/**
+ * `data` in the other base64 alphabet, with its padding toggled, and both: what a decoder and encoder change. None
+ * for `data` in the service's own spelling (base64url, padded): a relay that re-encoded it wrote what was sent.
+ */
 function respellings(data: string): string[] {
   const url = /[-_]/.test(data);
   const standard = /[+/]/.test(data);
-  const swapped = url && !standard ? toStandard(data) : standard && !url ? toUrl(data) : undefined;
   const unpadded = data.replace(/=+$/, '');
+  if (!standard && data.length % 4 === 0) return [];
+  const swapped = url && !standard ? toStandard(data) : standard && !url ? toUrl(data) : undefined;
   const repad = (text: string): string =>
     unpadded === data ? text + '='.repeat((4 - (text.length % 4)) % 4) : text.replace(/=+$/, '');
   const spellings = [repad(data)];
@@ -58,14 +64,15 @@ function encoderLike(data: string): (text: string) => string {
 }
 
 /**
- * The JSON with its spaces turned back into `+`: every space (a notification without one of its own), and only a
+ * The JSON with its spaces turned back into `+`: every space (a notification without one of its own), then only a
  * space between a digit or quote and a digit (`+02:00` in a timestamp, `+380…` in a phone number).
  */
-function plusRestored(json: string): string[] {
-  if (!json.includes(' ')) return [];
+function* plusRestored(json: string): Generator<string> {
+  if (!json.includes(' ')) return;
   const all = json.replace(/ /g, '+');
+  yield all;
   const numeric = json.replace(/(?<=[\d"]) (?=\d)/g, '+');
-  return numeric === all || numeric === json ? [all] : [all, numeric];
+  if (numeric !== all && numeric !== json) yield numeric;
 }
 
 /**
@@ -73,31 +80,34 @@ function plusRestored(json: string): string[] {
  * non-ASCII as they are, without spaces): PHP's `json_encode` (`\/`, `\u00e9`) and its flags, Python's
  * `json.dumps` (`", "` and `": "`, `\u00e9`).
  */
-function reserialised(json: string): string[] {
+function* reserialised(json: string): Generator<string> {
   let value: unknown;
   try {
     value = JSON.parse(json);
   } catch {
-    return [];
+    return;
   }
-  if (value === null || typeof value !== 'object') return [];
-  const compact = escapeSlashes(JSON.stringify(value));
-  // Each candidate costs a hash per secret on every forged delivery: only the serialisers' defaults, and PHP's
-  // JSON_UNESCAPED_UNICODE (common for Cyrillic text).
-  const texts = [escapeUnicode(compact), compact, escapeUnicode(spacedJson(value))];
-  return [...new Set(texts)].filter((text) => text !== json);
+  if (value === null || typeof value !== 'object') return;
+  const plain = JSON.stringify(value);
+  const compact = escapeSlashes(plain);
+  // Each candidate costs a hash per secret: only the serialisers' defaults, and PHP's JSON_UNESCAPED_UNICODE
+  // (common for Cyrillic text).
+  const seen = new Set([json]);
+  for (const text of [() => escapeUnicode(compact), () => compact, () => escapeUnicode(spaced(plain))]) {
+    const candidate = text();
+    if (seen.has(candidate)) continue;
+    seen.add(candidate);
+    yield candidate;
+  }
 }
 
 const escapeSlashes = (json: string): string => json.replace(/\//g, '\\/');
 const escapeUnicode = (json: string): string =>
   json.replace(/[\u0080-\uffff]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
 
-/** JSON with Python's default separators. */
-function spacedJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(spacedJson).join(', ')}]`;
-  if (value !== null && typeof value === 'object') {
-    const members = Object.entries(value).map(([key, item]) => `${JSON.stringify(key)}: ${spacedJson(item)}`);
-    return `{${members.join(', ')}}`;
-  }
-  return JSON.stringify(value);
-}
+/**
+ * JSON.stringify's output with Python's default separators (`, ` and `: `): its strings skipped whole (they hold
+ * `,` and `:` of their own), a space after every separator between them.
+ */
+const spaced = (json: string): string =>
+  json.replace(/"(?:[^"\\]|\\.)*"|[,:]/g, (token) => (token.length === 1 ? `${token} ` : token));

@@ -60,17 +60,60 @@ export const SIGNATURE_HINTS: Readonly<Record<SignatureHint, string>> = {
     "it verifies with a secret the resolver gave for another pos_id: the secret it returns for this delivery's pos_id is another project's (test and live projects have separate secrets).",
 };
 
+/** The most hashes one refusal's diagnosis computes (a candidate under each secret is one): past them it stops. */
+export const DIAGNOSIS_MAX_HASHES = 12;
+/**
+ * The refusals a process diagnoses by hashing in a minute: anyone who can POST can send a forged delivery, so past
+ * them, until the minute is over, a refusal gets the hints that need no hashing only (as one past
+ * `DIAGNOSIS_MAX_DATA`).
+ */
+export const DIAGNOSES_PER_MINUTE = 60;
+/** The hint warnings one handler logs in a minute (`createHintLog`). */
+export const HINT_WARNINGS_PER_MINUTE = 10;
+const MINUTE = 60_000;
+
+/**
+ * Whether one more event fits: the first `limit` of each window of `ms`, a window opened by the first event past the
+ * last (or before it: a clock set back).
+ */
+export function createWindowLimit(limit: number, ms: number, now: () => number): () => boolean {
+  let start = Number.NEGATIVE_INFINITY;
+  let used = 0;
+  return () => {
+    const time = now();
+    if (time - start >= ms || time < start) {
+      start = time;
+      used = 0;
+    }
+    if (used >= limit) return false;
+    used++;
+    return true;
+  };
+}
+
+const processDiagnoses = createWindowLimit(DIAGNOSES_PER_MINUTE, MINUTE, () => Date.now());
+
+export interface DiagnosisOptions {
+  /** The secrets of other projects (a resolver's recent answers). */
+  readonly others?: readonly Secret[];
+  /**
+   * Asked once, before the first hash: whether this refusal may be diagnosed by hashing. Default: the process's
+   * `DIAGNOSES_PER_MINUTE`; `payhook verify --explain`, which a person runs, always may.
+   */
+  readonly mayHash?: () => boolean;
+}
+
 /**
  * What most likely made the signature of a refused delivery fail, or `undefined` when nothing payhook can guess
- * explains it (a forgery, a tampered delivery, an unknown secret). `secrets` are those it was checked against,
- * `others` the secrets of other projects (a resolver's recent answers). Hashes only `data` up to
- * `DIAGNOSIS_MAX_DATA`; never throws.
+ * explains it (a forgery, a tampered delivery, an unknown secret). `secrets` are those it was checked against.
+ * Hashes only `data` up to `DIAGNOSIS_MAX_DATA`, at most `DIAGNOSIS_MAX_HASHES` times, and only while `mayHash`
+ * allows; never throws.
  */
 export function diagnoseSignature(
   envelope: Envelope,
   secrets: readonly Secret[],
   algorithm: SignatureAlgorithm,
-  others: readonly Secret[] = [],
+  { others = [], mayHash = processDiagnoses }: DiagnosisOptions = {},
 ): SignatureHint | undefined {
   try {
     const signature = envelope.signature.trim();
@@ -81,47 +124,56 @@ export function diagnoseSignature(
     const other: SignatureAlgorithm = algorithm === 'sha256' ? 'sha1' : 'sha256';
     const underOther = normalizeSignature(signature, other);
     if (underOther !== undefined) {
-      const matches = hashing && matchSecret(envelope.data, underOther, secrets, other) >= 0;
+      const matches = hashing && mayHash() && matchSecret(envelope.data, underOther, secrets, other) >= 0;
       return matches ? other : `${other}_length`;
     }
     const expected = normalizeSignature(signature, algorithm);
-    if (expected === undefined || !hashing) return undefined;
-    return (
-      secretHint(envelope.data, expected, secrets, algorithm, others) ??
-      dataHint(envelope.data, expected, secrets, algorithm)
-    );
+    if (expected === undefined || !hashing || !mayHash()) return undefined;
+    const matches = hashBudget(expected, algorithm);
+    return secretHint(envelope.data, secrets, others, matches) ?? dataHint(envelope.data, secrets, matches);
   } catch {
     // A diagnosis is a courtesy: nothing it meets may change the refusal.
     return undefined;
   }
 }
 
+/** Whether a candidate `data` verifies under one of `secrets`. */
+type Matches = (data: string, secrets: readonly Secret[]) => boolean;
+
+/** `matchSecret` against `expected` within `DIAGNOSIS_MAX_HASHES`: the try that would pass them, and every later, fails. */
+function hashBudget(expected: string, algorithm: SignatureAlgorithm): Matches {
+  let left = DIAGNOSIS_MAX_HASHES;
+  return (data, secrets) => {
+    if (secrets.length === 0) return false;
+    // matchSecret hashes data with spaces twice: as received, and with them turned back into `+`.
+    const hashes = secrets.length * (data.includes(' ') ? 2 : 1);
+    if (hashes > left) left = 0;
+    if (left === 0) return false;
+    left -= hashes;
+    return matchSecret(data, expected, secrets, algorithm) >= 0;
+  };
+}
+
 function secretHint(
   data: string,
-  expected: string,
   secrets: readonly Secret[],
-  algorithm: SignatureAlgorithm,
   others: readonly Secret[],
+  matches: Matches,
 ): SignatureHint | undefined {
   const trimmed = secrets
     .map(secretValue)
     .filter((value) => value !== value.trim() && value.trim() !== '')
     .map((value) => value.trim());
-  if (matchSecret(data, expected, trimmed, algorithm) >= 0) return 'secret_whitespace';
+  if (matches(data, trimmed)) return 'secret_whitespace';
+  if (others.length === 0) return undefined;
   const known = new Set(secrets.map(secretValue));
   const foreign = others.filter((secret) => !known.has(secretValue(secret)));
-  if (matchSecret(data, expected, foreign, algorithm) >= 0) return 'secret_for_other_project';
-  return undefined;
+  return matches(data, foreign) ? 'secret_for_other_project' : undefined;
 }
 
-function dataHint(
-  data: string,
-  expected: string,
-  secrets: readonly Secret[],
-  algorithm: SignatureAlgorithm,
-): SignatureHint | undefined {
+function dataHint(data: string, secrets: readonly Secret[], matches: Matches): SignatureHint | undefined {
   for (const [alteration, candidate] of dataCandidates(data)) {
-    if (matchSecret(candidate, expected, secrets, algorithm) >= 0) return alteration;
+    if (matches(candidate, secrets)) return alteration;
   }
   return undefined;
 }
@@ -130,8 +182,34 @@ function dataHint(
  * The warning logged for a refusal that carries a hint: its status, code, what most likely happened and what to
  * do. Never the secret, the signature or the data. `undefined` for any other error.
  */
-export function hintWarning(error: WebhookError): string | undefined {
+function hintWarning(error: WebhookError): string | undefined {
   const hint = (error as { hint?: SignatureHint }).hint;
   if (hint === undefined) return undefined;
   return `[@payhook/core] a delivery was refused with ${error.status} ${error.code}: ${SIGNATURE_HINTS[hint]} (hint: ${hint})`;
+}
+
+/**
+ * `hintWarning` for one handler's logger, at most `HINT_WARNINGS_PER_MINUTE` a minute: anyone who can POST can make
+ * a refusal carry a hint (a signature of SHA-1's length), so past them one line says the warnings are paused for the
+ * rest of the minute, and the next one logged says how many were not. `onError` and the span still get every hint.
+ */
+export function createHintLog(
+  now: () => number = () => Date.now(),
+): (error: WebhookError) => string | undefined {
+  const fits = createWindowLimit(HINT_WARNINGS_PER_MINUTE, MINUTE, now);
+  let unlogged = 0;
+  return (error) => {
+    const warning = hintWarning(error);
+    if (warning === undefined) return undefined;
+    if (!fits()) {
+      unlogged++;
+      return unlogged === 1
+        ? `[@payhook/core] more than ${HINT_WARNINGS_PER_MINUTE} deliveries were refused with a hint within a minute: their warnings are paused for the rest of it (anyone who can POST can cause them; onError and the payhook:delivery channel still get every hint).`
+        : undefined;
+    }
+    if (unlogged === 0) return warning;
+    const line = `${warning} (${unlogged} more refused with a hint were not logged while paused)`;
+    unlogged = 0;
+    return line;
+  };
 }

@@ -37,6 +37,7 @@ export interface VerifiedEnvelope {
 /**
  * The `SignatureError` the handler answers a refused signature with: `secret.not_found` when a resolver had no
  * secret for the delivery's `pos_id`, else `signature.invalid`; with its `hint`, which never changes the answer.
+ * `mayHash`: see `diagnoseSignature` (the process's budget unless given).
  */
 function signatureRefusal(
   envelope: Envelope,
@@ -44,9 +45,10 @@ function signatureRefusal(
   check: SignatureCheck,
   source: SecretSource,
   algorithm: SignatureAlgorithm,
+  mayHash?: () => boolean,
 ): SignatureError {
   const others = typeof source === 'function' ? (source.recent?.() ?? []) : [];
-  const hint = diagnoseSignature(envelope, check.secrets, algorithm, others);
+  const hint = diagnoseSignature(envelope, check.secrets, algorithm, { others, mayHash });
   if (result.reason === 'no_secret') {
     return new SignatureError(
       'secret.not_found',
@@ -201,7 +203,9 @@ export async function explainDelivery(
   }
   const { result } = check;
   if (!result.valid) {
-    return refused(envelope, undefined, signatureRefusal(envelope, result, check, source, algorithm));
+    // A person asked: diagnosed in full, whatever the process's budget for refusals.
+    const refusal = signatureRefusal(envelope, result, check, source, algorithm, () => true);
+    return refused(envelope, undefined, refusal);
   }
   try {
     const notification = notificationFromData(envelope.data);

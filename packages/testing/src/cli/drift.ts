@@ -1,7 +1,7 @@
-import { type DriftFinding, findDrift, parseNotification } from '@payhook/core';
+import { type DriftFinding, findDrift, PayloadError, parseNotification } from '@payhook/core';
 import { replayableLines } from '../replay.js';
 import { parseCommand, readInput, runCommand, UsageError } from './args.js';
-import type { CliIO } from './io.js';
+import { type CliIO, printable } from './io.js';
 
 const DRIFT_HELP = `Usage: payhook drift FILE
 
@@ -38,8 +38,11 @@ export async function driftCommand(argv: string[], io: CliIO): Promise<number> {
       let findings: DriftFinding[] | undefined;
       try {
         findings = findDrift(parseNotification(captured.notification));
-      } catch {
-        io.stderr(`line ${line}: not a notification payhook parses (skipped)`);
+      } catch (error) {
+        // Names only: the required fields it lacks or holds in another type (a field dropped is drift too).
+        const fields = error instanceof PayloadError ? error.fields.map(printable).join(', ') : '';
+        const missing = fields === '' ? '' : `, missing or malformed: ${fields}`;
+        io.stderr(`line ${line}: not a notification payhook parses${missing} (skipped)`);
         continue;
       }
       if (findings === undefined) continue;
