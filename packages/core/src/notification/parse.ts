@@ -106,6 +106,7 @@ function typed(n: Record<string, unknown>, raw: Readonly<Record<string, unknown>
   return n as unknown as Notification;
 }
 
+/** Coerces the fields of `n` in place; returns the required ones it lacks, or `undefined`. */
 function typeFields(n: Record<string, unknown>, kind: Kind): string[] | undefined {
   // One call per field with a literal name: V8 inlines them into plain property reads.
   coerceString(n, 'payment_id');
