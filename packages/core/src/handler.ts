@@ -7,7 +7,8 @@ import {
   traceDelivery,
 } from './diagnostics/channels.js';
 import { createDriftWatch } from './diagnostics/drift.js';
-import { ERROR_STATUS, RequestError, SignatureError, type WebhookError } from './errors.js';
+import { createReport } from './diagnostics/report.js';
+import { RequestError, SignatureError, type WebhookError } from './errors.js';
 import {
   accepted,
   asWebhookError,
@@ -19,18 +20,17 @@ import {
 import { type BodyStream, getHeader, type HeaderBag, mediaTypeOf, readEnvelope } from './http/body.js';
 import { createSenderCheck, type SenderOptions, senderAddress } from './http/sender.js';
 import type { Notification, NotificationEvent, NotificationFor } from './notification/types.js';
-import { type Logger, type ResolvedOptions, resolveOptions } from './options.js';
-import type { DeliveryFacts } from './protocol/delivery.js';
+import { type ResolvedOptions, resolveOptions } from './options.js';
+import { factsOf, type Received } from './protocol/delivery.js';
 import { createEnqueuer } from './protocol/enqueue.js';
 import { ExactlyOnce, type Outcome } from './protocol/exactly-once.js';
-import { boundKey, type KeyFunction } from './protocol/key.js';
+import { createKeyFor, type KeyFunction } from './protocol/key.js';
 import type { OrderingOptions } from './protocol/ordering.js';
+import { createProcess } from './protocol/process.js';
 import type { NotificationQueue } from './protocol/queue.js';
 import { type NotificationHandler, type Route, Routes } from './protocol/routes.js';
-import { systemClock } from './runtime/clock.js';
 import { isPromiseLike } from './runtime/promise.js';
 import type { DedupeStore, TransactionalStore } from './stores/contract.js';
-import { hintWarning } from './verify/diagnosis.js';
 import type { Secrets } from './verify/secrets.js';
 import type { SignatureAlgorithm } from './verify/signature.js';
 import { verifyEnvelope } from './verify/verify.js';
@@ -233,7 +233,7 @@ export function createWebhookHandler<C = undefined>(options: WebhookHandlerOptio
   const keyFor = createKeyFor(resolved.key, logger);
   const once = new ExactlyOnce<C>({ ...resolved.protocol, report: (error) => report(error, undefined) });
   const processNotification = createProcessor(resolved, routes, keyFor, once);
-  const enqueue = queue && createEnqueuer(queue, routes, keyFor, resolved.storeTimeoutMs, systemClock);
+  const enqueue = queue && createEnqueuer(queue, routes, keyFor, resolved.storeTimeoutMs);
   const watchDrift = createDriftWatch(logger);
 
   /** One delivery, top to bottom: each step throws its refusal, answered at the end (a step's promise awaited). */
@@ -254,10 +254,15 @@ export function createWebhookHandler<C = undefined>(options: WebhookHandlerOptio
       const { secret } = verified;
       notification = verified.notification;
       watchDrift(notification);
+      const received: Received<C> = {
+        notification,
+        context,
+        secretIndex: secret.index,
+        secretId: secret.id,
+        traced,
+      };
       const outcome: Exclude<WebhookOutcome, 'refused'> | PromiseLike<Exclude<WebhookOutcome, 'refused'>> =
-        enqueue
-          ? enqueue(notification, secret.index, secret.id, traced)
-          : processNotification(notification, context, secret.index, secret.id, traced);
+        enqueue ? enqueue(received) : processNotification(received);
       return accepted(isPromiseLike(outcome) ? await outcome : outcome, notification);
     } catch (error) {
       const known = asWebhookError(error);
@@ -285,95 +290,12 @@ function tracedDelivery<C>(
   };
 }
 
-/** `webhook.process`: the processor outside a request, its refusals reported and thrown, traced when anyone listens. */
-function createProcess<C>(
-  processNotification: Processor<C>,
-  report: (error: WebhookError, remoteAddress: string | undefined) => void,
-): WebhookHandler<C>['process'] {
-  const processOne = async (
-    notification: Notification,
-    context: C,
-    processOptions: ProcessOptions | undefined,
-    traced?: DeliveryMessage,
-  ): Promise<Processed> => {
-    try {
-      const { secretIndex = -1, secretId, signal } = processOptions ?? {};
-      return await processNotification(notification, context, secretIndex, secretId, traced, signal);
-    } catch (error) {
-      const known = asWebhookError(error);
-      report(known, undefined);
-      publishRefusal('process', known.code, known.status);
-      throw known;
-    }
-  };
-  return (notification, context, processOptions) => {
-    const traced = deliveryMessage('process');
-    if (traced === undefined) return processOne(notification, context as C, processOptions);
-    const run = () => processOne(notification, context as C, processOptions, traced);
-    return traceDelivery(traced, run, finishProcess);
-  };
-}
-
 /** A traced delivery's message completed from its answer. */
 function finishDelivery(message: DeliveryMessage, result: WebhookResult | undefined): void {
   message.outcome = result?.outcome;
   message.status = result?.status;
   message.errorCode = result?.error?.code;
   message.hint = (result?.error as SignatureError | undefined)?.hint;
-}
-
-/** A traced `process` call's message completed from its outcome, or the `WebhookError` it threw. */
-function finishProcess(message: DeliveryMessage, outcome: Processed | undefined, error: unknown): void {
-  const code = (error as WebhookError | undefined)?.code;
-  message.outcome = outcome ?? 'refused';
-  message.errorCode = code;
-  message.status = code === undefined ? 200 : ERROR_STATUS[code];
-}
-
-/** How `process` took a notification: a delivery's 200 outcomes but `queued`. */
-type Processed = Exclude<WebhookOutcome, 'refused' | 'queued'>;
-
-/** A verified notification's way through its key, routes, `ordering` and the exactly-once protocol. */
-type Processor<C> = (
-  notification: Notification,
-  context: C,
-  secretIndex: number,
-  secretId: string | undefined,
-  traced?: DeliveryMessage,
-  signal?: AbortSignal,
-) => Processed | PromiseLike<Processed>;
-
-/** What `handle` and `process` share once a notification is verified: its key, its handlers, one run of them. */
-function createProcessor<C>(
-  options: ResolvedOptions<C>,
-  routes: Routes<C>,
-  keyFor: (notification: Notification) => string | undefined,
-  once: ExactlyOnce<C>,
-): Processor<C> {
-  const ordering = options.ordering;
-  const recorded = (notification: Notification, outcome: Outcome): Outcome => {
-    if (outcome === 'handled') ordering?.record(notification);
-    return outcome;
-  };
-  return (notification, context, secretIndex, secretId, traced, signal) => {
-    const key = keyFor(notification);
-    const delivery: DeliveryFacts = { key, secretIndex, secretId, raw: notification.raw };
-    const handlers = routes.match(notification);
-    if (traced) describeDelivery(traced, notification, delivery, handlers.length);
-    if (handlers.length === 0) return 'ignored';
-    if (ordering?.isStale(notification)) {
-      if (!options.onStale) return 'stale';
-      // Once per notification, as every handler: a stale copy redelivered, or one handled before it became stale,
-      // is a duplicate.
-      const stale: Route<C>[] = [{ id: 'onStale', run: options.onStale }];
-      const outcome = once.run({ key, handlers: stale, notification, context, delivery, signal });
-      return Promise.resolve(outcome).then((ran) => (ran === 'duplicate' ? 'duplicate' : 'stale'));
-    }
-    const outcome = once.run({ key, handlers, notification, context, delivery, signal });
-    return isPromiseLike(outcome)
-      ? outcome.then((ran) => recorded(notification, ran))
-      : recorded(notification, outcome);
-  };
 }
 
 /** A delivery to a webhook built without `secret`: nothing can verify it, and the service's retry is safe. */
@@ -399,59 +321,6 @@ function createRequestCheck(
     const sender = senderAllowed && senderAddress(request.headers, request.remoteAddress, options.trustProxy);
     if (senderAllowed && !senderAllowed(sender)) {
       throw new RequestError('sender.forbidden', 'the sender address is not in allowedSenders.');
-    }
-  };
-}
-
-/** A notification's key for the store, bounded; `undefined` (with a warning) when nothing tells it apart. */
-function createKeyFor(
-  keyOf: KeyFunction,
-  logger: Logger,
-): (notification: Notification) => string | undefined {
-  return (notification) => {
-    const key = keyOf(notification);
-    if (key !== undefined) return boundKey(key);
-    if (logger) {
-      logger.warn(
-        `[@payhook/core] a ${notification.method} notification of payment ${notification.payment_id} carries nothing that tells it apart from another (a recurring charge without transaction_id or processed_at): it is handled without duplicate detection.`,
-      );
-    }
-    return undefined;
-  };
-}
-
-/**
- * Sends every refusal and store failure to `onError`; to the logger, from 500 up, and a refusal with a hint (what
- * most likely made a signature fail) as a warning.
- */
-function createReport(
-  onError: ErrorHook | undefined,
-  logger: Logger,
-): (error: WebhookError, remoteAddress: string | undefined) => void {
-  return (error, remoteAddress) => {
-    if (onError) {
-      try {
-        onError(error, { remoteAddress });
-      } catch {
-        // A failing hook must not change the answer.
-      }
-    }
-    if (!logger) return;
-    const warning = hintWarning(error);
-    if (warning !== undefined) {
-      try {
-        logger.warn(warning);
-      } catch {
-        // As below: a failing logger must not change the answer.
-      }
-    }
-    if (error.status < 500) return;
-    try {
-      // What the application threw, with its stack; payhook's own causes (a store's error) likewise.
-      if (error.cause instanceof Error) logger.error(`${error.message} (${error.code})`, error.cause);
-      else logger.error(`${error.message} (${error.code})`);
-    } catch {
-      // A failing logger must not change the answer, nor crash the process from a background renewal.
     }
   };
 }
@@ -483,4 +352,44 @@ function withMethods<C>(
       ),
     );
   return handler;
+}
+
+/** How `process` took a notification: a delivery's 200 outcomes but `queued`. */
+export type Processed = Exclude<WebhookOutcome, 'refused' | 'queued'>;
+
+/** A verified notification's way through its key, routes, `ordering` and the exactly-once protocol. */
+export type Processor<C> = (received: Received<C>) => Processed | PromiseLike<Processed>;
+
+/** What `handle` and `process` share once a notification is verified: its key, its handlers, one run of them. */
+function createProcessor<C>(
+  options: Pick<ResolvedOptions<C>, 'ordering' | 'onStale'>,
+  routes: Routes<C>,
+  keyFor: (notification: Notification) => string | undefined,
+  once: ExactlyOnce<C>,
+): Processor<C> {
+  const { ordering, onStale } = options;
+  const recorded = (notification: Notification, outcome: Outcome): Outcome => {
+    if (outcome === 'handled') ordering?.record(notification);
+    return outcome;
+  };
+  return (received) => {
+    const { notification, context, traced, signal } = received;
+    const key = keyFor(notification);
+    const delivery = factsOf(received, key);
+    const handlers = routes.match(notification);
+    if (traced) describeDelivery(traced, notification, delivery, handlers.length);
+    if (handlers.length === 0) return 'ignored';
+    if (ordering?.isStale(notification)) {
+      if (!onStale) return 'stale';
+      // Once per notification, as every handler: a stale copy redelivered, or one handled before it became stale,
+      // is a duplicate.
+      const stale: Route<C>[] = [{ id: 'onStale', run: onStale }];
+      const outcome = once.run({ key, handlers: stale, notification, context, delivery, signal });
+      return Promise.resolve(outcome).then((ran) => (ran === 'duplicate' ? 'duplicate' : 'stale'));
+    }
+    const outcome = once.run({ key, handlers, notification, context, delivery, signal });
+    return isPromiseLike(outcome)
+      ? outcome.then((ran) => recorded(notification, ran))
+      : recorded(notification, outcome);
+  };
 }

@@ -1,9 +1,9 @@
-import { type DeliveryMessage, describeDelivery } from '../diagnostics/channels.js';
+import { describeDelivery } from '../diagnostics/channels.js';
 import { WebhookError } from '../errors.js';
 import type { WebhookOutcome } from '../http/answers.js';
 import type { Notification } from '../notification/types.js';
-import { type Clock, withDeadline } from '../runtime/clock.js';
-import type { DeliveryFacts } from './delivery.js';
+import { Timeout, withDeadline } from '../runtime/deadline.js';
+import { factsOf, type Received } from './delivery.js';
 import type { NotificationQueue, QueuedNotification } from './queue.js';
 import type { Routes } from './routes.js';
 
@@ -11,12 +11,7 @@ import type { Routes } from './routes.js';
 type EnqueueOutcome = Extract<WebhookOutcome, 'queued' | 'duplicate' | 'ignored'>;
 
 /** A verified notification handed to the queue instead of its handlers. */
-export type Enqueuer = (
-  notification: Notification,
-  secretIndex: number,
-  secretId: string | undefined,
-  traced?: DeliveryMessage,
-) => Promise<EnqueueOutcome>;
+export type Enqueuer = (received: Received<unknown>) => Promise<EnqueueOutcome>;
 
 /**
  * The web side of a queue: the key and the routes as `process` computes them (web and worker share one webhook
@@ -29,22 +24,19 @@ export function createEnqueuer<C>(
   routes: Routes<C>,
   keyFor: (notification: Notification) => string | undefined,
   timeoutMs: number,
-  clock: Clock,
 ): Enqueuer {
-  return async (notification, secretIndex, secretId, traced) => {
+  return async (received) => {
+    const { notification, secretIndex, secretId, traced } = received;
     const key = keyFor(notification);
     const handlers = routes.match(notification).length;
-    if (traced) {
-      const facts: DeliveryFacts = { key, secretIndex, secretId, raw: notification.raw };
-      describeDelivery(traced, notification, facts, handlers);
-    }
+    if (traced) describeDelivery(traced, notification, factsOf(received, key), handlers);
     if (handlers === 0) return 'ignored';
     // Only what the notification holds, and which secret verified it: never the signature or the secret.
     const job: QueuedNotification =
       secretId === undefined
         ? { key, data: notification.raw, secretIndex }
         : { key, data: notification.raw, secretIndex, secretId };
-    return enqueueWithin(queue, job, timeoutMs, clock);
+    return enqueueWithin(queue, job, timeoutMs);
   };
 }
 
@@ -53,31 +45,23 @@ async function enqueueWithin(
   queue: NotificationQueue,
   job: QueuedNotification,
   timeoutMs: number,
-  clock: Clock,
 ): Promise<'queued' | 'duplicate'> {
   const controller = new AbortController();
   const late = () => {
-    const timeout = new QueueTimeout(timeoutMs);
+    const timeout = new Timeout('queue', timeoutMs);
     controller.abort(timeout);
     return timeout;
   };
   try {
-    return await withDeadline(queue.enqueue(job, controller.signal), timeoutMs, clock, late);
+    return await withDeadline(queue.enqueue(job, controller.signal), timeoutMs, late);
   } catch (cause) {
     throw queueUnavailable(cause, timeoutMs);
   }
 }
 
-/** An `enqueue` that did not settle within `storeTimeoutMs`: the reason its signal aborts with. */
-class QueueTimeout extends Error {
-  constructor(ms: number) {
-    super(`[@payhook/core] the queue did not answer within ${ms} ms (storeTimeoutMs).`);
-  }
-}
-
 function queueUnavailable(cause: unknown, timeoutMs: number): WebhookError {
   const what =
-    cause instanceof QueueTimeout
+    cause instanceof Timeout
       ? `did not acknowledge the job within ${timeoutMs} ms (storeTimeoutMs)`
       : 'refused the job';
   return new WebhookError(

@@ -1,5 +1,8 @@
+import { handlerTraced, traceHandler } from '../diagnostics/channels.js';
+import { HandlerError } from '../errors.js';
+import type { WebhookOutcome } from '../http/answers.js';
 import type { Notification } from '../notification/types.js';
-import type { Delivery } from './delivery.js';
+import type { Delivery, DeliveryFacts } from './delivery.js';
 
 /**
  * The application's code for a notification. It runs once per notification; throw to have it redelivered.
@@ -71,4 +74,55 @@ function routeId<C>(
   let id = base;
   for (let n = 2; taken.some((route) => route.id === id); n++) id = `${base}#${n}`;
   return id;
+}
+
+/** What a run comes to for its caller. */
+export type Outcome = Extract<WebhookOutcome, 'handled' | 'duplicate'>;
+
+/** A notification, the handlers it reaches in order, and what they are told: what a run runs. */
+export interface Work<C> {
+  /** The stored key; `undefined` handles it without duplicate detection. */
+  readonly key: string | undefined;
+  readonly handlers: readonly Route<C>[];
+  readonly notification: Notification;
+  readonly context: C;
+  readonly delivery: DeliveryFacts;
+  /** The caller's signal (a queue worker's): its abort aborts the handlers' `delivery.signal`. */
+  readonly signal?: AbortSignal;
+}
+
+/** Every handler of `work` in order; the first failure as `handler.failed`. */
+export async function runAll<C>(work: Work<C>, delivery: Delivery): Promise<void> {
+  for (const handler of work.handlers) await runHandler(handler, work, delivery);
+}
+
+export async function runHandler<C>(handler: Route<C>, work: Work<C>, delivery: Delivery): Promise<void> {
+  try {
+    await runRoute(handler, work, delivery);
+  } catch (cause) {
+    throw handlerFailed(cause);
+  }
+}
+
+/** One handler called, traced on `payhook:handler` when anyone listens. */
+export function runRoute<C>(handler: Route<C>, work: Work<C>, delivery: Delivery): unknown {
+  if (!handlerTraced()) return handler.run(work.notification, work.context, delivery);
+  return traceHandler(handler.id, work.key, () => handler.run(work.notification, work.context, delivery));
+}
+
+/** The lone handler's promise, already started: its failure as `handler.failed`. */
+export async function settledHandler(started: PromiseLike<unknown>): Promise<void> {
+  try {
+    await started;
+  } catch (cause) {
+    throw handlerFailed(cause);
+  }
+}
+
+export function handlerFailed(cause: unknown): HandlerError {
+  return new HandlerError(
+    'handler.failed',
+    'the application handler failed; the notification was not marked processed and will be handled when redelivered.',
+    { cause },
+  );
 }
