@@ -1,11 +1,5 @@
 import { type DeliveryCapture, withCapture } from './diagnostics/capture.js';
-import {
-  type DeliveryMessage,
-  deliveryMessage,
-  describeDelivery,
-  publishRefusal,
-  traceDelivery,
-} from './diagnostics/channels.js';
+import { type DeliveryMessage, publishRefusal, tracedDelivery } from './diagnostics/channels.js';
 import { createDriftWatch } from './diagnostics/drift.js';
 import { createReport } from './diagnostics/report.js';
 import { RequestError, SignatureError, type WebhookError } from './errors.js';
@@ -21,14 +15,14 @@ import { type BodyStream, getHeader, type HeaderBag, mediaTypeOf, readEnvelope }
 import { createSenderCheck, type SenderOptions, senderAddress } from './http/sender.js';
 import type { Notification, NotificationEvent, NotificationFor } from './notification/types.js';
 import { type ResolvedOptions, resolveOptions } from './options.js';
-import { factsOf, type Received } from './protocol/delivery.js';
+import type { Received } from './protocol/delivery.js';
 import { createEnqueuer } from './protocol/enqueue.js';
-import { ExactlyOnce, type Outcome } from './protocol/exactly-once.js';
+import { ExactlyOnce } from './protocol/exactly-once.js';
 import { createKeyFor, type KeyFunction } from './protocol/key.js';
 import type { OrderingOptions } from './protocol/ordering.js';
-import { createProcess } from './protocol/process.js';
+import { createProcess, createProcessor } from './protocol/process.js';
 import type { NotificationQueue } from './protocol/queue.js';
-import { type NotificationHandler, type Route, Routes } from './protocol/routes.js';
+import { type HandlerOptions, type NotificationHandler, Routes } from './protocol/routes.js';
 import { isPromiseLike } from './runtime/promise.js';
 import type { DedupeStore, TransactionalStore } from './stores/contract.js';
 import type { Secrets } from './verify/secrets.js';
@@ -37,7 +31,7 @@ import { verifyEnvelope } from './verify/verify.js';
 
 export type { WebhookOutcome, WebhookResult } from './http/answers.js';
 export type { Delivery } from './protocol/delivery.js';
-export type { NotificationHandler } from './protocol/routes.js';
+export type { HandlerOptions, NotificationHandler } from './protocol/routes.js';
 
 /** One incoming HTTP request, as any framework can describe it. */
 export interface WebhookRequest {
@@ -160,9 +154,10 @@ export interface WebhookHandler<C = undefined> {
   on<E extends NotificationEvent>(
     event: E,
     handler: NotificationHandler<NotificationFor<E>, C>,
+    options?: HandlerOptions,
   ): WebhookHandler<C>;
   /** Adds a handler for every notification. */
-  onAny(handler: NotificationHandler<Notification, C>): WebhookHandler<C>;
+  onAny(handler: NotificationHandler<Notification, C>, options?: HandlerOptions): WebhookHandler<C>;
   /** The same handler for Fetch API runtimes: Next.js route handlers, Hono, Bun, Deno. */
   fetch(request: Request, context?: C, remoteAddress?: string): Promise<Response>;
   /**
@@ -170,7 +165,9 @@ export interface WebhookHandler<C = undefined> {
    * API): the same routes and order, the same key, `ordering` and exactly-once protocol as a delivery, so a copy
    * delivered later is a duplicate and a handler that succeeded before is not run again. Resolves the outcome a
    * delivery would answer with 200; throws the `WebhookError` it would answer otherwise (also given to `onError`).
-   * It never enqueues, even with the `queue` option: it is what a queue worker calls to run the handlers.
+   * It never enqueues, even with the `queue` option: it is what a queue worker calls to run the handlers. A
+   * notification reaching handlers registered `{ inline: true }` and others runs both parts here, each under its own
+   * key as in a request and its worker (`queued: true` runs only the worker's part).
    *
    * @example
    * const outcome = await webhook.process(notification); // 'handled' | 'duplicate' | 'ignored' | 'stale'
@@ -179,7 +176,7 @@ export interface WebhookHandler<C = undefined> {
     notification: Notification,
     context?: C,
     options?: ProcessOptions,
-  ): Promise<Exclude<WebhookOutcome, 'refused' | 'queued'>>;
+  ): Promise<Exclude<WebhookOutcome, 'refused' | 'queued' | 'handled+queued'>>;
   /**
    * Resolves once no run of this webhook is going on in this process: each committed, released or given up, also
    * those that went on after their answer (past `handlerTimeoutMs`). Await it before closing the store at shutdown.
@@ -206,6 +203,12 @@ export interface ProcessOptions {
   secretId?: string;
   /** Aborts the handlers' `delivery.signal` when it aborts (a queue worker handing the job back at shutdown). */
   signal?: AbortSignal;
+  /**
+   * Runs only the handlers a queue worker runs: all but those registered `{ inline: true }`, which ran in the request
+   * (`createWorker` passes it). `ignored` when the notification reaches none.
+   * @default false
+   */
+  queued?: boolean;
 }
 
 /**
@@ -233,7 +236,12 @@ export function createWebhookHandler<C = undefined>(options: WebhookHandlerOptio
   const keyFor = createKeyFor(resolved.key, logger);
   const once = new ExactlyOnce<C>({ ...resolved.protocol, report: (error) => report(error, undefined) });
   const processNotification = createProcessor(resolved, routes, keyFor, once);
-  const enqueue = queue && createEnqueuer(queue, routes, keyFor, resolved.storeTimeoutMs);
+  const enqueue =
+    queue &&
+    createEnqueuer(queue, routes, keyFor, resolved.storeTimeoutMs, {
+      process: processNotification,
+      transactional: once.transactional,
+    });
   const watchDrift = createDriftWatch(logger);
 
   /** One delivery, top to bottom: each step throws its refusal, answered at the end (a step's promise awaited). */
@@ -279,25 +287,6 @@ export function createWebhookHandler<C = undefined>(options: WebhookHandlerOptio
   return handler;
 }
 
-/** `handle` traced on `payhook:delivery` when anyone listens. */
-function tracedDelivery<C>(
-  handle: (request: WebhookRequest, context: C, traced?: DeliveryMessage) => Promise<WebhookResult>,
-): (request: WebhookRequest, context: C) => Promise<WebhookResult> {
-  return (request, context) => {
-    const traced = deliveryMessage('request');
-    if (traced === undefined) return handle(request, context);
-    return traceDelivery(traced, () => handle(request, context, traced), finishDelivery);
-  };
-}
-
-/** A traced delivery's message completed from its answer. */
-function finishDelivery(message: DeliveryMessage, result: WebhookResult | undefined): void {
-  message.outcome = result?.outcome;
-  message.status = result?.status;
-  message.errorCode = result?.error?.code;
-  message.hint = (result?.error as SignatureError | undefined)?.hint;
-}
-
 /** A delivery to a webhook built without `secret`: nothing can verify it, and the service's retry is safe. */
 function noSecret(): SignatureError {
   return new SignatureError(
@@ -331,12 +320,12 @@ function withMethods<C>(
   routes: Routes<C>,
 ): WebhookHandler<C> {
   const handler = handle as WebhookHandler<C>;
-  handler.on = (event, fn) => {
-    routes.add(event, fn as NotificationHandler<Notification, C>);
+  handler.on = (event, fn, options) => {
+    routes.add(event, fn as NotificationHandler<Notification, C>, options);
     return handler;
   };
-  handler.onAny = (fn) => {
-    routes.addAny(fn);
+  handler.onAny = (fn, options) => {
+    routes.addAny(fn, options);
     return handler;
   };
   handler.fetch = async (request, context, remoteAddress) =>
@@ -352,44 +341,4 @@ function withMethods<C>(
       ),
     );
   return handler;
-}
-
-/** How `process` took a notification: a delivery's 200 outcomes but `queued`. */
-export type Processed = Exclude<WebhookOutcome, 'refused' | 'queued'>;
-
-/** A verified notification's way through its key, routes, `ordering` and the exactly-once protocol. */
-export type Processor<C> = (received: Received<C>) => Processed | PromiseLike<Processed>;
-
-/** What `handle` and `process` share once a notification is verified: its key, its handlers, one run of them. */
-function createProcessor<C>(
-  options: Pick<ResolvedOptions<C>, 'ordering' | 'onStale'>,
-  routes: Routes<C>,
-  keyFor: (notification: Notification) => string | undefined,
-  once: ExactlyOnce<C>,
-): Processor<C> {
-  const { ordering, onStale } = options;
-  const recorded = (notification: Notification, outcome: Outcome): Outcome => {
-    if (outcome === 'handled') ordering?.record(notification);
-    return outcome;
-  };
-  return (received) => {
-    const { notification, context, traced, signal } = received;
-    const key = keyFor(notification);
-    const delivery = factsOf(received, key);
-    const handlers = routes.match(notification);
-    if (traced) describeDelivery(traced, notification, delivery, handlers.length);
-    if (handlers.length === 0) return 'ignored';
-    if (ordering?.isStale(notification)) {
-      if (!onStale) return 'stale';
-      // Once per notification, as every handler: a stale copy redelivered, or one handled before it became stale,
-      // is a duplicate.
-      const stale: Route<C>[] = [{ id: 'onStale', run: onStale }];
-      const outcome = once.run({ key, handlers: stale, notification, context, delivery, signal });
-      return Promise.resolve(outcome).then((ran) => (ran === 'duplicate' ? 'duplicate' : 'stale'));
-    }
-    const outcome = once.run({ key, handlers, notification, context, delivery, signal });
-    return isPromiseLike(outcome)
-      ? outcome.then((ran) => recorded(notification, ran))
-      : recorded(notification, outcome);
-  };
 }

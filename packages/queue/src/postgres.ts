@@ -57,7 +57,36 @@ export class PostgresQueue implements QueueEngine {
    * id when a job with that id exists in any state: `'duplicate'`. Rejects when PostgreSQL fails or `signal`
    * aborts first; an insert that still lands afterwards is whole, and its redelivery a duplicate.
    */
-  async enqueue(job: QueuedNotification, signal: AbortSignal): Promise<'queued' | 'duplicate'> {
+  enqueue(job: QueuedNotification, signal: AbortSignal): Promise<'queued' | 'duplicate'> {
+    return this.#send(job, signal, undefined);
+  }
+
+  /**
+   * The same insert through `transaction`, the `pg` client of `PostgresInbox`'s transaction (`delivery.transaction`),
+   * so the job commits or rolls back with the inline handlers' writes: the transactional outbox. The inbox and the
+   * queue must share the database.
+   */
+  enqueueInTransaction(
+    transaction: unknown,
+    job: QueuedNotification,
+    signal: AbortSignal,
+  ): Promise<'queued' | 'duplicate'> {
+    const client = transaction as PgQueryable | undefined;
+    if (typeof client?.query !== 'function') {
+      return Promise.reject(
+        new TypeError('[@payhook/queue] enqueueInTransaction takes a pg client inside BEGIN.'),
+      );
+    }
+    return this.#send(job, signal, {
+      executeSql: (text, values) => client.query(text, values) as Promise<{ rows: unknown[] }>,
+    });
+  }
+
+  async #send(
+    job: QueuedNotification,
+    signal: AbortSignal,
+    db: PgBoss.Db | undefined,
+  ): Promise<'queued' | 'duplicate'> {
     if (signal.aborted) throw aborted();
     const o = this.#options;
     const data = {
@@ -73,6 +102,7 @@ export class PostgresQueue implements QueueEngine {
         retryDelay: o.retryDelay,
         retryBackoff: o.retryBackoff,
         expireInSeconds: o.stallSeconds,
+        ...(db === undefined ? {} : { db }),
       }),
     );
     const id = await untilAborted(sent, signal).catch((error: unknown) => {

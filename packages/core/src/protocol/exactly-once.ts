@@ -93,6 +93,11 @@ export class ExactlyOnce<C> {
       : undefined;
   }
 
+  /** Whether runs with a key go through the store's transaction (`within` then runs inside it). */
+  get transactional(): boolean {
+    return this.#transactional !== undefined;
+  }
+
   /** Resolves once no run is going on in this process (each committed, released or given up). */
   settled(): Promise<void> {
     return this.#runs.settled();

@@ -1,4 +1,4 @@
-import { HandlerError } from '../errors.js';
+import { WebhookError } from '../errors.js';
 import { Timeout } from '../runtime/deadline.js';
 import type { TransactionalStore, TransactionResult } from '../stores/contract.js';
 import { deliveryFor } from './delivery.js';
@@ -64,6 +64,7 @@ export class Transactional {
           if (answered) throw new Error('[@payhook/core] the claim arrived after storeTimeoutMs.');
           started();
           await runAll(work, deliveryFor(work.delivery, run, tx));
+          if (work.within) await work.within(tx);
           const late = this.#calls.failure('transaction', new Timeout('store', storeTimeoutMs));
           commitTimer = setTimeout(() => run.refuse(late), storeTimeoutMs);
         },
@@ -75,12 +76,13 @@ export class Transactional {
       await this.#calls.boundedUntilWaiting(Promise.race([start, transaction]), waiting, lockTimeoutMs);
     } catch (error) {
       answered = true;
-      throw error instanceof HandlerError ? error : this.#calls.failure('claim', error);
+      throw error instanceof WebhookError ? error : this.#calls.failure('claim', error);
     }
     try {
       return await transaction;
     } catch (error) {
-      throw error instanceof HandlerError ? error : this.#calls.failure('transaction', error);
+      // A handler's failure, or the outbox's (`queue.unavailable`), as it is: the transaction rolled back.
+      throw error instanceof WebhookError ? error : this.#calls.failure('transaction', error);
     } finally {
       clearTimeout(commitTimer);
     }
