@@ -133,7 +133,9 @@ export interface WebhookHandlerOptions<C = undefined> extends SenderOptions {
    * `duplicate` when a job under its key is queued, running, done or dead), 503 `queue.unavailable` when it refused
    * or did not answer within `storeTimeoutMs`. Workers run the handlers with `process`, so the web process and the
    * workers share one webhook definition: the same `.on(...)` handlers and `key`, since a notification no handler
-   * takes is answered `ignored` here and never queued. `ordering` and `onStale` apply in the worker.
+   * takes is answered `ignored` here and never queued. `ordering` and `onStale` apply in the worker. Handlers
+   * registered `{ inline: true }` run here instead, and the job is queued once they committed (200 `handled+queued`;
+   * written by `PostgresInbox`'s transaction when the queue has `enqueueInTransaction`).
    */
   queue?: NotificationQueue;
   /**
