@@ -110,13 +110,14 @@ describe.each([
     async () => {
       const { engine, seen } = await setUp();
       const web = shopWebhook(inbox, engine, pool, orders);
-      const payment = purchase({ payment_id: randomUUID(), order_id: `ok-${randomUUID()}` });
+      const paymentId = randomUUID();
+      const payment = purchase({ payment_id: paymentId, order_id: `ok-${randomUUID()}` });
       const body = signedForm(payment, QUEUE_SECRET);
       const answer = await web({ method: 'POST', headers: FORM, body }, undefined);
       expect(answer.body).toBe('{"ok":true,"outcome":"handled+queued"}');
-      await vi.waitFor(() => expect(seen).toEqual([`${payment.payment_id} 1`]), WAIT);
+      await vi.waitFor(() => expect(seen).toEqual([`${paymentId} 1`]), WAIT);
       expect((await web({ method: 'POST', headers: FORM, body }, undefined)).outcome).toBe('duplicate');
-      expect(await rows(payment.payment_id)).toBe(1);
+      expect(await rows(paymentId)).toBe(1);
       expect(await jobsOf(kit, name)).toBe(1);
     },
     60_000,
@@ -125,13 +126,14 @@ describe.each([
   it.skipIf(!up)('leaves no job when the inline handler fails and its transaction rolls back', async () => {
     const { engine, seen } = await setUp();
     const web = shopWebhook(inbox, engine, pool, orders);
-    const payment = purchase({ payment_id: randomUUID(), order_id: `fail-${randomUUID()}` });
+    const paymentId = randomUUID();
+    const payment = purchase({ payment_id: paymentId, order_id: `fail-${randomUUID()}` });
     const answer = await web(
       { method: 'POST', headers: FORM, body: signedForm(payment, QUEUE_SECRET) },
       undefined,
     );
     expect(answer.status).toBe(500);
-    expect(await rows(payment.payment_id)).toBe(0);
+    expect(await rows(paymentId)).toBe(0);
     expect(await jobsOf(kit, name)).toBe(0);
     expect(seen).toEqual([]);
   });
@@ -142,7 +144,8 @@ describe.each([
       : 'enqueues after the commit, at least once: a web process killed -9 between the two leaves no job and no 200, and the retry queues it',
     async () => {
       const { engine, seen } = await setUp();
-      const payment = purchase({ payment_id: randomUUID(), order_id: `ok-${randomUUID()}` });
+      const paymentId = randomUUID();
+      const payment = purchase({ payment_id: paymentId, order_id: `ok-${randomUUID()}` });
       const body = signedForm(payment, QUEUE_SECRET);
       const child = startChild({
         ENGINE: kit.id,
@@ -155,10 +158,10 @@ describe.each([
       await child.said('committed');
       child.process.kill('SIGKILL');
       await child.exited;
-      expect(await rows(payment.payment_id)).toBe(1);
+      expect(await rows(paymentId)).toBe(1);
       if (outbox) {
         expect(await jobsOf(kit, name)).toBe(1);
-        await vi.waitFor(() => expect(seen).toEqual([`${payment.payment_id} 1`]), WAIT);
+        await vi.waitFor(() => expect(seen).toEqual([`${paymentId} 1`]), WAIT);
       } else {
         expect(await jobsOf(kit, name)).toBe(0);
       }
@@ -166,8 +169,8 @@ describe.each([
       const web = shopWebhook(inbox, engine, pool, orders);
       const retry = await web({ method: 'POST', headers: FORM, body }, undefined);
       expect(retry.outcome).toBe(outbox ? 'duplicate' : 'queued');
-      await vi.waitFor(() => expect(seen).toEqual([`${payment.payment_id} 1`]), WAIT);
-      expect(await rows(payment.payment_id)).toBe(1);
+      await vi.waitFor(() => expect(seen).toEqual([`${paymentId} 1`]), WAIT);
+      expect(await rows(paymentId)).toBe(1);
       expect(await jobsOf(kit, name)).toBe(1);
     },
     90_000,
