@@ -49,7 +49,7 @@ function finishProcess(message: DeliveryMessage, outcome: Processed | undefined,
 }
 
 /** How `process` took a notification: a delivery's 200 outcomes but those of a queue. */
-export type Processed = Exclude<WebhookOutcome, 'refused' | 'queued' | 'handled+queued'>;
+type Processed = Exclude<WebhookOutcome, 'refused' | 'queued' | 'handled+queued'>;
 
 /** A verified notification's way through its key, routes, `ordering` and the exactly-once protocol. */
 export type Processor<C> = (
