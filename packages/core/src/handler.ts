@@ -1,13 +1,8 @@
 import { type DeliveryCapture, withCapture } from './diagnostics/capture.js';
-import {
-  type DeliveryMessage,
-  deliveryMessage,
-  describeDelivery,
-  publishRefusal,
-  traceDelivery,
-} from './diagnostics/channels.js';
+import { type DeliveryMessage, publishRefusal, tracedDelivery } from './diagnostics/channels.js';
 import { createDriftWatch } from './diagnostics/drift.js';
-import { ERROR_STATUS, RequestError, SignatureError, type WebhookError } from './errors.js';
+import { createReport } from './diagnostics/report.js';
+import { RequestError, SignatureError, type WebhookError } from './errors.js';
 import {
   accepted,
   asWebhookError,
@@ -19,25 +14,24 @@ import {
 import { type BodyStream, getHeader, type HeaderBag, mediaTypeOf, readEnvelope } from './http/body.js';
 import { createSenderCheck, type SenderOptions, senderAddress } from './http/sender.js';
 import type { Notification, NotificationEvent, NotificationFor } from './notification/types.js';
-import { type Logger, type ResolvedOptions, resolveOptions } from './options.js';
-import type { DeliveryFacts } from './protocol/delivery.js';
+import { type ResolvedOptions, resolveOptions } from './options.js';
+import type { Received } from './protocol/delivery.js';
 import { createEnqueuer } from './protocol/enqueue.js';
-import { ExactlyOnce, type Outcome } from './protocol/exactly-once.js';
-import { boundKey, type KeyFunction } from './protocol/key.js';
+import { ExactlyOnce } from './protocol/exactly-once.js';
+import { createKeyFor, type KeyFunction } from './protocol/key.js';
 import type { OrderingOptions } from './protocol/ordering.js';
+import { createProcess, createProcessor } from './protocol/process.js';
 import type { NotificationQueue } from './protocol/queue.js';
-import { type NotificationHandler, type Route, Routes } from './protocol/routes.js';
-import { systemClock } from './runtime/clock.js';
+import { type HandlerOptions, type NotificationHandler, Routes } from './protocol/routes.js';
 import { isPromiseLike } from './runtime/promise.js';
 import type { DedupeStore, TransactionalStore } from './stores/contract.js';
-import { createHintLog } from './verify/diagnosis.js';
 import type { Secrets } from './verify/secrets.js';
 import type { SignatureAlgorithm } from './verify/signature.js';
 import { verifyEnvelope } from './verify/verify.js';
 
 export type { WebhookOutcome, WebhookResult } from './http/answers.js';
 export type { Delivery } from './protocol/delivery.js';
-export type { NotificationHandler } from './protocol/routes.js';
+export type { HandlerOptions, NotificationHandler } from './protocol/routes.js';
 
 /** One incoming HTTP request, as any framework can describe it. */
 export interface WebhookRequest {
@@ -139,7 +133,9 @@ export interface WebhookHandlerOptions<C = undefined> extends SenderOptions {
    * `duplicate` when a job under its key is queued, running, done or dead), 503 `queue.unavailable` when it refused
    * or did not answer within `storeTimeoutMs`. Workers run the handlers with `process`, so the web process and the
    * workers share one webhook definition: the same `.on(...)` handlers and `key`, since a notification no handler
-   * takes is answered `ignored` here and never queued. `ordering` and `onStale` apply in the worker.
+   * takes is answered `ignored` here and never queued. `ordering` and `onStale` apply in the worker. Handlers
+   * registered `{ inline: true }` run here instead, and the job is queued once they committed (200 `handled+queued`;
+   * written by `PostgresInbox`'s transaction when the queue has `enqueueInTransaction`).
    */
   queue?: NotificationQueue;
   /**
@@ -160,9 +156,10 @@ export interface WebhookHandler<C = undefined> {
   on<E extends NotificationEvent>(
     event: E,
     handler: NotificationHandler<NotificationFor<E>, C>,
+    options?: HandlerOptions,
   ): WebhookHandler<C>;
   /** Adds a handler for every notification. */
-  onAny(handler: NotificationHandler<Notification, C>): WebhookHandler<C>;
+  onAny(handler: NotificationHandler<Notification, C>, options?: HandlerOptions): WebhookHandler<C>;
   /** The same handler for Fetch API runtimes: Next.js route handlers, Hono, Bun, Deno. */
   fetch(request: Request, context?: C, remoteAddress?: string): Promise<Response>;
   /**
@@ -170,7 +167,9 @@ export interface WebhookHandler<C = undefined> {
    * API): the same routes and order, the same key, `ordering` and exactly-once protocol as a delivery, so a copy
    * delivered later is a duplicate and a handler that succeeded before is not run again. Resolves the outcome a
    * delivery would answer with 200; throws the `WebhookError` it would answer otherwise (also given to `onError`).
-   * It never enqueues, even with the `queue` option: it is what a queue worker calls to run the handlers.
+   * It never enqueues, even with the `queue` option: it is what a queue worker calls to run the handlers. A
+   * notification reaching handlers registered `{ inline: true }` and others runs both parts here, each under its own
+   * key as in a request and its worker (`queued: true` runs only the worker's part).
    *
    * @example
    * const outcome = await webhook.process(notification); // 'handled' | 'duplicate' | 'ignored' | 'stale'
@@ -179,7 +178,7 @@ export interface WebhookHandler<C = undefined> {
     notification: Notification,
     context?: C,
     options?: ProcessOptions,
-  ): Promise<Exclude<WebhookOutcome, 'refused' | 'queued'>>;
+  ): Promise<Exclude<WebhookOutcome, 'refused' | 'queued' | 'handled+queued'>>;
   /**
    * Resolves once no run of this webhook is going on in this process: each committed, released or given up, also
    * those that went on after their answer (past `handlerTimeoutMs`). Await it before closing the store at shutdown.
@@ -206,6 +205,12 @@ export interface ProcessOptions {
   secretId?: string;
   /** Aborts the handlers' `delivery.signal` when it aborts (a queue worker handing the job back at shutdown). */
   signal?: AbortSignal;
+  /**
+   * Runs only the handlers a queue worker runs: all but those registered `{ inline: true }`, which ran in the request
+   * (`createWorker` passes it). `ignored` when the notification reaches none.
+   * @default false
+   */
+  queued?: boolean;
 }
 
 /**
@@ -233,7 +238,12 @@ export function createWebhookHandler<C = undefined>(options: WebhookHandlerOptio
   const keyFor = createKeyFor(resolved.key, logger);
   const once = new ExactlyOnce<C>({ ...resolved.protocol, report: (error) => report(error, undefined) });
   const processNotification = createProcessor(resolved, routes, keyFor, once);
-  const enqueue = queue && createEnqueuer(queue, routes, keyFor, resolved.storeTimeoutMs, systemClock);
+  const enqueue =
+    queue &&
+    createEnqueuer(queue, routes, keyFor, resolved.storeTimeoutMs, {
+      process: processNotification,
+      transactional: once.transactional,
+    });
   const watchDrift = createDriftWatch(logger);
 
   /** One delivery, top to bottom: each step throws its refusal, answered at the end (a step's promise awaited). */
@@ -254,10 +264,15 @@ export function createWebhookHandler<C = undefined>(options: WebhookHandlerOptio
       const { secret } = verified;
       notification = verified.notification;
       watchDrift(notification);
+      const received: Received<C> = {
+        notification,
+        context,
+        secretIndex: secret.index,
+        secretId: secret.id,
+        traced,
+      };
       const outcome: Exclude<WebhookOutcome, 'refused'> | PromiseLike<Exclude<WebhookOutcome, 'refused'>> =
-        enqueue
-          ? enqueue(notification, secret.index, secret.id, traced)
-          : processNotification(notification, context, secret.index, secret.id, traced);
+        enqueue ? enqueue(received) : processNotification(received);
       return accepted(isPromiseLike(outcome) ? await outcome : outcome, notification);
     } catch (error) {
       const known = asWebhookError(error);
@@ -272,108 +287,6 @@ export function createWebhookHandler<C = undefined>(options: WebhookHandlerOptio
   handler.process = createProcess(processNotification, report);
   handler.settled = () => once.settled();
   return handler;
-}
-
-/** `handle` traced on `payhook:delivery` when anyone listens. */
-function tracedDelivery<C>(
-  handle: (request: WebhookRequest, context: C, traced?: DeliveryMessage) => Promise<WebhookResult>,
-): (request: WebhookRequest, context: C) => Promise<WebhookResult> {
-  return (request, context) => {
-    const traced = deliveryMessage('request');
-    if (traced === undefined) return handle(request, context);
-    return traceDelivery(traced, () => handle(request, context, traced), finishDelivery);
-  };
-}
-
-/** `webhook.process`: the processor outside a request, its refusals reported and thrown, traced when anyone listens. */
-function createProcess<C>(
-  processNotification: Processor<C>,
-  report: (error: WebhookError, remoteAddress: string | undefined) => void,
-): WebhookHandler<C>['process'] {
-  const processOne = async (
-    notification: Notification,
-    context: C,
-    processOptions: ProcessOptions | undefined,
-    traced?: DeliveryMessage,
-  ): Promise<Processed> => {
-    try {
-      const { secretIndex = -1, secretId, signal } = processOptions ?? {};
-      return await processNotification(notification, context, secretIndex, secretId, traced, signal);
-    } catch (error) {
-      const known = asWebhookError(error);
-      report(known, undefined);
-      publishRefusal('process', known.code, known.status);
-      throw known;
-    }
-  };
-  return (notification, context, processOptions) => {
-    const traced = deliveryMessage('process');
-    if (traced === undefined) return processOne(notification, context as C, processOptions);
-    const run = () => processOne(notification, context as C, processOptions, traced);
-    return traceDelivery(traced, run, finishProcess);
-  };
-}
-
-/** A traced delivery's message completed from its answer. */
-function finishDelivery(message: DeliveryMessage, result: WebhookResult | undefined): void {
-  message.outcome = result?.outcome;
-  message.status = result?.status;
-  message.errorCode = result?.error?.code;
-  message.hint = (result?.error as SignatureError | undefined)?.hint;
-}
-
-/** A traced `process` call's message completed from its outcome, or the `WebhookError` it threw. */
-function finishProcess(message: DeliveryMessage, outcome: Processed | undefined, error: unknown): void {
-  const code = (error as WebhookError | undefined)?.code;
-  message.outcome = outcome ?? 'refused';
-  message.errorCode = code;
-  message.status = code === undefined ? 200 : ERROR_STATUS[code];
-}
-
-/** How `process` took a notification: a delivery's 200 outcomes but `queued`. */
-type Processed = Exclude<WebhookOutcome, 'refused' | 'queued'>;
-
-/** A verified notification's way through its key, routes, `ordering` and the exactly-once protocol. */
-type Processor<C> = (
-  notification: Notification,
-  context: C,
-  secretIndex: number,
-  secretId: string | undefined,
-  traced?: DeliveryMessage,
-  signal?: AbortSignal,
-) => Processed | PromiseLike<Processed>;
-
-/** What `handle` and `process` share once a notification is verified: its key, its handlers, one run of them. */
-function createProcessor<C>(
-  options: ResolvedOptions<C>,
-  routes: Routes<C>,
-  keyFor: (notification: Notification) => string | undefined,
-  once: ExactlyOnce<C>,
-): Processor<C> {
-  const ordering = options.ordering;
-  const recorded = (notification: Notification, outcome: Outcome): Outcome => {
-    if (outcome === 'handled') ordering?.record(notification);
-    return outcome;
-  };
-  return (notification, context, secretIndex, secretId, traced, signal) => {
-    const key = keyFor(notification);
-    const delivery: DeliveryFacts = { key, secretIndex, secretId, raw: notification.raw };
-    const handlers = routes.match(notification);
-    if (traced) describeDelivery(traced, notification, delivery, handlers.length);
-    if (handlers.length === 0) return 'ignored';
-    if (ordering?.isStale(notification)) {
-      if (!options.onStale) return 'stale';
-      // Once per notification, as every handler: a stale copy redelivered, or one handled before it became stale,
-      // is a duplicate.
-      const stale: Route<C>[] = [{ id: 'onStale', run: options.onStale }];
-      const outcome = once.run({ key, handlers: stale, notification, context, delivery, signal });
-      return Promise.resolve(outcome).then((ran) => (ran === 'duplicate' ? 'duplicate' : 'stale'));
-    }
-    const outcome = once.run({ key, handlers, notification, context, delivery, signal });
-    return isPromiseLike(outcome)
-      ? outcome.then((ran) => recorded(notification, ran))
-      : recorded(notification, outcome);
-  };
 }
 
 /** A delivery to a webhook built without `secret`: nothing can verify it, and the service's retry is safe. */
@@ -403,72 +316,18 @@ function createRequestCheck(
   };
 }
 
-/** A notification's key for the store, bounded; `undefined` (with a warning) when nothing tells it apart. */
-function createKeyFor(
-  keyOf: KeyFunction,
-  logger: Logger,
-): (notification: Notification) => string | undefined {
-  return (notification) => {
-    const key = keyOf(notification);
-    if (key !== undefined) return boundKey(key);
-    if (logger) {
-      logger.warn(
-        `[@payhook/core] a ${notification.method} notification of payment ${notification.payment_id} carries nothing that tells it apart from another (a recurring charge without transaction_id or processed_at): it is handled without duplicate detection.`,
-      );
-    }
-    return undefined;
-  };
-}
-
-/**
- * Sends every refusal and store failure to `onError`; to the logger, from 500 up, and a refusal with a hint (what
- * most likely made a signature fail) as a warning, a few a minute (`createHintLog`).
- */
-function createReport(
-  onError: ErrorHook | undefined,
-  logger: Logger,
-): (error: WebhookError, remoteAddress: string | undefined) => void {
-  const hintLog = createHintLog();
-  return (error, remoteAddress) => {
-    if (onError) {
-      try {
-        onError(error, { remoteAddress });
-      } catch {
-        // A failing hook must not change the answer.
-      }
-    }
-    if (!logger) return;
-    const warning = hintLog(error);
-    if (warning !== undefined) {
-      try {
-        logger.warn(warning);
-      } catch {
-        // As below: a failing logger must not change the answer.
-      }
-    }
-    if (error.status < 500) return;
-    try {
-      // What the application threw, with its stack; payhook's own causes (a store's error) likewise.
-      if (error.cause instanceof Error) logger.error(`${error.message} (${error.code})`, error.cause);
-      else logger.error(`${error.message} (${error.code})`);
-    } catch {
-      // A failing logger must not change the answer, nor crash the process from a background renewal.
-    }
-  };
-}
-
 /** `handle` with the surface of a `WebhookHandler`: `.on`, `.onAny` and `.fetch` (`process` is added by the caller). */
 function withMethods<C>(
   handle: (request: WebhookRequest, context: C) => Promise<WebhookResult>,
   routes: Routes<C>,
 ): WebhookHandler<C> {
   const handler = handle as WebhookHandler<C>;
-  handler.on = (event, fn) => {
-    routes.add(event, fn as NotificationHandler<Notification, C>);
+  handler.on = (event, fn, options) => {
+    routes.add(event, fn as NotificationHandler<Notification, C>, options);
     return handler;
   };
-  handler.onAny = (fn) => {
-    routes.addAny(fn);
+  handler.onAny = (fn, options) => {
+    routes.addAny(fn, options);
     return handler;
   };
   handler.fetch = async (request, context, remoteAddress) =>

@@ -15,6 +15,7 @@ export {
 export type {
   Delivery,
   ErrorHook,
+  HandlerOptions,
   NotificationHandler,
   ProcessOptions,
   WebhookHandler,

@@ -15,7 +15,6 @@ import { type KeyFunction, notificationKey } from './protocol/key.js';
 import { OrderingGuard } from './protocol/ordering.js';
 import type { NotificationQueue } from './protocol/queue.js';
 import type { NotificationHandler } from './protocol/routes.js';
-import { systemClock } from './runtime/clock.js';
 import { type DedupeStore, isTransactionalStore, type TransactionalStore } from './stores/contract.js';
 import { MemoryStore } from './stores/memory.js';
 import { type SecretSource, secretSource } from './verify/secrets.js';
@@ -82,7 +81,6 @@ export function resolveOptions<C>(options: WebhookHandlerOptions<C>): ResolvedOp
       handlerTimeoutMs: duration('handlerTimeoutMs', options.handlerTimeoutMs, 20_000),
       storeTimeoutMs,
       failOpen: flag('failOpen', options.failOpen, false),
-      clock: systemClock,
     },
     ordering: checkedOrdering(options.ordering),
     queue:

@@ -68,7 +68,36 @@ export class PostgresQueue implements QueueEngine {
    * `'duplicate'`. Rejects when PostgreSQL fails or `signal` aborts first; an insert that still lands afterwards is
    * whole, and its redelivery a duplicate.
    */
-  async enqueue(job: QueuedNotification, signal: AbortSignal): Promise<'queued' | 'duplicate'> {
+  enqueue(job: QueuedNotification, signal: AbortSignal): Promise<'queued' | 'duplicate'> {
+    return this.#send(job, signal, undefined);
+  }
+
+  /**
+   * The same insert through `transaction`, the `pg` client of `PostgresInbox`'s transaction (`delivery.transaction`),
+   * so the job commits or rolls back with the inline handlers' writes: the transactional outbox. The inbox and the
+   * queue must share the database.
+   */
+  enqueueInTransaction(
+    transaction: unknown,
+    job: QueuedNotification,
+    signal: AbortSignal,
+  ): Promise<'queued' | 'duplicate'> {
+    const client = transaction as PgQueryable | undefined;
+    if (typeof client?.query !== 'function') {
+      return Promise.reject(
+        new TypeError('[@payhook/queue] enqueueInTransaction takes a pg client inside BEGIN.'),
+      );
+    }
+    return this.#send(job, signal, {
+      executeSql: (text, values) => client.query(text, values) as Promise<{ rows: unknown[] }>,
+    });
+  }
+
+  async #send(
+    job: QueuedNotification,
+    signal: AbortSignal,
+    db: PgBoss.Db | undefined,
+  ): Promise<'queued' | 'duplicate'> {
     if (signal.aborted) throw aborted();
     const data = {
       key: job.key,
@@ -77,11 +106,28 @@ export class PostgresQueue implements QueueEngine {
       ...(job.secretId === undefined ? {} : { secretId: job.secretId }),
     };
     const id = job.key === undefined ? randomUUID() : jobIdOf(job.key);
-    const sent = this.#ready().then(() => this.#inserter.insert({ id, data }));
+    // Inside the inbox's transaction the job is pg-boss's own `send` on that client; alone, it joins a batch.
+    const sent =
+      db === undefined
+        ? this.#ready().then(() => this.#inserter.insert({ id, data }))
+        : this.#ready().then((boss) => this.#sendIn(boss, db, id, data));
     const inserted = await untilAborted(sent, signal).catch((error: unknown) => {
       throw signal.aborted ? aborted() : unavailable(error);
     });
     return inserted ? 'queued' : 'duplicate';
+  }
+
+  async #sendIn(boss: PgBoss, db: PgBoss.Db, id: string, data: object): Promise<boolean> {
+    const o = this.#options;
+    const sent = await boss.send(o.name, data, {
+      id,
+      retryLimit: o.attempts - 1,
+      retryDelay: o.retryDelay,
+      retryBackoff: o.retryBackoff,
+      expireInSeconds: o.stallSeconds,
+      db,
+    });
+    return sent !== null;
   }
 
   async consume(run: JobRunner, options: ConsumeOptions): Promise<Consumer> {

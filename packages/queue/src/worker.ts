@@ -128,6 +128,8 @@ function runnerFor<C>(
         secretIndex: job.secretIndex,
         secretId: job.secretId,
         signal: attempt.signal,
+        // The handlers registered `{ inline: true }` ran in the request.
+        queued: true,
       });
     })();
     running.add(run);

@@ -1,5 +1,6 @@
-import type { WebhookErrorCode } from '../errors.js';
-import type { WebhookOutcome } from '../http/answers.js';
+import type { SignatureError, WebhookErrorCode } from '../errors.js';
+import type { WebhookRequest } from '../handler.js';
+import type { WebhookOutcome, WebhookResult } from '../http/answers.js';
 import type { DriftFinding } from '../notification/drift.js';
 import type { Notification } from '../notification/types.js';
 import type { DeliveryFacts } from '../protocol/delivery.js';
@@ -389,4 +390,23 @@ function traced<T, M extends { errorCode: WebhookErrorCode | undefined; settled:
       },
     ) as T;
   });
+}
+
+/** `handle` traced on `payhook:delivery` when anyone listens. */
+export function tracedDelivery<C>(
+  handle: (request: WebhookRequest, context: C, traced?: DeliveryMessage) => Promise<WebhookResult>,
+): (request: WebhookRequest, context: C) => Promise<WebhookResult> {
+  return (request, context) => {
+    const traced = deliveryMessage('request');
+    if (traced === undefined) return handle(request, context);
+    return traceDelivery(traced, () => handle(request, context, traced), finishDelivery);
+  };
+}
+
+/** A traced delivery's message completed from its answer. */
+function finishDelivery(message: DeliveryMessage, result: WebhookResult | undefined): void {
+  message.outcome = result?.outcome;
+  message.status = result?.status;
+  message.errorCode = result?.error?.code;
+  message.hint = (result?.error as SignatureError | undefined)?.hint;
 }

@@ -3,9 +3,17 @@ import type { Notification } from '../notification/types.js';
 
 /**
  * How the request ended. `refused` always carries `error`; `queued`: handed to the `queue` option, whose workers run
- * the handlers (a delivery only: `process` runs them).
+ * the handlers (a delivery only: `process` runs them); `handled+queued`: with `queue`, the handlers registered
+ * `{ inline: true }` ran and committed in the request, and the others were then handed to the queue.
  */
-export type WebhookOutcome = 'handled' | 'queued' | 'duplicate' | 'stale' | 'ignored' | 'refused';
+export type WebhookOutcome =
+  | 'handled'
+  | 'handled+queued'
+  | 'queued'
+  | 'duplicate'
+  | 'stale'
+  | 'ignored'
+  | 'refused';
 
 /** What to answer: a status, headers and a short JSON body, plus what happened, for adapters and logs. */
 export interface WebhookResult {
@@ -21,6 +29,7 @@ export interface WebhookResult {
 const JSON_TYPE = 'application/json; charset=utf-8';
 const BODIES = {
   handled: '{"ok":true,"outcome":"handled"}',
+  'handled+queued': '{"ok":true,"outcome":"handled+queued"}',
   queued: '{"ok":true,"outcome":"queued"}',
   duplicate: '{"ok":true,"outcome":"duplicate"}',
   stale: '{"ok":true,"outcome":"stale"}',

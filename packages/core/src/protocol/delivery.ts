@@ -1,3 +1,22 @@
+import type { DeliveryMessage } from '../diagnostics/channels.js';
+import type { Notification } from '../notification/types.js';
+
+/**
+ * One verified notification on its way through the protocol, and what its caller knows about it: what `handle`
+ * hands to the processor or the queue, and `process` to the processor.
+ */
+export interface Received<C> {
+  readonly notification: Notification;
+  readonly context: C;
+  /** The position of the secret its signature matched; -1 when it was not verified (`process` without one). */
+  readonly secretIndex: number;
+  readonly secretId: string | undefined;
+  /** The `payhook:delivery` message being traced, when anyone listens. */
+  readonly traced?: DeliveryMessage;
+  /** The caller's signal (a queue worker's): its abort aborts the handlers' `delivery.signal`. */
+  readonly signal?: AbortSignal;
+}
+
 /** Facts about one delivery that the application handler may want. */
 export interface Delivery {
   /** The duplicate-detection key as stored (see `boundKey`); `undefined` when the notification is not deduplicated. */
@@ -24,6 +43,12 @@ export interface Delivery {
 
 /** What a delivery says before a run adds its own part (its signal, a transaction). */
 export type DeliveryFacts = Omit<Delivery, 'signal' | 'transaction'>;
+
+/** The facts a run's handlers are told about `received`, under `key`. */
+export function factsOf(received: Received<unknown>, key: string | undefined): DeliveryFacts {
+  const { secretIndex, secretId, notification } = received;
+  return { key, secretIndex, secretId, raw: notification.raw };
+}
 
 /**
  * What a handler of a run is told: the delivery facts, the run's signal (made when first read), its transaction.

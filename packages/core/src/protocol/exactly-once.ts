@@ -1,21 +1,29 @@
-import { handlerTraced, traceHandler } from '../diagnostics/channels.js';
-import { HandlerError, StoreError, WebhookError } from '../errors.js';
-import type { WebhookOutcome } from '../http/answers.js';
-import type { Notification } from '../notification/types.js';
-import { type Clock, sleep } from '../runtime/clock.js';
+import { StoreError, type WebhookError } from '../errors.js';
+import { sleep, Timeout } from '../runtime/deadline.js';
 import { isPromiseLike } from '../runtime/promise.js';
 import {
   type ClaimResult,
   type DedupeStore,
   isTransactionalStore,
   type TransactionalStore,
-  type TransactionResult,
 } from '../stores/contract.js';
-import { type Delivery, type DeliveryFacts, deliveryFor } from './delivery.js';
+import { deliveryFor } from './delivery.js';
 import { boundKey } from './key.js';
-import type { Route } from './routes.js';
-import { fenceOf, type Lease, Run, Runs } from './runs.js';
-import { StoreCalls, StoreTimeout } from './store-calls.js';
+import {
+  handlerFailed,
+  type Outcome,
+  type Route,
+  runAll,
+  runHandler,
+  runRoute,
+  settledHandler,
+  type Work,
+} from './routes.js';
+import { fenceOf, inFlight, type Lease, Run, Runs } from './runs.js';
+import { StoreCalls } from './store-calls.js';
+import { Transactional } from './transaction.js';
+
+export type { Outcome, Work } from './routes.js';
 
 /*
  * Glossary, one noun per idea (here, in runs.ts and in store-calls.ts):
@@ -39,23 +47,7 @@ export interface ExactlyOnceOptions {
   handlerTimeoutMs: number;
   storeTimeoutMs: number;
   failOpen: boolean;
-  clock: Clock;
   report(error: WebhookError): void;
-}
-
-/** What a run comes to for its caller. */
-export type Outcome = Extract<WebhookOutcome, 'handled' | 'duplicate'>;
-
-/** A notification, the handlers it reaches in order, and what they are told: what a run runs. */
-export interface Work<C> {
-  /** The stored key; `undefined` handles it without duplicate detection. */
-  readonly key: string | undefined;
-  readonly handlers: readonly Route<C>[];
-  readonly notification: Notification;
-  readonly context: C;
-  readonly delivery: DeliveryFacts;
-  /** The caller's signal (a queue worker's): its abort aborts the handlers' `delivery.signal`. */
-  readonly signal?: AbortSignal;
 }
 
 /** How often a copy looks again at a notification another process is handling (ms, then the last one repeats). */
@@ -72,27 +64,38 @@ const IN_FLIGHT_DELAYS = [5, 10, 20, 40, 80, 160, 250];
  * 3. Commit the key once every handler succeeded (the store refuses the commit of a run that lost its lease:
  *    fencing); on a failure release it, so the redelivery is handled.
  *
- * A transactional store instead runs every handler inside its transaction with the claim: a failure rolls all
- * their writes back, so the redelivery runs them all again. Past `handlerTimeoutMs` the request answers 503
+ * A transactional store instead runs every handler inside its transaction with the claim (`Transactional`). Past `handlerTimeoutMs` the request answers 503
  * while the run goes on; its lease is renewed until it settles, and then committed or released.
  */
 export class ExactlyOnce<C> {
   readonly #options: ExactlyOnceOptions;
   readonly #calls: StoreCalls;
   readonly #runs: Runs;
+  /** The store, unless transactional (then `#transactional` holds it); `undefined` without duplicate detection. */
+  readonly #dedupe: DedupeStore | undefined;
+  readonly #transactional: Transactional | undefined;
 
   constructor(options: ExactlyOnceOptions) {
     this.#options = options;
-    const { store, clock, report } = options;
-    this.#calls = new StoreCalls(store?.name ?? 'none', options.storeTimeoutMs, clock, report);
+    const { store, report } = options;
+    const transactional = store !== undefined && isTransactionalStore(store);
+    this.#dedupe = transactional ? undefined : (store as DedupeStore | undefined);
+    this.#calls = new StoreCalls(store?.name ?? 'none', options.storeTimeoutMs, report);
     this.#runs = new Runs({
-      store: store === undefined || isTransactionalStore(store) ? undefined : store,
+      store: this.#dedupe,
       leaseMs: options.leaseMs,
       handlerTimeoutMs: options.handlerTimeoutMs,
       calls: this.#calls,
-      clock,
       report,
     });
+    this.#transactional = transactional
+      ? new Transactional(store as TransactionalStore, this.#calls, this.#runs, options)
+      : undefined;
+  }
+
+  /** Whether runs with a key go through the store's transaction (`within` then runs inside it). */
+  get transactional(): boolean {
+    return this.#transactional !== undefined;
   }
 
   /** Resolves once no run is going on in this process (each committed, released or given up). */
@@ -102,10 +105,10 @@ export class ExactlyOnce<C> {
 
   /** Runs the work's handlers once; `duplicate` when this notification was handled already. */
   run(work: Work<C>): Outcome | Promise<Outcome> {
-    const { store } = this.#options;
-    const key = work.key;
+    const { key } = work;
+    if (key !== undefined && this.#transactional) return this.#transactional.run(work, key);
+    const store = this.#dedupe;
     if (store === undefined || key === undefined) return this.#runUnguarded(work);
-    if (isTransactionalStore(store)) return this.#runInTransaction(store, work, key);
     if (work.handlers.length === 1 && !this.#runs.running(key)) return this.#runAtOnce(store, work, key);
     return this.#claimAndRun(store, work, key);
   }
@@ -166,7 +169,8 @@ export class ExactlyOnce<C> {
     started?: PromiseLike<unknown>,
   ): Promise<'handled'> {
     await this.#runs.track(run, async () => {
-      const body = started === undefined ? () => this.#runSteps(store, work, run) : () => settled(started);
+      const body =
+        started === undefined ? () => this.#runSteps(store, work, run) : () => settledHandler(started);
       const committed = await this.#withLease(store, run, lease, body);
       if (committed && work.handlers.length > 1) void this.#forgetSteps(store, work);
     });
@@ -178,15 +182,15 @@ export class ExactlyOnce<C> {
    * (the throw goes on). Resolves whether the store recorded the commit.
    */
   async #withLease(store: DedupeStore, run: Run, lease: Lease, body: () => Promise<void>): Promise<boolean> {
-    run.leases.add(lease);
+    run.hold(lease);
     try {
       await body();
     } catch (error) {
-      run.leases.delete(lease);
+      run.drop(lease);
       await this.#calls.quietly('release', () => store.release(lease.key, lease.token));
       throw error;
     }
-    run.leases.delete(lease);
+    run.drop(lease);
     return this.#commit(store, run, lease);
   }
 
@@ -246,74 +250,12 @@ export class ExactlyOnce<C> {
     throw failure;
   }
 
-  async #runInTransaction(store: TransactionalStore, work: Work<C>, key: string): Promise<Outcome> {
-    if (this.#runs.running(key)) await this.#waitForLocalRun(key);
-    const run = new Run(key, work.signal);
-    const result = await this.#runs.track(run, () => this.#transaction(store, work, key, run));
-    if (result.status === 'in_flight') throw inFlight();
-    return result.status === 'duplicate' ? 'duplicate' : 'handled';
-  }
-
-  /**
-   * One transaction, bounded in three parts: the store's part until the handlers start (connect, BEGIN, the claim)
-   * by `storeTimeoutMs`, and by `inFlightWaitMs` more once the store says it waits on another copy (`onWaiting`);
-   * the handlers by `handlerTimeoutMs` (`Runs`); the commit, once they returned, by `storeTimeoutMs`. A claim that
-   * arrives after its bound is rolled back; a commit past its bound is answered 503 while it settles (landed: the
-   * retry is a duplicate).
-   */
-  async #transaction(
-    store: TransactionalStore,
-    work: Work<C>,
-    key: string,
-    run: Run,
-  ): Promise<TransactionResult<void>> {
-    const { clock, storeTimeoutMs } = this.#options;
-    const lockTimeoutMs = Math.max(1, this.#options.inFlightWaitMs);
-    let answered = false;
-    let started!: () => void;
-    const start = new Promise<void>((resolve) => {
-      started = resolve;
-    });
-    let onWaiting!: () => void;
-    const waiting = new Promise<void>((resolve) => {
-      onWaiting = resolve;
-    });
-    let commitTimer: ReturnType<Clock['setTimeout']> | undefined;
-    const transaction = this.#calls.invoke('transaction', () =>
-      store.transaction(
-        key,
-        async (tx) => {
-          if (answered) throw new Error('[@payhook/core] the claim arrived after storeTimeoutMs.');
-          started();
-          await runAll(work, deliveryFor(work.delivery, run, tx));
-          const late = this.#calls.failure('transaction', new StoreTimeout(storeTimeoutMs));
-          commitTimer = clock.setTimeout(() => run.refuse(late), storeTimeoutMs);
-        },
-        { lockTimeoutMs, onWaiting, onLost: () => this.#runs.lose(run, undefined) },
-      ),
-    ) as Promise<TransactionResult<void>>;
-    transaction.catch(() => {});
-    try {
-      await this.#calls.boundedUntilWaiting(Promise.race([start, transaction]), waiting, lockTimeoutMs);
-    } catch (error) {
-      answered = true;
-      throw error instanceof HandlerError ? error : this.#calls.failure('claim', error);
-    }
-    try {
-      return await transaction;
-    } catch (error) {
-      throw error instanceof HandlerError ? error : this.#calls.failure('transaction', error);
-    } finally {
-      clock.clearTimeout(commitTimer);
-    }
-  }
-
   /**
    * `failOpen` runs the handlers without the store only when it failed outright: a store that is merely slow may
    * be serving another copy of this notification, so a timeout stays 503.
    */
   #failsOpen(error: unknown): boolean {
-    return this.#options.failOpen && error instanceof StoreError && !(error.cause instanceof StoreTimeout);
+    return this.#options.failOpen && error instanceof StoreError && !(error.cause instanceof Timeout);
   }
 
   /** Without duplicate detection (`store: false`, no key, or a failed store with `failOpen`): once at a time here. */
@@ -333,90 +275,29 @@ export class ExactlyOnce<C> {
     key: string,
     first?: ClaimResult | PromiseLike<ClaimResult>,
   ): Promise<ClaimResult> {
-    const { clock, inFlightWaitMs, leaseMs } = this.#options;
-    const waitUntil = clock.now() + inFlightWaitMs;
+    const { inFlightWaitMs, leaseMs } = this.#options;
+    const waitUntil = Date.now() + inFlightWaitMs;
     for (let attempt = 0; ; attempt++) {
       if (this.#runs.running(key)) await this.#waitForLocalRun(key, waitUntil);
       const claim = await this.#calls.claim(store, key, leaseMs, attempt === 0 ? first : undefined);
       if (claim.status !== 'in_flight') return claim;
       const delay = IN_FLIGHT_DELAYS[Math.min(attempt, IN_FLIGHT_DELAYS.length - 1)]!;
-      if (clock.now() + delay > waitUntil) throw inFlight();
-      await sleep(clock, delay);
+      if (Date.now() + delay > waitUntil) throw inFlight();
+      await sleep(delay);
     }
   }
 
   /** Waits for this process's own run of `key` to settle; 409 if it is still going at `until`. */
-  async #waitForLocalRun(
-    key: string,
-    until = this.#options.clock.now() + this.#options.inFlightWaitMs,
-  ): Promise<void> {
-    const running = this.#runs.running(key);
-    if (running === undefined) return;
-    const { clock } = this.#options;
-    const left = until - clock.now();
-    let timer: ReturnType<Clock['setTimeout']> | undefined;
-    const gaveUp = new Promise<boolean>((resolve) => {
-      timer = clock.setTimeout(() => resolve(false), Math.max(0, left));
-    });
-    const settledRun = running.then(
-      () => true,
-      () => true,
-    );
-    try {
-      if (left <= 0 || !(await Promise.race([settledRun, gaveUp]))) throw inFlight();
-    } finally {
-      clock.clearTimeout(timer);
-    }
+  #waitForLocalRun(key: string, until = Date.now() + this.#options.inFlightWaitMs): Promise<void> {
+    return this.#runs.waitFor(key, until);
   }
 
   #leaseOf(key: string, claim: { readonly token: string; readonly fence?: number }): Lease {
-    const heldUntil = this.#options.clock.now() + this.#options.leaseMs;
+    const heldUntil = Date.now() + this.#options.leaseMs;
     return { key, token: claim.token, fence: claim.fence, heldUntil };
   }
 }
 
 function stepKey<C>(work: Work<C>, handler: Route<C>): string {
   return boundKey(`${work.key}#${handler.id}`);
-}
-
-async function runAll<C>(work: Work<C>, delivery: Delivery): Promise<void> {
-  for (const handler of work.handlers) await runHandler(handler, work, delivery);
-}
-
-async function runHandler<C>(handler: Route<C>, work: Work<C>, delivery: Delivery): Promise<void> {
-  try {
-    await runRoute(handler, work, delivery);
-  } catch (cause) {
-    throw handlerFailed(cause);
-  }
-}
-
-/** One handler called, traced on `payhook:handler` when anyone listens. */
-function runRoute<C>(handler: Route<C>, work: Work<C>, delivery: Delivery): unknown {
-  if (!handlerTraced()) return handler.run(work.notification, work.context, delivery);
-  return traceHandler(handler.id, work.key, () => handler.run(work.notification, work.context, delivery));
-}
-
-/** The lone handler's promise, already started: its failure as `handler.failed`. */
-async function settled(started: PromiseLike<unknown>): Promise<void> {
-  try {
-    await started;
-  } catch (cause) {
-    throw handlerFailed(cause);
-  }
-}
-
-function handlerFailed(cause: unknown): HandlerError {
-  return new HandlerError(
-    'handler.failed',
-    'the application handler failed; the notification was not marked processed and will be handled when redelivered.',
-    { cause },
-  );
-}
-
-function inFlight(): WebhookError {
-  return new WebhookError(
-    'notification.in_flight',
-    'another copy of this notification is still being handled; retry later.',
-  );
 }

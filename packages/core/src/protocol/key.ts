@@ -1,5 +1,6 @@
 import { isMissing } from '../notification/missing.js';
 import type { Notification } from '../notification/types.js';
+import type { Logger } from '../options.js';
 import { digestBase64Url } from '../verify/digest.js';
 
 /**
@@ -78,4 +79,21 @@ function utf16Units(key: string): Uint8Array {
     units[i * 2 + 1] = code >> 8;
   }
   return units;
+}
+
+/** A notification's key for the store, bounded; `undefined` (with a warning) when nothing tells it apart. */
+export function createKeyFor(
+  keyOf: KeyFunction,
+  logger: Logger,
+): (notification: Notification) => string | undefined {
+  return (notification) => {
+    const key = keyOf(notification);
+    if (key !== undefined) return boundKey(key);
+    if (logger) {
+      logger.warn(
+        `[@payhook/core] a ${notification.method} notification of payment ${notification.payment_id} carries nothing that tells it apart from another (a recurring charge without transaction_id or processed_at): it is handled without duplicate detection.`,
+      );
+    }
+    return undefined;
+  };
 }

@@ -31,4 +31,14 @@ export interface NotificationQueue {
    * (nothing is added then). Rejects when the engine could not take the job.
    */
   enqueue(job: QueuedNotification, signal: AbortSignal): Promise<'queued' | 'duplicate'>;
+  /**
+   * Adds the job with a transactional store's transaction (`PostgresInbox`'s client inside `BEGIN`), so it commits
+   * or rolls back with it: the transactional outbox of a webhook with inline handlers. Optional: without it the job
+   * is enqueued after the commit. The PostgreSQL engine of `@payhook/queue` implements it (same database).
+   */
+  enqueueInTransaction?(
+    transaction: unknown,
+    job: QueuedNotification,
+    signal: AbortSignal,
+  ): Promise<'queued' | 'duplicate'>;
 }

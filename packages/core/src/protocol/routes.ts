@@ -1,5 +1,9 @@
+import { handlerTraced, traceHandler } from '../diagnostics/channels.js';
+import { HandlerError } from '../errors.js';
+import type { WebhookOutcome } from '../http/answers.js';
 import type { Notification } from '../notification/types.js';
-import type { Delivery } from './delivery.js';
+import type { Delivery, DeliveryFacts } from './delivery.js';
+import { boundKey } from './key.js';
 
 /**
  * The application's code for a notification. It runs once per notification; throw to have it redelivered.
@@ -21,6 +25,57 @@ export type NotificationHandler<N, C> = (
 export interface Route<C> {
   readonly id: string;
   readonly run: NotificationHandler<Notification, C>;
+  /** Registered `{ inline: true }`: with `queue`, it runs in the request instead of a worker. */
+  readonly inline?: boolean;
+}
+
+/**
+ * How a handler is registered.
+ *
+ * @example
+ * webhook.on('purchase.success', markPaid, { inline: true }).on('purchase.success', sendReceipt);
+ */
+export interface HandlerOptions {
+  /**
+   * With the `queue` option: run this handler in the request (in the inbox's transaction with `PostgresInbox`), and
+   * hand the notification's other handlers to the queue only once it committed. The answer is then 200
+   * `handled+queued`. Without `queue` every handler runs in the request anyway.
+   * @default false
+   */
+  inline?: boolean;
+}
+
+/** Which of a notification's handlers a run covers: all of them, those registered `inline`, or the others. */
+export type Part = 'all' | 'inline' | 'queued';
+
+/** One run of a part: its handlers and the key it is stored under. */
+export interface PartRun<C> {
+  readonly handlers: readonly Route<C>[];
+  readonly key: string | undefined;
+}
+
+/**
+ * The runs of `part` among `handlers`, in order. A notification reaching both inline and queued handlers is two runs
+ * under two keys, wherever each runs: the inline ones under `key`, the queued ones under `key#queued`. One reaching
+ * only one kind is one run under `key`, as without inline handlers.
+ */
+export function partRuns<C>(
+  handlers: readonly Route<C>[],
+  key: string | undefined,
+  part: Part,
+): PartRun<C>[] {
+  const inline = handlers.filter((handler) => handler.inline);
+  if (inline.length === 0 || inline.length === handlers.length) {
+    const kind: Part = inline.length === 0 ? 'queued' : 'inline';
+    return part === 'all' || part === kind ? [{ handlers, key }] : [];
+  }
+  const queued = { handlers: handlers.filter((handler) => !handler.inline), key: queuedKey(key) };
+  if (part === 'inline') return [{ handlers: inline, key }];
+  return part === 'queued' ? [queued] : [{ handlers: inline, key }, queued];
+}
+
+function queuedKey(key: string | undefined): string | undefined {
+  return key === undefined ? undefined : boundKey(`${key}#queued`);
 }
 
 /**
@@ -31,15 +86,31 @@ export interface Route<C> {
 export class Routes<C> {
   readonly #byEvent = new Map<string, Route<C>[]>();
   readonly #any: Route<C>[] = [];
+  #inline = false;
 
-  add(event: string, run: NotificationHandler<Notification, C>): void {
+  add(event: string, run: NotificationHandler<Notification, C>, options?: HandlerOptions): void {
     const list = this.#byEvent.get(event) ?? [];
-    list.push({ id: routeId(event, run, list), run });
+    list.push(this.#route(routeId(event, run, list), run, options));
     this.#byEvent.set(event, list);
   }
 
-  addAny(run: NotificationHandler<Notification, C>): void {
-    this.#any.push({ id: routeId('*', run, this.#any), run });
+  addAny(run: NotificationHandler<Notification, C>, options?: HandlerOptions): void {
+    this.#any.push(this.#route(routeId('*', run, this.#any), run, options));
+  }
+
+  /** Whether any handler was registered `{ inline: true }` (else every notification is one run, as before). */
+  get hasInline(): boolean {
+    return this.#inline;
+  }
+
+  #route(
+    id: string,
+    run: NotificationHandler<Notification, C>,
+    options: HandlerOptions | undefined,
+  ): Route<C> {
+    if (options?.inline !== true) return { id, run };
+    this.#inline = true;
+    return { id, run, inline: true };
   }
 
   /** A new list each time: a handler added while a notification is handled waits for the next one. */
@@ -71,4 +142,60 @@ function routeId<C>(
   let id = base;
   for (let n = 2; taken.some((route) => route.id === id); n++) id = `${base}#${n}`;
   return id;
+}
+
+/** What a run comes to for its caller. */
+export type Outcome = Extract<WebhookOutcome, 'handled' | 'duplicate'>;
+
+/** A notification, the handlers it reaches in order, and what they are told: what a run runs. */
+export interface Work<C> {
+  /** The stored key; `undefined` handles it without duplicate detection. */
+  readonly key: string | undefined;
+  readonly handlers: readonly Route<C>[];
+  readonly notification: Notification;
+  readonly context: C;
+  readonly delivery: DeliveryFacts;
+  /** The caller's signal (a queue worker's): its abort aborts the handlers' `delivery.signal`. */
+  readonly signal?: AbortSignal;
+  /**
+   * With a transactional store, run inside its transaction after the handlers (the transactional outbox: the queued
+   * part's job, written by the transaction that commits the inline part).
+   */
+  readonly within?: (transaction: unknown) => Promise<unknown>;
+}
+
+/** Every handler of `work` in order; the first failure as `handler.failed`. */
+export async function runAll<C>(work: Work<C>, delivery: Delivery): Promise<void> {
+  for (const handler of work.handlers) await runHandler(handler, work, delivery);
+}
+
+export async function runHandler<C>(handler: Route<C>, work: Work<C>, delivery: Delivery): Promise<void> {
+  try {
+    await runRoute(handler, work, delivery);
+  } catch (cause) {
+    throw handlerFailed(cause);
+  }
+}
+
+/** One handler called, traced on `payhook:handler` when anyone listens. */
+export function runRoute<C>(handler: Route<C>, work: Work<C>, delivery: Delivery): unknown {
+  if (!handlerTraced()) return handler.run(work.notification, work.context, delivery);
+  return traceHandler(handler.id, work.key, () => handler.run(work.notification, work.context, delivery));
+}
+
+/** The lone handler's promise, already started: its failure as `handler.failed`. */
+export async function settledHandler(started: PromiseLike<unknown>): Promise<void> {
+  try {
+    await started;
+  } catch (cause) {
+    throw handlerFailed(cause);
+  }
+}
+
+export function handlerFailed(cause: unknown): HandlerError {
+  return new HandlerError(
+    'handler.failed',
+    'the application handler failed; the notification was not marked processed and will be handled when redelivered.',
+    { cause },
+  );
 }

@@ -1,5 +1,5 @@
-import { HandlerError, StoreError, type WebhookError } from '../errors.js';
-import type { Clock, Timer } from '../runtime/clock.js';
+import { HandlerError, StoreError, WebhookError } from '../errors.js';
+import { type Timer, withDeadline } from '../runtime/deadline.js';
 import type { DedupeStore } from '../stores/contract.js';
 import type { StoreCalls } from './store-calls.js';
 
@@ -9,8 +9,8 @@ export interface Lease {
   readonly token: string;
   /** Grows with every claim of the key; `undefined` from a store that does not count. */
   readonly fence: number | undefined;
-  /** Until when the store holds it, as far as this process knows: its last claim or renewal plus `leaseMs`. */
-  heldUntil: number;
+  /** Until when the store holds it, as far as this process knows when claimed: the claim plus `leaseMs`. */
+  readonly heldUntil: number;
 }
 
 /** What a run reports at most once, however often it happens: a lost lease, a refused commit, a failed renewal. */
@@ -20,16 +20,16 @@ type Mishap = keyof typeof MISHAP;
 /** One notification's handlers running in this process, from the claim to the commit or release. */
 export class Run {
   readonly key: string | undefined;
-  /** The leases renewed while it runs: the notification's, and the current handler's step. */
-  readonly leases = new Set<Lease>();
+  /** The leases renewed while it runs (the notification's, and the current handler's step), to until when held. */
+  readonly #leases = new Map<Lease, number>();
   /** When the answer turns into `handler.timeout`, when the run is given up, when its leases are renewed next. */
-  deadline = 0;
-  abandonAt = 0;
-  renewAt = 0;
+  #deadline = 0;
+  #abandonAt = 0;
+  #renewAt = 0;
   /** The run's whole life, as copies wait for it. */
-  done: Promise<unknown> | undefined;
+  #done: Promise<unknown> | undefined;
   /** The run's own timer, where timers die with the request that set them (see `Runs#watch`). */
-  timer: Timer | undefined;
+  #timer: Timer | undefined;
   #refuse: ((error: WebhookError) => void) | undefined;
   #controller: AbortController | undefined;
   #reported = 0;
@@ -65,6 +65,74 @@ export class Run {
     return true;
   }
 
+  /** Renews `lease` with the run until `drop`. */
+  hold(lease: Lease): void {
+    this.#leases.set(lease, lease.heldUntil);
+  }
+
+  drop(lease: Lease): void {
+    this.#leases.delete(lease);
+  }
+
+  /** Records a renewal of `lease`, unless it was committed or released while the renewal was on its way. */
+  renewed(lease: Lease, heldUntil: number): void {
+    if (this.#leases.has(lease)) this.#leases.set(lease, heldUntil);
+  }
+
+  /** Whether the run still holds `lease` (a renewal that finds it committed or released is no loss). */
+  holds(lease: Lease): boolean {
+    return this.#leases.has(lease);
+  }
+
+  /** Its leases (while tracked): a copy, so renewing or losing one while iterating is safe. */
+  leases(): Lease[] {
+    return [...this.#leases.keys()];
+  }
+
+  /** Whether `lease`'s last known hold ended before `now`. */
+  expired(lease: Lease, now: number): boolean {
+    return now >= (this.#leases.get(lease) ?? Number.POSITIVE_INFINITY);
+  }
+
+  /** Starts the run's clocks at `now`: its answer's deadline, when it is given up, its first renewal. */
+  schedule(now: number, timeoutMs: number, abandonAfterMs: number, renewEveryMs: number): void {
+    this.#deadline = now + timeoutMs;
+    this.#abandonAt = now + abandonAfterMs;
+    this.#renewAt = now + renewEveryMs;
+  }
+
+  pastDeadline(now: number): boolean {
+    return now >= this.#deadline;
+  }
+
+  pastAbandon(now: number): boolean {
+    return now >= this.#abandonAt;
+  }
+
+  /** True when a renewal is due at `now`; the next one is then `renewEveryMs` later. */
+  renewDue(now: number, renewEveryMs: number): boolean {
+    if (now < this.#renewAt) return false;
+    this.#renewAt = now + renewEveryMs;
+    return true;
+  }
+
+  /** The run's whole life, once tracked; `watched`: its own timer (workerd). */
+  follow(done: Promise<unknown>, watched: Timer | undefined): void {
+    this.#done = done;
+    this.#timer = watched;
+  }
+
+  get done(): Promise<unknown> | undefined {
+    return this.#done;
+  }
+
+  /** Stops its own timer and lets its leases go: it settled, or it is given up. */
+  stop(): void {
+    clearInterval(this.#timer);
+    this.#timer = undefined;
+    this.#leases.clear();
+  }
+
   /** The answer to wait for: the work's own, unless `refuse` answered it first. */
   answer<T>(done: Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
@@ -91,7 +159,6 @@ export interface RunsOptions {
   leaseMs: number;
   handlerTimeoutMs: number;
   calls: StoreCalls;
-  clock: Clock;
   report(error: WebhookError): void;
 }
 
@@ -131,20 +198,31 @@ export class Runs {
     return this.#byKey.get(key);
   }
 
+  /** Waits for this process's own run of `key` to settle; 409 if it is still going at `until`. */
+  async waitFor(key: string, until: number): Promise<void> {
+    const running = this.#byKey.get(key);
+    if (running === undefined) return;
+    const left = until - Date.now();
+    if (left <= 0) throw inFlight();
+    const settled = running.then(
+      () => undefined,
+      () => undefined,
+    );
+    await withDeadline(settled, left, inFlight);
+  }
+
   /**
    * Runs and watches `work`, the run's whole life (handlers, then commit or release). Settles as the work does, or
    * rejects with `handler.timeout` once past its deadline while the work goes on.
    */
   track<T>(run: Run, work: () => Promise<T>): Promise<T> {
-    const now = this.#options.clock.now();
-    run.deadline = now + this.#options.handlerTimeoutMs;
-    run.abandonAt = now + this.#options.handlerTimeoutMs * ABANDON_AFTER_TIMEOUTS;
-    run.renewAt = now + this.#options.leaseMs / 3;
+    const { handlerTimeoutMs, leaseMs } = this.#options;
+    run.schedule(Date.now(), handlerTimeoutMs, handlerTimeoutMs * ABANDON_AFTER_TIMEOUTS, leaseMs / 3);
     this.#active.add(run);
-    this.#watch(run);
+    const watched = this.#watch(run);
     if (this.#unanswered++ === 0) hold(this.#timer, true);
     const done = work().finally(() => this.#forget(run));
-    run.done = done;
+    run.follow(done, watched);
     if (run.key !== undefined) this.#byKey.set(run.key, done);
     const answer = run.answer(done);
     // Like a pending setTimeout, a request waiting for its answer keeps the process alive; a run that goes on after
@@ -172,36 +250,35 @@ export class Runs {
     if (run.firstTime('lost')) this.#options.report(error);
   }
 
-  /** Starts the shared timer if none runs, or the run's own where timers are numbers. */
-  #watch(run: Run): void {
-    const clock = this.#options.clock;
+  /** Starts the shared timer if none runs; returns the run's own where timers are numbers. */
+  #watch(run: Run): Timer | undefined {
     if (this.#timer === undefined && !this.#perRun) {
-      this.#timer = clock.setInterval(this.#tick, this.#tickMs);
+      this.#timer = setInterval(this.#tick, this.#tickMs);
       if (typeof this.#timer === 'object') hold(this.#timer, false);
       else {
-        clock.clearInterval(this.#timer);
+        clearInterval(this.#timer);
         this.#timer = undefined;
         this.#perRun = true;
       }
     }
-    if (this.#perRun) run.timer = clock.setInterval(() => this.#check(run, clock.now()), this.#tickMs);
+    return this.#perRun ? setInterval(() => this.#check(run, Date.now()), this.#tickMs) : undefined;
   }
 
   readonly #tick = (): void => {
     if (this.#active.size === 0 && this.#unanswered === 0) {
-      this.#options.clock.clearInterval(this.#timer);
+      clearInterval(this.#timer);
       this.#timer = undefined;
       return;
     }
-    const now = this.#options.clock.now();
+    const now = Date.now();
     for (const run of this.#active) this.#check(run, now);
   };
 
   /** Answers a run past its deadline, gives up one past `abandonAt`, notices lost leases, renews when due. */
   #check(run: Run, now: number): void {
     const { handlerTimeoutMs, leaseMs } = this.#options;
-    if (now >= run.deadline && run.awaited) run.refuse(handlerTimeout(handlerTimeoutMs));
-    if (now >= run.abandonAt) {
+    if (run.awaited && run.pastDeadline(now)) run.refuse(handlerTimeout(handlerTimeoutMs));
+    if (run.pastAbandon(now)) {
       this.#forget(run);
       const error = new HandlerError(
         'handler.timeout',
@@ -211,18 +288,16 @@ export class Runs {
       this.#options.report(error);
       return;
     }
-    for (const lease of run.leases) if (now >= lease.heldUntil) this.lose(run, lease.fence);
-    if (now < run.renewAt) return;
-    run.renewAt = now + leaseMs / 3;
-    for (const lease of run.leases) void this.#renew(run, lease, now);
+    const leases = run.leases();
+    for (const lease of leases) if (run.expired(lease, now)) this.lose(run, lease.fence);
+    if (!run.renewDue(now, leaseMs / 3)) return;
+    for (const lease of leases) void this.#renew(run, lease, now);
   }
 
   /** Stops watching a run: it settled, or it is given up. */
   #forget(run: Run): void {
-    this.#options.clock.clearInterval(run.timer);
-    run.timer = undefined;
+    run.stop();
     this.#active.delete(run);
-    run.leases.clear();
     if (run.key !== undefined && this.#byKey.get(run.key) === run.done) this.#byKey.delete(run.key);
     if (this.#active.size === 0) for (const resolve of this.#idle.splice(0)) resolve();
   }
@@ -233,9 +308,9 @@ export class Runs {
     if (store === undefined) return;
     try {
       const held = await calls.call('renew', () => store.renew(lease.key, lease.token, leaseMs));
-      if (held) lease.heldUntil = askedAt + leaseMs;
+      if (held) run.renewed(lease, askedAt + leaseMs);
       // A lease committed or released while its renewal was on the way is no longer held, and that is fine.
-      else if (run.leases.has(lease)) this.lose(run, lease.fence);
+      else if (run.holds(lease)) this.lose(run, lease.fence);
     } catch (error) {
       if (run.firstTime('renew')) this.#options.report(error as WebhookError);
     }
@@ -258,5 +333,13 @@ function handlerTimeout(ms: number): HandlerError {
   return new HandlerError(
     'handler.timeout',
     `the application handler did not finish within ${ms} ms (handlerTimeoutMs): answered 503 so the service retries; the run goes on and will not be started again while it does.`,
+  );
+}
+
+/** A copy arriving while another copy of its notification is still being handled. */
+export function inFlight(): WebhookError {
+  return new WebhookError(
+    'notification.in_flight',
+    'another copy of this notification is still being handled; retry later.',
   );
 }

@@ -1,6 +1,6 @@
 import { traceStoreCall } from '../diagnostics/channels.js';
 import { StoreError, type WebhookError } from '../errors.js';
-import { type Clock, withDeadline } from '../runtime/clock.js';
+import { Timeout, withDeadline } from '../runtime/deadline.js';
 import { isPromiseLike } from '../runtime/promise.js';
 import type { ClaimResult, DedupeStore } from '../stores/contract.js';
 
@@ -25,13 +25,6 @@ const AFTERMATH: Record<StoreStep, string> = {
     ' when committing the transaction after the handlers finished; if the commit landed the retry is answered duplicate, if not the handlers run again.',
 };
 
-/** A store call that did not settle within `storeTimeoutMs`. */
-export class StoreTimeout extends Error {
-  constructor(ms: number) {
-    super(`[@payhook/core] the store did not answer within ${ms} ms (storeTimeoutMs).`);
-  }
-}
-
 /**
  * Every call the protocol makes to the store, bounded by `storeTimeoutMs`: a failure or a timeout becomes a
  * `StoreError` (503 `store.unavailable`) whose message says what it leaves behind.
@@ -39,20 +32,18 @@ export class StoreTimeout extends Error {
 export class StoreCalls {
   readonly #name: string;
   readonly #timeoutMs: number;
-  readonly #clock: Clock;
   readonly #report: (error: WebhookError) => void;
 
-  constructor(name: string, timeoutMs: number, clock: Clock, report: (error: WebhookError) => void) {
+  constructor(name: string, timeoutMs: number, report: (error: WebhookError) => void) {
     this.#name = name;
     this.#timeoutMs = timeoutMs;
-    this.#clock = clock;
     this.#report = report;
   }
 
-  /** `operation`, rejected with `StoreTimeout` after `storeTimeoutMs` plus `waitMs` (a lock the store may wait on). */
+  /** `operation`, rejected with a `Timeout` after `storeTimeoutMs` plus `waitMs` (a lock the store may wait on). */
   bounded<T>(operation: PromiseLike<T>, waitMs = 0): Promise<T> {
     const ms = this.#timeoutMs + waitMs;
-    return withDeadline(operation, ms, this.#clock, () => new StoreTimeout(ms));
+    return withDeadline(operation, ms, () => new Timeout('store', ms));
   }
 
   /**
@@ -119,9 +110,7 @@ export class StoreCalls {
   failure(step: StoreStep, cause: unknown): StoreError {
     if (cause instanceof StoreError) return cause;
     const what =
-      cause instanceof StoreTimeout
-        ? `did not answer within ${this.#timeoutMs} ms (storeTimeoutMs)`
-        : 'failed';
+      cause instanceof Timeout ? `did not answer within ${this.#timeoutMs} ms (storeTimeoutMs)` : 'failed';
     return new StoreError(
       'store.unavailable',
       `the duplicate store (${this.#name}) ${what}${AFTERMATH[step]}`,

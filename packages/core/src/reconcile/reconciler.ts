@@ -53,7 +53,7 @@ export interface ReconcileResult {
   /** The payment's status in the record the service answered. */
   readonly paymentStatus?: string;
   /** How `webhook.process` took the record. */
-  readonly outcome?: Exclude<WebhookOutcome, 'refused' | 'queued'>;
+  readonly outcome?: Exclude<WebhookOutcome, 'refused' | 'queued' | 'handled+queued'>;
   /** Why it failed: an `ApiError`, the `WebhookError` of `process`, or a `PayloadError` for a record it refused. */
   readonly error?: Error;
   /** One line for logs (never a key or a record). */

@@ -1,0 +1,90 @@
+import { WebhookError } from '../errors.js';
+import { Timeout } from '../runtime/deadline.js';
+import type { TransactionalStore, TransactionResult } from '../stores/contract.js';
+import { deliveryFor } from './delivery.js';
+import { type Outcome, runAll, type Work } from './routes.js';
+import { inFlight, Run, type Runs } from './runs.js';
+import type { StoreCalls } from './store-calls.js';
+
+export interface TransactionalOptions {
+  storeTimeoutMs: number;
+  inFlightWaitMs: number;
+}
+
+/**
+ * The protocol with a transactional store (`PostgresInbox`): every handler runs inside the store's transaction with
+ * the claim, so a failure rolls all their writes back and the redelivery runs them all again; the commit is the
+ * notification's and the handlers' at once. A copy in progress in this process is awaited first, as without one.
+ */
+export class Transactional {
+  readonly #store: TransactionalStore;
+  readonly #calls: StoreCalls;
+  readonly #runs: Runs;
+  readonly #options: TransactionalOptions;
+
+  constructor(store: TransactionalStore, calls: StoreCalls, runs: Runs, options: TransactionalOptions) {
+    this.#store = store;
+    this.#calls = calls;
+    this.#runs = runs;
+    this.#options = options;
+  }
+
+  async run<C>(work: Work<C>, key: string): Promise<Outcome> {
+    if (this.#runs.running(key)) await this.#runs.waitFor(key, Date.now() + this.#options.inFlightWaitMs);
+    const run = new Run(key, work.signal);
+    const result = await this.#runs.track(run, () => this.#transaction(work, key, run));
+    if (result.status === 'in_flight') throw inFlight();
+    return result.status === 'duplicate' ? 'duplicate' : 'handled';
+  }
+
+  /**
+   * One transaction, bounded in three parts: the store's part until the handlers start (connect, BEGIN, the claim)
+   * by `storeTimeoutMs`, and by `inFlightWaitMs` more once the store says it waits on another copy (`onWaiting`);
+   * the handlers by `handlerTimeoutMs` (`Runs`); the commit, once they returned, by `storeTimeoutMs`. A claim that
+   * arrives after its bound is rolled back; a commit past its bound is answered 503 while it settles (landed: the
+   * retry is a duplicate).
+   */
+  async #transaction<C>(work: Work<C>, key: string, run: Run): Promise<TransactionResult<void>> {
+    const { storeTimeoutMs } = this.#options;
+    const lockTimeoutMs = Math.max(1, this.#options.inFlightWaitMs);
+    let answered = false;
+    let started!: () => void;
+    const start = new Promise<void>((resolve) => {
+      started = resolve;
+    });
+    let onWaiting!: () => void;
+    const waiting = new Promise<void>((resolve) => {
+      onWaiting = resolve;
+    });
+    let commitTimer: ReturnType<typeof setTimeout> | undefined;
+    const transaction = this.#calls.invoke('transaction', () =>
+      this.#store.transaction(
+        key,
+        async (tx) => {
+          if (answered) throw new Error('[@payhook/core] the claim arrived after storeTimeoutMs.');
+          started();
+          await runAll(work, deliveryFor(work.delivery, run, tx));
+          if (work.within) await work.within(tx);
+          const late = this.#calls.failure('transaction', new Timeout('store', storeTimeoutMs));
+          commitTimer = setTimeout(() => run.refuse(late), storeTimeoutMs);
+        },
+        { lockTimeoutMs, onWaiting, onLost: () => this.#runs.lose(run, undefined) },
+      ),
+    ) as Promise<TransactionResult<void>>;
+    transaction.catch(() => {});
+    try {
+      await this.#calls.boundedUntilWaiting(Promise.race([start, transaction]), waiting, lockTimeoutMs);
+    } catch (error) {
+      answered = true;
+      throw error instanceof WebhookError ? error : this.#calls.failure('claim', error);
+    }
+    try {
+      return await transaction;
+    } catch (error) {
+      // A handler's failure, or the outbox's (`queue.unavailable`), as it is: the transaction rolled back.
+      throw error instanceof WebhookError ? error : this.#calls.failure('transaction', error);
+    } finally {
+      clearTimeout(commitTimer);
+    }
+  }
+}
