@@ -2,7 +2,7 @@ import diagnostics_channel from 'node:diagnostics_channel';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { deferred } from '../test/deliveries.js';
 import { formBody, post, purchase, refund, SECRET } from '../test/fixtures.js';
-import { type DeliveryMessage, PAYHOOK_CHANNELS } from './diagnostics/channels.js';
+import { type DeliveryMessage, PAYHOOK_CHANNELS } from './diagnostics/messages.js';
 import type { WebhookError } from './errors.js';
 import { createWebhookHandler, type WebhookHandlerOptions } from './handler.js';
 import { parseNotification } from './notification/parse.js';

@@ -1,6 +1,7 @@
 import { type DeliveryCapture, withCapture } from './diagnostics/capture.js';
-import { type DeliveryMessage, publishRefusal, tracedDelivery } from './diagnostics/channels.js';
+import { publishRefusal, tracedDelivery } from './diagnostics/channels.js';
 import { createDriftWatch } from './diagnostics/drift.js';
+import type { DeliveryMessage } from './diagnostics/messages.js';
 import { createReport } from './diagnostics/report.js';
 import { RequestError, SignatureError, type WebhookError } from './errors.js';
 import {

@@ -5,7 +5,8 @@ import { createWebhookHandler } from '../handler.js';
 import { parseNotification } from '../notification/parse.js';
 import type { DedupeStore } from '../stores/contract.js';
 import { MemoryStore } from '../stores/memory.js';
-import { type DeliveryMessage, deliveryMessage, PAYHOOK_CHANNELS } from './channels.js';
+import { deliveryMessage } from './channels.js';
+import { type DeliveryMessage, PAYHOOK_CHANNELS } from './messages.js';
 
 type Event = [channel: string, event: string, message: Record<string, unknown>];
 

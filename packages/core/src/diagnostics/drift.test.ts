@@ -2,7 +2,7 @@ import diagnostics_channel from 'node:diagnostics_channel';
 import { describe, expect, it, vi } from 'vitest';
 import { formBody, post, purchase, SECRET } from '../../test/fixtures.js';
 import { createWebhookHandler } from '../handler.js';
-import { PAYHOOK_CHANNELS } from './channels.js';
+import { PAYHOOK_CHANNELS } from './messages.js';
 
 describe('drift on a delivery', () => {
   it('publishes what a verified notification carried beyond its types on payhook:drift', async () => {

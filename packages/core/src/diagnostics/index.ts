@@ -7,5 +7,5 @@ export type {
   RefusalMessage,
   StoreCallMessage,
   WatchMessage,
-} from './channels.js';
-export { PAYHOOK_CHANNELS } from './channels.js';
+} from './messages.js';
+export { PAYHOOK_CHANNELS } from './messages.js';

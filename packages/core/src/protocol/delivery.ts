@@ -1,4 +1,4 @@
-import type { DeliveryMessage } from '../diagnostics/channels.js';
+import type { DeliveryMessage } from '../diagnostics/messages.js';
 import type { Notification } from '../notification/types.js';
 
 /**

@@ -1,10 +1,5 @@
-import {
-  type DeliveryMessage,
-  deliveryMessage,
-  describeDelivery,
-  publishRefusal,
-  traceDelivery,
-} from '../diagnostics/channels.js';
+import { deliveryMessage, describeDelivery, publishRefusal, traceDelivery } from '../diagnostics/channels.js';
+import type { DeliveryMessage } from '../diagnostics/messages.js';
 import { ERROR_STATUS, type WebhookError } from '../errors.js';
 import type { WebhookHandler } from '../handler.js';
 import { asWebhookError, type WebhookOutcome } from '../http/answers.js';

@@ -2,8 +2,9 @@ import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { replyWith, startApiService } from '../../test/api-service.js';
 import { freePort } from '../../test/servers.js';
-import { type ApiClientOptions, createApiClient, hmacRequestSigner } from './api-client.js';
+import { type ApiClientOptions, createApiClient } from './api-client.js';
 import { ApiError } from './api-errors.js';
+import { hmacRequestSigner } from './request-signer.js';
 
 const POS = '5f0c8a4e-1b2c-4d3e-8f4a-5b6c7d8e9f0a';
 const SECRETS = { apiKey: 'ak_visible', endpointsKey: 'ek_never_shown', apiSecret: 'api-secret-never-shown' };

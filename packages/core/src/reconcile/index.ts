@@ -12,16 +12,8 @@ export type {
   WatchRunReport,
 } from '../watch/watch.js';
 export { createPaymentWatch } from '../watch/watch.js';
-export type {
-  ApiClient,
-  ApiClientOptions,
-  RequestSigner,
-  ResendAnswer,
-  ResendClient,
-  ResendRequest,
-  SignableRequest,
-} from './api-client.js';
-export { createApiClient, hmacRequestSigner } from './api-client.js';
+export type { ApiClient, ApiClientOptions, ResendAnswer, ResendClient, ResendRequest } from './api-client.js';
+export { createApiClient } from './api-client.js';
 export type { ApiErrorCode, ApiViolation } from './api-errors.js';
 export { ApiError } from './api-errors.js';
 export type {
@@ -39,3 +31,5 @@ export type {
 } from './reconciler.js';
 export { createReconciler } from './reconciler.js';
 export { createRedactor } from './redact.js';
+export type { RequestSigner, SignableRequest } from './request-signer.js';
+export { hmacRequestSigner } from './request-signer.js';

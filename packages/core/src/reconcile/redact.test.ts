@@ -1,10 +1,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { startApiService } from '../../test/api-service.js';
-import { createApiClient, hmacRequestSigner } from './api-client.js';
+import { createApiClient } from './api-client.js';
 import type { ApiError } from './api-errors.js';
 import { createReconciler } from './reconciler.js';
 import { createRedactor } from './redact.js';
+import { hmacRequestSigner } from './request-signer.js';
 
 const POS = '5f0c8a4e-1b2c-4d3e-8f4a-5b6c7d8e9f0a';
 const CREDENTIALS = {

@@ -1,7 +1,7 @@
 import diagnostics_channel from 'node:diagnostics_channel';
 import { describe, expect, it } from 'vitest';
 import { FORM_HEADERS, purchase, SECRET } from '../../test/fixtures.js';
-import { type DeliveryMessage, PAYHOOK_CHANNELS } from '../diagnostics/channels.js';
+import { type DeliveryMessage, PAYHOOK_CHANNELS } from '../diagnostics/messages.js';
 import { SignatureError, type WebhookError } from '../errors.js';
 import { createWebhookHandler, type WebhookHandlerOptions } from '../handler.js';
 import { encodeBase64Url } from '../runtime/base64url.js';

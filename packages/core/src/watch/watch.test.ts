@@ -1,7 +1,7 @@
 import diagnostics_channel from 'node:diagnostics_channel';
 import { describe, expect, it } from 'vitest';
 import { formBody, post, purchase, SECRET } from '../../test/fixtures.js';
-import { PAYHOOK_CHANNELS, type WatchMessage } from '../diagnostics/channels.js';
+import { PAYHOOK_CHANNELS, type WatchMessage } from '../diagnostics/messages.js';
 import { createWebhookHandler } from '../handler.js';
 import { parseNotification } from '../notification/parse.js';
 import type { Notification } from '../notification/types.js';
