@@ -13,12 +13,6 @@ const MAX_MAIN_VALUES = 25;
 const MAX_LINES = 60;
 /** Issue 32's bar, in every package: a source file holds one concern a reader takes in at once. */
 const MAX_FILE_LINES = 400;
-/** Core files over the bar that issue 32 step 5 splits (other work is editing them): no file joins this list. */
-const FILES_TO_SPLIT = new Set([
-  'packages/core/src/handler.ts',
-  'packages/core/src/protocol/exactly-once.ts',
-]);
-
 function sources(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
     const path = join(dir, entry.name);
@@ -69,7 +63,7 @@ describe('the shape of every package', () => {
         file: relative(ROOT, file),
         lines: readFileSync(file, 'utf8').trimEnd().split('\n').length,
       }))
-      .filter(({ file, lines }) => lines > MAX_FILE_LINES && !FILES_TO_SPLIT.has(file))
+      .filter(({ lines }) => lines > MAX_FILE_LINES)
       .map(({ file, lines }) => `${file} (${lines} lines)`);
     expect(long).toEqual([]);
   });
