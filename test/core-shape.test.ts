@@ -13,6 +13,7 @@ const MAX_MAIN_VALUES = 25;
 const MAX_LINES = 60;
 /** Issue 32's bar, in every package: a source file holds one concern a reader takes in at once. */
 const MAX_FILE_LINES = 400;
+
 function sources(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
     const path = join(dir, entry.name);
