@@ -298,7 +298,6 @@ function noSecret(): SignatureError {
   );
 }
 
-/** Refuses a method other than POST (405) and, with `allowedSenders`, a sender outside it (403). */
 function createRequestCheck(
   options: Pick<ResolvedOptions<never>, 'allowedSenders' | 'trustProxy'>,
 ): (request: WebhookRequest) => void {
@@ -317,7 +316,6 @@ function createRequestCheck(
   };
 }
 
-/** `handle` with the surface of a `WebhookHandler`: `.on`, `.onAny` and `.fetch` (`process` is added by the caller). */
 function withMethods<C>(
   handle: (request: WebhookRequest, context: C) => Promise<WebhookResult>,
   routes: Routes<C>,

@@ -33,7 +33,6 @@ export function duration(name: string, value: unknown, fallback: number, min = 1
   return value;
 }
 
-/** A size, count, rate or lifetime: a positive finite number, or its default. */
 export function positive(name: string, value: unknown, fallback: number): number {
   if (value === undefined) return fallback;
   if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
@@ -42,7 +41,6 @@ export function positive(name: string, value: unknown, fallback: number): number
   return value;
 }
 
-/** A count that must be whole: a positive safe integer, or its default. */
 export function positiveInteger(name: string, value: unknown, fallback: number): number {
   if (value === undefined) return fallback;
   if (!Number.isSafeInteger(value) || (value as number) < 1)
@@ -50,14 +48,12 @@ export function positiveInteger(name: string, value: unknown, fallback: number):
   return value as number;
 }
 
-/** A switch: `true`, `false`, or its default. */
 export function flag(name: string, value: unknown, fallback: boolean): boolean {
   if (value === undefined) return fallback;
   if (typeof value !== 'boolean') throw optionError(name, 'true or false', value);
   return value;
 }
 
-/** A callback option: a function, or `undefined` when not set. */
 export function optionalFunction<F extends (...args: never[]) => unknown>(
   name: string,
   value: F | undefined,
@@ -72,7 +68,6 @@ export function nonEmptyString(name: string, value: unknown, shown = true): stri
   return value;
 }
 
-/** A list of strings, or `undefined` when not set. */
 export function optionalStrings(name: string, value: unknown): readonly string[] | undefined {
   if (value === undefined) return undefined;
   if (!Array.isArray(value) || !value.every((item) => typeof item === 'string')) {

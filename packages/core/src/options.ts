@@ -42,7 +42,6 @@ export interface ResolvedOptions<C> {
   readonly protocol: Omit<ExactlyOnceOptions, 'report'>;
   readonly ordering: OrderingGuard | undefined;
   readonly queue: NotificationQueue | undefined;
-  /** The longest one call to the store, or one `enqueue`, may take. */
   readonly storeTimeoutMs: number;
   readonly capture: DeliveryCapture | undefined;
 }
