@@ -41,10 +41,8 @@ export interface Delivery {
   readonly transaction?: unknown;
 }
 
-/** What a delivery says before a run adds its own part (its signal, a transaction). */
 export type DeliveryFacts = Omit<Delivery, 'signal' | 'transaction'>;
 
-/** The facts a run's handlers are told about `received`, under `key`. */
 export function factsOf(received: Received<unknown>, key: string | undefined): DeliveryFacts {
   const { secretIndex, secretId, notification } = received;
   return { key, secretIndex, secretId, raw: notification.raw };
@@ -76,7 +74,6 @@ class RunDelivery implements Delivery {
   }
 }
 
-/** The delivery a run's handlers are given. */
 export function deliveryFor(
   facts: DeliveryFacts,
   run: { readonly signal: AbortSignal },

@@ -93,7 +93,6 @@ export class ExactlyOnce<C> {
       : undefined;
   }
 
-  /** Whether runs with a key go through the store's transaction (`within` then runs inside it). */
   get transactional(): boolean {
     return this.#transactional !== undefined;
   }
@@ -160,7 +159,6 @@ export class ExactlyOnce<C> {
     return this.#runUnderLease(store, work, new Run(key, work.signal), this.#leaseOf(key, claim));
   }
 
-  /** Runs the handlers (or awaits the lone handler already `started`) holding the notification's lease. */
   async #runUnderLease(
     store: DedupeStore,
     work: Work<C>,

@@ -65,7 +65,6 @@ export function boundKey(key: string): string {
   const unstorable = isUnstorable(key);
   if (key.length <= MAX_KEY_LENGTH && !unstorable) return key;
   const digest = digestBase64Url('sha256', utf16Units(key));
-  // The readable start only where it is plain text.
   const start = unstorable ? '' : key.slice(0, 100).replace(/[\ud800-\udbff]$/, '');
   return `${start}#sha256:${digest}`;
 }
@@ -81,7 +80,6 @@ function utf16Units(key: string): Uint8Array {
   return units;
 }
 
-/** A notification's key for the store, bounded; `undefined` (with a warning) when nothing tells it apart. */
 export function createKeyFor(
   keyOf: KeyFunction,
   logger: Logger,

@@ -46,7 +46,6 @@ export class OrderingGuard {
     return last !== undefined && rank < last;
   }
 
-  /** Records a handled notification's status. */
   record(notification: Notification): void {
     const key = paymentKey(notification);
     const rank = STATUS_RANK[notification.status];

@@ -35,7 +35,6 @@ export function createProcess<C>(
   };
 }
 
-/** A traced `process` call's message completed from its outcome, or the `WebhookError` it threw. */
 function finishProcess(message: DeliveryMessage, outcome: Processed | undefined, error: unknown): void {
   const code = (error as WebhookError | undefined)?.code;
   message.outcome = outcome ?? 'refused';
@@ -46,7 +45,6 @@ function finishProcess(message: DeliveryMessage, outcome: Processed | undefined,
 /** How `process` took a notification: a delivery's 200 outcomes but those of a queue. */
 type Processed = Exclude<WebhookOutcome, 'refused' | 'queued' | 'handled+queued'>;
 
-/** A verified notification's way through its key, routes, `ordering` and the exactly-once protocol. */
 export type Processor<C> = (
   received: Received<C>,
   part?: Part,

@@ -98,7 +98,6 @@ export class Routes<C> {
     this.#any.push(this.#route(routeId('*', run, this.#any), run, options));
   }
 
-  /** Whether any handler was registered `{ inline: true }` (else every notification is one run, as before). */
   get hasInline(): boolean {
     return this.#inline;
   }
@@ -144,7 +143,6 @@ function routeId<C>(
   return id;
 }
 
-/** What a run comes to for its caller. */
 export type Outcome = Extract<WebhookOutcome, 'handled' | 'duplicate'>;
 
 /** A notification, the handlers it reaches in order, and what they are told: what a run runs. */

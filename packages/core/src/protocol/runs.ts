@@ -58,14 +58,12 @@ export class Run {
     if (!this.#controller.signal.aborted) this.#controller.abort(reason);
   }
 
-  /** True the first time `mishap` happens to this run. */
   firstTime(mishap: Mishap): boolean {
     if ((this.#reported & MISHAP[mishap]) !== 0) return false;
     this.#reported |= MISHAP[mishap];
     return true;
   }
 
-  /** Renews `lease` with the run until `drop`. */
   hold(lease: Lease): void {
     this.#leases.set(lease, lease.heldUntil);
   }
@@ -89,7 +87,6 @@ export class Run {
     return [...this.#leases.keys()];
   }
 
-  /** Whether `lease`'s last known hold ended before `now`. */
   expired(lease: Lease, now: number): boolean {
     return now >= (this.#leases.get(lease) ?? Number.POSITIVE_INFINITY);
   }
@@ -141,7 +138,6 @@ export class Run {
     });
   }
 
-  /** Whether a request still waits for this run's answer. */
   get awaited(): boolean {
     return this.#refuse !== undefined;
   }
@@ -193,7 +189,6 @@ export class Runs {
     this.#tickMs = Math.max(5, Math.min(1_000, options.leaseMs / 3, options.handlerTimeoutMs / 4));
   }
 
-  /** The run of `key` still in progress here, if any. */
   running(key: string): Promise<unknown> | undefined {
     return this.#byKey.get(key);
   }
@@ -294,7 +289,6 @@ export class Runs {
     for (const lease of leases) void this.#renew(run, lease, now);
   }
 
-  /** Stops watching a run: it settled, or it is given up. */
   #forget(run: Run): void {
     run.stop();
     this.#active.delete(run);

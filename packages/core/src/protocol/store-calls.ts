@@ -106,7 +106,6 @@ export class StoreCalls {
     }
   }
 
-  /** Any failure of the store at `step` as a `StoreError`. */
   failure(step: StoreStep, cause: unknown): StoreError {
     if (cause instanceof StoreError) return cause;
     const what =
