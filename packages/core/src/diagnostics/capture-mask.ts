@@ -39,7 +39,6 @@ const CARD_NAME = /^cc|card|cvv|cvc|cryptogram|^pan$|pan$/;
  */
 const DIGIT_RUN = /(?<![0-9][ -]?)[0-9](?:[ -]?[0-9]){12,18}(?![ -]?[0-9])/g;
 
-/** `cardNumber`, `card_number` and `CARD-NUMBER` are one name. */
 function normalName(name: string): string {
   return name.toLowerCase().replace(/[_-]/g, '');
 }

@@ -153,30 +153,25 @@ export function describeDelivery(
   message.handlerCount = handlers;
 }
 
-/** Publishes a refusal on `payhook:refusal` when anyone listens. */
 export function publishRefusal(via: RefusalMessage['via'], code: WebhookErrorCode, status: number): void {
   if (channels === undefined || !channels.refusal.hasSubscribers) return;
   const message: RefusalMessage = { via, code, status };
   channels.refusal.publish(message);
 }
 
-/** Whether anyone listens on `payhook:drift`. */
 export function driftSubscribed(): boolean {
   return channels?.drift.hasSubscribers === true;
 }
 
-/** Publishes a delivery's drift on `payhook:drift` (check `driftSubscribed` first). */
 export function publishDrift(event: string, findings: readonly DriftFinding[]): void {
   const message: DriftMessage = { event, findings };
   channels?.drift.publish(message);
 }
 
-/** Publishes a payment reported overdue on `payhook:watch` when anyone listens. */
 export function publishOverdue(message: WatchMessage): void {
   if (channels?.watch.hasSubscribers) channels.watch.publish(message);
 }
 
-/** The delivery being traced in this async context, if any. */
 function currentDelivery(): DeliveryMessage | undefined {
   return channels?.current?.getStore();
 }
@@ -262,7 +257,6 @@ function traced<T, M extends { errorCode: WebhookErrorCode | undefined; settled:
   });
 }
 
-/** `handle` traced on `payhook:delivery` when anyone listens. */
 export function tracedDelivery<C>(
   handle: (request: WebhookRequest, context: C, traced?: DeliveryMessage) => Promise<WebhookResult>,
 ): (request: WebhookRequest, context: C) => Promise<WebhookResult> {
@@ -273,7 +267,6 @@ export function tracedDelivery<C>(
   };
 }
 
-/** A traced delivery's message completed from its answer. */
 function finishDelivery(message: DeliveryMessage, result: WebhookResult | undefined): void {
   message.outcome = result?.outcome;
   message.status = result?.status;
