@@ -192,7 +192,6 @@ function checkedSettings<C>(options: PaymentWatchOptions<C>) {
   };
 }
 
-/** One run: take the overdue, reconcile them, then settle, keep or report each. */
 async function runOnce<C>(settings: Settings<C>): Promise<WatchRunReport> {
   const { store, now } = settings;
   const at = now();
