@@ -33,7 +33,6 @@ export async function readAnswer(response: Response, maxBytes: number): Promise<
   return { status, text: text + decoder.decode() };
 }
 
-/** What `failure` needs to know about the call. */
 export interface FailedCall {
   readonly method: string;
   readonly path: string;

@@ -163,7 +163,6 @@ export function createReconciler<C = undefined>(options: ReconcilerOptions<C>): 
   };
 }
 
-/** The options a run uses, checked once. */
 interface Settings<C> {
   readonly client: ResendClient;
   readonly webhook: Pick<WebhookHandler<C>, 'process'> | undefined;
@@ -174,7 +173,6 @@ interface Settings<C> {
   readonly onResult: ((result: ReconcileResult) => void) | undefined;
 }
 
-/** Every option but `listPending` and `now` checked, with its default. */
 function checkedSettings<C>(options: ReconcilerOptions<C>): Settings<C> {
   if (typeof options.api !== 'object' || options.api === null) {
     throw optionError('api', 'the API client options or a client from createApiClient', options.api);
