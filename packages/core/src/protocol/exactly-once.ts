@@ -64,8 +64,9 @@ const IN_FLIGHT_DELAYS = [5, 10, 20, 40, 80, 160, 250];
  * 3. Commit the key once every handler succeeded (the store refuses the commit of a run that lost its lease:
  *    fencing); on a failure release it, so the redelivery is handled.
  *
- * A transactional store instead runs every handler inside its transaction with the claim (`Transactional`). Past `handlerTimeoutMs` the request answers 503
- * while the run goes on; its lease is renewed until it settles, and then committed or released.
+ * A transactional store instead runs every handler inside its transaction with the claim (`Transactional`). Past
+ * `handlerTimeoutMs` the request answers 503 while the run goes on; its lease is renewed until it settles, and then
+ * committed or released.
  */
 export class ExactlyOnce<C> {
   readonly #options: ExactlyOnceOptions;
@@ -285,7 +286,6 @@ export class ExactlyOnce<C> {
     }
   }
 
-  /** Waits for this process's own run of `key` to settle; 409 if it is still going at `until`. */
   #waitForLocalRun(key: string, until = Date.now() + this.#options.inFlightWaitMs): Promise<void> {
     return this.#runs.waitFor(key, until);
   }

@@ -60,10 +60,7 @@ export class StoreCalls {
     return first === waited ? this.bounded(operation, waitMs) : (first as T);
   }
 
-  /**
-   * Calls a store method: its value, its promise, or what it threw as a rejected promise; traced on `payhook:store` when anyone listens: every store call goes
-   * through here once (`call` and `claim` too, unless given a call already made).
-   */
+  /** Every store call goes through here once (`call` and `claim` too, unless given a call already made). */
   invoke<T>(step: StoreStep, operation: () => T | PromiseLike<T>): T | PromiseLike<T> {
     return traceStoreCall(step, this.#name, operation);
   }
