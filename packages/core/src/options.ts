@@ -25,7 +25,6 @@ import { checkAlgorithm, type SignatureAlgorithm } from './verify/signature.js';
 
 export type Logger = Pick<Console, 'warn' | 'error'> | false;
 
-/** `createWebhookHandler`'s options, checked, with their defaults. */
 export interface ResolvedOptions<C> {
   readonly algorithm: SignatureAlgorithm;
   readonly logger: Logger;

@@ -48,7 +48,6 @@ export interface HandlerOptions {
 /** Which of a notification's handlers a run covers: all of them, those registered `inline`, or the others. */
 export type Part = 'all' | 'inline' | 'queued';
 
-/** One run of a part: its handlers and the key it is stored under. */
 export interface PartRun<C> {
   readonly handlers: readonly Route<C>[];
   readonly key: string | undefined;
@@ -175,7 +174,6 @@ export async function runHandler<C>(handler: Route<C>, work: Work<C>, delivery: 
   }
 }
 
-/** One handler called, traced on `payhook:handler` when anyone listens. */
 export function runRoute<C>(handler: Route<C>, work: Work<C>, delivery: Delivery): unknown {
   if (!handlerTraced()) return handler.run(work.notification, work.context, delivery);
   return traceHandler(handler.id, work.key, () => handler.run(work.notification, work.context, delivery));

@@ -37,7 +37,6 @@ export type CreatedPayment =
   | { readonly kind: 'hosted'; readonly checkoutUrl: string; readonly checkoutId: string | undefined }
   | { readonly kind: 'direct'; readonly record: PaymentRecord };
 
-/** How strictly a request is checked before it is sent. */
 export interface CreateChecks {
   readonly split: boolean;
   readonly posId: string;
