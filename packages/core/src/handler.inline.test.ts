@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { formBody, post, purchase, SECRET } from '../test/fixtures.js';
+import { storeCases } from '../test/store-cases.js';
 import { createWebhookHandler, type WebhookHandlerOptions } from './handler.js';
 import { parseNotification } from './notification/parse.js';
 import { boundKey, notificationKey } from './protocol/key.js';
@@ -200,4 +201,29 @@ describe('inline and queued handlers with a transactional store and a queue that
     expect(answer.outcome).toBe('handled+queued');
     expect(log).toEqual(['inline keyed', `commit ${keyOf()}`, 'enqueue']);
   });
+});
+
+const servers = await storeCases('inline');
+
+// The promise of docs/queue.md on every store: the queued part is enqueued only once the inline part committed, and
+// a copy that finds the inline part done but no job (an enqueue that failed, or a crash between the two) queues it.
+describe.each(servers.cases)('inline and queued handlers on $name', (storeCase) => {
+  it.skipIf(!storeCase.up)(
+    'queues the job on the retry after a failed enqueue, never running the inline handler twice',
+    async () => {
+      const log: string[] = [];
+      const queue = new RecordingQueue(log);
+      const webhook = shop({ queue, store: storeCase.make() }, log);
+      // The PostgreSQL cases share one table: a payment id of each case's own keeps their keys apart.
+      const delivery = () => post(formBody(purchase({ payment_id: `pay-${storeCase.name}-${process.pid}` })));
+      queue.failure = new Error('the engine is down');
+      const refused = await webhook(delivery(), undefined);
+      expect(refused.error?.code).toBe('queue.unavailable');
+      queue.failure = undefined;
+      expect((await webhook(delivery(), undefined)).outcome).toBe('queued');
+      expect((await webhook(delivery(), undefined)).outcome).toBe('duplicate');
+      expect(log.filter((line) => line.startsWith('inline'))).toEqual(['inline keyed']);
+      expect(queue.jobs).toHaveLength(1);
+    },
+  );
 });
