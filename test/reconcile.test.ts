@@ -1,5 +1,4 @@
-import { createServer, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer, type IncomingMessage } from 'node:http';
 import { createNodeListener, createWebhookHandler, type Notification, sign } from '@payhook/core';
 import { encodeBase64Url } from '@payhook/core/adapter';
 import {
@@ -14,9 +13,10 @@ import {
 import { type AuthCheck, type FakeService, startFakeServer, TEST_CARDS } from '@payhook/testing';
 import { mockPaymentApi } from '@payhook/testing/nock';
 import nock from 'nock';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { MemoryStore } from '../packages/core/src/stores/memory.ts';
 import { storeCases } from '../packages/core/test/store-cases.ts';
+import { closing, listen } from './support/listen.js';
 
 const SECRET = 'reconcile-secret';
 const NOW = '2026-11-25T09:00:00Z';
@@ -73,20 +73,6 @@ const TRANSPORTS = {
 function apiOf(service: Service) {
   const { posId, apiKey, endpointsKey } = service.fake.project;
   return { baseUrl: service.baseUrl, posId, apiKey, endpointsKey, apiSecret: SECRET };
-}
-
-const closing: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  for (const close of closing.splice(0).reverse()) await close();
-});
-
-async function listen(server: Server): Promise<string> {
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  closing.push(async () => {
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
-  });
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
 
 /** The merchant: a webhook endpoint on 127.0.0.1 counting how often the handlers ran per order and transaction. */

@@ -1,5 +1,4 @@
-import { createServer, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer, type IncomingMessage } from 'node:http';
 import { createNodeListener, createWebhookHandler, type Notification } from '@payhook/core';
 import {
   type ApiError,
@@ -13,13 +12,14 @@ import {
 import { type AuthCheck, startFakeServer, TEST_CARDS, THREE_DS_CODE } from '@payhook/testing';
 import { Redis } from 'ioredis';
 import pg from 'pg';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryStore } from '../packages/core/src/stores/memory.ts';
 import { migrate, PostgresStore } from '../packages/core/src/stores/postgres.ts';
 import { RedisStore } from '../packages/core/src/stores/redis.ts';
 import { migrateWatch, PostgresWatchStore } from '../packages/core/src/watch/postgres.ts';
 import { RedisWatchStore } from '../packages/core/src/watch/redis.ts';
 import { DATABASE_URL, REDIS_URL, reachPostgres, reachRedis } from '../packages/core/test/servers.ts';
+import { closing, listen } from './support/listen.js';
 
 const SECRET = 'watch-secret-5c1e9a';
 const NOW = '2026-11-25T09:00:00Z';
@@ -75,20 +75,6 @@ const KINDS = [
   },
 ];
 
-const closing: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  for (const close of closing.splice(0).reverse()) await close();
-});
-
-async function listen(server: Server): Promise<string> {
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  closing.push(async () => {
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
-  });
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}/webhooks`;
-}
-
 // A seed per test: the Redis and PostgreSQL stores outlive a test, and the same ids would be duplicates.
 let nextSeed = 61;
 
@@ -131,7 +117,7 @@ async function shop(stores: { dedupe: MemoryStore | RedisStore | PostgresStore; 
     logger: { warn: (line: string) => logged.push(line) },
   });
   webhook.onAny(watch.settle);
-  const serverUrl = await listen(createServer(createNodeListener(webhook)));
+  const serverUrl = `${await listen(createServer(createNodeListener(webhook)))}/webhooks`;
   const client = createApiClient({ ...api, watch });
   const pay = (orderId: string, card: string = TEST_CARDS.success) =>
     client.createPayment({
