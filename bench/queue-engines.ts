@@ -1,3 +1,4 @@
+import type { DedupeStore } from '@payhook/core';
 import { Queue, Worker } from 'bullmq';
 import PgBoss from 'pg-boss';
 import { createDeliverySource } from './payload.js';
@@ -9,7 +10,25 @@ export const PGBOSS_SCHEMA = 'payhook_bench_pgboss';
 export interface EngineAloneOptions {
   jobs: number;
   concurrency: number;
+  /** What each job does: nothing by default, or `claimAndCommit`'s store calls. */
+  work?: () => Promise<void>;
 }
+
+/**
+ * A job's work that is only the store calls exactly once takes, without payhook: a claim of a key of its own, then
+ * its commit. The engine with this is the floor under payhook's worker on the same store.
+ */
+export function claimAndCommit(store: DedupeStore): () => Promise<void> {
+  const run = `payhook-bench-floor:${Date.now()}:`;
+  let jobs = 0;
+  return async () => {
+    const key = run + jobs++;
+    const claim = await store.claim(key, 30_000);
+    if (claim.status === 'claimed') await store.commit(key, claim.token, 60_000);
+  };
+}
+
+const nothing = async () => {};
 
 /** Runs `count` calls of `send`, `inFlight` at a time (the way the payhook row queues its notifications). */
 async function sendAll(count: number, inFlight: number, send: (data: string) => Promise<unknown>) {
@@ -36,7 +55,7 @@ export async function bullmqAlone(url: string, name: string, options: EngineAlon
       finished = resolve;
     });
     const started = performance.now();
-    const worker = new Worker(name, async () => {}, { connection, concurrency: options.concurrency });
+    const worker = new Worker(name, options.work ?? nothing, { connection, concurrency: options.concurrency });
     worker.on('completed', () => {
       if (++done === options.jobs) finished();
     });
@@ -53,7 +72,7 @@ export async function bullmqAlone(url: string, name: string, options: EngineAlon
 /**
  * pg-boss alone: `send` of `jobs` jobs, then its consumer doing nothing: `work` (a batch of `concurrency` jobs per
  * fetch, at its shortest polling interval, 0.5 s, which it waits between fetches even when jobs came), or, with
- * `loop`, `fetch` of `concurrency` jobs and `complete` of them, over and over (what payhook's worker does per slot).
+ * `loop`, `fetch` of `concurrency` jobs, their `work`, and `complete` of them, over and over.
  */
 export async function pgBossAlone(
   url: string,
@@ -71,6 +90,7 @@ export async function pgBossAlone(
       for (let done = 0; done < options.jobs; ) {
         const jobs = await boss.fetch(name, { batchSize: options.concurrency });
         if (jobs.length === 0) continue;
+        if (options.work) await Promise.all(jobs.map(options.work));
         await boss.complete(
           name,
           jobs.map((job) => job.id),

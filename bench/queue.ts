@@ -13,7 +13,7 @@ import pg from 'pg';
 import { percentiles } from './limits.js';
 import { createDeliverySource, formBody, SECRET } from './payload.js';
 import { burst, startExample } from './queue-burst.js';
-import { bullmqAlone, PGBOSS_SCHEMA, pgBossAlone } from './queue-engines.js';
+import { bullmqAlone, claimAndCommit, PGBOSS_SCHEMA, pgBossAlone } from './queue-engines.js';
 import { rotate, type Spread, spread } from './stats.js';
 
 export interface QueueBenchOptions {
@@ -181,7 +181,7 @@ class Figures {
     for (const [name, values] of this.rates) {
       const worker = `: jobs per second, one worker (concurrency ${options.concurrency})`;
       rows.push({
-        name: name.includes(' alone') ? name : `${name}${worker}`,
+        name: name.includes(': ') ? name : `${name}${worker}`,
         unit: 'jobs/s',
         ...spread(values),
       });
@@ -268,12 +268,17 @@ async function engineRows(
   options: QueueBenchOptions,
 ): Promise<[string, number][]> {
   const run = { jobs: options.jobs, concurrency: options.concurrency };
+  const floor = { ...run, work: claimAndCommit(backend.store) };
   const c = `concurrency ${options.concurrency}`;
   if (backend.engine === 'bullmq') {
     return [
       [
         `${backend.name}: BullMQ alone, add + Worker doing nothing (${c})`,
         await bullmqAlone(REDIS_URL, name, run),
+      ],
+      [
+        `${backend.name}: BullMQ + the store's claim and commit per job, no payhook (${c})`,
+        await bullmqAlone(REDIS_URL, `${name}-floor`, floor),
       ],
     ];
   }
@@ -285,6 +290,10 @@ async function engineRows(
     [
       `${backend.name}: pg-boss alone, send + fetch/complete loop (batch ${options.concurrency})`,
       await pgBossAlone(DATABASE_URL, `${name}-loop`, { ...run, consumer: 'loop' }),
+    ],
+    [
+      `${backend.name}: pg-boss fetch/complete loop + the store's claim and commit per job, no payhook (batch ${options.concurrency})`,
+      await pgBossAlone(DATABASE_URL, `${name}-floor`, { ...floor, consumer: 'loop' }),
     ],
   ];
 }

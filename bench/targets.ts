@@ -255,6 +255,8 @@ function queueRatios(queue: readonly QueueRow[]): (Ratio | undefined)[] {
     vs(BULLMQ, 'BullMQ alone', { op: '>=', value: 0.8 }),
     vs(PGBOSS, 'pg-boss alone, send + work', { op: '>=', value: 0.8 }),
     vs(PGBOSS, 'pg-boss alone, send + fetch/complete'),
+    vs(BULLMQ, 'BullMQ + the store'),
+    vs(PGBOSS, 'pg-boss fetch/complete loop + the store'),
     ratio(
       p99,
       'burst of 120 over HTTP, p99: PostgreSQL engine vs BullMQ',

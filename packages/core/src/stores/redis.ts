@@ -1,21 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { DUPLICATE, IN_FLIGHT } from './claims.js';
 import type { ClaimResult, DedupeStore } from './contract.js';
+import { type RedisClientLike, type RunScript, scriptRunner } from './redis-script.js';
+
+export type { RedisClientLike } from './redis-script.js';
 
 // The @payhook/core/redis entry: RedisStore here, the payment watch's store beside it.
 export { RedisWatchStore, type RedisWatchStoreOptions } from '../watch/redis.js';
-
-/**
- * The part of a Redis client the store uses. Both an `ioredis` client (`new Redis(url)`, or a `Cluster`) and a
- * node-redis v4/v5 client (`createClient({ url })`, connected) fit it: they differ in how options are passed,
- * which the store detects (ioredis has `call`).
- *
- * @example
- * const client: RedisClientLike = new Redis(process.env.REDIS_URL!);
- */
-export interface RedisClientLike {
-  eval(...args: never[]): Promise<unknown>;
-}
 
 export interface RedisStoreOptions {
   /** A connected `ioredis` or node-redis client, shared with the rest of the app (no connection per request). */
@@ -79,8 +70,6 @@ const FORGET_SCRIPT = `if redis.call('GET', KEYS[1]) == 'done' then
 end
 return 0`;
 
-type Call = (...args: unknown[]) => Promise<unknown>;
-
 /**
  * Duplicate detection shared by every instance through Redis, each operation one Lua script on the notification's
  * one key. `claim` takes a new key, or one whose lease ran out, for `<fence>:<random token>` (the fence one more
@@ -98,19 +87,11 @@ type Call = (...args: unknown[]) => Promise<unknown>;
 export class RedisStore implements DedupeStore {
   readonly name = 'redis';
   readonly prefix: string;
-  readonly #ioredis: boolean;
-  readonly #eval: Call;
+  readonly #run: RunScript;
 
   constructor(options: RedisStoreOptions) {
-    const client = options.client;
-    if (typeof client?.eval !== 'function') {
-      throw new TypeError(
-        '[@payhook/core] RedisStore needs a Redis client with eval: pass an ioredis or node-redis client.',
-      );
-    }
+    this.#run = scriptRunner(options.client, 'RedisStore');
     this.prefix = options.prefix ?? 'payhook:';
-    this.#ioredis = typeof (client as { call?: unknown }).call === 'function';
-    this.#eval = (client.eval as Call).bind(client);
   }
 
   async claim(key: string, leaseMs: number): Promise<ClaimResult> {
@@ -141,9 +122,6 @@ export class RedisStore implements DedupeStore {
 
   #script(script: string, key: string, value: string, ms: number): Promise<unknown> {
     const args = [value, String(FENCE_MEMORY_MS), String(Math.max(1, Math.ceil(ms)))];
-    const id = this.prefix + key;
-    return this.#ioredis
-      ? this.#eval(script, 1, id, ...args)
-      : this.#eval(script, { keys: [id], arguments: args });
+    return this.#run(script, [this.prefix + key], args);
   }
 }

@@ -1,4 +1,4 @@
-import type { RedisClientLike } from '../stores/redis.js';
+import { type RedisClientLike, type RunScript, scriptRunner } from '../stores/redis-script.js';
 import { type WatchedPayment, type WatchStore, watchId } from './contract.js';
 
 export interface RedisWatchStoreOptions {
@@ -38,8 +38,6 @@ return out`;
 const REMOVE_SCRIPT = `redis.call('ZREM', KEYS[1], ARGV[1])
 return redis.call('HDEL', KEYS[2], ARGV[1])`;
 
-type Call = (...args: unknown[]) => Promise<unknown>;
-
 interface Stored {
   orderId: string;
   operation: string;
@@ -58,20 +56,12 @@ interface Stored {
 export class RedisWatchStore implements WatchStore {
   readonly name = 'redis';
   readonly #keys: readonly [string, string];
-  readonly #ioredis: boolean;
-  readonly #eval: Call;
+  readonly #run: RunScript;
 
   constructor(options: RedisWatchStoreOptions) {
-    const client = options.client;
-    if (typeof client?.eval !== 'function') {
-      throw new TypeError(
-        '[@payhook/core] RedisWatchStore needs a Redis client with eval: pass an ioredis or node-redis client.',
-      );
-    }
+    this.#run = scriptRunner(options.client, 'RedisWatchStore');
     const prefix = options.prefix ?? 'payhook:';
     this.#keys = [`${prefix}{watch}:due`, `${prefix}{watch}:payments`];
-    this.#ioredis = typeof (client as { call?: unknown }).call === 'function';
-    this.#eval = (client.eval as Call).bind(client);
   }
 
   async add(payment: WatchedPayment): Promise<boolean> {
@@ -99,8 +89,6 @@ export class RedisWatchStore implements WatchStore {
   }
 
   #script(script: string, args: string[]): Promise<unknown> {
-    return this.#ioredis
-      ? this.#eval(script, 2, ...this.#keys, ...args)
-      : this.#eval(script, { keys: [...this.#keys], arguments: args });
+    return this.#run(script, this.#keys, args);
   }
 }

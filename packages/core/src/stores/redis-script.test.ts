@@ -1,0 +1,95 @@
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { createClient } from 'redis';
+import { describe, expect, it } from 'vitest';
+import { REDIS_URL, reachRedis } from '../../test/servers.js';
+import { type RedisClientLike, scriptRunner } from './redis-script.js';
+
+const redisUp = await reachRedis();
+
+/** Counts the calls of `methods` on `client`, made through its own bound copies (as the runner binds them). */
+function counting(client: object, methods: string[]): Record<string, number> {
+  const counts: Record<string, number> = {};
+  const target = client as Record<string, (...args: unknown[]) => unknown>;
+  for (const method of methods) {
+    const original = target[method]!.bind(client);
+    counts[method] = 0;
+    target[method] = (...args: unknown[]) => {
+      counts[method]!++;
+      return original(...args);
+    };
+  }
+  return counts;
+}
+
+const FLAVOURS = [
+  {
+    name: 'ioredis',
+    sha: 'evalsha',
+    async open() {
+      const client = new Redis(REDIS_URL);
+      return { client, close: async () => void client.disconnect() };
+    },
+  },
+  {
+    name: 'node-redis',
+    sha: 'evalSha',
+    async open() {
+      const client = createClient({ url: REDIS_URL });
+      await client.connect();
+      return { client, close: async () => void client.destroy() };
+    },
+  },
+];
+
+describe.skipIf(!redisUp).each(FLAVOURS)('scriptRunner with $name', (flavour) => {
+  it('sends a script the server lacks once with EVAL, then only its SHA-1', async () => {
+    const { client, close } = await flavour.open();
+    try {
+      const counts = counting(client, ['eval', flavour.sha]);
+      const run = scriptRunner(client as RedisClientLike, 'a test');
+      // A script no server has seen: the first EVALSHA is answered NOSCRIPT.
+      const script = `-- ${randomUUID()}\nreturn ARGV[1] .. KEYS[1]`;
+      expect(await run(script, ['key'], ['a '])).toBe('a key');
+      expect(await run(script, ['other'], ['b '])).toBe('b other');
+      expect(await run(script, ['third'], ['c '])).toBe('c third');
+      expect(counts).toEqual({ eval: 1, [flavour.sha]: 3 });
+    } finally {
+      await close();
+    }
+  });
+
+  it("passes on the script's own error, without sending the script again", async () => {
+    const { client, close } = await flavour.open();
+    try {
+      const counts = counting(client, ['eval', flavour.sha]);
+      const run = scriptRunner(client as RedisClientLike, 'a test');
+      const script = `-- ${randomUUID()}\nreturn redis.error_reply('BOOM the script failed')`;
+      await expect(run(script, ['key'], [])).rejects.toThrow('BOOM the script failed');
+      await expect(run(script, ['key'], [])).rejects.toThrow('BOOM the script failed');
+      expect(counts).toEqual({ eval: 1, [flavour.sha]: 2 });
+    } finally {
+      await close();
+    }
+  });
+});
+
+describe('scriptRunner', () => {
+  it('sends the script with EVAL every time to a client without EVALSHA, in its own calling convention', async () => {
+    const calls: unknown[][] = [];
+    const ioredisLike = { call() {}, eval: async (...args: unknown[]) => void calls.push(args) };
+    const nodeRedisLike = { eval: async (...args: unknown[]) => void calls.push(args) };
+    await scriptRunner(ioredisLike, 'a test')('return 1', ['k1', 'k2'], ['a']);
+    await scriptRunner(nodeRedisLike, 'a test')('return 1', ['k1'], ['a', 'b']);
+    expect(calls).toEqual([
+      ['return 1', 2, 'k1', 'k2', 'a'],
+      ['return 1', { keys: ['k1'], arguments: ['a', 'b'] }],
+    ]);
+  });
+
+  it('refuses something that is not a Redis client, naming who needs it', () => {
+    expect(() => scriptRunner({} as RedisClientLike, 'RedisWatchStore')).toThrow(
+      '[@payhook/core] RedisWatchStore needs a Redis client with eval: pass an ioredis or node-redis client.',
+    );
+  });
+});

@@ -1,0 +1,63 @@
+import { createHash } from 'node:crypto';
+
+/**
+ * The part of a Redis client the stores use. Both an `ioredis` client (`new Redis(url)`, or a `Cluster`) and a
+ * node-redis v4/v5 client (`createClient({ url })`, connected) fit it: they differ in how options are passed,
+ * which the store detects (ioredis has `call`).
+ *
+ * @example
+ * const client: RedisClientLike = new Redis(process.env.REDIS_URL!);
+ */
+export interface RedisClientLike {
+  eval(...args: never[]): Promise<unknown>;
+}
+
+/** Runs one of a store's Lua scripts on the keys and arguments given; resolves what the script returned. */
+export type RunScript = (script: string, keys: readonly string[], args: readonly string[]) => Promise<unknown>;
+
+type Call = (...args: unknown[]) => Promise<unknown>;
+
+const digests = new Map<string, string>();
+
+function sha1(script: string): string {
+  let digest = digests.get(script);
+  if (digest === undefined) {
+    digest = createHash('sha1').update(script).digest('hex');
+    digests.set(script, digest);
+  }
+  return digest;
+}
+
+function isNoScript(error: unknown): boolean {
+  return String((error as { message?: unknown })?.message).startsWith('NOSCRIPT');
+}
+
+/**
+ * Runs scripts by their SHA-1 (`EVALSHA`), and with `EVAL` when the server does not hold the script yet (a new,
+ * restarted or flushed server answers NOSCRIPT), which also loads it. Sending the script's text on every call, as
+ * plain `EVAL` does, costs each call its bytes and the server a hash of them. A client without `evalsha` (ioredis)
+ * or `evalSha` (node-redis) gets `EVAL` every time.
+ */
+export function scriptRunner(client: RedisClientLike, who: string): RunScript {
+  if (typeof client?.eval !== 'function') {
+    throw new TypeError(
+      `[@payhook/core] ${who} needs a Redis client with eval: pass an ioredis or node-redis client.`,
+    );
+  }
+  const methods = client as unknown as Record<string, unknown>;
+  const ioredis = typeof methods.call === 'function';
+  const evalOf = (client.eval as Call).bind(client);
+  const shaMethod = ioredis ? methods.evalsha : methods.evalSha;
+  const evalShaOf = typeof shaMethod === 'function' ? (shaMethod as Call).bind(client) : undefined;
+  const send = (call: Call, script: string, keys: readonly string[], args: readonly string[]) =>
+    ioredis ? call(script, keys.length, ...keys, ...args) : call(script, { keys, arguments: args });
+  if (!evalShaOf) return (script, keys, args) => send(evalOf, script, keys, args);
+  return async (script, keys, args) => {
+    try {
+      return await send(evalShaOf, sha1(script), keys, args);
+    } catch (error) {
+      if (!isNoScript(error)) throw error;
+      return send(evalOf, script, keys, args);
+    }
+  };
+}
