@@ -197,7 +197,10 @@ afterAll(async () => {
 /** A second connection to `storeCase`'s server through its proxy; `ready` resolves once it answers again. */
 function viaProxy(storeCase: StoreCase): { store: DedupeStore | TransactionalStore; ready(): Promise<void> } {
   if (storeCase.name === 'RedisStore') {
-    const client = new Redis(`redis://127.0.0.1:${redisProxy!.port}`, { retryStrategy: () => 20 });
+    // The same server and database (REDIS_URL's /N) as the near instance, through the proxy.
+    const url = new URL(REDIS_URL);
+    url.host = `127.0.0.1:${redisProxy!.port}`;
+    const client = new Redis(url.toString(), { retryStrategy: () => 20 });
     client.on('error', () => {});
     closers.push(async () => client.disconnect());
     const store = new RedisStore({ client, prefix: `payhook-test:outage:${process.pid}:` });
