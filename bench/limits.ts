@@ -164,7 +164,7 @@ async function redisBenchmark(
 }
 
 /**
- * The Redis store's claim and commit, each its recorded EVAL (script, key count, key, arguments) on random keys
+ * The Redis store's claim and commit, each its recorded EVALSHA (digest, key count, key, arguments) on random keys
  * under `prefix`, run on its own and combined into pairs: 1 / (1 / claims + 1 / commits) per second, latencies
  * added.
  */
@@ -177,7 +177,7 @@ export async function redisPairs(
 ): Promise<Limit> {
   const key = `${prefix}rb:__rand_int__`;
   const command = (recorded: readonly unknown[]) => [
-    'EVAL',
+    'EVALSHA',
     String(recorded[0]),
     '1',
     key,

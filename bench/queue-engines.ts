@@ -55,7 +55,10 @@ export async function bullmqAlone(url: string, name: string, options: EngineAlon
       finished = resolve;
     });
     const started = performance.now();
-    const worker = new Worker(name, options.work ?? nothing, { connection, concurrency: options.concurrency });
+    const worker = new Worker(name, options.work ?? nothing, {
+      connection,
+      concurrency: options.concurrency,
+    });
     worker.on('completed', () => {
       if (++done === options.jobs) finished();
     });

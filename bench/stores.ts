@@ -88,13 +88,13 @@ async function connectRedis(limitAvailable: boolean): Promise<Candidate> {
     throw error;
   }
   const prefix = `payhook-bench:${process.pid}:`;
-  // The scripts the store sends, recorded from one claim and its commit.
+  // The scripts the store sends by SHA-1, recorded from one claim and its commit (which loaded them).
   const evals: unknown[][] = [];
   const recorder = new RedisStore({
     client: Object.assign(Object.create(client) as typeof client, {
-      eval: (...args: unknown[]) => {
+      evalsha: (...args: unknown[]) => {
         evals.push(args);
-        return (client.eval as (...a: unknown[]) => Promise<unknown>)(...args);
+        return (client.evalsha as (...a: unknown[]) => Promise<unknown>)(...args);
       },
     }),
     prefix,

@@ -13,7 +13,11 @@ export interface RedisClientLike {
 }
 
 /** Runs one of a store's Lua scripts on the keys and arguments given; resolves what the script returned. */
-export type RunScript = (script: string, keys: readonly string[], args: readonly string[]) => Promise<unknown>;
+export type RunScript = (
+  script: string,
+  keys: readonly string[],
+  args: readonly string[],
+) => Promise<unknown>;
 
 type Call = (...args: unknown[]) => Promise<unknown>;
 
@@ -52,12 +56,9 @@ export function scriptRunner(client: RedisClientLike, who: string): RunScript {
   const send = (call: Call, script: string, keys: readonly string[], args: readonly string[]) =>
     ioredis ? call(script, keys.length, ...keys, ...args) : call(script, { keys, arguments: args });
   if (!evalShaOf) return (script, keys, args) => send(evalOf, script, keys, args);
-  return async (script, keys, args) => {
-    try {
-      return await send(evalShaOf, sha1(script), keys, args);
-    } catch (error) {
+  return (script, keys, args) =>
+    send(evalShaOf, sha1(script), keys, args).catch((error: unknown) => {
       if (!isNoScript(error)) throw error;
       return send(evalOf, script, keys, args);
-    }
-  };
+    });
 }
