@@ -272,7 +272,9 @@ describe.each(KINDS)('the payment watch on $name', (kind) => {
         Array(4).fill([3, 'api.network']),
       );
       expect(s.logged).toHaveLength(4);
-      expect(s.logged[0]).toMatch(/could not be reached about 3 payment\(s\) \(api\.network: 3\): no try counted/);
+      expect(s.logged[0]).toMatch(
+        /could not be reached about 3 payment\(s\) \(api\.network: 3\): no try counted/,
+      );
 
       s.advance(16 * MINUTE);
       const report = await s.watch.reconcileOverdue();

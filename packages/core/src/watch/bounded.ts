@@ -6,7 +6,7 @@ type Step = 'add' | 'take' | 'giveBack' | 'remove';
 
 /** What each call was doing, and what its timeout leaves behind. */
 const DOING: Record<Step, string> = {
-  add: 'registering a payment; the API client sent no create',
+  add: 'registering a payment; a create through the API client is not sent',
   take: 'taking the overdue payments; the run asked the service nothing (a take that lands later gives its tries back)',
   giveBack:
     'giving back the tries of payments the service could not be asked about; they may have one try counted',

@@ -20,24 +20,26 @@ const unknown: ResendClient = {
     throw new ApiError('api.not_found', 'GET … answered 404', { status: 404 });
   },
 };
-const never = () => new Promise<never>(() => undefined);
-
 /** A store whose every call never settles, counting them. */
 function hungStore() {
   const calls: string[] = [];
+  const never = (call: string) => () => {
+    calls.push(call);
+    return new Promise<never>(() => undefined);
+  };
   const store: WatchStore = {
     name: 'hung',
-    add: () => (calls.push('add'), never()),
-    take: () => (calls.push('take'), never()),
-    giveBack: () => (calls.push('giveBack'), never()),
-    remove: () => (calls.push('remove'), never()),
+    add: never('add'),
+    take: never('take'),
+    giveBack: never('giveBack'),
+    remove: never('remove'),
   };
   return { store, calls };
 }
 
 /** A promise and the function that settles it. */
 function gate() {
-  let open = () => undefined as void;
+  let open: () => void = () => undefined;
   const opened = new Promise<void>((resolve) => {
     open = resolve;
   });
@@ -78,7 +80,10 @@ describe('a watch over a store that stopped answering', () => {
     const store: WatchStore = {
       name: 'slow',
       add: (p) => memory.add(p),
-      take: async (...args) => (await late.opened, memory.take(...args)),
+      take: async (...args) => {
+        await late.opened;
+        return memory.take(...args);
+      },
       giveBack: (p) => memory.giveBack(p),
       remove: (o, op) => memory.remove(o, op),
     };
@@ -101,7 +106,10 @@ describe('a watch over a store that stopped answering', () => {
       add: (p) => memory.add(p),
       take: (...args) => memory.take(...args),
       giveBack: (p) => memory.giveBack(p),
-      remove: async (o, op) => (await late.opened, memory.remove(o, op)),
+      remove: async (o, op) => {
+        await late.opened;
+        return memory.remove(o, op);
+      },
     };
     const reported: string[] = [];
     let now = T;

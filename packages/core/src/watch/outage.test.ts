@@ -33,7 +33,10 @@ function service(error: () => Error = NETWORK, status?: string) {
       return { status: 200, record: { ...record, ...more, created_at: '2026-11-25 09:00:00' } };
     },
   };
-  return { api, asked, up: () => void (down = false) };
+  const up = () => {
+    down = false;
+  };
+  return { api, asked, up };
 }
 
 function watchOf(api: ResendClient, more: Partial<PaymentWatchOptions<undefined>> = {}) {

@@ -32,6 +32,7 @@ export interface OverduePayment {
   readonly createdAt: Date;
   /** How many runs asked the service about it (a run that could not reach the service counts none). */
   readonly tries: number;
+  /** `unsettled`, `unknown_order` or `api_unreachable` (see `OverdueReason`). */
   readonly reason: OverdueReason;
   /** What the last try did (`requested`, `pending`, `failed`, …). */
   readonly lastResult: ReconcileStatus;
