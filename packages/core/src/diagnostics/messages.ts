@@ -139,6 +139,6 @@ export interface WatchMessage {
   readonly reason: 'unsettled' | 'unknown_order' | 'api_unreachable';
   /** The payment's operation (`purchase`, `auth`). */
   readonly operation: string;
-  /** How many runs tried it. */
+  /** How many runs asked the service about it. */
   readonly tries: number;
 }

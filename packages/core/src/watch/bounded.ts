@@ -57,8 +57,10 @@ export class BoundedWatchStore implements WatchStore {
     } catch (error) {
       if (!(error instanceof Timeout)) throw error;
       if (late) operation.then(late).then(undefined, () => undefined);
-      const message = `the payment watch's store (${this.name}) did not answer within ${this.#timeoutMs} ms (storeTimeoutMs) when ${DOING[step]}.`;
-      throw new StoreError('store.unavailable', message, { cause: error });
+      const what = `the payment watch's store (${this.name}) did not answer within ${this.#timeoutMs} ms`;
+      throw new StoreError('store.unavailable', `${what} (storeTimeoutMs) when ${DOING[step]}.`, {
+        cause: error,
+      });
     }
   }
 }

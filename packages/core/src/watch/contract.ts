@@ -24,7 +24,8 @@ export interface WatchedPayment {
  * an order neither resets its deadline nor its tries); `take` atomically takes up to `limit` entries whose
  * deadline is at most `now`, oldest deadline first, counting one more try and moving their deadline to
  * `nextDeadline` (two runs at once never take one entry twice); `giveBack` undoes the try `take` counted for
- * entries the service could not be asked about; `remove` drops an entry, answering whether it was there. Implemented by `MemoryWatchStore`, `RedisWatchStore` (`@payhook/core/redis`) and `PostgresWatchStore`
+ * entries the service could not be asked about; `remove` drops an entry, answering whether it was there.
+ * Implemented by `MemoryWatchStore`, `RedisWatchStore` (`@payhook/core/redis`) and `PostgresWatchStore`
  * (`@payhook/core/postgres`).
  *
  * @example

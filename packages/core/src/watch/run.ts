@@ -58,7 +58,7 @@ export async function runOnce<C>(settings: RunSettings<C>): Promise<WatchRunRepo
   const results = await ask(settings, taken, at);
   const run: Run = { report: { settled: [], watching: [], overdue: [] }, unreachable: [], givenBack: [] };
   try {
-    for (const [index, payment] of taken.entries()) await sort(settings, run, payment, results[index]!, at);
+    for (const [index, payment] of taken.entries()) await decide(settings, run, payment, results[index]!, at);
     if (run.givenBack.length > 0) await settings.calls.giveBack(run.givenBack);
   } finally {
     // A store failing mid-run must not lose the reports of the payments it already stopped watching.
@@ -86,7 +86,7 @@ async function ask<C>(
 }
 
 /** One payment's place in the report; a settled or reported one leaves the store. */
-async function sort<C>(
+async function decide<C>(
   settings: RunSettings<C>,
   run: Run,
   payment: WatchedPayment,

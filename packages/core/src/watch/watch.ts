@@ -117,8 +117,8 @@ export interface PaymentWatch {
   readonly settle: (notification: Notification) => Promise<void>;
   /**
    * One run, to call on a schedule: takes the overdue payments, re-sends each through the API (a record answered
-   * goes through `webhook.process`, exactly once), and reports those still unsettled after `maxTries` and orders
-   * the service does not know. A run asked for while one is under way joins it; every store call is bounded by
+   * goes through `webhook.process`, exactly once), and reports those still unsettled after `maxTries`, orders
+   * the service does not know, and those its API could not be asked about for `unreachableAfterMs`. A run asked for while one is under way joins it; every store call is bounded by
    * `storeTimeoutMs`, so a run never waits on a store that stopped answering.
    */
   reconcileOverdue(): Promise<WatchRunReport>;
