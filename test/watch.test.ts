@@ -7,6 +7,7 @@ import {
   hmacRequestSigner,
   MemoryWatchStore,
   type OverduePayment,
+  type WatchOutage,
   type WatchStore,
 } from '@payhook/core/reconcile';
 import { type AuthCheck, startFakeServer, TEST_CARDS, THREE_DS_CODE } from '@payhook/testing';
@@ -237,6 +238,54 @@ describe.each(KINDS)('the payment watch on $name', (kind) => {
       expect(settled).toEqual([...Array(8).keys()].map((i) => `both-${i}`));
       expect(s.paths.filter((p) => p.includes('/orders/'))).toHaveLength(8);
       expect([...s.runs.values()]).toEqual(Array(8).fill(1));
+    },
+  );
+
+  it.skipIf(!kind.up)(
+    'an API outage longer than maxTries × retryAfterMs reports nothing overdue: once the service answers, each payment is settled once',
+    async () => {
+      const s = await shop(kind.make(nextSeed));
+      s.fake.outbox.pause();
+      for (let i = 0; i < 3; i++) await s.pay(`outage-${i}`);
+      await s.fake.idle();
+      // The same store, asked through a client whose service nothing answers for (a closed port): api.network.
+      const gone = createServer();
+      const url = await listen(gone);
+      await new Promise((resolve) => gone.close(resolve));
+      const outages: WatchOutage[] = [];
+      const down = createPaymentWatch({
+        api: { ...s.api, baseUrl: url },
+        webhook: s.webhook,
+        store: s.watch.store,
+        now: s.now,
+        requestsPerSecond: 1000,
+        onOverdue: (p) => s.overdue.push(p),
+        onUnreachable: (o) => outages.push(o),
+        logger: { warn: (line: string) => s.logged.push(line) },
+      });
+      for (let run = 0; run < 4; run++) {
+        s.advance(16 * MINUTE);
+        expect((await down.reconcileOverdue()).watching.map((p) => p.tries)).toEqual([0, 0, 0]);
+      }
+      expect(s.overdue).toEqual([]);
+      expect(outages.map((o) => [o.payments.length, (o.error as ApiError).code])).toEqual(
+        Array(4).fill([3, 'api.network']),
+      );
+      expect(s.logged).toHaveLength(4);
+      expect(s.logged[0]).toMatch(
+        /could not be reached about 3 payment\(s\) \(api\.network: 3\): no try counted/,
+      );
+
+      s.advance(16 * MINUTE);
+      const report = await s.watch.reconcileOverdue();
+      expect(report.settled.map((p) => [p.orderId, p.tries]).sort()).toEqual([
+        ['outage-0', 1],
+        ['outage-1', 1],
+        ['outage-2', 1],
+      ]);
+      expect([...s.runs.values()]).toEqual(Array(3).fill(1));
+      expect(s.overdue).toEqual([]);
+      expectNoSecrets(s, report, outages);
     },
   );
 

@@ -363,7 +363,7 @@ function instrumentsOf(provider: MeterProvider): Instruments {
     overdue: meter.createCounter(METRICS.paymentsOverdue, {
       unit: '{payment}',
       description:
-        'Payments the payment watch reported overdue: still without a final notification after its tries (unsettled), or unknown to the service (unknown_order).',
+        'Payments the payment watch reported overdue: still without a final notification after its tries (unsettled), unknown to the service (unknown_order), or its API unreachable for too long (api_unreachable).',
     }),
   };
 }

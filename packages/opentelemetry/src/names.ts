@@ -28,7 +28,7 @@ export const ATTRIBUTES = {
   driftKind: 'payhook.drift.kind',
   driftName: 'payhook.drift.name',
   driftSentType: 'payhook.drift.sent_type',
-  /** Why the payment watch reported a payment overdue: `unsettled` or `unknown_order`. */
+  /** Why the payment watch reported a payment overdue: `unsettled`, `unknown_order` or `api_unreachable`. */
   watchReason: 'payhook.watch.reason',
   /** The operation of a payment watched (`purchase`, `auth`). */
   watchOperation: 'payhook.watch.operation',

@@ -129,15 +129,16 @@ export interface DriftMessage {
 
 /**
  * A message of the `payhook:watch` channel: one per payment the watch reported overdue (still unsettled after its
- * tries, or an order the service does not know). No order id: a metric's attributes stay few.
+ * tries, an order the service does not know, or one its API could not be asked about for `unreachableAfterMs`). No
+ * order id: a metric's attributes stay few.
  *
  * @example
  * subscribe(PAYHOOK_CHANNELS.watch, (m) => overdue.add(1, { reason: (m as WatchMessage).reason }));
  */
 export interface WatchMessage {
-  readonly reason: 'unsettled' | 'unknown_order';
+  readonly reason: 'unsettled' | 'unknown_order' | 'api_unreachable';
   /** The payment's operation (`purchase`, `auth`). */
   readonly operation: string;
-  /** How many runs tried it. */
+  /** How many runs asked the service about it. */
   readonly tries: number;
 }

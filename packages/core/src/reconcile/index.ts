@@ -3,7 +3,7 @@
 
 export type { WatchedPayment, WatchStore } from '../watch/contract.js';
 export { MemoryWatchStore } from '../watch/memory.js';
-export type { OverduePayment, WatchLogger } from '../watch/overdue.js';
+export type { OverduePayment, OverdueReason, WatchLogger, WatchOutage } from '../watch/overdue.js';
 export type { PaymentRegistry } from '../watch/register.js';
 export type {
   PaymentWatch,

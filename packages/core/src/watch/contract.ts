@@ -23,8 +23,9 @@ export interface WatchedPayment {
  * Where the watch keeps the payments it waits on. `add` keeps an entry already there (a second registration of
  * an order neither resets its deadline nor its tries); `take` atomically takes up to `limit` entries whose
  * deadline is at most `now`, oldest deadline first, counting one more try and moving their deadline to
- * `nextDeadline` (two runs at once never take one entry twice); `remove` drops an entry, answering whether it was
- * there. Implemented by `MemoryWatchStore`, `RedisWatchStore` (`@payhook/core/redis`) and `PostgresWatchStore`
+ * `nextDeadline` (two runs at once never take one entry twice); `giveBack` undoes the try `take` counted for
+ * entries the service could not be asked about; `remove` drops an entry, answering whether it was there.
+ * Implemented by `MemoryWatchStore`, `RedisWatchStore` (`@payhook/core/redis`) and `PostgresWatchStore`
  * (`@payhook/core/postgres`).
  *
  * @example
@@ -36,6 +37,11 @@ export interface WatchStore {
   /** `false` when this order and operation is watched already (the first registration is kept). */
   add(payment: WatchedPayment): Promise<boolean>;
   take(now: number, nextDeadline: number, limit: number): Promise<WatchedPayment[]>;
+  /**
+   * Counts one try less for each payment, as `take` answered it: an entry whose `tries` is no longer the one given
+   * (taken again since) or that is gone (settled) is left alone; the deadline stays.
+   */
+  giveBack(payments: readonly WatchedPayment[]): Promise<void>;
   remove(orderId: string, operation: string): Promise<boolean>;
 }
 

@@ -35,6 +35,14 @@ export class MemoryWatchStore implements WatchStore {
     });
   }
 
+  async giveBack(payments: readonly WatchedPayment[]): Promise<void> {
+    for (const p of payments) {
+      const id = watchId(p.orderId, p.operation);
+      const kept = this.#payments.get(id);
+      if (kept?.tries === p.tries && p.tries > 0) this.#payments.set(id, { ...kept, tries: p.tries - 1 });
+    }
+  }
+
   async remove(orderId: string, operation: string): Promise<boolean> {
     return this.#payments.delete(watchId(orderId, operation));
   }

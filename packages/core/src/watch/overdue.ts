@@ -1,12 +1,24 @@
 import { publishOverdue } from '../diagnostics/channels.js';
 import type { ReconcileStatus } from '../reconcile/reconciler.js';
+import type { WatchedPayment } from './contract.js';
 
 /** Where the watch logs each payment reported overdue. */
 export type WatchLogger = Pick<Console, 'warn'> | false;
 
 /**
- * A payment the watch gave up on: still unsettled after `maxTries` runs (`unsettled`), or an order the service
- * answered it does not know (`unknown_order`). Ids, counts and codes only: never a record, a key or a card field.
+ * Why a payment was reported: `unsettled`, no final notification after `maxTries` runs that asked the service;
+ * `unknown_order`, the service does not know the order; `api_unreachable`, registered longer than
+ * `unreachableAfterMs` ago and the service's API still could not be asked about it.
+ *
+ * @example
+ * const reason: OverdueReason = 'api_unreachable';
+ */
+export type OverdueReason = 'unsettled' | 'unknown_order' | 'api_unreachable';
+
+/**
+ * A payment the watch gave up on: still unsettled after `maxTries` runs (`unsettled`), an order the service
+ * answered it does not know (`unknown_order`), or one the service's API could not be asked about for
+ * `unreachableAfterMs` (`api_unreachable`). Ids, counts and codes only: never a record, a key or a card field.
  *
  * @example
  * onOverdue: (p: OverduePayment) => ops.alert(`${p.orderId}: ${p.reason} after ${p.tries} tries`)
@@ -18,16 +30,31 @@ export interface OverduePayment {
   readonly operation: string;
   /** When it was registered. */
   readonly createdAt: Date;
-  /** How many runs tried it. */
+  /** How many runs asked the service about it (a run that could not reach the service counts none). */
   readonly tries: number;
-  /** `unsettled`: no final notification after `maxTries`; `unknown_order`: the service does not know the order. */
-  readonly reason: 'unsettled' | 'unknown_order';
+  /** `unsettled`, `unknown_order` or `api_unreachable` (see `OverdueReason`). */
+  readonly reason: OverdueReason;
   /** What the last try did (`requested`, `pending`, `failed`, …). */
   readonly lastResult: ReconcileStatus;
   /** The payment's status in the last record the service answered. */
   readonly paymentStatus?: string;
   /** The `ApiError` code of the last try, when it failed. */
   readonly errorCode?: string;
+}
+
+/**
+ * The service's API could not be asked about some payments of one run (`api.network`, `api.timeout`,
+ * `api.server`, a 429): they stay watched with no try counted, or are reported `api_unreachable` once registered
+ * longer than `unreachableAfterMs` ago.
+ *
+ * @example
+ * onUnreachable: (o: WatchOutage) => ops.warn(`payment API down: ${o.payments.length} payments not asked`)
+ */
+export interface WatchOutage {
+  /** The payments the run could not ask about. */
+  readonly payments: readonly WatchedPayment[];
+  /** The first such error, an `ApiError` (its message names the call, never a key or a record). */
+  readonly error: Error;
 }
 
 /** Each payment to the callback, the log and the `payhook:watch` channel; a failing callback or logger is ignored. */
@@ -44,6 +71,22 @@ export function reportOverdue(
     quietly(() => settings.onOverdue?.(payment));
     quietly(() => (settings.logger ? settings.logger.warn(describeOverdue(payment)) : undefined));
   }
+}
+
+/** One report per run whose API calls could not reach the service: to `onUnreachable` and the log. */
+export function reportUnreachable(
+  failures: readonly { readonly payment: WatchedPayment; readonly error: Error }[],
+  settings: {
+    readonly onUnreachable: ((outage: WatchOutage) => void) | undefined;
+    readonly logger: WatchLogger;
+    readonly retryAfterMs: number;
+  },
+): void {
+  const first = failures[0];
+  if (first === undefined) return;
+  const outage: WatchOutage = { payments: failures.map((f) => f.payment), error: first.error };
+  quietly(() => settings.onUnreachable?.(outage));
+  quietly(() => (settings.logger ? settings.logger.warn(describeOutage(failures, settings)) : undefined));
 }
 
 /** Calls `call`, ignoring its throw and, for an async one (an alert posted somewhere), its rejection. */
@@ -63,6 +106,23 @@ function describeOverdue(p: OverduePayment): string {
   if (p.reason === 'unknown_order') {
     return `[@payhook/core] payment watch: the service does not know ${order}: no longer watched. Check that the payment was created (its creation may have failed before reaching the service).`;
   }
+  if (p.reason === 'api_unreachable') {
+    return `[@payhook/core] payment watch: the service's API could not be asked about ${order} (last: ${p.errorCode ?? p.lastResult}) since it was registered: no longer watched. Look it up with the service once it answers.`;
+  }
   const last = `${p.lastResult}${p.paymentStatus ? `, status ${p.paymentStatus}` : ''}${p.errorCode ? `, ${p.errorCode}` : ''}`;
   return `[@payhook/core] payment watch: ${order} still has no final notification after ${p.tries} tries (last: ${last}): no longer watched. Look it up with the service.`;
+}
+
+function describeOutage(
+  failures: readonly { readonly error: Error }[],
+  settings: { readonly retryAfterMs: number },
+): string {
+  const codes = new Map<string, number>();
+  for (const { error } of failures) {
+    const code = String((error as { code?: unknown }).code ?? error.name);
+    codes.set(code, (codes.get(code) ?? 0) + 1);
+  }
+  const counts = [...codes].map(([code, n]) => `${code}: ${n}`).join(', ');
+  const first = failures[0]!.error.message.replace(/^\[@payhook\/core\] /, '');
+  return `[@payhook/core] payment watch: the service's API could not be reached about ${failures.length} payment(s) (${counts}): no try counted, asked again in ${settings.retryAfterMs} ms (retryAfterMs). First error: ${first}`;
 }

@@ -112,6 +112,7 @@ export class PostgresWatchStore implements WatchStore {
   readonly #add: Statement;
   readonly #take: Statement;
   readonly #remove: Statement;
+  readonly #giveBack: Statement;
 
   constructor(options: PostgresWatchStoreOptions) {
     if (typeof options.pool?.query !== 'function') {
@@ -138,6 +139,11 @@ export class PostgresWatchStore implements WatchStore {
       prepare,
     );
     this.#remove = statement(`DELETE FROM ${name} WHERE id = $1`, prepare);
+    this.#giveBack = statement(
+      `UPDATE ${name} w SET tries = w.tries - 1 FROM unnest($1::text[], $2::int[]) AS back(id, tries)
+       WHERE w.id = back.id AND w.tries = back.tries AND w.tries > 0`,
+      prepare,
+    );
   }
 
   async add(payment: WatchedPayment): Promise<boolean> {
@@ -165,6 +171,12 @@ export class PostgresWatchStore implements WatchStore {
         tries: Number(row.tries),
       }))
       .sort((a, b) => a.createdAt - b.createdAt);
+  }
+
+  async giveBack(payments: readonly WatchedPayment[]): Promise<void> {
+    if (payments.length === 0) return;
+    const ids = payments.map((p) => watchId(p.orderId, p.operation));
+    await this.#query(this.#giveBack, [ids, payments.map((p) => p.tries)]);
   }
 
   async remove(orderId: string, operation: string): Promise<boolean> {

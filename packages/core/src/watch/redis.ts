@@ -35,6 +35,18 @@ for _, id in ipairs(ids) do
   end
 end
 return out`;
+// Give back: ARGV pairs of id and the tries take answered; an entry taken again since, or gone, is left alone.
+const GIVE_BACK_SCRIPT = `for i = 1, #ARGV, 2 do
+  local v = redis.call('HGET', KEYS[2], ARGV[i])
+  if v then
+    local p = cjson.decode(v)
+    if p.tries == tonumber(ARGV[i + 1]) and p.tries > 0 then
+      p.tries = p.tries - 1
+      redis.call('HSET', KEYS[2], ARGV[i], cjson.encode(p))
+    end
+  end
+end
+return 0`;
 const REMOVE_SCRIPT = `redis.call('ZREM', KEYS[1], ARGV[1])
 return redis.call('HDEL', KEYS[2], ARGV[1])`;
 
@@ -82,6 +94,14 @@ export class RedisWatchStore implements WatchStore {
       const p = JSON.parse(text) as Stored;
       return { ...p, createdAt: Number(p.createdAt), tries: Number(p.tries), deadline: nextDeadline };
     });
+  }
+
+  async giveBack(payments: readonly WatchedPayment[]): Promise<void> {
+    if (payments.length === 0) return;
+    await this.#script(
+      GIVE_BACK_SCRIPT,
+      payments.flatMap((p) => [watchId(p.orderId, p.operation), String(p.tries)]),
+    );
   }
 
   async remove(orderId: string, operation: string): Promise<boolean> {

@@ -111,6 +111,29 @@ describe.each(STORES)('$name', ({ up, make }) => {
     },
   );
 
+  it.skipIf(!up)(
+    'gives back the try take counted, keeping the deadline; one taken again since, or removed, is left alone',
+    async () => {
+      const store = await make();
+      for (const [order, at] of [
+        ['a', 1],
+        ['b', 2],
+        ['c', 3],
+      ] as const)
+        await store.add(payment(order, T + at));
+      const [a, b, c] = await store.take(T + 3, T + 1_000, 10);
+      await store.remove('c', 'purchase');
+      await store.giveBack([a!, { ...b!, tries: 5 }, c!]);
+      await store.giveBack([]);
+      expect(await store.take(T + 999, T + 2_000, 10)).toEqual([]);
+      const again = await store.take(T + 1_000, T + 2_000, 10);
+      expect(again.map((p) => [p.orderId, p.tries]).sort()).toEqual([
+        ['a', 1],
+        ['b', 2],
+      ]);
+    },
+  );
+
   it.skipIf(!up)('gives each due entry to one of two runs taking at once', async () => {
     const store = await make();
     for (let i = 0; i < 20; i++) await store.add(payment(`o-${i}`, T + i));

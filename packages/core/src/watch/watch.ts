@@ -3,10 +3,13 @@ import { isMissing } from '../notification/missing.js';
 import type { Notification } from '../notification/types.js';
 import { duration, optionalFunction, optionError, positive, positiveInteger } from '../option-checks.js';
 import { type ApiClientOptions, createApiClient, type ResendClient } from '../reconcile/api-client.js';
-import { createReconciler, type ReconcileResult } from '../reconcile/reconciler.js';
-import { isFinalStatus, type WatchedPayment, type WatchStore } from './contract.js';
+import { BoundedWatchStore } from './bounded.js';
+import { isFinalStatus, type WatchStore } from './contract.js';
 import { MemoryWatchStore } from './memory.js';
-import { type OverduePayment, reportOverdue, type WatchLogger } from './overdue.js';
+import type { OverduePayment, WatchLogger, WatchOutage } from './overdue.js';
+import { type RunSettings, runOnce, type WatchRunReport } from './run.js';
+
+export type { WatchRunReport } from './run.js';
 
 /**
  * Options of `createPaymentWatch`.
@@ -34,10 +37,23 @@ export interface PaymentWatchOptions<C = undefined> {
    */
   retryAfterMs?: number;
   /**
-   * How many runs try a payment before it is reported overdue and no longer watched.
+   * How many runs ask the service about a payment before it is reported overdue and no longer watched. A run that
+   * could not reach the service's API for it (`api.network`, `api.timeout`, `api.server`, a 429) counts no try.
    * @default 3
    */
   maxTries?: number;
+  /**
+   * How long after its registration a payment the service's API still could not be asked about is reported
+   * overdue (`api_unreachable`) and no longer watched, so an outage never keeps one watched forever.
+   * @default 86_400_000 (24 hours)
+   */
+  unreachableAfterMs?: number;
+  /**
+   * The longest one call to the watch's store may take before it fails with a `StoreError`
+   * (`store.unavailable`): a store that never answers ends the run instead of stalling it and every run after.
+   * @default 2_000
+   */
+  storeTimeoutMs?: number;
   /**
    * The most payments one run takes (the rest wait for the next run).
    * @default 100
@@ -50,7 +66,12 @@ export interface PaymentWatchOptions<C = undefined> {
    * know); its throw, or an async one's rejection, is ignored.
    */
   onOverdue?: (payment: OverduePayment) => void;
-  /** Where each payment reported overdue is logged (`warn`); `false` for none. @default console */
+  /**
+   * Called once per run in which the service's API could not be asked about some payments (they stay watched,
+   * no try counted), besides a `warn` line in the log; its throw, or an async one's rejection, is ignored.
+   */
+  onUnreachable?: (outage: WatchOutage) => void;
+  /** Where each payment reported overdue, and each run the API could not be reached, is logged (`warn`); `false` for none. @default console */
   logger?: WatchLogger;
   /** @default Date.now */
   now?: () => number;
@@ -68,19 +89,6 @@ export interface WatchRegistration {
   operation?: string;
   /** This payment's own deadline, from now. @default the watch's `deadlineMs` */
   deadlineMs?: number;
-}
-
-/**
- * What one run did: the payments settled by it, those still watched (tried again after `retryAfterMs`), and
- * those reported overdue.
- *
- * @example
- * const { settled, watching, overdue } = await watch.reconcileOverdue();
- */
-export interface WatchRunReport {
-  readonly settled: readonly WatchedPayment[];
-  readonly watching: readonly WatchedPayment[];
-  readonly overdue: readonly OverduePayment[];
 }
 
 /**
@@ -109,8 +117,9 @@ export interface PaymentWatch {
   readonly settle: (notification: Notification) => Promise<void>;
   /**
    * One run, to call on a schedule: takes the overdue payments, re-sends each through the API (a record answered
-   * goes through `webhook.process`, exactly once), and reports those still unsettled after `maxTries` and orders
-   * the service does not know. A run asked for while one is under way joins it.
+   * goes through `webhook.process`, exactly once), and reports those still unsettled after `maxTries`, orders
+   * the service does not know, and those its API could not be asked about for `unreachableAfterMs`. A run asked for while one is under way joins it; every store call is bounded by
+   * `storeTimeoutMs`, so a run never waits on a store that stopped answering.
    */
   reconcileOverdue(): Promise<WatchRunReport>;
 }
@@ -127,7 +136,7 @@ export interface PaymentWatch {
  */
 export function createPaymentWatch<C = undefined>(options: PaymentWatchOptions<C>): PaymentWatch {
   const settings = checkedSettings(options);
-  const { store, now } = settings;
+  const { store, calls, now } = settings;
   let running: Promise<WatchRunReport> | undefined;
   return {
     store,
@@ -137,14 +146,14 @@ export function createPaymentWatch<C = undefined>(options: PaymentWatchOptions<C
       const createdAt = now();
       const deadline = createdAt + duration('deadlineMs', deadlineMs, settings.deadlineMs, 0);
       // Notifications spell methods in lower case (`purchase`): `AUTH` registered would never be settled.
-      return store.add({ orderId, operation: operation.toLowerCase(), createdAt, deadline, tries: 0 });
+      return calls.add({ orderId, operation: operation.toLowerCase(), createdAt, deadline, tries: 0 });
     },
     async forget(orderId, operation = 'purchase') {
-      await store.remove(orderId, operation.toLowerCase());
+      await calls.remove(orderId, operation.toLowerCase());
     },
     settle: async function settleWatchedPayment(notification) {
       if (!isFinalStatus(notification.status) || !ofProject(notification, settings.api.posId)) return;
-      await store.remove(String(notification.order_id), String(notification.method));
+      await calls.remove(String(notification.order_id), String(notification.method));
     },
     reconcileOverdue() {
       running ??= runOnce(settings).finally(() => {
@@ -164,14 +173,17 @@ function ofProject(notification: Notification, posId: string | undefined): boole
   return posId === undefined || isMissing(other) || String(other).toLowerCase() === posId.toLowerCase();
 }
 
-type Settings<C> = ReturnType<typeof checkedSettings<C>>;
-
-function checkedSettings<C>(options: PaymentWatchOptions<C>) {
+function checkedSettings<C>(
+  options: PaymentWatchOptions<C>,
+): RunSettings<C> & { readonly store: WatchStore; readonly deadlineMs: number } {
   if (typeof options.api !== 'object' || options.api === null) {
     throw optionError('api', 'the API client options or a client from createApiClient', options.api);
   }
   const store = options.store ?? new MemoryWatchStore();
-  if (typeof store?.take !== 'function') throw optionError('store', 'a WatchStore', store, false);
+  const methods = ['add', 'take', 'giveBack', 'remove'] as const;
+  if (!methods.every((m) => typeof store?.[m] === 'function')) {
+    throw optionError('store', 'a WatchStore (add, take, giveBack, remove)', store, false);
+  }
   const api = options.api;
   return {
     api:
@@ -181,85 +193,16 @@ function checkedSettings<C>(options: PaymentWatchOptions<C>) {
     webhook: options.webhook,
     context: options.context,
     store,
+    calls: new BoundedWatchStore(store, duration('storeTimeoutMs', options.storeTimeoutMs, 2_000)),
     deadlineMs: duration('deadlineMs', options.deadlineMs, 900_000, 0),
     retryAfterMs: duration('retryAfterMs', options.retryAfterMs, 900_000),
     maxTries: positiveInteger('maxTries', options.maxTries, 3),
+    unreachableAfterMs: duration('unreachableAfterMs', options.unreachableAfterMs, 86_400_000, 0),
     batchSize: positiveInteger('batchSize', options.batchSize, 100),
     requestsPerSecond: positive('requestsPerSecond', options.requestsPerSecond, 5),
     onOverdue: optionalFunction('onOverdue', options.onOverdue),
+    onUnreachable: optionalFunction('onUnreachable', options.onUnreachable),
     logger: options.logger === undefined ? console : options.logger,
     now: optionalFunction('now', options.now) ?? Date.now,
-  };
-}
-
-async function runOnce<C>(settings: Settings<C>): Promise<WatchRunReport> {
-  const { store, now } = settings;
-  const at = now();
-  const taken = await store.take(at, at + settings.retryAfterMs, settings.batchSize);
-  if (taken.length === 0) return { settled: [], watching: [], overdue: [] };
-  const reconciler = createReconciler<C>({
-    ...(settings.webhook ? { webhook: settings.webhook } : {}),
-    ...(settings.context !== undefined ? { context: settings.context } : {}),
-    api: settings.api,
-    listPending: () =>
-      taken.map((p) => ({ orderId: p.orderId, operation: p.operation, createdAt: p.createdAt })),
-    now: () => at,
-    requestsPerSecond: settings.requestsPerSecond,
-  });
-  const { results } = await reconciler.run();
-  const report = {
-    settled: [] as WatchedPayment[],
-    watching: [] as WatchedPayment[],
-    overdue: [] as OverduePayment[],
-  };
-  try {
-    for (const [index, payment] of taken.entries()) {
-      const result = results[index]!;
-      const verdict = verdictOf(result, payment, settings.maxTries);
-      if (verdict === 'watching') {
-        report.watching.push(payment);
-        continue;
-      }
-      const removed = await store.remove(payment.orderId, payment.operation);
-      // Gone already: its final notification (the webhook the re-send asked for) settled it during the run.
-      if (verdict === 'settled' || !removed) report.settled.push(payment);
-      else report.overdue.push(overdueOf(payment, result, verdict));
-    }
-  } finally {
-    // A store failing mid-run must not lose the reports of the payments it already stopped watching.
-    reportOverdue(report.overdue, settings);
-  }
-  return report;
-}
-
-type Verdict = 'settled' | 'watching' | 'unknown_order' | 'unsettled';
-
-/**
- * `applied` means the handlers took a final record (or had already); an order the service does not know is
- * reported at once, never tried again; anything else is watched until `maxTries`.
- */
-function verdictOf(result: ReconcileResult, payment: WatchedPayment, maxTries: number): Verdict {
-  if (result.status === 'applied') return 'settled';
-  const code = (result.error as { code?: unknown } | undefined)?.code;
-  if (result.status === 'failed' && code === 'api.not_found') return 'unknown_order';
-  if (result.status === 'given_up' || payment.tries >= maxTries) return 'unsettled';
-  return 'watching';
-}
-
-function overdueOf(
-  payment: WatchedPayment,
-  result: ReconcileResult,
-  reason: 'unknown_order' | 'unsettled',
-): OverduePayment {
-  const code = (result.error as { code?: unknown } | undefined)?.code;
-  return {
-    orderId: payment.orderId,
-    operation: payment.operation,
-    createdAt: new Date(payment.createdAt),
-    tries: payment.tries,
-    reason,
-    lastResult: result.status,
-    ...(result.paymentStatus !== undefined ? { paymentStatus: result.paymentStatus } : {}),
-    ...(typeof code === 'string' ? { errorCode: code } : {}),
   };
 }

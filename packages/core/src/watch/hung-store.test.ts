@@ -1,0 +1,184 @@
+import { createServer, type Server, type Socket } from 'node:net';
+import { Redis } from 'ioredis';
+import pg from 'pg';
+import { describe, expect, it } from 'vitest';
+import { StoreError } from '../errors.js';
+import type { Notification } from '../notification/types.js';
+import type { ResendClient } from '../reconcile/api-client.js';
+import { ApiError } from '../reconcile/api-errors.js';
+import type { WatchedPayment, WatchStore } from './contract.js';
+import { MemoryWatchStore } from './memory.js';
+import { PostgresWatchStore } from './postgres.js';
+import { RedisWatchStore } from './redis.js';
+import { createPaymentWatch } from './watch.js';
+
+const T = Date.parse('2026-11-25T09:00:00Z');
+const MINUTE = 60_000;
+const requested: ResendClient = { resend: async () => ({ status: 200, record: undefined }) };
+const unknown: ResendClient = {
+  resend: async () => {
+    throw new ApiError('api.not_found', 'GET … answered 404', { status: 404 });
+  },
+};
+/** A store whose every call never settles, counting them. */
+function hungStore() {
+  const calls: string[] = [];
+  const never = (call: string) => () => {
+    calls.push(call);
+    return new Promise<never>(() => undefined);
+  };
+  const store: WatchStore = {
+    name: 'hung',
+    add: never('add'),
+    take: never('take'),
+    giveBack: never('giveBack'),
+    remove: never('remove'),
+  };
+  return { store, calls };
+}
+
+/** A promise and the function that settles it. */
+function gate() {
+  let open: () => void = () => undefined;
+  const opened = new Promise<void>((resolve) => {
+    open = resolve;
+  });
+  return { opened, open };
+}
+const ticks = () => new Promise((resolve) => setTimeout(resolve, 10));
+
+describe('a watch over a store that stopped answering', () => {
+  it('ends a run after storeTimeoutMs with a StoreError naming the store; a run joined to it ends too, the next one takes again', async () => {
+    const { store, calls } = hungStore();
+    const watch = createPaymentWatch({ api: requested, store, storeTimeoutMs: 20, logger: false });
+    const first = watch.reconcileOverdue();
+    const joined = watch.reconcileOverdue();
+    expect(joined).toBe(first);
+    const error = await first.catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(StoreError);
+    expect(error).toMatchObject({ code: 'store.unavailable', status: 503 });
+    expect((error as Error).message).toBe(
+      "[@payhook/core] the payment watch's store (hung) did not answer within 20 ms (storeTimeoutMs) when taking the overdue payments; the run asked the service nothing (a take that lands later gives its tries back).",
+    );
+    await expect(joined).rejects.toBe(error);
+    await expect(watch.reconcileOverdue()).rejects.toThrow(/store \(hung\) did not answer within 20 ms/);
+    expect(calls).toEqual(['take', 'take']);
+  });
+
+  it('bounds register, forget and settle too', async () => {
+    const { store } = hungStore();
+    const watch = createPaymentWatch({ api: requested, store, storeTimeoutMs: 20, logger: false });
+    await expect(watch.register({ orderId: 'o' })).rejects.toThrow(/when registering a payment/);
+    await expect(watch.forget('o')).rejects.toThrow(/when dropping a payment/);
+    const final = { order_id: 'o', method: 'purchase', status: 'success' } as unknown as Notification;
+    await expect(watch.settle(final)).rejects.toBeInstanceOf(StoreError);
+  });
+
+  it('gives back the tries of a take that lands after its timeout: nobody asked the service about them', async () => {
+    const memory = new MemoryWatchStore();
+    const late = gate();
+    const store: WatchStore = {
+      name: 'slow',
+      add: (p) => memory.add(p),
+      take: async (...args) => {
+        await late.opened;
+        return memory.take(...args);
+      },
+      giveBack: (p) => memory.giveBack(p),
+      remove: (o, op) => memory.remove(o, op),
+    };
+    let now = T;
+    const watch = createPaymentWatch({ api: requested, store, now: () => now, storeTimeoutMs: 20 });
+    await watch.register({ orderId: 'o' });
+    now += 15 * MINUTE;
+    await expect(watch.reconcileOverdue()).rejects.toThrow(/did not answer within 20 ms/);
+    late.open();
+    await ticks();
+    const taken: WatchedPayment[] = await memory.take(now + 15 * MINUTE, now + 30 * MINUTE, 10);
+    expect(taken.map((p) => [p.orderId, p.tries])).toEqual([['o', 1]]);
+  });
+
+  it('reports a payment whose remove landed after its timeout', async () => {
+    const memory = new MemoryWatchStore();
+    const late = gate();
+    const store: WatchStore = {
+      name: 'slow',
+      add: (p) => memory.add(p),
+      take: (...args) => memory.take(...args),
+      giveBack: (p) => memory.giveBack(p),
+      remove: async (o, op) => {
+        await late.opened;
+        return memory.remove(o, op);
+      },
+    };
+    const reported: string[] = [];
+    let now = T;
+    const watch = createPaymentWatch({
+      api: unknown,
+      store,
+      now: () => now,
+      storeTimeoutMs: 20,
+      logger: false,
+      onOverdue: (p) => reported.push(`${p.orderId} ${p.reason}`),
+    });
+    await watch.register({ orderId: 'o' });
+    now += 15 * MINUTE;
+    await expect(watch.reconcileOverdue()).rejects.toThrow(/when dropping a payment/);
+    expect(reported).toEqual([]);
+    late.open();
+    await ticks();
+    expect(reported).toEqual(['o unknown_order']);
+    expect(memory.size).toBe(0);
+  });
+});
+
+/** A port nothing listens on. */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** A server that accepts connections and never says a word (a PostgreSQL server that stopped answering). */
+async function silentServer(): Promise<{ port: number; server: Server; sockets: Socket[] }> {
+  const sockets: Socket[] = [];
+  const server = createServer((socket) => void sockets.push(socket));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { port: (server.address() as { port: number }).port, server, sockets };
+}
+
+describe('a watch over a real client whose server is gone', () => {
+  it('RedisWatchStore, its client queueing commands offline: the run and register fail after storeTimeoutMs', async () => {
+    const client = new Redis({ host: '127.0.0.1', port: await closedPort(), maxRetriesPerRequest: null });
+    client.on('error', () => undefined);
+    try {
+      const store = new RedisWatchStore({ client });
+      const watch = createPaymentWatch({ api: requested, store, storeTimeoutMs: 100, logger: false });
+      await expect(watch.register({ orderId: 'o' })).rejects.toThrow(
+        "the payment watch's store (redis) did not answer within 100 ms (storeTimeoutMs) when registering",
+      );
+      await expect(watch.reconcileOverdue()).rejects.toThrow(/store \(redis\) did not answer within 100 ms/);
+    } finally {
+      client.disconnect();
+    }
+  });
+
+  it('PostgresWatchStore, its pool without a connection timeout: the run fails after storeTimeoutMs', async () => {
+    const { port, server, sockets } = await silentServer();
+    const pool = new pg.Pool({ host: '127.0.0.1', port, user: 'postgres', database: 'postgres' });
+    pool.on('error', () => undefined);
+    try {
+      const store = new PostgresWatchStore({ pool });
+      const watch = createPaymentWatch({ api: requested, store, storeTimeoutMs: 100, logger: false });
+      await expect(watch.reconcileOverdue()).rejects.toThrow(
+        /store \(postgres\) did not answer within 100 ms \(storeTimeoutMs\) when taking/,
+      );
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => server.close(resolve));
+      await pool.end();
+    }
+  });
+});

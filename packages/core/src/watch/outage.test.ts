@@ -1,0 +1,172 @@
+import diagnostics_channel from 'node:diagnostics_channel';
+import { describe, expect, it } from 'vitest';
+import { PAYHOOK_CHANNELS, type WatchMessage } from '../diagnostics/messages.js';
+import type { Notification } from '../notification/types.js';
+import type { ResendClient } from '../reconcile/api-client.js';
+import { ApiError } from '../reconcile/api-errors.js';
+import { MemoryWatchStore } from './memory.js';
+import type { OverduePayment, WatchOutage } from './overdue.js';
+import { createPaymentWatch, type PaymentWatchOptions } from './watch.js';
+
+const T = Date.parse('2026-11-25T09:00:00Z');
+const MINUTE = 60_000;
+
+const NETWORK = () => new ApiError('api.network', 'GET /api/v1/pos-1/orders/o/purchase failed: ECONNREFUSED');
+const ERRORS: Record<string, () => Error> = {
+  'api.network': NETWORK,
+  'api.timeout': () => new ApiError('api.timeout', 'GET … : no answer within 10000 ms.'),
+  'api.server (503)': () => new ApiError('api.server', 'GET … answered 503', { status: 503 }),
+  'a 429': () => new ApiError('api.refused', 'GET … answered 429.', { status: 429 }),
+};
+
+/** A service down while `down()` says so (each call failing with `error()`), then answering `status` records. */
+function service(error: () => Error = NETWORK, status?: string) {
+  let down = true;
+  const asked: string[] = [];
+  const api: ResendClient = {
+    async resend({ orderId, operation }) {
+      asked.push(orderId);
+      if (down) throw error();
+      if (status === undefined) return { status: 200, record: undefined };
+      const record = { order_id: orderId, pos_id: 'pos-1', method: operation ?? 'purchase', status };
+      const more = { payment_id: `p-${orderId}`, mode: 'direct', amount: 1, currency: 'XTS' };
+      return { status: 200, record: { ...record, ...more, created_at: '2026-11-25 09:00:00' } };
+    },
+  };
+  const up = () => {
+    down = false;
+  };
+  return { api, asked, up };
+}
+
+function watchOf(api: ResendClient, more: Partial<PaymentWatchOptions<undefined>> = {}) {
+  let now = T;
+  const store = new MemoryWatchStore();
+  const logged: string[] = [];
+  const overdue: OverduePayment[] = [];
+  const outages: WatchOutage[] = [];
+  const watch = createPaymentWatch({
+    api,
+    webhook: { process: async (_n: Notification) => 'handled' as const },
+    store,
+    now: () => now,
+    requestsPerSecond: 1000,
+    logger: { warn: (line: string) => logged.push(line) },
+    onOverdue: (p) => overdue.push(p),
+    onUnreachable: (o) => outages.push(o),
+    ...more,
+  });
+  /** `runs` runs `retryAfterMs` (15 minutes) apart, the first when the payments are overdue. */
+  const run = async (runs: number) => {
+    const reports = [];
+    for (let i = 0; i < runs; i++) {
+      now += 15 * MINUTE;
+      reports.push(await watch.reconcileOverdue());
+    }
+    return reports;
+  };
+  return { watch, store, logged, overdue, outages, run };
+}
+
+describe('the payment watch while the service’s API cannot be reached', () => {
+  it.each(Object.keys(ERRORS))(
+    'counts no try for %s: an outage longer than maxTries × retryAfterMs reports nothing, the payments are settled once it answers',
+    async (name) => {
+      const s = service(ERRORS[name], 'success');
+      const w = watchOf(s.api);
+      await w.watch.register({ orderId: 'a' });
+      await w.watch.register({ orderId: 'b', operation: 'auth' });
+      const during = await w.run(5);
+      expect(during.map((r) => r.watching.map((p) => [p.orderId, p.tries]))).toEqual(
+        Array(5).fill([
+          ['a', 0],
+          ['b', 0],
+        ]),
+      );
+      expect(w.overdue).toEqual([]);
+      s.up();
+      const [after] = await w.run(1);
+      expect(after!.settled.map((p) => [p.orderId, p.tries])).toEqual([
+        ['a', 1],
+        ['b', 1],
+      ]);
+      expect(w.store.size).toBe(0);
+      expect(s.asked).toHaveLength(12);
+      expect(w.overdue).toEqual([]);
+    },
+  );
+
+  it('reports the outage once per run (log and onUnreachable), naming its codes and the first error, no secret', async () => {
+    const { api } = service();
+    const w = watchOf(api);
+    for (const orderId of ['a', 'b', 'c']) await w.watch.register({ orderId });
+    await w.run(2);
+    expect(w.outages).toHaveLength(2);
+    expect(w.outages[0]!.payments.map((p) => p.orderId)).toEqual(['a', 'b', 'c']);
+    expect((w.outages[0]!.error as ApiError).code).toBe('api.network');
+    expect(w.logged).toEqual(
+      Array(2).fill(
+        "[@payhook/core] payment watch: the service's API could not be reached about 3 payment(s) (api.network: 3): no try counted, asked again in 900000 ms (retryAfterMs). First error: GET /api/v1/pos-1/orders/o/purchase failed: ECONNREFUSED",
+      ),
+    );
+  });
+
+  it('still counts the runs the service answered: unsettled after maxTries answered runs, whatever the outage between', async () => {
+    const s = service(NETWORK, undefined);
+    const w = watchOf(s.api, { maxTries: 2 });
+    await w.watch.register({ orderId: 'o' });
+    await w.run(3);
+    s.up();
+    const [first, second] = await w.run(2);
+    expect(first!.watching.map((p) => [p.orderId, p.tries])).toEqual([['o', 1]]);
+    expect(second!.overdue).toEqual([
+      expect.objectContaining({ orderId: 'o', tries: 2, reason: 'unsettled', lastResult: 'requested' }),
+    ]);
+  });
+
+  it('counts a try for a refusal the service answered (api.refused, api.unauthorized)', async () => {
+    const refused = () => new ApiError('api.unauthorized', 'GET … answered 401', { status: 401 });
+    const w = watchOf(service(refused).api);
+    await w.watch.register({ orderId: 'o' });
+    const reports = await w.run(3);
+    expect(reports[2]!.overdue).toEqual([
+      expect.objectContaining({ tries: 3, reason: 'unsettled', errorCode: 'api.unauthorized' }),
+    ]);
+    expect(w.outages).toEqual([]);
+  });
+
+  it('reports a payment it could not ask about for unreachableAfterMs once, as api_unreachable, and stops watching it', async () => {
+    const messages: WatchMessage[] = [];
+    const listen = (m: unknown) => messages.push(m as WatchMessage);
+    diagnostics_channel.subscribe(PAYHOOK_CHANNELS.watch, listen);
+    const w = watchOf(service().api, { unreachableAfterMs: 60 * MINUTE });
+    try {
+      await w.watch.register({ orderId: 'o' });
+      const reports = await w.run(5);
+      expect(reports.map((r) => r.overdue.length)).toEqual([0, 0, 0, 1, 0]);
+    } finally {
+      diagnostics_channel.unsubscribe(PAYHOOK_CHANNELS.watch, listen);
+    }
+    expect(w.overdue).toEqual([
+      {
+        orderId: 'o',
+        operation: 'purchase',
+        createdAt: new Date(T),
+        tries: 0,
+        reason: 'api_unreachable',
+        lastResult: 'failed',
+        errorCode: 'api.network',
+      },
+    ]);
+    expect(messages).toEqual([{ reason: 'api_unreachable', operation: 'purchase', tries: 0 }]);
+    expect(w.logged.filter((line) => line.includes('could not be asked about order "o"'))).toHaveLength(1);
+    expect(w.store.size).toBe(0);
+  });
+
+  it('checks unreachableAfterMs, onUnreachable and storeTimeoutMs', () => {
+    const { api } = service();
+    expect(() => createPaymentWatch({ api, unreachableAfterMs: -1 })).toThrow(/unreachableAfterMs/);
+    expect(() => createPaymentWatch({ api, onUnreachable: 1 as never })).toThrow(/onUnreachable/);
+    expect(() => createPaymentWatch({ api, storeTimeoutMs: 0 })).toThrow(/storeTimeoutMs/);
+  });
+});

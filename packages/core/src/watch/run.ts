@@ -1,0 +1,154 @@
+import type { WebhookHandler } from '../handler.js';
+import type { ResendClient } from '../reconcile/api-client.js';
+import { createReconciler, type ReconcileResult } from '../reconcile/reconciler.js';
+import type { BoundedWatchStore } from './bounded.js';
+import type { WatchedPayment } from './contract.js';
+import {
+  type OverduePayment,
+  type OverdueReason,
+  reportOverdue,
+  reportUnreachable,
+  type WatchLogger,
+  type WatchOutage,
+} from './overdue.js';
+
+/**
+ * What one run did: the payments settled by it, those still watched (tried again after `retryAfterMs`), and
+ * those reported overdue.
+ *
+ * @example
+ * const { settled, watching, overdue } = await watch.reconcileOverdue();
+ */
+export interface WatchRunReport {
+  readonly settled: readonly WatchedPayment[];
+  readonly watching: readonly WatchedPayment[];
+  readonly overdue: readonly OverduePayment[];
+}
+
+/** What a run needs of the watch's settings. */
+export interface RunSettings<C> {
+  readonly api: ResendClient;
+  readonly webhook: Pick<WebhookHandler<C>, 'process'> | undefined;
+  readonly context: C | undefined;
+  readonly calls: BoundedWatchStore;
+  readonly retryAfterMs: number;
+  readonly maxTries: number;
+  readonly unreachableAfterMs: number;
+  readonly batchSize: number;
+  readonly requestsPerSecond: number;
+  readonly onOverdue: ((payment: OverduePayment) => void) | undefined;
+  readonly onUnreachable: ((outage: WatchOutage) => void) | undefined;
+  readonly logger: WatchLogger;
+  readonly now: () => number;
+}
+
+interface Run {
+  readonly report: { settled: WatchedPayment[]; watching: WatchedPayment[]; overdue: OverduePayment[] };
+  /** The payments the service could not be asked about, with the error saying why. */
+  readonly unreachable: { payment: WatchedPayment; error: Error }[];
+  /** Those of them still watched: their try is given back. */
+  readonly givenBack: WatchedPayment[];
+}
+
+/** One run: takes the overdue payments, asks the service about each, then settles, keeps or reports each. */
+export async function runOnce<C>(settings: RunSettings<C>): Promise<WatchRunReport> {
+  const at = settings.now();
+  const taken = await settings.calls.take(at, at + settings.retryAfterMs, settings.batchSize);
+  if (taken.length === 0) return { settled: [], watching: [], overdue: [] };
+  const results = await ask(settings, taken, at);
+  const run: Run = { report: { settled: [], watching: [], overdue: [] }, unreachable: [], givenBack: [] };
+  try {
+    for (const [index, payment] of taken.entries()) await decide(settings, run, payment, results[index]!, at);
+    if (run.givenBack.length > 0) await settings.calls.giveBack(run.givenBack);
+  } finally {
+    // A store failing mid-run must not lose the reports of the payments it already stopped watching.
+    reportOverdue(run.report.overdue, settings);
+    reportUnreachable(run.unreachable, settings);
+  }
+  return run.report;
+}
+
+async function ask<C>(
+  settings: RunSettings<C>,
+  taken: readonly WatchedPayment[],
+  at: number,
+): Promise<readonly ReconcileResult[]> {
+  const reconciler = createReconciler<C>({
+    ...(settings.webhook ? { webhook: settings.webhook } : {}),
+    ...(settings.context !== undefined ? { context: settings.context } : {}),
+    api: settings.api,
+    listPending: () =>
+      taken.map((p) => ({ orderId: p.orderId, operation: p.operation, createdAt: p.createdAt })),
+    now: () => at,
+    requestsPerSecond: settings.requestsPerSecond,
+  });
+  return (await reconciler.run()).results;
+}
+
+/** One payment's place in the report; a settled or reported one leaves the store. */
+async function decide<C>(
+  settings: RunSettings<C>,
+  run: Run,
+  payment: WatchedPayment,
+  result: ReconcileResult,
+  at: number,
+): Promise<void> {
+  const verdict = verdictOf(result, payment, settings, at);
+  if (result.error && (verdict === 'unreachable' || verdict === 'api_unreachable')) {
+    run.unreachable.push({ payment, error: result.error });
+  }
+  if (verdict === 'watching') return void run.report.watching.push(payment);
+  if (verdict === 'unreachable') {
+    const kept = { ...payment, tries: payment.tries - 1 };
+    run.givenBack.push(payment);
+    return void run.report.watching.push(kept);
+  }
+  const overdue = verdict === 'settled' ? undefined : overdueOf(payment, result, verdict);
+  // A remove that lands after storeTimeoutMs still reports the payment it dropped.
+  const late = overdue && ((removed: boolean) => removed && reportOverdue([overdue], settings));
+  const removed = await settings.calls.remove(payment.orderId, payment.operation, late);
+  // Gone already: its final notification (the webhook the re-send asked for) settled it during the run.
+  if (overdue === undefined || !removed) run.report.settled.push(payment);
+  else run.report.overdue.push(overdue);
+}
+
+type Verdict = 'settled' | 'watching' | 'unreachable' | OverdueReason;
+
+/** Codes of a call that never reached the service, or that it could not answer: nothing was learned. */
+const UNREACHABLE = new Set(['api.network', 'api.timeout', 'api.server']);
+
+/**
+ * `applied` means the handlers took a final record (or had already); an order the service does not know is
+ * reported at once, never tried again; a service that could not be asked costs no try, until
+ * `unreachableAfterMs`; anything else is watched until `maxTries`.
+ */
+function verdictOf(
+  result: ReconcileResult,
+  payment: WatchedPayment,
+  settings: Pick<RunSettings<unknown>, 'maxTries' | 'unreachableAfterMs'>,
+  at: number,
+): Verdict {
+  if (result.status === 'applied') return 'settled';
+  const { code, status } = (result.error ?? {}) as { code?: unknown; status?: unknown };
+  if (result.status === 'failed' && code === 'api.not_found') return 'unknown_order';
+  if (result.status === 'failed' && (UNREACHABLE.has(code as string) || status === 429)) {
+    return at - payment.createdAt >= settings.unreachableAfterMs ? 'api_unreachable' : 'unreachable';
+  }
+  if (result.status === 'given_up' || payment.tries >= settings.maxTries) return 'unsettled';
+  return 'watching';
+}
+
+function overdueOf(payment: WatchedPayment, result: ReconcileResult, reason: OverdueReason): OverduePayment {
+  const code = (result.error as { code?: unknown } | undefined)?.code;
+  return {
+    orderId: payment.orderId,
+    operation: payment.operation,
+    createdAt: new Date(payment.createdAt),
+    // The run that could not reach the service asked it nothing.
+    tries: reason === 'api_unreachable' ? payment.tries - 1 : payment.tries,
+    reason,
+    lastResult: result.status,
+    ...(result.paymentStatus !== undefined ? { paymentStatus: result.paymentStatus } : {}),
+    ...(typeof code === 'string' ? { errorCode: code } : {}),
+  };
+}
