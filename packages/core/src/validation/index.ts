@@ -1,5 +1,7 @@
 // `@payhook/core/validation`: what a merchant sends the service (spec part 4), typed and checked before it goes:
 // payment, split and subscription requests, card fields, and the records the service answers with.
+
+export { CUSTOMER_FIELDS } from '../notification/customer-fields.js';
 export type { CardFields } from './card.js';
 export { luhnCheck, validateCard } from './card.js';
 export { isValidAmount } from './formats.js';

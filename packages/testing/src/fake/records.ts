@@ -5,7 +5,7 @@ import {
   type RecurringInfo,
   toMinorUnits,
 } from '@payhook/core';
-import type { OperationRecord, PaymentRecord } from '@payhook/core/validation';
+import { CUSTOMER_FIELDS, type OperationRecord, type PaymentRecord } from '@payhook/core/validation';
 import { addDuration, formatTimestamp } from './calendar.js';
 import type { IdSource } from './ids.js';
 import type { STATUS } from './outcomes.js';
@@ -17,15 +17,7 @@ export type StatusText = (typeof STATUS)[keyof typeof STATUS];
 /** Request fields echoed in the payment record (2.1). Card data is never echoed: only `cc_mask`. */
 const ECHOED = [
   'description',
-  'customer_id',
-  'customer_ip',
-  'customer_fname',
-  'customer_lname',
-  'customer_patronym',
-  'customer_email',
-  'customer_phone',
-  'customer_country',
-  'customer_birthday',
+  ...CUSTOMER_FIELDS,
   'result_url',
   'payload',
   'payway',

@@ -1,4 +1,5 @@
 import { decodeData, parseNotification, verifySignature } from '@payhook/core';
+import { CUSTOMER_FIELDS } from '@payhook/core/validation';
 import { describe, expect, it } from 'vitest';
 import { handleApiRequest } from './api.js';
 import { FakeServiceError } from './errors.js';
@@ -160,6 +161,28 @@ describe('FakeService payments and secondary operations', () => {
     expect(fake.resend(fake.project.posId, auth.order_id as string, 'refund')).toMatchObject({
       amount: 20.05,
     });
+  });
+
+  it("echoes the request's customer details, description and result_url in the payment record (2.1)", () => {
+    const customer = {
+      customer_id: 'c-1',
+      customer_ip: '203.0.113.7',
+      customer_fname: 'Olena',
+      customer_lname: 'Shevchenko',
+      customer_patronym: 'Petrivna',
+      customer_email: 'olena@example.com',
+      customer_phone: '+380501234567',
+      customer_country: 'UA',
+      customer_birthday: '1990-01-31',
+    };
+    const record = pay(setup().fake, { ...customer, result_url: 'https://shop.example/done' });
+    expect(record).toMatchObject({
+      ...customer,
+      description: 'Engine',
+      result_url: 'https://shop.example/done',
+    });
+    expect(Object.keys(customer).sort()).toEqual([...CUSTOMER_FIELDS].sort());
+    expect(record).not.toHaveProperty('cc_number');
   });
 
   it('voids an uncaptured auth once, and answers N-404 for unknown payments and orders', () => {
