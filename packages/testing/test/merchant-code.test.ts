@@ -1,22 +1,15 @@
-import { spawn } from 'node:child_process';
 import { createHash, createHmac } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_CARDS } from '../src/fake/outcomes.js';
 import { mockPaymentApi } from '../src/nock.js';
-import { assertBuilt, CLI } from './run-cli.js';
+import { assertBuilt, type ServeCredentials, serveCli } from './run-cli.js';
 
 // Requests and a webhook verifier written as public merchant code writes them (docs/assumptions.md, "X-API-AUTH
 // in the fake"): plain fetch, headers built by hand, the service's own four-letter word, one secret for both.
 const SECRET = 'one-secret-for-requests-and-webhooks';
 const WORD = 'ABCD';
-
-interface Credentials {
-  posId: string;
-  apiKey: string;
-  endpointsKey: string;
-}
 
 /** A merchant's verifier, as the public plugins write it: SHA-1, base64url with its padding, compared as strings. */
 function merchantSignature(secret: string, data: string): string {
@@ -60,7 +53,7 @@ function post(baseUrl: string, auth: string, endpointsKey: string, body: string)
 }
 
 /** (1) A Next.js shop's hosted subscription: the HMAC of the raw JSON body, keyed with the API secret, in hex. */
-function nextJsSubscription(baseUrl: string, c: Credentials, shopUrl: string): Promise<Response> {
+function nextJsSubscription(baseUrl: string, c: ServeCredentials, shopUrl: string): Promise<Response> {
   const body = JSON.stringify({
     pos_id: c.posId,
     mode: 'hosted',
@@ -78,7 +71,7 @@ function nextJsSubscription(baseUrl: string, c: Credentials, shopUrl: string): P
 }
 
 /** (2) A Java shop's direct card payment: the secret itself after the key. */
-function javaCardPayment(baseUrl: string, c: Credentials, shopUrl: string): Promise<Response> {
+function javaCardPayment(baseUrl: string, c: ServeCredentials, shopUrl: string): Promise<Response> {
   const body = JSON.stringify({
     pos_id: c.posId,
     mode: 'direct',
@@ -98,7 +91,7 @@ function javaCardPayment(baseUrl: string, c: Credentials, shopUrl: string): Prom
 }
 
 /** (3) A plugin's hosted purchase: empty optional fields, a float amount, the test currency, a JSON payload. */
-function pluginPurchase(baseUrl: string, c: Credentials, shopUrl: string): Promise<Response> {
+function pluginPurchase(baseUrl: string, c: ServeCredentials, shopUrl: string): Promise<Response> {
   const body = JSON.stringify({
     pos_id: c.posId,
     mode: 'hosted',
@@ -120,38 +113,13 @@ function pluginPurchase(baseUrl: string, c: Credentials, shopUrl: string): Promi
   return post(baseUrl, `${WORD} ${c.apiKey}:${SECRET}`, c.endpointsKey, body);
 }
 
-/** Starts `payhook serve --algorithm sha1` as a child process; resolves its URL and the credentials it printed. */
-async function serve(): Promise<{ url: string; credentials: Credentials; stop: () => Promise<void> }> {
-  const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--algorithm', 'sha1'], {
-    env: { PATH: process.env.PATH ?? '', PAYHOOK_SECRET: SECRET },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const killer = setTimeout(() => child.kill('SIGKILL'), 25_000);
-  const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
-  let stdout = '';
-  const url = await new Promise<string>((resolve, reject) => {
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-      stdout += chunk;
-      const match = /listening on (http:\/\/127\.0\.0\.1:\d+)\n/.exec(stdout);
-      if (match) resolve(match[1]!);
-    });
-    child.on('close', () => reject(new Error('serve exited early')));
-  });
-  const line = (name: string) => new RegExp(`^${name}: (\\S+)$`, 'm').exec(stdout)![1]!;
-  const credentials = { posId: line('pos_id'), apiKey: line('api_key'), endpointsKey: line('endpoints_key') };
-  const stop = async () => {
-    child.kill('SIGTERM');
-    await exited;
-    clearTimeout(killer);
-  };
-  return { url, credentials, stop };
-}
-
 const REFUSED = { message: 'Invalid pos_id field or credentials', args: { code: 'S-404' } };
 
 /** The same checks against one running fake: `start` answers its base URL and the project's credentials. */
 function itAcceptsMerchantCode(
-  start: (shopUrl: string) => Promise<{ url: string; credentials: Credentials; settle(): Promise<void> }>,
+  start: (
+    shopUrl: string,
+  ) => Promise<{ url: string; credentials: ServeCredentials; settle(): Promise<void> }>,
   stop: () => Promise<void>,
 ) {
   let shop: Awaited<ReturnType<typeof startShop>>;
@@ -232,8 +200,8 @@ describe('payhook serve --algorithm sha1 (built CLI, child process) with merchan
   beforeAll(() => assertBuilt());
   itAcceptsMerchantCode(
     async () => {
-      const served = await serve();
-      stopServe = served.stop;
+      const served = await serveCli(['--algorithm', 'sha1'], { PAYHOOK_SECRET: SECRET });
+      stopServe = async () => void (await served.stop());
       return { ...served, settle: async () => {} };
     },
     () => stopServe(),

@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -6,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createNodeListener, createWebhookHandler } from '@payhook/core';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { assertBuilt, CLI, runCli } from './run-cli.js';
+import { assertBuilt, runCli, serveCli } from './run-cli.js';
 
 const SECRET = 'reconcile-e2e-secret';
 /** The API secret `payhook serve` checks requests against, other than the webhook secret. */
@@ -16,40 +15,9 @@ beforeAll(() => {
   assertBuilt();
 });
 
-/** Starts `payhook serve` as a child process; resolves its URL and the credentials it printed. */
-async function serve() {
-  const child = spawn(process.execPath, [CLI, 'serve', '--port', '0'], {
-    env: { PATH: process.env.PATH ?? '', PAYHOOK_SECRET: SECRET, PAYHOOK_API_SECRET: API_SECRET },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const killer = setTimeout(() => child.kill('SIGKILL'), 25_000);
-  const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
-  let stdout = '';
-  const url = await new Promise<string>((resolve, reject) => {
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-      stdout += chunk;
-      const match = /listening on (http:\/\/127\.0\.0\.1:\d+)\n/.exec(stdout);
-      if (match) resolve(match[1]!);
-    });
-    child.on('close', () => reject(new Error('serve exited early')));
-  });
-  const credentials = Object.fromEntries(
-    stdout
-      .split('\n')
-      .filter((l) => /^(pos_id|api_key|endpoints_key): /.test(l))
-      .map((l) => l.split(': ') as [string, string]),
-  ) as { pos_id: string; api_key: string; endpoints_key: string };
-  const stop = async () => {
-    child.kill('SIGTERM');
-    await exited;
-    clearTimeout(killer);
-  };
-  return { url, credentials, stop };
-}
-
 describe('payhook reconcile with payhook serve (built CLI, child processes)', () => {
   it('a webhook dropped by POST /__payhook/faults reaches server_url once payhook reconcile names its order', async () => {
-    const service = await serve();
+    const service = await serveCli([], { PAYHOOK_SECRET: SECRET, PAYHOOK_API_SECRET: API_SECRET });
     const handled: string[] = [];
     const webhook = createWebhookHandler<IncomingMessage>({
       secret: SECRET,
@@ -60,11 +28,11 @@ describe('payhook reconcile with payhook serve (built CLI, child processes)', ()
     await new Promise<void>((resolve) => merchant.listen(0, '127.0.0.1', resolve));
     const dir = mkdtempSync(join(tmpdir(), 'payhook-reconcile-e2e-'));
     try {
-      const { pos_id, api_key, endpoints_key } = service.credentials;
+      const { posId, apiKey, endpointsKey } = service.credentials;
       const admin = (path: string, body: unknown) =>
         fetch(`${service.url}/__payhook/${path}`, {
           method: 'POST',
-          headers: { 'content-type': 'application/json', 'x-api-key': endpoints_key },
+          headers: { 'content-type': 'application/json', 'x-api-key': endpointsKey },
           body: JSON.stringify(body),
         });
       expect((await admin('faults', { drop: true })).status).toBe(200);
@@ -72,11 +40,11 @@ describe('payhook reconcile with payhook serve (built CLI, child processes)', ()
         method: 'POST',
         headers: {
           'content-type': 'application/json',
-          'x-api-auth': `SVC ${api_key}:${API_SECRET}`,
-          'x-api-key': endpoints_key,
+          'x-api-auth': `SVC ${apiKey}:${API_SECRET}`,
+          'x-api-key': endpointsKey,
         },
         body: JSON.stringify({
-          pos_id,
+          pos_id: posId,
           mode: 'direct',
           method: 'purchase',
           amount: 25,
@@ -92,7 +60,7 @@ describe('payhook reconcile with payhook serve (built CLI, child processes)', ()
       });
       expect(created.status).toBe(200);
       const dropped = (await (
-        await fetch(`${service.url}/__payhook/dropped`, { headers: { 'x-api-key': endpoints_key } })
+        await fetch(`${service.url}/__payhook/dropped`, { headers: { 'x-api-key': endpointsKey } })
       ).json()) as unknown[];
       expect(dropped).toHaveLength(1);
       expect(handled).toEqual([]);
@@ -106,11 +74,11 @@ describe('payhook reconcile with payhook serve (built CLI, child processes)', ()
           '--base-url',
           service.url,
           '--pos-id',
-          pos_id,
+          posId,
           '--api-key',
-          api_key,
+          apiKey,
           '--endpoints-key',
-          endpoints_key,
+          endpointsKey,
           '--orders',
           orders,
         ],
