@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { purchase } from '../examples/shared/src/deliveries.ts';
 import { encodeBase64Url } from '../packages/core/src/runtime/base64url.ts';
 import { encodeForm, envelope, signedData, signedForm } from './support/signed-form.ts';
 
@@ -20,21 +21,13 @@ const SECRET = `live-${randomBytes(18).toString('base64url')}`;
 const OLD_SECRET = `old-${randomBytes(18).toString('base64url')}`;
 const CARD_TOKEN = `tok_${randomBytes(12).toString('hex')}`;
 
-const notification = (fields: Record<string, unknown> = {}) => ({
-  payment_id: `pay-${randomUUID()}`,
-  order_id: 'order-1',
-  pos_id: 'pos-1',
-  mode: 'direct',
-  method: 'purchase',
-  amount: 12.5,
-  currency: 'XTS',
-  status: 'success',
-  status_code: '1000',
-  cc_token: CARD_TOKEN,
-  cc_mask: '444455******1111',
-  created_at: '2026-11-22T10:00:00',
-  ...fields,
-});
+const notification = (fields: Record<string, unknown> = {}) =>
+  purchase({
+    payment_id: `pay-${randomUUID()}`,
+    cc_token: CARD_TOKEN,
+    cc_mask: '444455******1111',
+    ...fields,
+  });
 const signedText = (text: string, secret = SECRET) => signedData(encodeBase64Url(text), secret);
 
 // Every body is built here, by the repository's one form helper, and handed to the child in its environment.

@@ -1,4 +1,4 @@
-import { MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
+import { MeterProvider } from '@opentelemetry/sdk-metrics';
 import {
   BasicTracerProvider,
   InMemorySpanExporter,
@@ -6,15 +6,12 @@ import {
 } from '@opentelemetry/sdk-trace-base';
 import { createWebhookHandler } from '@payhook/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { purchase } from '../../../examples/shared/src/deliveries.ts';
 import { signedForm } from '../../../test/support/signed-form.ts';
+import { metricPoints, TestReader } from '../test/metrics.ts';
 import { ATTRIBUTES, METRICS, PayhookInstrumentation } from './index.js';
 
 const SECRET = 'otel-drift-secret-81fe';
-
-class TestReader extends MetricReader {
-  protected override async onForceFlush(): Promise<void> {}
-  protected override async onShutdown(): Promise<void> {}
-}
 
 const reader = new TestReader();
 const instrumentation = new PayhookInstrumentation({ enabled: false });
@@ -28,39 +25,19 @@ beforeAll(() => {
 });
 afterAll(() => instrumentation.disable());
 
-const purchase = (fields: Record<string, unknown>) => ({
-  payment_id: `pay-${Math.random()}`,
-  order_id: 'order-drift-7',
-  pos_id: 'pos-1',
-  mode: 'direct',
-  method: 'purchase',
-  amount: 12.5,
-  currency: 'XTS',
-  status: 'success',
-  status_code: '1000',
-  created_at: '2026-11-22T10:00:00',
-  ...fields,
-});
-
-/** The `payhook.drift` counter's points: attributes and value. */
-async function driftPoints(): Promise<{ attributes: Record<string, unknown>; value: unknown }[]> {
-  const { resourceMetrics } = await reader.collect();
-  const metric = resourceMetrics.scopeMetrics
-    .flatMap((scope) => scope.metrics)
-    .find((m) => m.descriptor.name === METRICS.drift);
-  return (metric?.dataPoints ?? []).map((point) => ({ attributes: point.attributes, value: point.value }));
-}
+const notification = (fields: Record<string, unknown>) =>
+  purchase({ payment_id: `pay-${Math.random()}`, order_id: 'order-drift-7', ...fields });
 
 describe('the payhook.drift metric', () => {
   it('counts new fields, statuses and coerced fields by kind and name, never a value', async () => {
     const webhook = createWebhookHandler({ secret: SECRET, logger: false, handle: () => undefined });
     const headers = { 'content-type': 'application/x-www-form-urlencoded' };
     const deliver = (fields: Record<string, unknown>) =>
-      webhook({ method: 'POST', headers, body: signedForm(purchase(fields), SECRET) }, undefined);
+      webhook({ method: 'POST', headers, body: signedForm(notification(fields), SECRET) }, undefined);
     expect((await deliver({ refund_reason: 'duplicate order 7', status: 'rejected' })).status).toBe(200);
     expect((await deliver({ refund_reason: 'another reason', amount: '12.50' })).status).toBe(200);
     expect((await deliver({})).status).toBe(200);
-    const points = await driftPoints();
+    const points = await metricPoints(reader, METRICS.drift);
     expect(points).toEqual([
       { attributes: { [ATTRIBUTES.driftKind]: 'field', [ATTRIBUTES.driftName]: 'refund_reason' }, value: 2 },
       { attributes: { [ATTRIBUTES.driftKind]: 'status', [ATTRIBUTES.driftName]: 'rejected' }, value: 1 },

@@ -2,7 +2,7 @@ import { PassThrough } from 'node:stream';
 import { context, type SpanContext, SpanKind, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { registerInstrumentations } from '@opentelemetry/instrumentation';
-import { MeterProvider, MetricReader, type ResourceMetrics } from '@opentelemetry/sdk-metrics';
+import { MeterProvider, type ResourceMetrics } from '@opentelemetry/sdk-metrics';
 import {
   BasicTracerProvider,
   InMemorySpanExporter,
@@ -17,9 +17,11 @@ import {
   type WebhookRequest,
 } from '@payhook/core';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { purchase } from '../../../examples/shared/src/deliveries.ts';
 import { encodeForm, envelope, signedData, signedForm } from '../../../test/support/signed-form.ts';
 import { encodeBase64Url } from '../../core/src/runtime/base64url.ts';
 import { asyncMemoryStore } from '../../core/test/fixtures.ts';
+import { TestReader } from '../test/metrics.ts';
 import { ATTRIBUTES, PayhookInstrumentation } from './index.js';
 
 const SECRET = 'otel-live-secret-5d1e9c';
@@ -29,23 +31,16 @@ const EMAIL = 'olena.shevchenko@example.com';
 const PHONE = '+380501234567';
 
 let sequence = 0;
-const notification = (fields: Record<string, unknown> = {}) => ({
-  payment_id: `pay-${++sequence}`,
-  order_id: 'order-1',
-  pos_id: 'pos-1',
-  mode: 'direct',
-  method: 'purchase',
-  amount: 12.5,
-  currency: 'XTS',
-  status: 'success',
-  status_code: '1000',
-  cc_token: CARD_TOKEN,
-  cc_mask: '444455******1111',
-  customer_email: EMAIL,
-  customer_phone: PHONE,
-  created_at: '2026-11-22T10:00:00',
-  ...fields,
-});
+const notification = (fields: Record<string, unknown> = {}) =>
+  purchase({
+    payment_id: `pay-${++sequence}`,
+    order_id: 'order-1',
+    cc_token: CARD_TOKEN,
+    cc_mask: '444455******1111',
+    customer_email: EMAIL,
+    customer_phone: PHONE,
+    ...fields,
+  });
 const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
 const post = (body: unknown, headers: Record<string, string> = FORM): WebhookRequest => ({
   method: 'POST',
@@ -53,11 +48,6 @@ const post = (body: unknown, headers: Record<string, string> = FORM): WebhookReq
   body,
   remoteAddress: '127.0.0.1',
 });
-
-class TestReader extends MetricReader {
-  protected override async onForceFlush(): Promise<void> {}
-  protected override async onShutdown(): Promise<void> {}
-}
 
 const exporter = new InMemorySpanExporter();
 const tracerProvider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });

@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { purchase } from '../../../examples/shared/src/deliveries.ts';
 import { signedForm } from '../../../test/support/signed-form.ts';
 
 const SECRET = 'otel-throwing-secret-4c2a';
@@ -36,21 +37,12 @@ for (const body of JSON.parse(process.env.BODIES)) {
 setTimeout(() => console.log('alive'), 50);
 `;
 
-const purchase = (paymentId: string) => ({
-  payment_id: paymentId,
-  order_id: 'order-1',
-  pos_id: 'pos-1',
-  mode: 'direct',
-  method: 'purchase',
-  amount: 12.5,
-  currency: 'XTS',
-  status: 'success',
-  created_at: '2026-11-22T10:00:00',
-});
-
 describe('a throwing span processor (issue 34)', () => {
   it('answers every delivery, reports the error once through diag, and the process lives on', () => {
-    const bodies = [signedForm(purchase('pay-1'), SECRET), signedForm(purchase('pay-2'), SECRET)];
+    const bodies = [
+      signedForm(purchase({ payment_id: 'pay-1' }), SECRET),
+      signedForm(purchase({ payment_id: 'pay-2' }), SECRET),
+    ];
     const result = spawnSync(process.execPath, ['--input-type=module', '-e', SCRIPT], {
       cwd: PACKAGE,
       encoding: 'utf8',
@@ -93,7 +85,7 @@ describe('onError', () => {
     instrumentation.enable();
     try {
       const webhook = createWebhookHandler({ secret: SECRET, logger: false, handle: () => undefined });
-      const body = signedForm(purchase('pay-3'), SECRET);
+      const body = signedForm(purchase({ payment_id: 'pay-3' }), SECRET);
       const headers = { 'content-type': 'application/x-www-form-urlencoded' };
       const result = await webhook({ method: 'POST', headers, body }, undefined);
       expect([result.status, result.outcome]).toEqual([200, 'handled']);
@@ -130,7 +122,7 @@ describe('onError', () => {
         const webhook = createWebhookHandler({ secret: SECRET, logger: false, handle: () => undefined });
         const headers = { 'content-type': 'application/x-www-form-urlencoded' };
         const result = await webhook(
-          { method: 'POST', headers, body: signedForm(purchase(id), SECRET) },
+          { method: 'POST', headers, body: signedForm(purchase({ payment_id: id }), SECRET) },
           undefined,
         );
         return [result.status, result.outcome];

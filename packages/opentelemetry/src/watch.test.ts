@@ -1,12 +1,8 @@
-import { MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
+import { MeterProvider } from '@opentelemetry/sdk-metrics';
 import { ApiError, createPaymentWatch, type ResendClient } from '@payhook/core/reconcile';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { metricPoints, TestReader } from '../test/metrics.ts';
 import { ATTRIBUTES, METRICS, PayhookInstrumentation } from './index.js';
-
-class TestReader extends MetricReader {
-  protected override async onForceFlush(): Promise<void> {}
-  protected override async onShutdown(): Promise<void> {}
-}
 
 const reader = new TestReader();
 const instrumentation = new PayhookInstrumentation({ enabled: false });
@@ -16,14 +12,6 @@ beforeAll(() => {
   instrumentation.enable();
 });
 afterAll(() => instrumentation.disable());
-
-async function overduePoints(): Promise<{ attributes: Record<string, unknown>; value: unknown }[]> {
-  const { resourceMetrics } = await reader.collect();
-  const metric = resourceMetrics.scopeMetrics
-    .flatMap((scope) => scope.metrics)
-    .find((m) => m.descriptor.name === METRICS.paymentsOverdue);
-  return (metric?.dataPoints ?? []).map((point) => ({ attributes: point.attributes, value: point.value }));
-}
 
 describe('the payhook.payments.overdue metric', () => {
   it('counts the payments the watch reported, by reason and operation, never an order id', async () => {
@@ -40,7 +28,7 @@ describe('the payhook.payments.overdue metric', () => {
     await watch.register({ orderId: 'pending-order', operation: 'auth' });
     now += 3_600_000;
     expect((await watch.reconcileOverdue()).overdue).toHaveLength(2);
-    const points = await overduePoints();
+    const points = await metricPoints(reader, METRICS.paymentsOverdue);
     expect(points).toEqual([
       {
         attributes: { [ATTRIBUTES.watchReason]: 'unknown_order', [ATTRIBUTES.watchOperation]: 'purchase' },
