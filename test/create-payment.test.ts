@@ -1,76 +1,32 @@
-import { createServer, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer, type IncomingMessage } from 'node:http';
 import { createNodeListener, createWebhookHandler, type Notification } from '@payhook/core';
-import { ApiError, type CreatedPayment, createApiClient, hmacRequestSigner } from '@payhook/core/reconcile';
-import {
-  type AuthCheck,
-  type FakeService,
-  type FakeServiceOptions,
-  startFakeServer,
-  TEST_CARDS,
-  THREE_DS_CODE,
-} from '@payhook/testing';
-import { mockPaymentApi } from '@payhook/testing/nock';
-import { afterEach, describe, expect, it } from 'vitest';
+import { ApiError, type CreatedPayment, createApiClient } from '@payhook/core/reconcile';
+import { type FakeServiceOptions, TEST_CARDS, THREE_DS_CODE } from '@payhook/testing';
+import { describe, expect, it } from 'vitest';
+import { apiOf, type FakeApi, startFakeApi } from './support/fake-api.js';
+import { closing, listen } from './support/listen.js';
 
 const SECRET = 'create-payment-secret';
 const NOW = '2026-11-26T09:00:00Z';
 const CVV = '737';
 
-/** The fake service behind nock or a real HTTP server, and the path of every authenticated API call it got. */
-interface Service {
-  fake: FakeService;
-  baseUrl: string;
-  paths: string[];
-  /** The `X-API-AUTH` signatures the fake checked. */
-  signatures: string[];
-}
-
-const closing: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  for (const close of closing.splice(0).reverse()) await close();
-});
-
-/** The fake checks the default request signature: HMAC-SHA256 of the API secret over the raw body. */
-function checkAuth(paths: string[], signatures: string[]) {
-  return (check: AuthCheck) => {
-    paths.push(check.path);
-    signatures.push(check.signature);
-    return hmacRequestSigner(check.project.secret)(check) === check.signature;
-  };
-}
-
 let nextSeed = 61;
 
-const TRANSPORTS = {
-  mockPaymentApi: async (options: Partial<FakeServiceOptions> = {}): Promise<Service> => {
-    const paths: string[] = [];
-    const signatures: string[] = [];
-    const api = mockPaymentApi({
+/** Each transport of the fake, closed after the test. */
+const start =
+  (transport: 'nock' | 'server') =>
+  async (options: Partial<FakeServiceOptions> = {}) => {
+    const service = await startFakeApi(transport, {
       baseUrl: `https://pay-${process.pid}.create.test`,
       secret: SECRET,
       now: NOW,
       seed: nextSeed++,
-      verifyAuth: checkAuth(paths, signatures),
       ...options,
     });
-    closing.push(async () => api.restore());
-    return { fake: api.fake, baseUrl: api.baseUrl, paths, signatures };
-  },
-  startFakeServer: async (options: Partial<FakeServiceOptions> = {}): Promise<Service> => {
-    const paths: string[] = [];
-    const signatures: string[] = [];
-    const server = await startFakeServer({
-      secret: SECRET,
-      now: NOW,
-      seed: nextSeed++,
-      verifyAuth: checkAuth(paths, signatures),
-      ...options,
-    });
-    closing.push(() => server.close());
-    return { fake: server.fake, baseUrl: server.url, paths, signatures };
-  },
-};
+    closing.push(service.close);
+    return service;
+  };
+const TRANSPORTS = { mockPaymentApi: start('nock'), startFakeServer: start('server') };
 
 /** The merchant's webhook receiver (core's createWebhookHandler) on 127.0.0.1: the notifications handled, in order. */
 async function receiver() {
@@ -80,25 +36,12 @@ async function receiver() {
       handled.push({ order_id: n.order_id, status: n.status, method: n.method });
     },
   );
-  const server: Server = createServer(createNodeListener(webhook));
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  closing.push(async () => {
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
-  });
-  return { handled, serverUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/webhooks` };
+  const serverUrl = `${await listen(createServer(createNodeListener(webhook)))}/webhooks`;
+  return { handled, serverUrl };
 }
 
-function clientOf(service: Service, more: { apiKey?: string; strict?: boolean } = {}) {
-  const { posId, apiKey, endpointsKey } = service.fake.project;
-  return createApiClient({
-    baseUrl: service.baseUrl,
-    posId,
-    apiKey,
-    endpointsKey,
-    apiSecret: SECRET,
-    ...more,
-  });
+function clientOf(service: FakeApi, more: { apiKey?: string; strict?: boolean } = {}) {
+  return createApiClient({ ...apiOf(service, SECRET), ...more });
 }
 
 const CARD = { cc_number: TEST_CARDS.success, exp_month: 12, exp_year: 2031, card_cvv: CVV };

@@ -5,17 +5,17 @@ import {
   ApiError,
   createApiClient,
   createReconciler,
-  hmacRequestSigner,
   type PendingOrder,
   type ReconcileReport,
   type ResendClient,
 } from '@payhook/core/reconcile';
-import { type AuthCheck, type FakeService, startFakeServer, TEST_CARDS } from '@payhook/testing';
+import { type FakeService, TEST_CARDS } from '@payhook/testing';
 import { mockPaymentApi } from '@payhook/testing/nock';
 import nock from 'nock';
 import { describe, expect, it } from 'vitest';
 import { MemoryStore } from '../packages/core/src/stores/memory.ts';
 import { storeCases } from '../packages/core/test/store-cases.ts';
+import { apiOf, type FakeApi, startFakeApi } from './support/fake-api.js';
 import { closing, listen } from './support/listen.js';
 
 const SECRET = 'reconcile-secret';
@@ -26,54 +26,17 @@ const DUPLICATE = '{"ok":true,"outcome":"duplicate"}';
 const servers = await storeCases('reconcile');
 const stores = servers.cases.filter((c) => c.name === 'PostgresStore' || c.name === 'RedisStore');
 
-/** The fake service behind nock or a real HTTP server, and every authenticated API path it was asked for. */
-interface Service {
-  fake: FakeService;
-  baseUrl: string;
-  paths: string[];
-  close(): Promise<void>;
-}
-
-/** The fake checks the default request signature: HMAC-SHA256 of the project's secret over the body ('' for a GET). */
-function checkAuth(paths: string[]) {
-  return (check: AuthCheck) => {
-    paths.push(check.path);
-    return hmacRequestSigner(check.project.secret)(check) === check.signature;
-  };
-}
-
 // A seed per service: the stores outlive a test, and the same ids would be duplicates of the last test's.
 let nextSeed = 27;
 
-const TRANSPORTS = {
-  nock: async (): Promise<Service> => {
-    const paths: string[] = [];
-    const api = mockPaymentApi({
-      baseUrl: `https://pay-${process.pid}.reconcile.test`,
-      secret: SECRET,
-      now: NOW,
-      seed: nextSeed++,
-      verifyAuth: checkAuth(paths),
-    });
-    return { fake: api.fake, baseUrl: api.baseUrl, paths, close: async () => api.restore() };
-  },
-  server: async (): Promise<Service> => {
-    const paths: string[] = [];
-    const server = await startFakeServer({
-      secret: SECRET,
-      now: NOW,
-      seed: nextSeed++,
-      verifyAuth: checkAuth(paths),
-    });
-    return { fake: server.fake, baseUrl: server.url, paths, close: () => server.close() };
-  },
-};
-
-/** The API settings of the fake's project, keyed with the secret the fake's `verifyAuth` checks. */
-function apiOf(service: Service) {
-  const { posId, apiKey, endpointsKey } = service.fake.project;
-  return { baseUrl: service.baseUrl, posId, apiKey, endpointsKey, apiSecret: SECRET };
-}
+const start = (transport: 'nock' | 'server') => () =>
+  startFakeApi(transport, {
+    baseUrl: `https://pay-${process.pid}.reconcile.test`,
+    secret: SECRET,
+    now: NOW,
+    seed: nextSeed++,
+  });
+const TRANSPORTS = { nock: start('nock'), server: start('server') };
 
 /** The merchant: a webhook endpoint on 127.0.0.1 counting how often the handlers ran per order and transaction. */
 async function merchant(store: ReturnType<(typeof stores)[number]['make']>) {
@@ -188,7 +151,7 @@ describe.each(Object.keys(TRANSPORTS) as Array<keyof typeof TRANSPORTS>)(
           const now = fake.clock.now().getTime();
           const reconciler = createReconciler({
             webhook: shop.webhook,
-            api: apiOf(service),
+            api: apiOf(service, SECRET),
             listPending: () => [
               ...waiting,
               { orderId: 'never-created' },
@@ -260,7 +223,7 @@ describe.each(Object.keys(TRANSPORTS) as Array<keyof typeof TRANSPORTS>)(
  * With nock, interceptors registered before the fake's win; with a server, a proxy in front of it.
  */
 const FAILING = {
-  nock: async (): Promise<Service> => {
+  nock: async (): Promise<FakeApi> => {
     const baseUrl = `https://pay-${process.pid}-faults.reconcile.test`;
     const failing = nock(baseUrl).persist();
     failing
@@ -284,7 +247,7 @@ const FAILING = {
       },
     };
   },
-  server: async (): Promise<Service> => {
+  server: async (): Promise<FakeApi> => {
     const service = await TRANSPORTS.server();
     const proxy = createServer(async (request, response) => {
       if (request.url?.includes('/orders/boom-')) {
@@ -314,8 +277,8 @@ describe.each(Object.keys(FAILING) as Array<keyof typeof FAILING>)(
       const waiting = await droppedPayments(fake, shop.serverUrl);
       // A tiny timeout only for the order the service never answers: the others keep the default 10 s, so a
       // loaded machine cannot turn them into timeouts.
-      const patient = createApiClient(apiOf(service));
-      const hasty = createApiClient({ ...apiOf(service), timeoutMs: 100 });
+      const patient = createApiClient(apiOf(service, SECRET));
+      const hasty = createApiClient({ ...apiOf(service, SECRET), timeoutMs: 100 });
       const api: ResendClient = {
         resend: (request) => (request.orderId.startsWith('slow-') ? hasty : patient).resend(request),
       };

@@ -4,13 +4,12 @@ import {
   type ApiError,
   createApiClient,
   createPaymentWatch,
-  hmacRequestSigner,
   MemoryWatchStore,
   type OverduePayment,
   type WatchOutage,
   type WatchStore,
 } from '@payhook/core/reconcile';
-import { type AuthCheck, startFakeServer, TEST_CARDS, THREE_DS_CODE } from '@payhook/testing';
+import { TEST_CARDS, THREE_DS_CODE } from '@payhook/testing';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -20,6 +19,7 @@ import { RedisStore } from '../packages/core/src/stores/redis.ts';
 import { migrateWatch, PostgresWatchStore } from '../packages/core/src/watch/postgres.ts';
 import { RedisWatchStore } from '../packages/core/src/watch/redis.ts';
 import { DATABASE_URL, REDIS_URL, reachPostgres, reachRedis } from '../packages/core/test/servers.ts';
+import { apiOf, startFakeApi } from './support/fake-api.js';
 import { closing, listen } from './support/listen.js';
 
 const SECRET = 'watch-secret-5c1e9a';
@@ -81,20 +81,10 @@ let nextSeed = 61;
 
 /** The fake behind real HTTP, a merchant counting handler runs per order, the watch and a client given it. */
 async function shop(stores: { dedupe: MemoryStore | RedisStore | PostgresStore; watch: WatchStore }) {
-  const paths: string[] = [];
-  const service = await startFakeServer({
-    secret: SECRET,
-    now: NOW,
-    seed: nextSeed++,
-    verifyAuth: (check: AuthCheck) => {
-      paths.push(check.path);
-      return hmacRequestSigner(check.project.secret)(check) === check.signature;
-    },
-  });
-  closing.push(() => service.close());
-  const { fake } = service;
-  const { posId, apiKey, endpointsKey } = fake.project;
-  const api = { baseUrl: service.url, posId, apiKey, endpointsKey, apiSecret: SECRET };
+  const service = await startFakeApi('server', { secret: SECRET, now: NOW, seed: nextSeed++ });
+  closing.push(service.close);
+  const { fake, paths } = service;
+  const api = apiOf(service, SECRET);
   const runs = new Map<string, number>();
   const webhook = createWebhookHandler<IncomingMessage>({
     secret: SECRET,
