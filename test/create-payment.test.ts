@@ -3,6 +3,7 @@ import { createNodeListener, createWebhookHandler, type Notification } from '@pa
 import { ApiError, type CreatedPayment, createApiClient } from '@payhook/core/reconcile';
 import { type FakeServiceOptions, TEST_CARDS, THREE_DS_CODE } from '@payhook/testing';
 import { describe, expect, it } from 'vitest';
+import { CUSTOMER } from '../packages/core/test/payment-requests.ts';
 import { apiOf, type FakeApi, startFakeApi } from './support/fake-api.js';
 import { closing, listen } from './support/listen.js';
 
@@ -52,13 +53,6 @@ const PURCHASE = {
   description: 'Green tea, 250 g',
   order_3ds_bypass: 'supported',
 } as const;
-const CUSTOMER = {
-  customer_fname: 'Ada',
-  customer_lname: 'Lovelace',
-  customer_email: 'ada@example.com',
-  customer_phone: '+380501234567',
-  customer_ip: '203.0.113.7',
-};
 const SPLIT = [
   { amount: 5, sub_merchant_id: '0b6c7a4e-3f7d-4a8e-b1c2-9d0e1f2a3b4c' },
   { amount: 7.5, sub_merchant_id: '1c7d8b5f-4a8e-4b9f-a2d3-0e1f2a3b4c5d' },

@@ -14,6 +14,7 @@ import { mockPaymentApi } from '@payhook/testing/nock';
 import nock from 'nock';
 import { describe, expect, it } from 'vitest';
 import { MemoryStore } from '../packages/core/src/stores/memory.ts';
+import { CUSTOMER } from '../packages/core/test/payment-requests.ts';
 import { storeCases } from '../packages/core/test/store-cases.ts';
 import { apiOf, type FakeApi, startFakeApi } from './support/fake-api.js';
 import { closing, listen } from './support/listen.js';
@@ -54,13 +55,6 @@ async function merchant(store: ReturnType<(typeof stores)[number]['make']>) {
 const runKey = (orderId: string, transactionId: unknown) => `${orderId}/${String(transactionId)}`;
 
 const CARD = { cc_number: TEST_CARDS.success, exp_month: 12, exp_year: 2031, card_cvv: '123' };
-const CUSTOMER = {
-  customer_fname: 'Ada',
-  customer_lname: 'Lovelace',
-  customer_email: 'ada@example.com',
-  customer_phone: '+380501234567',
-  customer_ip: '203.0.113.7',
-};
 
 /**
  * 20 payments whose webhooks are all dropped: 9 direct purchases, 5 hosted ones paid on the checkout page, 2 split

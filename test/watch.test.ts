@@ -18,6 +18,7 @@ import { migrate, PostgresStore } from '../packages/core/src/stores/postgres.ts'
 import { RedisStore } from '../packages/core/src/stores/redis.ts';
 import { migrateWatch, PostgresWatchStore } from '../packages/core/src/watch/postgres.ts';
 import { RedisWatchStore } from '../packages/core/src/watch/redis.ts';
+import { CUSTOMER } from '../packages/core/test/payment-requests.ts';
 import { DATABASE_URL, REDIS_URL, reachPostgres, reachRedis } from '../packages/core/test/servers.ts';
 import { apiOf, startFakeApi } from './support/fake-api.js';
 import { closing, listen } from './support/listen.js';
@@ -123,11 +124,7 @@ async function shop(stores: { dedupe: MemoryStore | RedisStore | PostgresStore; 
       exp_month: 12,
       exp_year: 2031,
       card_cvv: CVV,
-      customer_fname: 'Ada',
-      customer_lname: 'Lovelace',
-      customer_email: 'ada@example.com',
-      customer_phone: '+380501234567',
-      customer_ip: '203.0.113.7',
+      ...CUSTOMER,
     });
   const advance = (ms: number) => {
     now += ms;

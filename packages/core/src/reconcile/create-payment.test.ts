@@ -2,6 +2,7 @@ import { createHmac } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { replyWith, startApiService } from '../../test/api-service.js';
+import { CUSTOMER, PURCHASE, SUB_MERCHANT_ID } from '../../test/payment-requests.js';
 import { createApiClient } from './api-client.js';
 import { ApiError } from './api-errors.js';
 import { prepareCreate } from './create-payment.js';
@@ -9,24 +10,12 @@ import { prepareCreate } from './create-payment.js';
 const POS = '5f0c8a4e-1b2c-4d3e-8f4a-5b6c7d8e9f0a';
 const SECRETS = { apiKey: 'ak-create', endpointsKey: 'ek-create', apiSecret: 'secret-create' };
 const CARD = { cc_number: '4242424242424242', exp_month: 12, exp_year: 2031, card_cvv: '737' };
-const DIRECT = {
-  mode: 'direct',
-  method: 'purchase',
-  amount: 12.5,
-  currency: 'UAH',
-  description: 'Tea',
-  order_id: 'o-1',
-  ...CARD,
-};
+const DIRECT = { ...PURCHASE, ...CARD };
 const SPLIT = {
   ...DIRECT,
-  customer_fname: 'Ada',
-  customer_lname: 'Lovelace',
-  customer_email: 'ada@example.com',
-  customer_phone: '+380501234567',
-  customer_ip: '203.0.113.7',
+  ...CUSTOMER,
   order_3ds_bypass: 'supported',
-  split: [{ amount: 5, sub_merchant_id: '0b6c7a4e-3f7d-4a8e-b1c2-9d0e1f2a3b4c' }],
+  split: [{ amount: 5, sub_merchant_id: SUB_MERCHANT_ID }],
 };
 
 function checks(base: string, more: { strict?: boolean; split?: boolean } = {}) {

@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { inspect } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { startApiService } from '../../test/api-service.js';
+import { CUSTOMER, PURCHASE, SUB_MERCHANT_ID } from '../../test/payment-requests.js';
 import { createApiClient } from './api-client.js';
 import { ApiError } from './api-errors.js';
 
@@ -18,23 +19,11 @@ const PAN = '4111111111111111';
 const CVV = '9071';
 const TOKEN = 'rcr:tok_scan_5e1d0c9b';
 const CARD = { cc_number: PAN, exp_month: 12, exp_year: 2031, card_cvv: CVV };
-const DIRECT = {
-  mode: 'direct',
-  method: 'purchase' as const,
-  amount: 12.5,
-  currency: 'UAH',
-  description: 'Tea',
-  order_id: 'o-1',
-};
 const SPLIT = {
-  ...DIRECT,
-  customer_fname: 'Ada',
-  customer_lname: 'Lovelace',
-  customer_email: 'ada@example.com',
-  customer_phone: '+380501234567',
-  customer_ip: '203.0.113.7',
+  ...PURCHASE,
+  ...CUSTOMER,
   order_3ds_bypass: 'supported',
-  split: [{ amount: 12.5, sub_merchant_id: '0b6c7a4e-3f7d-4a8e-b1c2-9d0e1f2a3b4c' }],
+  split: [{ amount: 12.5, sub_merchant_id: SUB_MERCHANT_ID }],
 };
 
 /** Every value that must never be shown, with the spellings a service's echo might use. */
@@ -121,8 +110,8 @@ describe('createPayment and createSplitPayment errors', () => {
       const { url } = await startApiService(echoing(status, signatures));
       const client = createApiClient({ baseUrl: url, posId: POS, ...CREDENTIALS });
       const errors = [
-        await failure(client.createPayment({ ...DIRECT, ...CARD })),
-        await failure(client.createPayment({ ...DIRECT, cc_token: TOKEN })),
+        await failure(client.createPayment({ ...PURCHASE, ...CARD })),
+        await failure(client.createPayment({ ...PURCHASE, cc_token: TOKEN })),
         await failure(client.createSplitPayment({ ...SPLIT, ...CARD })),
       ];
       expect(errors.map((error) => error.status)).toEqual([status, status, status]);
@@ -136,13 +125,13 @@ describe('createPayment and createSplitPayment errors', () => {
     const plain = createApiClient({ baseUrl: 'http://pay.example', posId: POS, ...CREDENTIALS });
     const luhn = `${PAN.slice(0, -1)}2`;
     const errors = [
-      await failure(plain.createPayment({ ...DIRECT, ...CARD })),
-      await failure(plain.createPayment({ ...DIRECT, cc_token: TOKEN })),
-      await failure(secure.createPayment({ ...DIRECT, ...CARD, cc_number: luhn, card_cvv: `${CVV}x` })),
+      await failure(plain.createPayment({ ...PURCHASE, ...CARD })),
+      await failure(plain.createPayment({ ...PURCHASE, cc_token: TOKEN })),
+      await failure(secure.createPayment({ ...PURCHASE, ...CARD, cc_number: luhn, card_cvv: `${CVV}x` })),
       await failure(
-        secure.createPayment({ ...DIRECT, ...CARD, cc_token: TOKEN, cc_cvv: CVV, exp_year: 2001 }),
+        secure.createPayment({ ...PURCHASE, ...CARD, cc_token: TOKEN, cc_cvv: CVV, exp_year: 2001 }),
       ),
-      await failure(secure.createPayment({ ...DIRECT, ...CARD, mode: 'hosted', amount: 1.001 })),
+      await failure(secure.createPayment({ ...PURCHASE, ...CARD, mode: 'hosted', amount: 1.001 })),
       await failure(secure.createSplitPayment({ ...SPLIT, ...CARD, split: [] })),
     ];
     expect(errors.map((error) => error.code)).toEqual([
@@ -162,7 +151,7 @@ describe('createPayment and createSplitPayment errors', () => {
   it('show no card value after a timeout', async () => {
     const { url } = await startApiService(() => {});
     const client = createApiClient({ baseUrl: url, posId: POS, ...CREDENTIALS, timeoutMs: 50 });
-    const error = await failure(client.createPayment({ ...DIRECT, ...CARD }));
+    const error = await failure(client.createPayment({ ...PURCHASE, ...CARD }));
     expect(error.code).toBe('api.timeout');
     expectNothingSecret(error, []);
   });
