@@ -1,8 +1,9 @@
 import { createServer, type IncomingMessage } from 'node:http';
 import { createNodeListener, createWebhookHandler, type Notification } from '@payhook/core';
-import { ApiError, type CreatedPayment, createApiClient } from '@payhook/core/reconcile';
+import { type CreatedPayment, createApiClient } from '@payhook/core/reconcile';
 import { type FakeServiceOptions, TEST_CARDS, THREE_DS_CODE } from '@payhook/testing';
 import { describe, expect, it } from 'vitest';
+import { rejected } from '../packages/core/test/api-rejection.ts';
 import { CUSTOMER } from '../packages/core/test/payment-requests.ts';
 import { apiOf, type FakeApi, startFakeApi } from './support/fake-api.js';
 import { closing, listen } from './support/listen.js';
@@ -57,15 +58,6 @@ const SPLIT = [
   { amount: 5, sub_merchant_id: '0b6c7a4e-3f7d-4a8e-b1c2-9d0e1f2a3b4c' },
   { amount: 7.5, sub_merchant_id: '1c7d8b5f-4a8e-4b9f-a2d3-0e1f2a3b4c5d' },
 ];
-
-async function caught(promise: Promise<unknown>): Promise<ApiError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  if (!(error instanceof ApiError)) throw new Error(`expected an ApiError, got ${String(error)}`);
-  return error;
-}
 
 function direct(created: CreatedPayment) {
   if (created.kind !== 'direct') throw new Error(`expected a direct payment, got ${created.kind}`);
@@ -170,7 +162,7 @@ describe.each(Object.keys(TRANSPORTS) as Array<keyof typeof TRANSPORTS>)(
 
     it('refuses an amount with 3 decimals and a card failing Luhn in one error, before any request reaches the fake', async () => {
       const service = await start();
-      const error = await caught(
+      const error = await rejected(
         clientOf(service).createPayment({
           ...PURCHASE,
           ...CARD,
@@ -209,13 +201,13 @@ describe.each(Object.keys(TRANSPORTS) as Array<keyof typeof TRANSPORTS>)(
     it('refuses a missing description before sending under strict, and maps the strict fake V-400 to api.request_invalid', async () => {
       const service = await start({ strict: true });
       const request = { method: 'purchase', mode: 'hosted', amount: 10, currency: 'XTS', order_id: 'o-1' };
-      const local = await caught(clientOf(service, { strict: true }).createPayment(request));
+      const local = await rejected(clientOf(service, { strict: true }).createPayment(request));
       expect([local.code, local.violations]).toEqual([
         'api.request_invalid',
         [{ field: 'description', code: 'required' }],
       ]);
       expect(service.paths).toEqual([]);
-      const remote = await caught(clientOf(service).createPayment(request));
+      const remote = await rejected(clientOf(service).createPayment(request));
       expect([remote.code, remote.status, remote.serviceCode, remote.violations]).toEqual([
         'api.request_invalid',
         400,
@@ -230,9 +222,9 @@ describe.each(Object.keys(TRANSPORTS) as Array<keyof typeof TRANSPORTS>)(
       const request = { ...PURCHASE, ...CARD, mode: 'direct', order_id: 'twice', customer_ip: '203.0.113.7' };
       await client.createPayment(request);
       const errors = [
-        await caught(client.createPayment(request)),
-        await caught(clientOf(service, { apiKey: 'wrong-api-key' }).createPayment(request)),
-        await caught(client.createPayment({ ...request, order_id: 'bad', cc_number: '4242424242424241' })),
+        await rejected(client.createPayment(request)),
+        await rejected(clientOf(service, { apiKey: 'wrong-api-key' }).createPayment(request)),
+        await rejected(client.createPayment({ ...request, order_id: 'bad', cc_number: '4242424242424241' })),
       ];
       expect(errors.map((e) => [e.code, e.status, e.serviceCode])).toEqual([
         ['api.order_exists', 409, 'P-409'],
@@ -260,7 +252,7 @@ describe('card data over plain HTTP', () => {
       endpointsKey: service.fake.project.endpointsKey,
       apiSecret: SECRET,
     });
-    const error = await caught(
+    const error = await rejected(
       client.createPayment({ ...PURCHASE, ...CARD, mode: 'direct', order_id: 'plain-1' }),
     );
     expect([error.code, error.status]).toEqual(['api.insecure_transport', undefined]);

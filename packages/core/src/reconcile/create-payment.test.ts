@@ -1,6 +1,7 @@
 import { createHmac } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { describe, expect, it } from 'vitest';
+import { rejected } from '../../test/api-rejection.js';
 import { replyWith, startApiService } from '../../test/api-service.js';
 import { CUSTOMER, PURCHASE, SUB_MERCHANT_ID } from '../../test/payment-requests.js';
 import { createApiClient } from './api-client.js';
@@ -30,15 +31,6 @@ function refusal(run: () => unknown): ApiError {
     throw error;
   }
   throw new Error('expected an ApiError');
-}
-
-async function rejected(promise: Promise<unknown>): Promise<ApiError> {
-  const outcome = await promise.then(
-    () => undefined,
-    (error: unknown) => error,
-  );
-  if (outcome instanceof ApiError) return outcome;
-  throw new Error(`expected an ApiError, got ${String(outcome)}`);
 }
 
 describe('prepareCreate', () => {

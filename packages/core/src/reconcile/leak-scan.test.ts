@@ -1,10 +1,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { inspect } from 'node:util';
 import { describe, expect, it } from 'vitest';
+import { rejected } from '../../test/api-rejection.js';
 import { startApiService } from '../../test/api-service.js';
 import { CUSTOMER, PURCHASE, SUB_MERCHANT_ID } from '../../test/payment-requests.js';
 import { createApiClient } from './api-client.js';
-import { ApiError } from './api-errors.js';
+import type { ApiError } from './api-errors.js';
 
 // A scan of every error createPayment and createSplitPayment throw: no key, secret, signature or card value in its
 // message, its fields, its cause or how Node prints it, even when the service echoes all of them back.
@@ -80,15 +81,6 @@ function echoing(status: number, signatures: string[]) {
   };
 }
 
-async function failure(promise: Promise<unknown>): Promise<ApiError> {
-  const outcome = await promise.then(
-    () => undefined,
-    (error: unknown) => error,
-  );
-  if (outcome instanceof ApiError) return outcome;
-  throw new Error(`expected an ApiError, got ${String(outcome)}`);
-}
-
 function expectNothingSecret(error: ApiError, signatures: readonly string[]): void {
   const text = shown(error).toLowerCase();
   for (const secret of secrets(signatures)) {
@@ -110,9 +102,9 @@ describe('createPayment and createSplitPayment errors', () => {
       const { url } = await startApiService(echoing(status, signatures));
       const client = createApiClient({ baseUrl: url, posId: POS, ...CREDENTIALS });
       const errors = [
-        await failure(client.createPayment({ ...PURCHASE, ...CARD })),
-        await failure(client.createPayment({ ...PURCHASE, cc_token: TOKEN })),
-        await failure(client.createSplitPayment({ ...SPLIT, ...CARD })),
+        await rejected(client.createPayment({ ...PURCHASE, ...CARD })),
+        await rejected(client.createPayment({ ...PURCHASE, cc_token: TOKEN })),
+        await rejected(client.createSplitPayment({ ...SPLIT, ...CARD })),
       ];
       expect(errors.map((error) => error.status)).toEqual([status, status, status]);
       expect(signatures).toHaveLength(3);
@@ -125,14 +117,14 @@ describe('createPayment and createSplitPayment errors', () => {
     const plain = createApiClient({ baseUrl: 'http://pay.example', posId: POS, ...CREDENTIALS });
     const luhn = `${PAN.slice(0, -1)}2`;
     const errors = [
-      await failure(plain.createPayment({ ...PURCHASE, ...CARD })),
-      await failure(plain.createPayment({ ...PURCHASE, cc_token: TOKEN })),
-      await failure(secure.createPayment({ ...PURCHASE, ...CARD, cc_number: luhn, card_cvv: `${CVV}x` })),
-      await failure(
+      await rejected(plain.createPayment({ ...PURCHASE, ...CARD })),
+      await rejected(plain.createPayment({ ...PURCHASE, cc_token: TOKEN })),
+      await rejected(secure.createPayment({ ...PURCHASE, ...CARD, cc_number: luhn, card_cvv: `${CVV}x` })),
+      await rejected(
         secure.createPayment({ ...PURCHASE, ...CARD, cc_token: TOKEN, cc_cvv: CVV, exp_year: 2001 }),
       ),
-      await failure(secure.createPayment({ ...PURCHASE, ...CARD, mode: 'hosted', amount: 1.001 })),
-      await failure(secure.createSplitPayment({ ...SPLIT, ...CARD, split: [] })),
+      await rejected(secure.createPayment({ ...PURCHASE, ...CARD, mode: 'hosted', amount: 1.001 })),
+      await rejected(secure.createSplitPayment({ ...SPLIT, ...CARD, split: [] })),
     ];
     expect(errors.map((error) => error.code)).toEqual([
       'api.insecure_transport',
@@ -151,7 +143,7 @@ describe('createPayment and createSplitPayment errors', () => {
   it('show no card value after a timeout', async () => {
     const { url } = await startApiService(() => {});
     const client = createApiClient({ baseUrl: url, posId: POS, ...CREDENTIALS, timeoutMs: 50 });
-    const error = await failure(client.createPayment({ ...PURCHASE, ...CARD }));
+    const error = await rejected(client.createPayment({ ...PURCHASE, ...CARD }));
     expect(error.code).toBe('api.timeout');
     expectNothingSecret(error, []);
   });
