@@ -1,3 +1,4 @@
+import { Batcher } from '@payhook/core/adapter';
 import type PgBoss from 'pg-boss';
 import { type Consumer, type JobRunner, UnrecoverableJobError } from './engine.js';
 import { errorOf, readJob } from './postgres-job.js';
@@ -24,6 +25,11 @@ export interface ConsumerSetup {
   onError: (error: Error) => void;
 }
 
+/** Completions written at once; those of jobs settling meanwhile wait for a free one and then go together. */
+const COMPLETE_LANES = 1;
+/** At most this many jobs are completed in one statement. */
+const MAX_COMPLETE = 256;
+
 function pause(ms: number): { done: Promise<void>; cancel: () => void } {
   let timer: NodeJS.Timeout | undefined;
   const done = new Promise<void>((resolve) => {
@@ -34,13 +40,15 @@ function pause(ms: number): { done: Promise<void>; cancel: () => void } {
 
 /**
  * Fetches jobs while fewer than `concurrency` run, one fetch for all free slots, waits `pollingMs` when none came,
- * and sends the heartbeat of the running ones. pg-boss's own `work()` is not used: it runs a fetched batch to the
+ * and sends the heartbeat of the running ones. Jobs whose runs settle while a completion is being written are
+ * completed together in the next statement (a lone one at once). pg-boss's own `work()` is not used: it runs a fetched batch to the
  * end before it fetches again and fails running jobs at shutdown, where a consumer must hand them back.
  */
 export class PostgresConsumer implements Consumer {
   readonly #setup: ConsumerSetup;
   readonly #run: JobRunner;
   readonly #running = new Map<string, Running>();
+  readonly #completer: Batcher<string, void>;
   readonly #loop: Promise<void>;
   readonly #heartbeat: NodeJS.Timeout;
   #beating = false;
@@ -54,6 +62,14 @@ export class PostgresConsumer implements Consumer {
   constructor(setup: ConsumerSetup, run: JobRunner) {
     this.#setup = setup;
     this.#run = run;
+    const { boss, name } = setup;
+    this.#completer = new Batcher(
+      async (ids) => {
+        await boss.complete(name, [...ids]);
+        return ids.map(() => undefined);
+      },
+      { lanes: COMPLETE_LANES, max: MAX_COMPLETE },
+    );
     this.#loop = this.#take();
     this.#heartbeat = setInterval(() => void this.#beat(), setup.heartbeatMs);
   }
@@ -114,7 +130,7 @@ export class PostgresConsumer implements Consumer {
     Promise.resolve()
       .then(() => this.#run(readJob(job.data), attempt))
       .then(
-        () => this.#settle(running, () => boss.complete(name, job.id)),
+        () => this.#settle(running, () => this.#completer.call(job.id)),
         (error: unknown) =>
           this.#settle(running, () =>
             error instanceof UnrecoverableJobError
