@@ -4,6 +4,8 @@ import type { JobRunner } from './engine.js';
 import { PostgresConsumer } from './postgres-consumer.js';
 import type { PostgresJobs } from './postgres-sql.js';
 
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
 function latch(): { open: () => void; opened: Promise<void> } {
   let open!: () => void;
   const opened = new Promise<void>((resolve) => {
@@ -18,8 +20,13 @@ function latch(): { open: () => void; opened: Promise<void> } {
  */
 function fakeBoss(queued: string[]) {
   const statements: string[][] = [];
+  /** The slots each fetch asked for, as it began. */
   const fetches: number[] = [];
-  const state = { completing: Promise.resolve(), failure: undefined as Error | undefined };
+  const state = {
+    completing: Promise.resolve(),
+    fetching: Promise.resolve(),
+    failure: undefined as Error | undefined,
+  };
   const waiting: { count: number; open: () => void }[] = [];
   /** Resolves once `count` jobs went in completion statements: no timer, so it works under fake timers too. */
   const completed = (count: number) => {
@@ -29,8 +36,9 @@ function fakeBoss(queued: string[]) {
   };
   const boss = {
     async fetch(_name: string, options: { batchSize: number }) {
+      fetches.push(options.batchSize);
+      await state.fetching;
       const ids = queued.splice(0, options.batchSize);
-      fetches.push(ids.length);
       return ids.map((id) => ({
         id,
         data: { key: id, data: {}, secretIndex: 0 },
@@ -97,6 +105,56 @@ describe('PostgresConsumer, completing jobs', () => {
     await completed(2);
     expect(ran).toEqual(['a', 'b']);
     expect(statements).toEqual([['a'], ['b']]);
+  });
+
+  it('starts the next job while the completion of a settled one is still being written', async () => {
+    const { boss, statements, state } = fakeBoss(['a', 'b']);
+    const written = latch();
+    state.completing = written.opened;
+    const ran: string[] = [];
+    let running = 0;
+    let most = 0;
+    consumer(
+      boss,
+      async (job) => {
+        most = Math.max(most, ++running);
+        ran.push(job.key!);
+        await Promise.resolve();
+        running--;
+      },
+      1,
+    );
+    await vi.waitFor(() => expect(ran).toEqual(['a', 'b']));
+    expect(statements).toEqual([['a']]);
+    expect(most).toBe(1);
+    written.open();
+    await vi.waitFor(() => expect(statements).toEqual([['a'], ['b']]));
+  });
+
+  it('fetches again at once for a slot freed while a fetch was under way, not at the next poll', async () => {
+    const queued = ['a', 'x'];
+    const { boss, fetches, state } = fakeBoss(queued);
+    const finish = new Map<string, () => void>();
+    const started: string[] = [];
+    consumer(
+      boss,
+      (job) => {
+        started.push(job.key!);
+        return new Promise<void>((resolve) => finish.set(job.key!, resolve));
+      },
+      3,
+    );
+    await vi.waitFor(() => expect(started).toEqual(['a', 'x']));
+    const fetch = latch();
+    state.fetching = fetch.opened;
+    finish.get('a')!();
+    // A fetch for two slots (a's and the free one) is under way; x frees a third meanwhile, and the fetch brings b, c.
+    await vi.waitFor(() => expect(fetches).toEqual([3, 2]));
+    finish.get('x')!();
+    await sleep(10);
+    queued.push('b', 'c', 'd');
+    fetch.open();
+    await vi.waitFor(() => expect(started).toEqual(['a', 'x', 'b', 'c', 'd']));
   });
 
   it('reports each job of a failed completion statement, and frees their slots', async () => {

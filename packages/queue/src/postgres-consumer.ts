@@ -77,7 +77,9 @@ export class PostgresConsumer implements Consumer {
   async #take(): Promise<void> {
     const { concurrency, pollingMs } = this.#setup;
     while (!this.#stopping) {
-      const free = concurrency - this.#running.size;
+      // Made before the fetch: a run settling while it is under way fetches again at once, not at the next poll.
+      const woken = new Promise<void>((resolve) => (this.#wake = resolve));
+      const free = concurrency - this.#runs();
       const jobs = free > 0 ? await this.#fetch(free) : [];
       if (this.#stopping) {
         await this.#handBack(jobs.map((job) => job.id));
@@ -86,9 +88,9 @@ export class PostgresConsumer implements Consumer {
       // pg-boss picks the oldest jobs but returns them in no particular order (UPDATE … RETURNING): start them oldest first.
       jobs.sort((a, b) => a.createdOn.getTime() - b.createdOn.getTime());
       for (const job of jobs) this.#start(job);
-      // The next fetch: when a running job finishes (a slot is free), or at the next poll.
+      // The next fetch: when a run settles (a slot is free), or at the next poll.
       const wait = pause(pollingMs);
-      await Promise.race([wait.done, new Promise<void>((resolve) => (this.#wake = resolve))]);
+      await Promise.race([wait.done, woken]);
       wait.cancel();
     }
   }
@@ -143,6 +145,7 @@ export class PostgresConsumer implements Consumer {
   async #settle(running: Running, write: () => Promise<unknown>): Promise<void> {
     if (!running.released) {
       running.settling = true;
+      this.#wake?.();
       try {
         await write();
       } catch (error) {
@@ -153,10 +156,18 @@ export class PostgresConsumer implements Consumer {
     this.#forget(running);
   }
 
+  /** The runs under way: a settled job's slot is free while its outcome is written, so the next run can start. */
+  #runs(): number {
+    let runs = 0;
+    for (const running of this.#running.values()) if (!running.settling) runs++;
+    return runs;
+  }
+
   #forget(running: Running): void {
     if (this.#running.get(running.id) !== running) return;
     this.#running.delete(running.id);
-    this.#wake?.();
+    // A settled job's slot was freed when its run settled.
+    if (!running.settling) this.#wake?.();
     if (this.#running.size === 0) for (const resolve of this.#idle.splice(0)) resolve();
   }
 
