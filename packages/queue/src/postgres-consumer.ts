@@ -9,7 +9,7 @@ interface Running {
   readonly id: string;
   readonly controller: AbortController;
   released: boolean;
-  /** Its run settled and the completion or failure is being written. */
+  /** Its run settled and the completion or failure is being written; its slot is free. */
   settling: boolean;
 }
 
@@ -40,9 +40,10 @@ function pause(ms: number): { done: Promise<void>; cancel: () => void } {
 
 /**
  * Fetches jobs while fewer than `concurrency` run, one fetch for all free slots, waits `pollingMs` when none came,
- * and sends the heartbeat of the running ones. Jobs whose runs settle while a completion is being written are
- * completed together in the next statement (a lone one at once). pg-boss's own `work()` is not used: it runs a fetched batch to the
- * end before it fetches again and fails running jobs at shutdown, where a consumer must hand them back.
+ * and sends the heartbeat of the running ones. A run that settles frees its slot at once; its job is completed
+ * with those settling while a completion is being written, in one statement (a lone one at once, no timer), which
+ * at full concurrency writes several jobs per statement. pg-boss's own `work()` is not used: it runs a fetched batch
+ * to the end before it fetches again and fails running jobs at shutdown, where a consumer must hand them back.
  */
 export class PostgresConsumer implements Consumer {
   readonly #setup: ConsumerSetup;
