@@ -4,8 +4,6 @@ import type { JobRunner } from './engine.js';
 import { PostgresConsumer } from './postgres-consumer.js';
 import type { PostgresJobs } from './postgres-sql.js';
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 function latch(): { open: () => void; opened: Promise<void> } {
   let open!: () => void;
   const opened = new Promise<void>((resolve) => {
@@ -133,7 +131,7 @@ describe('PostgresConsumer, completing jobs', () => {
 
   it('fetches again at once for a slot freed while a fetch was under way, not at the next poll', async () => {
     const queued = ['a', 'x'];
-    const { boss, fetches, state } = fakeBoss(queued);
+    const { boss, fetches, state, statements } = fakeBoss(queued);
     const finish = new Map<string, () => void>();
     const started: string[] = [];
     consumer(
@@ -151,7 +149,7 @@ describe('PostgresConsumer, completing jobs', () => {
     // A fetch for two slots (a's and the free one) is under way; x frees a third meanwhile, and the fetch brings b, c.
     await vi.waitFor(() => expect(fetches).toEqual([3, 2]));
     finish.get('x')!();
-    await sleep(10);
+    await vi.waitFor(() => expect(statements.flat()).toContain('x'));
     queued.push('b', 'c', 'd');
     fetch.open();
     await vi.waitFor(() => expect(started).toEqual(['a', 'x', 'b', 'c', 'd']));
