@@ -1,3 +1,4 @@
+import { Batcher } from '@payhook/core/adapter';
 import type PgBoss from 'pg-boss';
 import { type Consumer, type JobRunner, UnrecoverableJobError } from './engine.js';
 import { errorOf, readJob } from './postgres-job.js';
@@ -8,7 +9,7 @@ interface Running {
   readonly id: string;
   readonly controller: AbortController;
   released: boolean;
-  /** Its run settled and the completion or failure is being written. */
+  /** Its run settled and the completion or failure is being written; its slot is free. */
   settling: boolean;
 }
 
@@ -24,6 +25,11 @@ export interface ConsumerSetup {
   onError: (error: Error) => void;
 }
 
+/** Completions written at once; those of jobs settling meanwhile wait for a free one and then go together. */
+const COMPLETE_LANES = 1;
+/** At most this many jobs are completed in one statement. */
+const MAX_COMPLETE = 256;
+
 function pause(ms: number): { done: Promise<void>; cancel: () => void } {
   let timer: NodeJS.Timeout | undefined;
   const done = new Promise<void>((resolve) => {
@@ -34,13 +40,16 @@ function pause(ms: number): { done: Promise<void>; cancel: () => void } {
 
 /**
  * Fetches jobs while fewer than `concurrency` run, one fetch for all free slots, waits `pollingMs` when none came,
- * and sends the heartbeat of the running ones. pg-boss's own `work()` is not used: it runs a fetched batch to the
- * end before it fetches again and fails running jobs at shutdown, where a consumer must hand them back.
+ * and sends the heartbeat of the running ones. A run that settles frees its slot at once; its job is completed
+ * with those settling while a completion is being written, in one statement (a lone one at once, no timer), which
+ * at full concurrency writes several jobs per statement. pg-boss's own `work()` is not used: it runs a fetched batch
+ * to the end before it fetches again and fails running jobs at shutdown, where a consumer must hand them back.
  */
 export class PostgresConsumer implements Consumer {
   readonly #setup: ConsumerSetup;
   readonly #run: JobRunner;
   readonly #running = new Map<string, Running>();
+  readonly #completer: Batcher<string, void>;
   readonly #loop: Promise<void>;
   readonly #heartbeat: NodeJS.Timeout;
   #beating = false;
@@ -54,6 +63,14 @@ export class PostgresConsumer implements Consumer {
   constructor(setup: ConsumerSetup, run: JobRunner) {
     this.#setup = setup;
     this.#run = run;
+    const { boss, name } = setup;
+    this.#completer = new Batcher(
+      async (ids) => {
+        await boss.complete(name, [...ids]);
+        return ids.map(() => undefined);
+      },
+      { lanes: COMPLETE_LANES, max: MAX_COMPLETE },
+    );
     this.#loop = this.#take();
     this.#heartbeat = setInterval(() => void this.#beat(), setup.heartbeatMs);
   }
@@ -61,7 +78,9 @@ export class PostgresConsumer implements Consumer {
   async #take(): Promise<void> {
     const { concurrency, pollingMs } = this.#setup;
     while (!this.#stopping) {
-      const free = concurrency - this.#running.size;
+      // Made before the fetch: a run settling while it is under way fetches again at once, not at the next poll.
+      const woken = new Promise<void>((resolve) => (this.#wake = resolve));
+      const free = concurrency - this.#runs();
       const jobs = free > 0 ? await this.#fetch(free) : [];
       if (this.#stopping) {
         await this.#handBack(jobs.map((job) => job.id));
@@ -70,9 +89,9 @@ export class PostgresConsumer implements Consumer {
       // pg-boss picks the oldest jobs but returns them in no particular order (UPDATE … RETURNING): start them oldest first.
       jobs.sort((a, b) => a.createdOn.getTime() - b.createdOn.getTime());
       for (const job of jobs) this.#start(job);
-      // The next fetch: when a running job finishes (a slot is free), or at the next poll.
+      // The next fetch: when a run settles (a slot is free), or at the next poll.
       const wait = pause(pollingMs);
-      await Promise.race([wait.done, new Promise<void>((resolve) => (this.#wake = resolve))]);
+      await Promise.race([wait.done, woken]);
       wait.cancel();
     }
   }
@@ -114,7 +133,7 @@ export class PostgresConsumer implements Consumer {
     Promise.resolve()
       .then(() => this.#run(readJob(job.data), attempt))
       .then(
-        () => this.#settle(running, () => boss.complete(name, job.id)),
+        () => this.#settle(running, () => this.#completer.call(job.id)),
         (error: unknown) =>
           this.#settle(running, () =>
             error instanceof UnrecoverableJobError
@@ -127,6 +146,7 @@ export class PostgresConsumer implements Consumer {
   async #settle(running: Running, write: () => Promise<unknown>): Promise<void> {
     if (!running.released) {
       running.settling = true;
+      this.#wake?.();
       try {
         await write();
       } catch (error) {
@@ -137,10 +157,18 @@ export class PostgresConsumer implements Consumer {
     this.#forget(running);
   }
 
+  /** The runs under way: a settled job's slot is free while its outcome is written, so the next run can start. */
+  #runs(): number {
+    let runs = 0;
+    for (const running of this.#running.values()) if (!running.settling) runs++;
+    return runs;
+  }
+
   #forget(running: Running): void {
     if (this.#running.get(running.id) !== running) return;
     this.#running.delete(running.id);
-    this.#wake?.();
+    // A settled job's slot was freed when its run settled.
+    if (!running.settling) this.#wake?.();
     if (this.#running.size === 0) for (const resolve of this.#idle.splice(0)) resolve();
   }
 
