@@ -87,6 +87,43 @@ describe('scriptRunner', () => {
     ]);
   });
 
+  it.each([
+    ['renamed away', "ERR unknown command 'EVALSHA', with args beginning with: '1f0e' '1' 'k1' "],
+    ['forbidden by an ACL', "NOPERM User app has no permissions to run the 'evalsha' command"],
+  ])(
+    'runs scripts with EVAL from then on when the server refuses EVALSHA itself (%s)',
+    async (_, refusal) => {
+      const calls: string[] = [];
+      const client = {
+        evalSha: async () => {
+          calls.push('evalSha');
+          throw new Error(refusal);
+        },
+        eval: async (script: string) => {
+          calls.push('eval');
+          return script;
+        },
+      };
+      const run = scriptRunner(client, 'a test');
+      expect(await run('return 1', ['k1'], [])).toBe('return 1');
+      expect(await run('return 2', ['k1'], [])).toBe('return 2');
+      expect(calls).toEqual(['evalSha', 'eval', 'eval']);
+    },
+  );
+
+  it('passes on any other error of EVALSHA without sending the script', async () => {
+    const calls: string[] = [];
+    const client = {
+      evalSha: async () => {
+        calls.push('evalSha');
+        throw new Error("READONLY You can't write against a read only replica.");
+      },
+      eval: async () => void calls.push('eval'),
+    };
+    await expect(scriptRunner(client, 'a test')('return 1', ['k1'], [])).rejects.toThrow(/^READONLY/);
+    expect(calls).toEqual(['evalSha']);
+  });
+
   it('refuses something that is not a Redis client, naming who needs it', () => {
     expect(() => scriptRunner({} as RedisClientLike, 'RedisWatchStore')).toThrow(
       '[@payhook/core] RedisWatchStore needs a Redis client with eval: pass an ioredis or node-redis client.',

@@ -32,15 +32,26 @@ function sha1(script: string): string {
   return digest;
 }
 
+function messageOf(error: unknown): string {
+  return String((error as { message?: unknown })?.message);
+}
+
 function isNoScript(error: unknown): boolean {
-  return String((error as { message?: unknown })?.message).startsWith('NOSCRIPT');
+  return messageOf(error).startsWith('NOSCRIPT');
+}
+
+/** EVALSHA itself refused (renamed away, or left out of the user's ACL), where EVAL may run: nothing ran. */
+function isShaRefused(error: unknown): boolean {
+  const message = messageOf(error);
+  return /^(ERR unknown command|NOPERM)/i.test(message) && /evalsha/i.test(message);
 }
 
 /**
  * Runs scripts by their SHA-1 (`EVALSHA`), and with `EVAL` when the server does not hold the script yet (a new,
  * restarted or flushed server answers NOSCRIPT), which also loads it. Sending the script's text on every call, as
  * plain `EVAL` does, costs each call its bytes and the server a hash of them. A client without `evalsha` (ioredis)
- * or `evalSha` (node-redis) gets `EVAL` every time.
+ * or `evalSha` (node-redis), or a server that refuses EVALSHA itself (renamed, or not in the ACL), gets `EVAL`
+ * every time.
  */
 export function scriptRunner(client: RedisClientLike, who: string): RunScript {
   if (typeof client?.eval !== 'function') {
@@ -55,10 +66,13 @@ export function scriptRunner(client: RedisClientLike, who: string): RunScript {
   const evalShaOf = typeof shaMethod === 'function' ? (shaMethod as Call).bind(client) : undefined;
   const send = (call: Call, script: string, keys: readonly string[], args: readonly string[]) =>
     ioredis ? call(script, keys.length, ...keys, ...args) : call(script, { keys, arguments: args });
-  if (!evalShaOf) return (script, keys, args) => send(evalOf, script, keys, args);
-  return (script, keys, args) =>
-    send(evalShaOf, sha1(script), keys, args).catch((error: unknown) => {
-      if (!isNoScript(error)) throw error;
+  let bySha = evalShaOf !== undefined;
+  return (script, keys, args) => {
+    if (!bySha || !evalShaOf) return send(evalOf, script, keys, args);
+    return send(evalShaOf, sha1(script), keys, args).catch((error: unknown) => {
+      if (isShaRefused(error)) bySha = false;
+      else if (!isNoScript(error)) throw error;
       return send(evalOf, script, keys, args);
     });
+  };
 }

@@ -38,8 +38,10 @@ export interface WatchStore {
   add(payment: WatchedPayment): Promise<boolean>;
   take(now: number, nextDeadline: number, limit: number): Promise<WatchedPayment[]>;
   /**
-   * Counts one try less for each payment, as `take` answered it: an entry whose `tries` is no longer the one given
-   * (taken again since) or that is gone (settled) is left alone; the deadline stays.
+   * Counts one try less for each payment `take` answered (never below 0), taken again since or not: each call
+   * gives back tries a run counted and never used, so the count stays right however takes and gives back
+   * interleave (takes queued while the store was offline land together). A gone entry (settled) is left alone;
+   * the deadline stays.
    */
   giveBack(payments: readonly WatchedPayment[]): Promise<void>;
   remove(orderId: string, operation: string): Promise<boolean>;

@@ -98,6 +98,53 @@ describe('a watch over a store that stopped answering', () => {
     expect(taken.map((p) => [p.orderId, p.tries])).toEqual([['o', 1]]);
   });
 
+  it('gives back every try of takes that piled up while the store was offline, then landed in order', async () => {
+    // A client queueing commands offline (node-redis by default, ioredis with maxRetriesPerRequest: null) runs
+    // every take the runs sent once the server is back, in order, then their late gives back.
+    const memory = new MemoryWatchStore();
+    const online = gate();
+    let line: Promise<unknown> = online.opened;
+    const queued = <T>(call: () => Promise<T>): Promise<T> => {
+      const done = line.then(call);
+      line = done.then(undefined, () => undefined);
+      return done;
+    };
+    const store: WatchStore = {
+      name: 'offline',
+      add: (p) => queued(() => memory.add(p)),
+      take: (...args) => queued(() => memory.take(...args)),
+      giveBack: (p) => queued(() => memory.giveBack(p)),
+      remove: (o, op) => queued(() => memory.remove(o, op)),
+    };
+    let now = T;
+    const overdue: string[] = [];
+    const watch = createPaymentWatch({
+      api: requested,
+      store,
+      now: () => now,
+      storeTimeoutMs: 20,
+      logger: false,
+      onOverdue: (p) => overdue.push(`${p.orderId} ${p.reason} ${p.tries}`),
+    });
+    await memory.add({
+      orderId: 'o',
+      operation: 'purchase',
+      createdAt: T,
+      deadline: T + 15 * MINUTE,
+      tries: 0,
+    });
+    for (let run = 0; run < 4; run++) {
+      now += 15 * MINUTE;
+      await expect(watch.reconcileOverdue()).rejects.toThrow(/did not answer within 20 ms/);
+    }
+    online.open();
+    await ticks();
+    now += 15 * MINUTE;
+    const report = await watch.reconcileOverdue();
+    expect(report.watching.map((p) => [p.orderId, p.tries])).toEqual([['o', 1]]);
+    expect(overdue).toEqual([]);
+  });
+
   it('reports a payment whose remove landed after its timeout', async () => {
     const memory = new MemoryWatchStore();
     const late = gate();

@@ -39,7 +39,7 @@ export class MemoryWatchStore implements WatchStore {
     for (const p of payments) {
       const id = watchId(p.orderId, p.operation);
       const kept = this.#payments.get(id);
-      if (kept?.tries === p.tries && p.tries > 0) this.#payments.set(id, { ...kept, tries: p.tries - 1 });
+      if (kept !== undefined && kept.tries > 0) this.#payments.set(id, { ...kept, tries: kept.tries - 1 });
     }
   }
 

@@ -140,8 +140,7 @@ export class PostgresWatchStore implements WatchStore {
     );
     this.#remove = statement(`DELETE FROM ${name} WHERE id = $1`, prepare);
     this.#giveBack = statement(
-      `UPDATE ${name} w SET tries = w.tries - 1 FROM unnest($1::text[], $2::int[]) AS back(id, tries)
-       WHERE w.id = back.id AND w.tries = back.tries AND w.tries > 0`,
+      `UPDATE ${name} SET tries = tries - 1 WHERE id = ANY($1::text[]) AND tries > 0`,
       prepare,
     );
   }
@@ -176,7 +175,7 @@ export class PostgresWatchStore implements WatchStore {
   async giveBack(payments: readonly WatchedPayment[]): Promise<void> {
     if (payments.length === 0) return;
     const ids = payments.map((p) => watchId(p.orderId, p.operation));
-    await this.#query(this.#giveBack, [ids, payments.map((p) => p.tries)]);
+    await this.#query(this.#giveBack, [ids]);
   }
 
   async remove(orderId: string, operation: string): Promise<boolean> {

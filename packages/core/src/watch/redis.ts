@@ -35,12 +35,12 @@ for _, id in ipairs(ids) do
   end
 end
 return out`;
-// Give back: ARGV pairs of id and the tries take answered; an entry taken again since, or gone, is left alone.
-const GIVE_BACK_SCRIPT = `for i = 1, #ARGV, 2 do
+// Give back: ARGV the ids; one try less each (never below 0), a gone entry left alone.
+const GIVE_BACK_SCRIPT = `for i = 1, #ARGV do
   local v = redis.call('HGET', KEYS[2], ARGV[i])
   if v then
     local p = cjson.decode(v)
-    if p.tries == tonumber(ARGV[i + 1]) and p.tries > 0 then
+    if p.tries > 0 then
       p.tries = p.tries - 1
       redis.call('HSET', KEYS[2], ARGV[i], cjson.encode(p))
     end
@@ -100,7 +100,7 @@ export class RedisWatchStore implements WatchStore {
     if (payments.length === 0) return;
     await this.#script(
       GIVE_BACK_SCRIPT,
-      payments.flatMap((p) => [watchId(p.orderId, p.operation), String(p.tries)]),
+      payments.map((p) => watchId(p.orderId, p.operation)),
     );
   }
 

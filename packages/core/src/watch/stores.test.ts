@@ -112,7 +112,7 @@ describe.each(STORES)('$name', ({ up, make }) => {
   );
 
   it.skipIf(!up)(
-    'gives back the try take counted, keeping the deadline; one taken again since, or removed, is left alone',
+    'gives back one try each, taken again since or not, never below 0, keeping the deadline; a removed one is left alone',
     async () => {
       const store = await make();
       for (const [order, at] of [
@@ -123,10 +123,14 @@ describe.each(STORES)('$name', ({ up, make }) => {
         await store.add(payment(order, T + at));
       const [a, b, c] = await store.take(T + 3, T + 1_000, 10);
       await store.remove('c', 'purchase');
-      await store.giveBack([a!, { ...b!, tries: 5 }, c!]);
+      const [a2] = await store.take(T + 1_000, T + 2_000, 10);
+      // The first take's tries given back after the second take: both of a's, one of b's.
+      await store.giveBack([a!, b!, c!]);
+      await store.giveBack([a2!]);
+      await store.giveBack([a2!]);
       await store.giveBack([]);
-      expect(await store.take(T + 999, T + 2_000, 10)).toEqual([]);
-      const again = await store.take(T + 1_000, T + 2_000, 10);
+      expect(await store.take(T + 1_999, T + 3_000, 10)).toEqual([]);
+      const again = await store.take(T + 2_000, T + 3_000, 10);
       expect(again.map((p) => [p.orderId, p.tries]).sort()).toEqual([
         ['a', 1],
         ['b', 2],

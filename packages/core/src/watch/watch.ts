@@ -62,8 +62,9 @@ export interface PaymentWatchOptions<C = undefined> {
   /** How many re-sends start per second. @default 5 */
   requestsPerSecond?: number;
   /**
-   * Called with each payment reported overdue (still unsettled after `maxTries`, or an order the service does not
-   * know); its throw, or an async one's rejection, is ignored.
+   * Called with each payment reported overdue (still unsettled after `maxTries`, an order the service does not
+   * know, or one its API could not be asked about for `unreachableAfterMs`); its throw, or an async one's
+   * rejection, is ignored.
    */
   onOverdue?: (payment: OverduePayment) => void;
   /**
@@ -118,8 +119,9 @@ export interface PaymentWatch {
   /**
    * One run, to call on a schedule: takes the overdue payments, re-sends each through the API (a record answered
    * goes through `webhook.process`, exactly once), and reports those still unsettled after `maxTries`, orders
-   * the service does not know, and those its API could not be asked about for `unreachableAfterMs`. A run asked for while one is under way joins it; every store call is bounded by
-   * `storeTimeoutMs`, so a run never waits on a store that stopped answering.
+   * the service does not know, and those its API could not be asked about for `unreachableAfterMs`. A run asked
+   * for while one is under way joins it; every store call is bounded by `storeTimeoutMs`, so a run never waits on
+   * a store that stopped answering.
    */
   reconcileOverdue(): Promise<WatchRunReport>;
 }
