@@ -144,6 +144,41 @@ describe('createApiClient().resend', () => {
     );
   });
 
+  it('throws api.timeout and sends nothing when signRequest never settles (a KMS that stopped answering)', async () => {
+    const { url, seen } = await startApiService(replyWith(200, {}));
+    const client = createApiClient({
+      baseUrl: url,
+      posId: POS,
+      ...SECRETS,
+      timeoutMs: 50,
+      signRequest: () => new Promise<string>(() => {}),
+    });
+    const error = await client.resend({ orderId: 'order-1' }).catch((e: ApiError) => e);
+    expect(error).toBeInstanceOf(ApiError);
+    expect((error as ApiError).code).toBe('api.timeout');
+    expect((error as ApiError).message).toBe(
+      `[@payhook/core] GET /api/v1/pos/${POS}/orders/order-1/purchase?callback=true: signRequest gave no signature within 50 ms (timeoutMs); nothing was sent.`,
+    );
+    expect(seen).toEqual([]);
+  });
+
+  it('counts the time signRequest takes in timeoutMs', async () => {
+    const { url } = await startApiService((_request, response) => {
+      setTimeout(() => replyWith(200, { status: 'success' })(_request, response), 120);
+    });
+    const slowSigner = () => new Promise<string>((resolve) => setTimeout(() => resolve('sig'), 120));
+    const client = createApiClient({
+      baseUrl: url,
+      posId: POS,
+      ...SECRETS,
+      timeoutMs: 200,
+      signRequest: slowSigner,
+    });
+    // 120 ms signing + 120 ms answering: past the call's 200 ms, though each part alone is within it.
+    const error = await client.resend({ orderId: 'order-1' }).catch((e: ApiError) => e);
+    expect((error as ApiError).code).toBe('api.timeout');
+  });
+
   it('throws api.network naming the cause when nothing listens', async () => {
     const port = await freePort();
     const error = await failure(`http://127.0.0.1:${port}`);

@@ -55,7 +55,7 @@ export interface ApiClientOptions {
    */
   maxAnswerBytes?: number;
   /**
-   * The longest one call may take, answer body included.
+   * The longest one call may take, from its signature (`signRequest`) to the last byte of the answer.
    * @default 10_000
    */
   timeoutMs?: number;
@@ -294,10 +294,9 @@ async function call(
   const url = new URL(built, settings.base.origin);
   const path = `${url.pathname}${url.search}`;
   const what = `${method} ${path}`;
-  const signature = await settings.signRequest({ method, path, body, apiKey: settings.apiKey });
-  if (typeof signature !== 'string' || signature === '' || /\s/.test(signature)) {
-    throw new TypeError('[@payhook/core] signRequest must return a non-empty string without whitespace.');
-  }
+  // One deadline for the whole call: a signer that never settles (a KMS that stopped answering) ends it too.
+  const signal = AbortSignal.timeout(settings.timeoutMs);
+  const signature = await signed(settings, { method, path, body }, signal, what);
   const auth = `${settings.authPrefix} ${settings.apiKey}:${signature}`;
   const redact = (text: string) => settings.redact(text, [auth, signature]);
   try {
@@ -312,7 +311,7 @@ async function call(
       headers,
       ...(body !== '' ? { body } : {}),
       redirect: 'manual',
-      signal: AbortSignal.timeout(settings.timeoutMs),
+      signal,
     });
     const location = response.headers.get('location');
     return { answer: await readAnswer(response, settings.maxAnswerBytes), path, redact, location };
@@ -346,6 +345,33 @@ function checkedBaseUrl(value: string): URL {
   url.search = '';
   url.hash = '';
   return url;
+}
+
+/** `signRequest`'s signature, checked; `api.timeout` when the call's deadline passes first (nothing was sent). */
+async function signed(
+  settings: Settings,
+  request: { method: string; path: string; body: string },
+  signal: AbortSignal,
+  what: string,
+): Promise<string> {
+  let onAbort = () => {};
+  const timedOut = new Promise<never>((_, reject) => {
+    onAbort = () => {
+      const message = `${what}: signRequest gave no signature within ${settings.timeoutMs} ms (timeoutMs); nothing was sent.`;
+      reject(new ApiError('api.timeout', message));
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+  try {
+    const signing = settings.signRequest({ ...request, apiKey: settings.apiKey });
+    const signature = await Promise.race([signing, timedOut]);
+    if (typeof signature !== 'string' || signature === '' || /\s/.test(signature)) {
+      throw new TypeError('[@payhook/core] signRequest must return a non-empty string without whitespace.');
+    }
+    return signature;
+  } finally {
+    signal.removeEventListener('abort', onAbort);
+  }
 }
 
 const isTimeout = (error: unknown): boolean =>
