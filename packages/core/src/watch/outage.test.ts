@@ -65,7 +65,10 @@ function watchOf(api: ResendClient, more: Partial<PaymentWatchOptions<undefined>
     }
     return reports;
   };
-  return { watch, store, logged, overdue, outages, run };
+  const skip = (ms: number) => {
+    now += ms;
+  };
+  return { watch, store, logged, overdue, outages, run, skip };
 }
 
 describe('the payment watch while the service’s API cannot be reached', () => {
@@ -142,8 +145,9 @@ describe('the payment watch while the service’s API cannot be reached', () => 
     const w = watchOf(service().api, { unreachableAfterMs: 60 * MINUTE });
     try {
       await w.watch.register({ orderId: 'o' });
-      const reports = await w.run(5);
-      expect(reports.map((r) => r.overdue.length)).toEqual([0, 0, 0, 1, 0]);
+      // Unreachable since the first run (15 minutes in): reported by the run 60 minutes after it.
+      const reports = await w.run(6);
+      expect(reports.map((r) => r.overdue.length)).toEqual([0, 0, 0, 0, 1, 0]);
     } finally {
       diagnostics_channel.unsubscribe(PAYHOOK_CHANNELS.watch, listen);
     }
@@ -161,6 +165,49 @@ describe('the payment watch while the service’s API cannot be reached', () => 
     expect(messages).toEqual([{ reason: 'api_unreachable', operation: 'purchase', tries: 0 }]);
     expect(w.logged.filter((line) => line.includes('could not be asked about order "o"'))).toHaveLength(1);
     expect(w.store.size).toBe(0);
+  });
+
+  it('reports api_unreachable only after unreachableAfterMs of failed runs, not for one blip of an old payment', async () => {
+    const HOUR = 60 * MINUTE;
+    const s = service(NETWORK, 'pending');
+    const w = watchOf(s.api);
+    await w.watch.register({ orderId: 'late', deadlineMs: 48 * HOUR });
+    await w.watch.register({ orderId: 'paused' });
+    w.skip(48 * HOUR); // the schedule stopped for two days
+    const [blip] = await w.run(1);
+    expect(blip!.overdue).toEqual([]);
+    expect(blip!.watching.map((p) => [p.orderId, p.unreachableSince])).toEqual([
+      ['paused', T + 48 * HOUR + 15 * MINUTE],
+      ['late', T + 48 * HOUR + 15 * MINUTE],
+    ]);
+    w.skip(20 * HOUR);
+    s.up();
+    await w.run(1); // answered: unreachable no longer
+    expect(w.overdue).toEqual([]);
+  });
+
+  it('counts unreachableAfterMs from the last run that reached the service', async () => {
+    const HOUR = 60 * MINUTE;
+    let down = true;
+    const api: ResendClient = {
+      async resend() {
+        if (down) throw NETWORK();
+        return { status: 200, record: undefined };
+      },
+    };
+    const w = watchOf(api, { maxTries: 10 });
+    await w.watch.register({ orderId: 'o' });
+    await w.run(1);
+    w.skip(20 * HOUR);
+    down = false;
+    await w.run(1);
+    down = true;
+    w.skip(20 * HOUR);
+    const [third] = await w.run(1);
+    expect(third!.overdue).toEqual([]);
+    w.skip(24 * HOUR - 15 * MINUTE); // 24 hours after the third run, the first to fail since
+    const [fourth] = await w.run(1);
+    expect(fourth!.overdue).toEqual([expect.objectContaining({ orderId: 'o', reason: 'api_unreachable' })]);
   });
 
   it('checks unreachableAfterMs, onUnreachable and storeTimeoutMs', () => {

@@ -7,8 +7,8 @@ export type WatchLogger = Pick<Console, 'warn'> | false;
 
 /**
  * Why a payment was reported: `unsettled`, no final notification after `maxTries` runs that asked the service;
- * `unknown_order`, the service does not know the order; `api_unreachable`, registered longer than
- * `unreachableAfterMs` ago and the service's API still could not be asked about it.
+ * `unknown_order`, the service does not know the order; `api_unreachable`, every run for `unreachableAfterMs`
+ * failed to reach the service's API about it.
  *
  * @example
  * const reason: OverdueReason = 'api_unreachable';
@@ -44,8 +44,8 @@ export interface OverduePayment {
 
 /**
  * The service's API could not be asked about some payments of one run (`api.network`, `api.timeout`,
- * `api.server`, a 429): they stay watched with no try counted, or are reported `api_unreachable` once registered
- * longer than `unreachableAfterMs` ago.
+ * `api.server`, a 429): they stay watched with no try counted, or are reported `api_unreachable` once every run
+ * for `unreachableAfterMs` failed to reach it about them.
  *
  * @example
  * onUnreachable: (o: WatchOutage) => ops.warn(`payment API down: ${o.payments.length} payments not asked`)
@@ -107,7 +107,7 @@ function describeOverdue(p: OverduePayment): string {
     return `[@payhook/core] payment watch: the service does not know ${order}: no longer watched. Check that the payment was created (its creation may have failed before reaching the service).`;
   }
   if (p.reason === 'api_unreachable') {
-    return `[@payhook/core] payment watch: the service's API could not be asked about ${order} (last: ${p.errorCode ?? p.lastResult}) since it was registered: no longer watched. Look it up with the service once it answers.`;
+    return `[@payhook/core] payment watch: the service's API could not be asked about ${order} (last: ${p.errorCode ?? p.lastResult}) for unreachableAfterMs: no longer watched. Look it up with the service once it answers.`;
   }
   const last = `${p.lastResult}${p.paymentStatus ? `, status ${p.paymentStatus}` : ''}${p.errorCode ? `, ${p.errorCode}` : ''}`;
   return `[@payhook/core] payment watch: ${order} still has no final notification after ${p.tries} tries (last: ${last}): no longer watched. Look it up with the service.`;

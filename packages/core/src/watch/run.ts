@@ -99,8 +99,8 @@ async function decide<C>(
   }
   if (verdict === 'watching') return void run.report.watching.push(payment);
   if (verdict === 'unreachable') {
-    const kept = { ...payment, tries: payment.tries - 1 };
-    run.givenBack.push(payment);
+    const kept = { ...payment, tries: payment.tries - 1, unreachableSince: payment.unreachableSince ?? at };
+    run.givenBack.push(kept);
     return void run.report.watching.push(kept);
   }
   const overdue = verdict === 'settled' ? undefined : overdueOf(payment, result, verdict);
@@ -119,8 +119,8 @@ const UNREACHABLE = new Set(['api.network', 'api.timeout', 'api.server']);
 
 /**
  * `applied` means the handlers took a final record (or had already); an order the service does not know is
- * reported at once, never tried again; a service that could not be asked costs no try, until
- * `unreachableAfterMs`; anything else is watched until `maxTries`.
+ * reported at once, never tried again; a service that could not be asked costs no try, until every run for
+ * `unreachableAfterMs` since the first failed (`unreachableSince`); anything else is watched until `maxTries`.
  */
 function verdictOf(
   result: ReconcileResult,
@@ -132,7 +132,8 @@ function verdictOf(
   const { code, status } = (result.error ?? {}) as { code?: unknown; status?: unknown };
   if (result.status === 'failed' && code === 'api.not_found') return 'unknown_order';
   if (result.status === 'failed' && (UNREACHABLE.has(code as string) || status === 429)) {
-    return at - payment.createdAt >= settings.unreachableAfterMs ? 'api_unreachable' : 'unreachable';
+    const since = payment.unreachableSince ?? at;
+    return at - since >= settings.unreachableAfterMs ? 'api_unreachable' : 'unreachable';
   }
   if (result.status === 'given_up' || payment.tries >= settings.maxTries) return 'unsettled';
   return 'watching';

@@ -43,8 +43,9 @@ export interface PaymentWatchOptions<C = undefined> {
    */
   maxTries?: number;
   /**
-   * How long after its registration a payment the service's API still could not be asked about is reported
-   * overdue (`api_unreachable`) and no longer watched, so an outage never keeps one watched forever.
+   * How long every run must have failed to reach the service's API about a payment (counted from the first such
+   * run since one last reached it, not from its registration) before it is reported overdue (`api_unreachable`)
+   * and no longer watched, so an outage never keeps one watched forever.
    * @default 86_400_000 (24 hours)
    */
   unreachableAfterMs?: number;
