@@ -210,6 +210,52 @@ describe('the payment watch while the service’s API cannot be reached', () => 
     expect(fourth!.overdue).toEqual([expect.objectContaining({ orderId: 'o', reason: 'api_unreachable' })]);
   });
 
+  it('stops asking after 3 unreachable answers in a row: the rest of the batch is given back and reported in the one outage line', async () => {
+    const s = service(NETWORK, 'success');
+    const w = watchOf(s.api);
+    for (let i = 0; i < 12; i++) await w.watch.register({ orderId: `o-${i}` });
+    const [during] = await w.run(1);
+    // The reconciler's 4 workers: at most 3 calls under way when the third failure lands.
+    expect(s.asked.length).toBeGreaterThanOrEqual(3);
+    expect(s.asked.length).toBeLessThanOrEqual(6);
+    expect(during!.watching.map((p) => p.tries)).toEqual(Array(12).fill(0));
+    expect(w.outages).toHaveLength(1);
+    expect(w.outages[0]!.payments).toHaveLength(12);
+    const notAsked = 12 - s.asked.length;
+    expect(w.logged).toEqual([
+      expect.stringContaining(
+        `could not be reached about 12 payment(s) (api.network: ${s.asked.length}; ${notAsked} not asked after 3 failures in a row): no try counted, asked again in 900000 ms`,
+      ),
+    ]);
+    s.up();
+    const [after] = await w.run(1);
+    expect(after!.settled).toHaveLength(12);
+  });
+
+  it('keeps asking while the unreachable answers are not in a row', async () => {
+    let calls = 0;
+    const api: ResendClient = {
+      async resend() {
+        calls++;
+        if (calls % 3 === 0) return { status: 200, record: undefined };
+        throw NETWORK();
+      },
+    };
+    const w = watchOf(api, { requestsPerSecond: 1000 });
+    for (let i = 0; i < 9; i++) await w.watch.register({ orderId: `o-${i}` });
+    await w.run(1);
+    expect(calls).toBe(9);
+  });
+
+  it('words the outage line for payments the run reported api_unreachable: not asked again', async () => {
+    const w = watchOf(service().api, { unreachableAfterMs: 0 });
+    await w.watch.register({ orderId: 'o' });
+    await w.run(1);
+    expect(w.logged.at(-1)).toBe(
+      "[@payhook/core] payment watch: the service's API could not be reached about 1 payment(s) (api.network: 1): 1 reported api_unreachable, no longer watched. First error: GET /api/v1/pos-1/orders/o/purchase failed: ECONNREFUSED",
+    );
+  });
+
   it('checks unreachableAfterMs, onUnreachable and storeTimeoutMs', () => {
     const { api } = service();
     expect(() => createPaymentWatch({ api, unreachableAfterMs: -1 })).toThrow(/unreachableAfterMs/);

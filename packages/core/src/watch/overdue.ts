@@ -73,9 +73,20 @@ export function reportOverdue(
   }
 }
 
+/** After this many unreachable answers in a row, a run asks the service about no more payments. */
+export const STOP_AFTER = 3;
+
+/** A payment a run could not ask about: `skipped` when not asked at all (`STOP_AFTER`), `reported` when overdue. */
+export interface Unreachable {
+  readonly payment: WatchedPayment;
+  readonly error: Error;
+  readonly skipped: boolean;
+  readonly reported: boolean;
+}
+
 /** One report per run whose API calls could not reach the service: to `onUnreachable` and the log. */
 export function reportUnreachable(
-  failures: readonly { readonly payment: WatchedPayment; readonly error: Error }[],
+  failures: readonly Unreachable[],
   settings: {
     readonly onUnreachable: ((outage: WatchOutage) => void) | undefined;
     readonly logger: WatchLogger;
@@ -114,15 +125,27 @@ function describeOverdue(p: OverduePayment): string {
 }
 
 function describeOutage(
-  failures: readonly { readonly error: Error }[],
+  failures: readonly Unreachable[],
   settings: { readonly retryAfterMs: number },
 ): string {
   const codes = new Map<string, number>();
-  for (const { error } of failures) {
+  for (const { error } of failures.filter((f) => !f.skipped)) {
     const code = String((error as { code?: unknown }).code ?? error.name);
     codes.set(code, (codes.get(code) ?? 0) + 1);
   }
+  const skipped = failures.filter((f) => f.skipped).length;
   const counts = [...codes].map(([code, n]) => `${code}: ${n}`).join(', ');
+  const notAsked = skipped > 0 ? `; ${skipped} not asked after ${STOP_AFTER} failures in a row` : '';
+  const reported = failures.filter((f) => f.reported).length;
+  const watched = failures.length - reported;
+  const outcome = [
+    ...(watched > 0
+      ? [
+          `no try counted${reported > 0 ? ` for ${watched}` : ''}, asked again in ${settings.retryAfterMs} ms (retryAfterMs)`,
+        ]
+      : []),
+    ...(reported > 0 ? [`${reported} reported api_unreachable, no longer watched`] : []),
+  ].join('; ');
   const first = failures[0]!.error.message.replace(/^\[@payhook\/core\] /, '');
-  return `[@payhook/core] payment watch: the service's API could not be reached about ${failures.length} payment(s) (${counts}): no try counted, asked again in ${settings.retryAfterMs} ms (retryAfterMs). First error: ${first}`;
+  return `[@payhook/core] payment watch: the service's API could not be reached about ${failures.length} payment(s) (${counts}${notAsked}): ${outcome}. First error: ${first}`;
 }

@@ -70,7 +70,9 @@ export interface PaymentWatchOptions<C = undefined> {
   onOverdue?: (payment: OverduePayment) => void;
   /**
    * Called once per run in which the service's API could not be asked about some payments (they stay watched,
-   * no try counted), besides a `warn` line in the log; its throw, or an async one's rejection, is ignored.
+   * no try counted; after 3 unreachable answers in a row the run asks about none of the rest of its batch, and
+   * they are in the report too), besides a `warn` line in the log; its throw, or an async one's rejection, is
+   * ignored.
    */
   onUnreachable?: (outage: WatchOutage) => void;
   /** Where each payment reported overdue, and each run the API could not be reached, is logged (`warn`); `false` for none. @default console */
