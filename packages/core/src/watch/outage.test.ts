@@ -1,6 +1,7 @@
 import diagnostics_channel from 'node:diagnostics_channel';
 import { describe, expect, it } from 'vitest';
 import { PAYHOOK_CHANNELS, type WatchMessage } from '../diagnostics/messages.js';
+import { StoreError, WebhookError } from '../errors.js';
 import type { Notification } from '../notification/types.js';
 import type { ResendClient } from '../reconcile/api-client.js';
 import { ApiError } from '../reconcile/api-errors.js';
@@ -254,6 +255,27 @@ describe('the payment watch while the service’s API cannot be reached', () => 
     expect(w.logged.at(-1)).toBe(
       "[@payhook/core] payment watch: the service's API could not be reached about 1 payment(s) (api.network: 1): 1 reported api_unreachable, no longer watched. First error: GET /api/v1/pos-1/orders/o/purchase failed: ECONNREFUSED",
     );
+  });
+
+  it('counts no try when our own store cannot take the answer (store.unavailable), but one for a handler failing', async () => {
+    const s = service(NETWORK, 'success');
+    s.up();
+    let failure: Error | undefined = new StoreError(
+      'store.unavailable',
+      'the duplicate store did not answer',
+    );
+    const process = async (_n: Notification) => {
+      if (failure) throw failure;
+      return 'handled' as const;
+    };
+    const w = watchOf(s.api, { webhook: { process } });
+    await w.watch.register({ orderId: 'o' });
+    const during = await w.run(5);
+    expect(during.map((r) => r.watching.map((p) => p.tries))).toEqual(Array(5).fill([0]));
+    expect([w.overdue, w.outages]).toEqual([[], []]);
+    failure = new WebhookError('handler.failed', 'a handler threw');
+    const failing = await w.run(3);
+    expect(failing[2]!.overdue).toEqual([expect.objectContaining({ reason: 'unsettled', tries: 3 })]);
   });
 
   it('checks unreachableAfterMs, onUnreachable and storeTimeoutMs', () => {

@@ -132,8 +132,15 @@ async function decide<C>(
     run.unreachable.push({ payment, error: result.error, skipped, reported: verdict === 'api_unreachable' });
   }
   if (verdict === 'watching') return void run.report.watching.push(payment);
-  if (verdict === 'unreachable') {
-    const kept = { ...payment, tries: payment.tries - 1, unreachableSince: payment.unreachableSince ?? at };
+  if (verdict === 'unreachable' || verdict === 'held') {
+    const { unreachableSince, ...rest } = payment;
+    // Held: the service answered, so it was reachable; our own store failed to take the answer.
+    const since = verdict === 'held' ? undefined : (unreachableSince ?? at);
+    const kept = {
+      ...rest,
+      tries: payment.tries - 1,
+      ...(since === undefined ? {} : { unreachableSince: since }),
+    };
     run.givenBack.push(kept);
     return void run.report.watching.push(kept);
   }
@@ -146,7 +153,10 @@ async function decide<C>(
   else run.report.overdue.push(overdue);
 }
 
-type Verdict = 'settled' | 'watching' | 'unreachable' | OverdueReason;
+type Verdict = 'settled' | 'watching' | 'unreachable' | 'held' | OverdueReason;
+
+/** Codes of `webhook.process` failing on our own side (the merchant's store or queue down): not the service's answer. */
+const OUR_OUTAGE = new Set(['store.unavailable', 'queue.unavailable']);
 
 /** Codes of a call that never reached the service, or that it could not answer: nothing was learned. */
 const UNREACHABLE = new Set(['api.network', 'api.timeout', 'api.server']);
@@ -159,7 +169,8 @@ function isUnreachable(error: unknown): boolean {
 /**
  * `applied` means the handlers took a final record (or had already); an order the service does not know is
  * reported at once, never tried again; a service that could not be asked costs no try, until every run for
- * `unreachableAfterMs` since the first failed (`unreachableSince`); anything else is watched until `maxTries`.
+ * `unreachableAfterMs` since the first failed (`unreachableSince`); an answer our own store or queue could not
+ * take (`store.unavailable`, `queue.unavailable`) costs no try either; anything else is watched until `maxTries`.
  */
 function verdictOf(
   result: ReconcileResult,
@@ -170,6 +181,7 @@ function verdictOf(
   if (result.status === 'applied') return 'settled';
   const { code } = (result.error ?? {}) as { code?: unknown };
   if (result.status === 'failed' && code === 'api.not_found') return 'unknown_order';
+  if (result.status === 'failed' && OUR_OUTAGE.has(code as string)) return 'held';
   if (result.status === 'failed' && isUnreachable(result.error)) {
     const since = payment.unreachableSince ?? at;
     return at - since >= settings.unreachableAfterMs ? 'api_unreachable' : 'unreachable';
