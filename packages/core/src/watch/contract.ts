@@ -17,13 +17,19 @@ export interface WatchedPayment {
   readonly deadline: number;
   /** How many watch runs have taken it so far. */
   readonly tries: number;
+  /**
+   * Since when every run failed to reach the service's API about it, epoch ms; absent once a run reached it.
+   * `take` answers it and clears it, `giveBack` stores the value given.
+   */
+  readonly unreachableSince?: number;
 }
 
 /**
  * Where the watch keeps the payments it waits on. `add` keeps an entry already there (a second registration of
  * an order neither resets its deadline nor its tries); `take` atomically takes up to `limit` entries whose
  * deadline is at most `now`, oldest deadline first, counting one more try and moving their deadline to
- * `nextDeadline` (two runs at once never take one entry twice); `giveBack` undoes the try `take` counted for
+ * `nextDeadline` and clearing `unreachableSince` (answering the value it had; two runs at once never take one entry
+ * twice); `giveBack` undoes the try `take` counted for
  * entries the service could not be asked about; `remove` drops an entry, answering whether it was there.
  * Implemented by `MemoryWatchStore`, `RedisWatchStore` (`@payhook/core/redis`) and `PostgresWatchStore`
  * (`@payhook/core/postgres`).
@@ -40,8 +46,8 @@ export interface WatchStore {
   /**
    * Counts one try less for each payment `take` answered (never below 0), taken again since or not: each call
    * gives back tries a run counted and never used, so the count stays right however takes and gives back
-   * interleave (takes queued while the store was offline land together). A gone entry (settled) is left alone;
-   * the deadline stays.
+   * interleave (takes queued while the store was offline land together), and stores each payment's
+   * `unreachableSince` (cleared when absent). A gone entry (settled) is left alone; the deadline stays.
    */
   giveBack(payments: readonly WatchedPayment[]): Promise<void>;
   remove(orderId: string, operation: string): Promise<boolean>;

@@ -29,9 +29,13 @@ export class MemoryWatchStore implements WatchStore {
       .sort((a, b) => a.deadline - b.deadline)
       .slice(0, Math.max(0, Math.floor(limit)));
     return due.map((p) => {
-      const taken = { ...p, tries: p.tries + 1, deadline: nextDeadline };
-      this.#payments.set(watchId(p.orderId, p.operation), taken);
-      return taken;
+      const { unreachableSince: _, ...kept } = p;
+      this.#payments.set(watchId(p.orderId, p.operation), {
+        ...kept,
+        tries: p.tries + 1,
+        deadline: nextDeadline,
+      });
+      return { ...p, tries: p.tries + 1, deadline: nextDeadline };
     });
   }
 
@@ -39,7 +43,10 @@ export class MemoryWatchStore implements WatchStore {
     for (const p of payments) {
       const id = watchId(p.orderId, p.operation);
       const kept = this.#payments.get(id);
-      if (kept !== undefined && kept.tries > 0) this.#payments.set(id, { ...kept, tries: kept.tries - 1 });
+      if (kept === undefined) continue;
+      const { unreachableSince: _, ...rest } = kept;
+      const since = p.unreachableSince === undefined ? {} : { unreachableSince: p.unreachableSince };
+      this.#payments.set(id, { ...rest, ...since, tries: Math.max(0, kept.tries - 1) });
     }
   }
 

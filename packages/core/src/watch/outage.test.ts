@@ -1,6 +1,7 @@
 import diagnostics_channel from 'node:diagnostics_channel';
 import { describe, expect, it } from 'vitest';
 import { PAYHOOK_CHANNELS, type WatchMessage } from '../diagnostics/messages.js';
+import { StoreError, WebhookError } from '../errors.js';
 import type { Notification } from '../notification/types.js';
 import type { ResendClient } from '../reconcile/api-client.js';
 import { ApiError } from '../reconcile/api-errors.js';
@@ -65,7 +66,10 @@ function watchOf(api: ResendClient, more: Partial<PaymentWatchOptions<undefined>
     }
     return reports;
   };
-  return { watch, store, logged, overdue, outages, run };
+  const skip = (ms: number) => {
+    now += ms;
+  };
+  return { watch, store, logged, overdue, outages, run, skip };
 }
 
 describe('the payment watch while the service’s API cannot be reached', () => {
@@ -142,8 +146,9 @@ describe('the payment watch while the service’s API cannot be reached', () => 
     const w = watchOf(service().api, { unreachableAfterMs: 60 * MINUTE });
     try {
       await w.watch.register({ orderId: 'o' });
-      const reports = await w.run(5);
-      expect(reports.map((r) => r.overdue.length)).toEqual([0, 0, 0, 1, 0]);
+      // Unreachable since the first run (15 minutes in): reported by the run 60 minutes after it.
+      const reports = await w.run(6);
+      expect(reports.map((r) => r.overdue.length)).toEqual([0, 0, 0, 0, 1, 0]);
     } finally {
       diagnostics_channel.unsubscribe(PAYHOOK_CHANNELS.watch, listen);
     }
@@ -161,6 +166,116 @@ describe('the payment watch while the service’s API cannot be reached', () => 
     expect(messages).toEqual([{ reason: 'api_unreachable', operation: 'purchase', tries: 0 }]);
     expect(w.logged.filter((line) => line.includes('could not be asked about order "o"'))).toHaveLength(1);
     expect(w.store.size).toBe(0);
+  });
+
+  it('reports api_unreachable only after unreachableAfterMs of failed runs, not for one blip of an old payment', async () => {
+    const HOUR = 60 * MINUTE;
+    const s = service(NETWORK, 'pending');
+    const w = watchOf(s.api);
+    await w.watch.register({ orderId: 'late', deadlineMs: 48 * HOUR });
+    await w.watch.register({ orderId: 'paused' });
+    w.skip(48 * HOUR); // the schedule stopped for two days
+    const [blip] = await w.run(1);
+    expect(blip!.overdue).toEqual([]);
+    expect(blip!.watching.map((p) => [p.orderId, p.unreachableSince])).toEqual([
+      ['paused', T + 48 * HOUR + 15 * MINUTE],
+      ['late', T + 48 * HOUR + 15 * MINUTE],
+    ]);
+    w.skip(20 * HOUR);
+    s.up();
+    await w.run(1); // answered: unreachable no longer
+    expect(w.overdue).toEqual([]);
+  });
+
+  it('counts unreachableAfterMs from the last run that reached the service', async () => {
+    const HOUR = 60 * MINUTE;
+    let down = true;
+    const api: ResendClient = {
+      async resend() {
+        if (down) throw NETWORK();
+        return { status: 200, record: undefined };
+      },
+    };
+    const w = watchOf(api, { maxTries: 10 });
+    await w.watch.register({ orderId: 'o' });
+    await w.run(1);
+    w.skip(20 * HOUR);
+    down = false;
+    await w.run(1);
+    down = true;
+    w.skip(20 * HOUR);
+    const [third] = await w.run(1);
+    expect(third!.overdue).toEqual([]);
+    w.skip(24 * HOUR - 15 * MINUTE); // 24 hours after the third run, the first to fail since
+    const [fourth] = await w.run(1);
+    expect(fourth!.overdue).toEqual([expect.objectContaining({ orderId: 'o', reason: 'api_unreachable' })]);
+  });
+
+  it('stops asking after 3 unreachable answers in a row: the rest of the batch is given back and reported in the one outage line', async () => {
+    const s = service(NETWORK, 'success');
+    const w = watchOf(s.api);
+    for (let i = 0; i < 12; i++) await w.watch.register({ orderId: `o-${i}` });
+    const [during] = await w.run(1);
+    // The reconciler's 4 workers: at most 3 calls under way when the third failure lands.
+    expect(s.asked.length).toBeGreaterThanOrEqual(3);
+    expect(s.asked.length).toBeLessThanOrEqual(6);
+    expect(during!.watching.map((p) => p.tries)).toEqual(Array(12).fill(0));
+    expect(w.outages).toHaveLength(1);
+    expect(w.outages[0]!.payments).toHaveLength(12);
+    const notAsked = 12 - s.asked.length;
+    expect(w.logged).toEqual([
+      expect.stringContaining(
+        `could not be reached about 12 payment(s) (api.network: ${s.asked.length}; ${notAsked} not asked after 3 failures in a row): no try counted, asked again in 900000 ms`,
+      ),
+    ]);
+    s.up();
+    const [after] = await w.run(1);
+    expect(after!.settled).toHaveLength(12);
+  });
+
+  it('keeps asking while the unreachable answers are not in a row', async () => {
+    let calls = 0;
+    const api: ResendClient = {
+      async resend() {
+        calls++;
+        if (calls % 3 === 0) return { status: 200, record: undefined };
+        throw NETWORK();
+      },
+    };
+    const w = watchOf(api, { requestsPerSecond: 1000 });
+    for (let i = 0; i < 9; i++) await w.watch.register({ orderId: `o-${i}` });
+    await w.run(1);
+    expect(calls).toBe(9);
+  });
+
+  it('words the outage line for payments the run reported api_unreachable: not asked again', async () => {
+    const w = watchOf(service().api, { unreachableAfterMs: 0 });
+    await w.watch.register({ orderId: 'o' });
+    await w.run(1);
+    expect(w.logged.at(-1)).toBe(
+      "[@payhook/core] payment watch: the service's API could not be reached about 1 payment(s) (api.network: 1): 1 reported api_unreachable, no longer watched. First error: GET /api/v1/pos-1/orders/o/purchase failed: ECONNREFUSED",
+    );
+  });
+
+  it('counts no try when our own store cannot take the answer (store.unavailable), but one for a handler failing', async () => {
+    const s = service(NETWORK, 'success');
+    s.up();
+    let failure: Error | undefined = new StoreError(
+      'store.unavailable',
+      'the duplicate store did not answer',
+    );
+    const process = async (_n: Notification) => {
+      if (failure) throw failure;
+      return 'handled' as const;
+    };
+    const w = watchOf(s.api, { webhook: { process } });
+    await w.watch.register({ orderId: 'o' });
+    const during = await w.run(5);
+    expect(during.map((r) => r.watching.map((p) => p.tries))).toEqual(Array(5).fill([0]));
+    expect([w.overdue, w.outages]).toEqual([[], []]);
+    failure = new WebhookError('handler.failed', 'a handler threw');
+    const failing = await w.run(3);
+    expect(failing[2]!.overdue).toEqual([expect.objectContaining({ reason: 'unsettled', tries: 3 })]);
   });
 
   it('checks unreachableAfterMs, onUnreachable and storeTimeoutMs', () => {

@@ -7,8 +7,8 @@ export type WatchLogger = Pick<Console, 'warn'> | false;
 
 /**
  * Why a payment was reported: `unsettled`, no final notification after `maxTries` runs that asked the service;
- * `unknown_order`, the service does not know the order; `api_unreachable`, registered longer than
- * `unreachableAfterMs` ago and the service's API still could not be asked about it.
+ * `unknown_order`, the service does not know the order; `api_unreachable`, every run for `unreachableAfterMs`
+ * failed to reach the service's API about it.
  *
  * @example
  * const reason: OverdueReason = 'api_unreachable';
@@ -44,8 +44,8 @@ export interface OverduePayment {
 
 /**
  * The service's API could not be asked about some payments of one run (`api.network`, `api.timeout`,
- * `api.server`, a 429): they stay watched with no try counted, or are reported `api_unreachable` once registered
- * longer than `unreachableAfterMs` ago.
+ * `api.server`, a 429): they stay watched with no try counted, or are reported `api_unreachable` once every run
+ * for `unreachableAfterMs` failed to reach it about them.
  *
  * @example
  * onUnreachable: (o: WatchOutage) => ops.warn(`payment API down: ${o.payments.length} payments not asked`)
@@ -73,9 +73,20 @@ export function reportOverdue(
   }
 }
 
+/** After this many unreachable answers in a row, a run asks the service about no more payments. */
+export const STOP_AFTER = 3;
+
+/** A payment a run could not ask about: `skipped` when not asked at all (`STOP_AFTER`), `reported` when overdue. */
+export interface Unreachable {
+  readonly payment: WatchedPayment;
+  readonly error: Error;
+  readonly skipped: boolean;
+  readonly reported: boolean;
+}
+
 /** One report per run whose API calls could not reach the service: to `onUnreachable` and the log. */
 export function reportUnreachable(
-  failures: readonly { readonly payment: WatchedPayment; readonly error: Error }[],
+  failures: readonly Unreachable[],
   settings: {
     readonly onUnreachable: ((outage: WatchOutage) => void) | undefined;
     readonly logger: WatchLogger;
@@ -107,22 +118,34 @@ function describeOverdue(p: OverduePayment): string {
     return `[@payhook/core] payment watch: the service does not know ${order}: no longer watched. Check that the payment was created (its creation may have failed before reaching the service).`;
   }
   if (p.reason === 'api_unreachable') {
-    return `[@payhook/core] payment watch: the service's API could not be asked about ${order} (last: ${p.errorCode ?? p.lastResult}) since it was registered: no longer watched. Look it up with the service once it answers.`;
+    return `[@payhook/core] payment watch: the service's API could not be asked about ${order} (last: ${p.errorCode ?? p.lastResult}) for unreachableAfterMs: no longer watched. Look it up with the service once it answers.`;
   }
   const last = `${p.lastResult}${p.paymentStatus ? `, status ${p.paymentStatus}` : ''}${p.errorCode ? `, ${p.errorCode}` : ''}`;
   return `[@payhook/core] payment watch: ${order} still has no final notification after ${p.tries} tries (last: ${last}): no longer watched. Look it up with the service.`;
 }
 
 function describeOutage(
-  failures: readonly { readonly error: Error }[],
+  failures: readonly Unreachable[],
   settings: { readonly retryAfterMs: number },
 ): string {
   const codes = new Map<string, number>();
-  for (const { error } of failures) {
+  for (const { error } of failures.filter((f) => !f.skipped)) {
     const code = String((error as { code?: unknown }).code ?? error.name);
     codes.set(code, (codes.get(code) ?? 0) + 1);
   }
+  const skipped = failures.filter((f) => f.skipped).length;
   const counts = [...codes].map(([code, n]) => `${code}: ${n}`).join(', ');
+  const notAsked = skipped > 0 ? `; ${skipped} not asked after ${STOP_AFTER} failures in a row` : '';
+  const reported = failures.filter((f) => f.reported).length;
+  const watched = failures.length - reported;
+  const outcome = [
+    ...(watched > 0
+      ? [
+          `no try counted${reported > 0 ? ` for ${watched}` : ''}, asked again in ${settings.retryAfterMs} ms (retryAfterMs)`,
+        ]
+      : []),
+    ...(reported > 0 ? [`${reported} reported api_unreachable, no longer watched`] : []),
+  ].join('; ');
   const first = failures[0]!.error.message.replace(/^\[@payhook\/core\] /, '');
-  return `[@payhook/core] payment watch: the service's API could not be reached about ${failures.length} payment(s) (${counts}): no try counted, asked again in ${settings.retryAfterMs} ms (retryAfterMs). First error: ${first}`;
+  return `[@payhook/core] payment watch: the service's API could not be reached about ${failures.length} payment(s) (${counts}${notAsked}): ${outcome}. First error: ${first}`;
 }

@@ -50,9 +50,15 @@ CREATE TABLE IF NOT EXISTS ${t.name} (
   operation  text        NOT NULL,
   created_at timestamptz NOT NULL,
   deadline   timestamptz NOT NULL,
-  tries      integer     NOT NULL DEFAULT 0
+  tries      integer     NOT NULL DEFAULT 0,
+  unreachable_since timestamptz
 );
 DO $$ BEGIN
+  -- A table made before unreachable_since gains it (instantly: nullable, no default).
+  IF NOT EXISTS (SELECT 1 FROM pg_attribute
+                 WHERE attrelid = '${t.name}'::regclass AND attname = 'unreachable_since' AND NOT attisdropped) THEN
+    ALTER TABLE ${t.name} ADD COLUMN unreachable_since timestamptz;
+  END IF;
   IF NOT EXISTS (SELECT 1 FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
                  WHERE i.indrelid = '${t.name}'::regclass AND c.relname = '${t.index}') THEN
     CREATE INDEX IF NOT EXISTS "${t.index}" ON ${t.name} (deadline);
@@ -75,13 +81,19 @@ export async function migrateWatch(client: PgQueryable, options?: MigrateOptions
     missing: async () => {
       const result = await client.query(
         `SELECT c.oid IS NOT NULL AS table,
+           EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = c.oid AND attname = 'unreachable_since'
+                   AND NOT attisdropped) AS since,
            EXISTS (SELECT 1 FROM pg_index i JOIN pg_class x ON x.oid = i.indexrelid
                    WHERE i.indrelid = c.oid AND x.relname = $2) AS index
          FROM (SELECT to_regclass($1) AS oid) AS c`,
         [t.name, t.index],
       );
-      const found = result.rows[0] as { table: boolean; index: boolean };
-      return found.table ? (found.index ? [] : ['the deadline index']) : ['the table'];
+      const found = result.rows[0] as { table: boolean; since: boolean; index: boolean };
+      if (!found.table) return ['the table'];
+      return [
+        ...(found.since ? [] : ['the unreachable_since column']),
+        ...(found.index ? [] : ['the deadline index']),
+      ];
     },
     sql: watchMigrationSql(options?.table),
     failure: (missing, ms, attempts, cause) =>
@@ -130,17 +142,20 @@ export class PostgresWatchStore implements WatchStore {
     );
     this.#take = statement(
       // RETURNING keeps no order: the rows come back sorted by the deadline they had when taken.
-      `WITH due AS (SELECT id, deadline FROM ${name} WHERE deadline <= ${MS('$1')}
+      `WITH due AS (SELECT id, deadline, unreachable_since FROM ${name} WHERE deadline <= ${MS('$1')}
                     ORDER BY deadline LIMIT $3 FOR UPDATE SKIP LOCKED),
-            taken AS (UPDATE ${name} w SET tries = w.tries + 1, deadline = ${MS('$2')} FROM due
-                      WHERE w.id = due.id
-                      RETURNING w.order_id, w.operation, w.tries, w.created_at, due.deadline AS due_at)
-       SELECT order_id, operation, tries, ${EPOCH_MS('created_at')} AS created_at FROM taken ORDER BY due_at`,
+            taken AS (UPDATE ${name} w SET tries = w.tries + 1, deadline = ${MS('$2')}, unreachable_since = NULL
+                      FROM due WHERE w.id = due.id
+                      RETURNING w.order_id, w.operation, w.tries, w.created_at, due.deadline AS due_at,
+                                due.unreachable_since AS since)
+       SELECT order_id, operation, tries, ${EPOCH_MS('created_at')} AS created_at, ${EPOCH_MS('since')} AS since
+       FROM taken ORDER BY due_at`,
       prepare,
     );
     this.#remove = statement(`DELETE FROM ${name} WHERE id = $1`, prepare);
     this.#giveBack = statement(
-      `UPDATE ${name} SET tries = tries - 1 WHERE id = ANY($1::text[]) AND tries > 0`,
+      `UPDATE ${name} w SET tries = greatest(w.tries - 1, 0), unreachable_since = ${MS('g.since')}
+       FROM unnest($1::text[], $2::float8[]) AS g(id, since) WHERE w.id = g.id`,
       prepare,
     );
   }
@@ -160,14 +175,21 @@ export class PostgresWatchStore implements WatchStore {
 
   async take(now: number, nextDeadline: number, limit: number): Promise<WatchedPayment[]> {
     const result = await this.#query(this.#take, [now, nextDeadline, Math.max(0, Math.floor(limit))]);
-    const rows = result.rows as { order_id: string; operation: string; tries: number; created_at: number }[];
-    return rows
+    type Row = {
+      order_id: string;
+      operation: string;
+      tries: number;
+      created_at: number;
+      since: number | null;
+    };
+    return (result.rows as Row[])
       .map((row) => ({
         orderId: row.order_id,
         operation: row.operation,
         createdAt: Number(row.created_at),
         deadline: nextDeadline,
         tries: Number(row.tries),
+        ...(row.since === null ? {} : { unreachableSince: Number(row.since) }),
       }))
       .sort((a, b) => a.createdAt - b.createdAt);
   }
@@ -175,7 +197,7 @@ export class PostgresWatchStore implements WatchStore {
   async giveBack(payments: readonly WatchedPayment[]): Promise<void> {
     if (payments.length === 0) return;
     const ids = payments.map((p) => watchId(p.orderId, p.operation));
-    await this.#query(this.#giveBack, [ids]);
+    await this.#query(this.#giveBack, [ids, payments.map((p) => p.unreachableSince ?? null)]);
   }
 
   async remove(orderId: string, operation: string): Promise<boolean> {

@@ -26,24 +26,24 @@ for _, id in ipairs(ids) do
   if v then
     local p = cjson.decode(v)
     p.tries = p.tries + 1
-    v = cjson.encode(p)
-    redis.call('HSET', KEYS[2], id, v)
+    table.insert(out, cjson.encode(p))
+    p.unreachableSince = nil
+    redis.call('HSET', KEYS[2], id, cjson.encode(p))
     redis.call('ZADD', KEYS[1], ARGV[2], id)
-    table.insert(out, v)
   else
     redis.call('ZREM', KEYS[1], id)
   end
 end
 return out`;
-// Give back: ARGV the ids; one try less each (never below 0), a gone entry left alone.
-const GIVE_BACK_SCRIPT = `for i = 1, #ARGV do
+// Give back: ARGV pairs of id and unreachableSince ('' for none); one try less each (never below 0), the
+// unreachableSince given stored, a gone entry left alone.
+const GIVE_BACK_SCRIPT = `for i = 1, #ARGV, 2 do
   local v = redis.call('HGET', KEYS[2], ARGV[i])
   if v then
     local p = cjson.decode(v)
-    if p.tries > 0 then
-      p.tries = p.tries - 1
-      redis.call('HSET', KEYS[2], ARGV[i], cjson.encode(p))
-    end
+    if p.tries > 0 then p.tries = p.tries - 1 end
+    p.unreachableSince = tonumber(ARGV[i + 1])
+    redis.call('HSET', KEYS[2], ARGV[i], cjson.encode(p))
   end
 end
 return 0`;
@@ -55,6 +55,7 @@ interface Stored {
   operation: string;
   createdAt: number;
   tries: number;
+  unreachableSince?: number;
 }
 
 /**
@@ -91,8 +92,15 @@ export class RedisWatchStore implements WatchStore {
     const count = String(Math.max(0, Math.floor(limit)));
     const answer = await this.#script(TAKE_SCRIPT, [String(now), String(nextDeadline), count]);
     return (answer as string[]).map((text) => {
-      const p = JSON.parse(text) as Stored;
-      return { ...p, createdAt: Number(p.createdAt), tries: Number(p.tries), deadline: nextDeadline };
+      const { unreachableSince, ...p } = JSON.parse(text) as Stored;
+      const since = unreachableSince === undefined ? {} : { unreachableSince: Number(unreachableSince) };
+      return {
+        ...p,
+        createdAt: Number(p.createdAt),
+        tries: Number(p.tries),
+        deadline: nextDeadline,
+        ...since,
+      };
     });
   }
 
@@ -100,7 +108,7 @@ export class RedisWatchStore implements WatchStore {
     if (payments.length === 0) return;
     await this.#script(
       GIVE_BACK_SCRIPT,
-      payments.map((p) => watchId(p.orderId, p.operation)),
+      payments.flatMap((p) => [watchId(p.orderId, p.operation), String(p.unreachableSince ?? '')]),
     );
   }
 

@@ -1,13 +1,15 @@
 import type { WebhookHandler } from '../handler.js';
-import type { ResendClient } from '../reconcile/api-client.js';
+import type { ResendClient, ResendRequest } from '../reconcile/api-client.js';
 import { createReconciler, type ReconcileResult } from '../reconcile/reconciler.js';
 import type { BoundedWatchStore } from './bounded.js';
-import type { WatchedPayment } from './contract.js';
+import { type WatchedPayment, watchId } from './contract.js';
 import {
   type OverduePayment,
   type OverdueReason,
   reportOverdue,
   reportUnreachable,
+  STOP_AFTER,
+  type Unreachable,
   type WatchLogger,
   type WatchOutage,
 } from './overdue.js';
@@ -45,7 +47,7 @@ export interface RunSettings<C> {
 interface Run {
   readonly report: { settled: WatchedPayment[]; watching: WatchedPayment[]; overdue: OverduePayment[] };
   /** The payments the service could not be asked about, with the error saying why. */
-  readonly unreachable: { payment: WatchedPayment; error: Error }[];
+  readonly unreachable: Unreachable[];
   /** Those of them still watched: their try is given back. */
   readonly givenBack: WatchedPayment[];
 }
@@ -55,10 +57,14 @@ export async function runOnce<C>(settings: RunSettings<C>): Promise<WatchRunRepo
   const at = settings.now();
   const taken = await settings.calls.take(at, at + settings.retryAfterMs, settings.batchSize);
   if (taken.length === 0) return { settled: [], watching: [], overdue: [] };
-  const results = await ask(settings, taken, at);
+  const skipped = new Set<string>();
+  const results = await ask(settings, taken, at, skipped);
   const run: Run = { report: { settled: [], watching: [], overdue: [] }, unreachable: [], givenBack: [] };
   try {
-    for (const [index, payment] of taken.entries()) await decide(settings, run, payment, results[index]!, at);
+    for (const [index, payment] of taken.entries()) {
+      const isSkipped = skipped.has(watchId(payment.orderId, payment.operation));
+      await decide(settings, run, payment, results[index]!, at, isSkipped);
+    }
     if (run.givenBack.length > 0) await settings.calls.giveBack(run.givenBack);
   } finally {
     // A store failing mid-run must not lose the reports of the payments it already stopped watching.
@@ -72,17 +78,44 @@ async function ask<C>(
   settings: RunSettings<C>,
   taken: readonly WatchedPayment[],
   at: number,
+  skipped: Set<string>,
 ): Promise<readonly ReconcileResult[]> {
   const reconciler = createReconciler<C>({
     ...(settings.webhook ? { webhook: settings.webhook } : {}),
     ...(settings.context !== undefined ? { context: settings.context } : {}),
-    api: settings.api,
+    api: stopping(settings.api, skipped),
     listPending: () =>
       taken.map((p) => ({ orderId: p.orderId, operation: p.operation, createdAt: p.createdAt })),
     now: () => at,
     requestsPerSecond: settings.requestsPerSecond,
   });
   return (await reconciler.run()).results;
+}
+
+/**
+ * The client a run asks through: after `STOP_AFTER` unreachable answers in a row it asks no more, each call after
+ * failing at once with the last of them (still paced by `requestsPerSecond`, no request sent), its payment noted
+ * in `skipped`; any other answer starts the count again.
+ */
+function stopping(api: ResendClient, skipped: Set<string>): ResendClient {
+  let inARow = 0;
+  let last: Error | undefined;
+  const resend = async (request: ResendRequest) => {
+    if (last !== undefined && inARow >= STOP_AFTER) {
+      skipped.add(watchId(request.orderId, request.operation ?? 'purchase'));
+      throw last;
+    }
+    try {
+      const answer = await api.resend(request);
+      inARow = 0;
+      return answer;
+    } catch (error) {
+      inARow = isUnreachable(error) ? inARow + 1 : 0;
+      if (inARow > 0) last = error as Error;
+      throw error;
+    }
+  };
+  return { ...(api.posId !== undefined ? { posId: api.posId } : {}), resend };
 }
 
 /** One payment's place in the report; a settled or reported one leaves the store. */
@@ -92,15 +125,23 @@ async function decide<C>(
   payment: WatchedPayment,
   result: ReconcileResult,
   at: number,
+  skipped: boolean,
 ): Promise<void> {
   const verdict = verdictOf(result, payment, settings, at);
   if (result.error && (verdict === 'unreachable' || verdict === 'api_unreachable')) {
-    run.unreachable.push({ payment, error: result.error });
+    run.unreachable.push({ payment, error: result.error, skipped, reported: verdict === 'api_unreachable' });
   }
   if (verdict === 'watching') return void run.report.watching.push(payment);
-  if (verdict === 'unreachable') {
-    const kept = { ...payment, tries: payment.tries - 1 };
-    run.givenBack.push(payment);
+  if (verdict === 'unreachable' || verdict === 'held') {
+    const { unreachableSince, ...rest } = payment;
+    // Held: the service answered, so it was reachable; our own store failed to take the answer.
+    const since = verdict === 'held' ? undefined : (unreachableSince ?? at);
+    const kept = {
+      ...rest,
+      tries: payment.tries - 1,
+      ...(since === undefined ? {} : { unreachableSince: since }),
+    };
+    run.givenBack.push(kept);
     return void run.report.watching.push(kept);
   }
   const overdue = verdict === 'settled' ? undefined : overdueOf(payment, result, verdict);
@@ -112,15 +153,24 @@ async function decide<C>(
   else run.report.overdue.push(overdue);
 }
 
-type Verdict = 'settled' | 'watching' | 'unreachable' | OverdueReason;
+type Verdict = 'settled' | 'watching' | 'unreachable' | 'held' | OverdueReason;
+
+/** Codes of `webhook.process` failing on our own side (the merchant's store or queue down): not the service's answer. */
+const OUR_OUTAGE = new Set(['store.unavailable', 'queue.unavailable']);
 
 /** Codes of a call that never reached the service, or that it could not answer: nothing was learned. */
 const UNREACHABLE = new Set(['api.network', 'api.timeout', 'api.server']);
 
+function isUnreachable(error: unknown): boolean {
+  const { code, status } = (error ?? {}) as { code?: unknown; status?: unknown };
+  return UNREACHABLE.has(code as string) || status === 429;
+}
+
 /**
  * `applied` means the handlers took a final record (or had already); an order the service does not know is
- * reported at once, never tried again; a service that could not be asked costs no try, until
- * `unreachableAfterMs`; anything else is watched until `maxTries`.
+ * reported at once, never tried again; a service that could not be asked costs no try, until every run for
+ * `unreachableAfterMs` since the first failed (`unreachableSince`); an answer our own store or queue could not
+ * take (`store.unavailable`, `queue.unavailable`) costs no try either; anything else is watched until `maxTries`.
  */
 function verdictOf(
   result: ReconcileResult,
@@ -129,10 +179,12 @@ function verdictOf(
   at: number,
 ): Verdict {
   if (result.status === 'applied') return 'settled';
-  const { code, status } = (result.error ?? {}) as { code?: unknown; status?: unknown };
+  const { code } = (result.error ?? {}) as { code?: unknown };
   if (result.status === 'failed' && code === 'api.not_found') return 'unknown_order';
-  if (result.status === 'failed' && (UNREACHABLE.has(code as string) || status === 429)) {
-    return at - payment.createdAt >= settings.unreachableAfterMs ? 'api_unreachable' : 'unreachable';
+  if (result.status === 'failed' && OUR_OUTAGE.has(code as string)) return 'held';
+  if (result.status === 'failed' && isUnreachable(result.error)) {
+    const since = payment.unreachableSince ?? at;
+    return at - since >= settings.unreachableAfterMs ? 'api_unreachable' : 'unreachable';
   }
   if (result.status === 'given_up' || payment.tries >= settings.maxTries) return 'unsettled';
   return 'watching';

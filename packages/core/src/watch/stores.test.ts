@@ -138,6 +138,25 @@ describe.each(STORES)('$name', ({ up, make }) => {
     },
   );
 
+  it.skipIf(!up)(
+    'keeps the unreachableSince given back, answers it on the next take and clears it',
+    async () => {
+      const store = await make();
+      await store.add(payment('a', T));
+      await store.add(payment('b', T));
+      const [a, b] = await store.take(T, T + 1_000, 10);
+      expect([a!.unreachableSince, b!.unreachableSince]).toEqual([undefined, undefined]);
+      await store.giveBack([{ ...a!, unreachableSince: T + 7 }, b!]);
+      const again = await store.take(T + 1_000, T + 2_000, 10);
+      expect(again.map((p) => [p.orderId, p.tries, p.unreachableSince]).sort()).toEqual([
+        ['a', 1, T + 7],
+        ['b', 1, undefined],
+      ]);
+      const third = await store.take(T + 2_000, T + 3_000, 10);
+      expect(third.map((p) => p.unreachableSince)).toEqual([undefined, undefined]);
+    },
+  );
+
   it.skipIf(!up)('gives each due entry to one of two runs taking at once', async () => {
     const store = await make();
     for (let i = 0; i < 20; i++) await store.add(payment(`o-${i}`, T + i));
@@ -188,6 +207,23 @@ describe('migrateWatch', () => {
       }
     },
   );
+
+  it.skipIf(!postgresUp)('adds unreachable_since to a table made before it, keeping the rows', async () => {
+    const own = `${table}_c`;
+    try {
+      await migrateWatch(pool!, { table: own });
+      await pool!.query(`ALTER TABLE ${own} DROP COLUMN unreachable_since`);
+      await pool!.query(
+        `INSERT INTO ${own} (id, order_id, operation, created_at, deadline, tries) VALUES ('purchase:o', 'o', 'purchase', now(), now(), 2)`,
+      );
+      await migrateWatch(pool!, { table: own });
+      const store = new PostgresWatchStore({ pool: pool!, table: own });
+      const [taken] = await store.take(Date.now() + 1_000, Date.now() + 60_000, 10);
+      expect([taken!.orderId, taken!.tries, taken!.unreachableSince]).toEqual(['o', 3, undefined]);
+    } finally {
+      await pool!.query(`DROP TABLE IF EXISTS ${own}`);
+    }
+  });
 
   it.skipIf(!postgresUp)('names migrateWatch when the table is missing', async () => {
     const store = new PostgresWatchStore({ pool: pool!, table: `${table}_absent` });

@@ -43,8 +43,9 @@ export interface PaymentWatchOptions<C = undefined> {
    */
   maxTries?: number;
   /**
-   * How long after its registration a payment the service's API still could not be asked about is reported
-   * overdue (`api_unreachable`) and no longer watched, so an outage never keeps one watched forever.
+   * How long every run must have failed to reach the service's API about a payment (counted from the first such
+   * run since one last reached it, not from its registration) before it is reported overdue (`api_unreachable`)
+   * and no longer watched, so an outage never keeps one watched forever.
    * @default 86_400_000 (24 hours)
    */
   unreachableAfterMs?: number;
@@ -69,7 +70,9 @@ export interface PaymentWatchOptions<C = undefined> {
   onOverdue?: (payment: OverduePayment) => void;
   /**
    * Called once per run in which the service's API could not be asked about some payments (they stay watched,
-   * no try counted), besides a `warn` line in the log; its throw, or an async one's rejection, is ignored.
+   * no try counted; after 3 unreachable answers in a row the run asks about none of the rest of its batch, and
+   * they are in the report too), besides a `warn` line in the log; its throw, or an async one's rejection, is
+   * ignored.
    */
   onUnreachable?: (outage: WatchOutage) => void;
   /** Where each payment reported overdue, and each run the API could not be reached, is logged (`warn`); `false` for none. @default console */
