@@ -157,6 +157,31 @@ describe.each(STORES)('$name', ({ up, make }) => {
     },
   );
 
+  it.skipIf(!up)(
+    'keeps the earliest unreachableSince when takes and give backs interleave (late takes landing together)',
+    async () => {
+      const store = await make();
+      const S = T + 5;
+      await store.add(payment('a', T));
+      const [a] = await store.take(T, T + 1_000, 10);
+      await store.giveBack([{ ...a!, unreachableSince: S }]);
+      // Two takes queued while the store was offline land together: the first answers S, the second none.
+      const [first] = await store.take(T + 1_000, T + 2_000, 10);
+      const [second] = await store.take(T + 2_000, T + 3_000, 10);
+      expect([first!.unreachableSince, second!.unreachableSince]).toEqual([S, undefined]);
+      await store.giveBack([first!]);
+      await store.giveBack([second!]);
+      const [third] = await store.take(T + 3_000, T + 4_000, 10);
+      expect([third!.tries, third!.unreachableSince]).toEqual([1, S]);
+      // Two runs failing on it at once: the one that saw none gives back its own start, later than S.
+      const [fourth] = await store.take(T + 4_000, T + 5_000, 10);
+      await store.giveBack([third!]);
+      await store.giveBack([{ ...fourth!, unreachableSince: T + 4_000 }]);
+      const [fifth] = await store.take(T + 5_000, T + 6_000, 10);
+      expect([fifth!.tries, fifth!.unreachableSince]).toEqual([1, S]);
+    },
+  );
+
   it.skipIf(!up)('gives each due entry to one of two runs taking at once', async () => {
     const store = await make();
     for (let i = 0; i < 20; i++) await store.add(payment(`o-${i}`, T + i));
