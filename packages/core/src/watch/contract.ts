@@ -19,7 +19,7 @@ export interface WatchedPayment {
   readonly tries: number;
   /**
    * Since when every run failed to reach the service's API about it, epoch ms; absent once a run reached it.
-   * `take` answers it and clears it, `giveBack` stores the value given.
+   * `take` answers it and clears it, `giveBack` keeps the earlier of the one stored and the one given.
    */
   readonly unreachableSince?: number;
 }
@@ -46,8 +46,10 @@ export interface WatchStore {
   /**
    * Counts one try less for each payment `take` answered (never below 0), taken again since or not: each call
    * gives back tries a run counted and never used, so the count stays right however takes and gives back
-   * interleave (takes queued while the store was offline land together), and stores each payment's
-   * `unreachableSince` (cleared when absent). A gone entry (settled) is left alone; the deadline stays.
+   * interleave (takes queued while the store was offline land together), and keeps the earlier of each payment's
+   * `unreachableSince` stored and the one given (none given leaves it: only `take` clears it), so whichever of two
+   * interleaved runs gives back last, the first failure is kept. A gone entry (settled) is left alone; the
+   * deadline stays.
    */
   giveBack(payments: readonly WatchedPayment[]): Promise<void>;
   remove(orderId: string, operation: string): Promise<boolean>;

@@ -44,9 +44,9 @@ export class MemoryWatchStore implements WatchStore {
       const id = watchId(p.orderId, p.operation);
       const kept = this.#payments.get(id);
       if (kept === undefined) continue;
-      const { unreachableSince: _, ...rest } = kept;
-      const since = p.unreachableSince === undefined ? {} : { unreachableSince: p.unreachableSince };
-      this.#payments.set(id, { ...rest, ...since, tries: Math.max(0, kept.tries - 1) });
+      const given = [kept.unreachableSince, p.unreachableSince].filter((s) => s !== undefined);
+      const since = given.length === 0 ? {} : { unreachableSince: Math.min(...given) };
+      this.#payments.set(id, { ...kept, ...since, tries: Math.max(0, kept.tries - 1) });
     }
   }
 

@@ -154,7 +154,7 @@ export class PostgresWatchStore implements WatchStore {
     );
     this.#remove = statement(`DELETE FROM ${name} WHERE id = $1`, prepare);
     this.#giveBack = statement(
-      `UPDATE ${name} w SET tries = greatest(w.tries - 1, 0), unreachable_since = ${MS('g.since')}
+      `UPDATE ${name} w SET tries = greatest(w.tries - 1, 0), unreachable_since = least(w.unreachable_since, ${MS('g.since')})
        FROM unnest($1::text[], $2::float8[]) AS g(id, since) WHERE w.id = g.id`,
       prepare,
     );

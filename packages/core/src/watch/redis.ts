@@ -36,13 +36,14 @@ for _, id in ipairs(ids) do
 end
 return out`;
 // Give back: ARGV pairs of id and unreachableSince ('' for none); one try less each (never below 0), the
-// unreachableSince given stored, a gone entry left alone.
+// earlier of the unreachableSince stored and the one given kept, a gone entry left alone.
 const GIVE_BACK_SCRIPT = `for i = 1, #ARGV, 2 do
   local v = redis.call('HGET', KEYS[2], ARGV[i])
   if v then
     local p = cjson.decode(v)
     if p.tries > 0 then p.tries = p.tries - 1 end
-    p.unreachableSince = tonumber(ARGV[i + 1])
+    local since = tonumber(ARGV[i + 1])
+    if since and (p.unreachableSince == nil or since < p.unreachableSince) then p.unreachableSince = since end
     redis.call('HSET', KEYS[2], ARGV[i], cjson.encode(p))
   end
 end
