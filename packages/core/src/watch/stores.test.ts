@@ -182,6 +182,22 @@ describe.each(STORES)('$name', ({ up, make }) => {
     },
   );
 
+  it.skipIf(!up)(
+    'takes past an order id with a lone surrogate (a string cut inside an emoji), and removes it',
+    async () => {
+      const store = await make();
+      const cut = 'order-\u{1F600}'.slice(0, -1);
+      await store.add(payment(cut, T));
+      await store.add(payment('b', T + 1));
+      const taken = await store.take(T + 1, T + 1_000, 10);
+      expect(taken.map((p) => [p.orderId.startsWith('order-'), p.tries])).toEqual([
+        [true, 1],
+        [false, 1],
+      ]);
+      expect(await store.remove(cut, 'purchase')).toBe(true);
+    },
+  );
+
   it.skipIf(!up)('gives each due entry to one of two runs taking at once', async () => {
     const store = await make();
     for (let i = 0; i < 20; i++) await store.add(payment(`o-${i}`, T + i));
