@@ -80,7 +80,14 @@ export class RedisWatchStore implements WatchStore {
 
   async add(payment: WatchedPayment): Promise<boolean> {
     const { orderId, operation, createdAt, tries } = payment;
-    const entry: Stored = { orderId, operation, createdAt, tries };
+    // As the client sends the hash field: cjson refuses the `\ud800` escape JSON.stringify writes for a lone
+    // surrogate (a string cut inside an emoji), which would fail every take after it.
+    const entry: Stored = {
+      orderId: wellFormed(orderId),
+      operation: wellFormed(operation),
+      createdAt,
+      tries,
+    };
     const added = await this.#script(ADD_SCRIPT, [
       watchId(orderId, operation),
       JSON.stringify(entry),
@@ -120,4 +127,9 @@ export class RedisWatchStore implements WatchStore {
   #script(script: string, args: string[]): Promise<unknown> {
     return this.#run(script, this.#keys, args);
   }
+}
+
+/** A lone surrogate as U+FFFD, as UTF-8 encoding writes it. */
+function wellFormed(text: string): string {
+  return text.replace(/\p{Cs}/gu, '\uFFFD');
 }
