@@ -278,6 +278,34 @@ describe('the payment watch while the service’s API cannot be reached', () => 
     expect(failing[2]!.overdue).toEqual([expect.objectContaining({ reason: 'unsettled', tries: 3 })]);
   });
 
+  it('gives back the tries and unreachableSince of the payments it could not ask about before a remove fails', async () => {
+    const api: ResendClient = {
+      async resend({ orderId }) {
+        throw orderId === 'gone' ? new ApiError('api.not_found', 'GET … answered 404') : NETWORK();
+      },
+    };
+    const store = new (class extends MemoryWatchStore {
+      override async remove(): Promise<boolean> {
+        throw new StoreError('store.unavailable', 'the watch store failed');
+      }
+    })();
+    const watch = createPaymentWatch({
+      api,
+      store,
+      now: () => T + 1,
+      requestsPerSecond: 1000,
+      logger: false,
+    });
+    await store.add({ orderId: 'gone', operation: 'purchase', createdAt: T, deadline: T, tries: 0 });
+    await store.add({ orderId: 'a', operation: 'purchase', createdAt: T, deadline: T + 1, tries: 0 });
+    await store.giveBack([
+      { orderId: 'a', operation: 'purchase', createdAt: T, deadline: T, tries: 0, unreachableSince: T },
+    ]);
+    await expect(watch.reconcileOverdue()).rejects.toThrow(StoreError);
+    const [a] = (await store.take(T + MINUTE * 60, T + MINUTE * 61, 10)).filter((p) => p.orderId === 'a');
+    expect([a!.tries, a!.unreachableSince]).toEqual([1, T]);
+  });
+
   it('checks unreachableAfterMs, onUnreachable and storeTimeoutMs', () => {
     const { api } = service();
     expect(() => createPaymentWatch({ api, unreachableAfterMs: -1 })).toThrow(/unreachableAfterMs/);
