@@ -60,12 +60,20 @@ export async function runOnce<C>(settings: RunSettings<C>): Promise<WatchRunRepo
   const skipped = new Set<string>();
   const results = await ask(settings, taken, at, skipped);
   const run: Run = { report: { settled: [], watching: [], overdue: [] }, unreachable: [], givenBack: [] };
+  const decided = taken.map((payment, index) => ({
+    payment,
+    result: results[index]!,
+    skipped: skipped.has(watchId(payment.orderId, payment.operation)),
+  }));
+  const stays = ({ payment, result }: (typeof decided)[number]) =>
+    STAYING.has(verdictOf(result, payment, settings, at));
   try {
-    for (const [index, payment] of taken.entries()) {
-      const isSkipped = skipped.has(watchId(payment.orderId, payment.operation));
-      await decide(settings, run, payment, results[index]!, at, isSkipped);
-    }
+    // Those kept and their give back first: a remove failing cannot leave their tries and unreachableSince lost.
+    for (const d of decided.filter(stays)) await decide(settings, run, d.payment, d.result, at, d.skipped);
     if (run.givenBack.length > 0) await settings.calls.giveBack(run.givenBack);
+    for (const d of decided.filter((d) => !stays(d))) {
+      await decide(settings, run, d.payment, d.result, at, d.skipped);
+    }
   } finally {
     // A store failing mid-run must not lose the reports of the payments it already stopped watching.
     reportOverdue(run.report.overdue, settings);
@@ -154,6 +162,9 @@ async function decide<C>(
 }
 
 type Verdict = 'settled' | 'watching' | 'unreachable' | 'held' | OverdueReason;
+
+/** The verdicts that keep a payment watched (no remove). */
+const STAYING: ReadonlySet<Verdict> = new Set<Verdict>(['watching', 'unreachable', 'held']);
 
 /** Codes of `webhook.process` failing on our own side (the merchant's store or queue down): not the service's answer. */
 const OUR_OUTAGE = new Set(['store.unavailable', 'queue.unavailable']);
