@@ -266,6 +266,21 @@ describe('migrateWatch', () => {
     }
   });
 
+  it.skipIf(!postgresUp)(
+    'names migrateWatch when the table lacks unreachable_since (code deployed before it)',
+    async () => {
+      const own = `${table}_old`;
+      try {
+        await migrateWatch(pool!, { table: own });
+        await pool!.query(`ALTER TABLE ${own} DROP COLUMN unreachable_since`);
+        const store = new PostgresWatchStore({ pool: pool!, table: own });
+        await expect(store.take(T, T, 1)).rejects.toThrow(`run migrateWatch(pool, { table: '${own}' })`);
+      } finally {
+        await pool!.query(`DROP TABLE IF EXISTS ${own}`);
+      }
+    },
+  );
+
   it.skipIf(!postgresUp)('names migrateWatch when the table is missing', async () => {
     const store = new PostgresWatchStore({ pool: pool!, table: `${table}_absent` });
     await expect(store.take(T, T, 1)).rejects.toThrow(
