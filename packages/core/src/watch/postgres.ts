@@ -209,9 +209,11 @@ export class PostgresWatchStore implements WatchStore {
       return await this.#pool.query(query(values));
     } catch (error) {
       const code = (error as { code?: unknown } | null)?.code;
-      if (code !== '42P01') throw error;
+      // 42703: a table made before unreachable_since, this code deployed before migrateWatch added it.
+      if (code !== '42P01' && code !== '42703') throw error;
+      const what = code === '42P01' ? 'does not exist' : 'lacks a column this version needs';
       throw new Error(
-        `[@payhook/core] the watch's table does not exist: run ${this.#table} from @payhook/core/postgres before the first payment is watched.`,
+        `[@payhook/core] the watch's table ${what}: run ${this.#table} from @payhook/core/postgres before the first payment is watched.`,
         { cause: error },
       );
     }
