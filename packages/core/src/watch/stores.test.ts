@@ -158,6 +158,16 @@ describe.each(STORES)('$name', ({ up, make }) => {
   );
 
   it.skipIf(!up)(
+    'takes by deadline, not by creation: one created later but due first comes first',
+    async () => {
+      const store = await make();
+      await store.add({ ...payment('old', T + 2), createdAt: T - 1_000 });
+      await store.add(payment('new', T + 1));
+      expect((await store.take(T + 2, T + 1_000, 10)).map((p) => p.orderId)).toEqual(['new', 'old']);
+    },
+  );
+
+  it.skipIf(!up)(
     'keeps the earliest unreachableSince when takes and give backs interleave (late takes landing together)',
     async () => {
       const store = await make();
