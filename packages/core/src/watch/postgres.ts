@@ -182,16 +182,15 @@ export class PostgresWatchStore implements WatchStore {
       created_at: number;
       since: number | null;
     };
-    return (result.rows as Row[])
-      .map((row) => ({
-        orderId: row.order_id,
-        operation: row.operation,
-        createdAt: Number(row.created_at),
-        deadline: nextDeadline,
-        tries: Number(row.tries),
-        ...(row.since === null ? {} : { unreachableSince: Number(row.since) }),
-      }))
-      .sort((a, b) => a.createdAt - b.createdAt);
+    // In the order the SQL answers: oldest deadline first.
+    return (result.rows as Row[]).map((row) => ({
+      orderId: row.order_id,
+      operation: row.operation,
+      createdAt: Number(row.created_at),
+      deadline: nextDeadline,
+      tries: Number(row.tries),
+      ...(row.since === null ? {} : { unreachableSince: Number(row.since) }),
+    }));
   }
 
   async giveBack(payments: readonly WatchedPayment[]): Promise<void> {
