@@ -145,6 +145,52 @@ describe('a watch over a store that stopped answering', () => {
     expect(overdue).toEqual([]);
   });
 
+  it('keeps the outage clock of a payment through takes that piled up while the store was offline', async () => {
+    const memory = new MemoryWatchStore();
+    const online = gate();
+    let line: Promise<unknown> = online.opened;
+    const queued = <T>(call: () => Promise<T>): Promise<T> => {
+      const done = line.then(call);
+      line = done.then(undefined, () => undefined);
+      return done;
+    };
+    const store: WatchStore = {
+      name: 'offline',
+      add: (p) => queued(() => memory.add(p)),
+      take: (...args) => queued(() => memory.take(...args)),
+      giveBack: (p) => queued(() => memory.giveBack(p)),
+      remove: (o, op) => queued(() => memory.remove(o, op)),
+    };
+    const down: ResendClient = {
+      resend: async () => {
+        throw new ApiError('api.network', 'GET … failed: ECONNREFUSED');
+      },
+    };
+    let now = T;
+    const overdue: string[] = [];
+    const watch = createPaymentWatch({
+      api: down,
+      store,
+      now: () => now,
+      storeTimeoutMs: 20,
+      logger: false,
+      onOverdue: (p) => overdue.push(`${p.orderId} ${p.reason}`),
+    });
+    const entry = { orderId: 'o', operation: 'purchase', createdAt: T, deadline: T, tries: 0 };
+    await memory.add(entry);
+    // Every run failed to reach the service since 23 h 30 min ago.
+    await memory.giveBack([{ ...entry, unreachableSince: T - 23.5 * 60 * MINUTE }]);
+    for (let run = 0; run < 4; run++) {
+      now += 15 * MINUTE;
+      await expect(watch.reconcileOverdue()).rejects.toThrow(/did not answer within 20 ms/);
+    }
+    online.open();
+    await ticks();
+    now += 15 * MINUTE;
+    await watch.reconcileOverdue();
+    expect(overdue).toEqual(['o api_unreachable']);
+  });
+
   it('reports a payment whose remove landed after its timeout', async () => {
     const memory = new MemoryWatchStore();
     const late = gate();
