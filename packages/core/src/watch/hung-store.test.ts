@@ -45,6 +45,29 @@ function gate() {
   });
   return { opened, open };
 }
+
+/**
+ * A memory store behind a client that queues commands while offline (node-redis by default, ioredis with
+ * `maxRetriesPerRequest: null`): nothing runs until `online.open()`, then every call in the order it was made.
+ */
+function offlineStore(): { memory: MemoryWatchStore; online: ReturnType<typeof gate>; store: WatchStore } {
+  const memory = new MemoryWatchStore();
+  const online = gate();
+  let line: Promise<unknown> = online.opened;
+  const queued = <T>(call: () => Promise<T>): Promise<T> => {
+    const done = line.then(call);
+    line = done.then(undefined, () => undefined);
+    return done;
+  };
+  const store: WatchStore = {
+    name: 'offline',
+    add: (p) => queued(() => memory.add(p)),
+    take: (...args) => queued(() => memory.take(...args)),
+    giveBack: (p) => queued(() => memory.giveBack(p)),
+    remove: (o, op) => queued(() => memory.remove(o, op)),
+  };
+  return { memory, online, store };
+}
 const ticks = () => new Promise((resolve) => setTimeout(resolve, 10));
 
 describe('a watch over a store that stopped answering', () => {
@@ -101,21 +124,7 @@ describe('a watch over a store that stopped answering', () => {
   it('gives back every try of takes that piled up while the store was offline, then landed in order', async () => {
     // A client queueing commands offline (node-redis by default, ioredis with maxRetriesPerRequest: null) runs
     // every take the runs sent once the server is back, in order, then their late gives back.
-    const memory = new MemoryWatchStore();
-    const online = gate();
-    let line: Promise<unknown> = online.opened;
-    const queued = <T>(call: () => Promise<T>): Promise<T> => {
-      const done = line.then(call);
-      line = done.then(undefined, () => undefined);
-      return done;
-    };
-    const store: WatchStore = {
-      name: 'offline',
-      add: (p) => queued(() => memory.add(p)),
-      take: (...args) => queued(() => memory.take(...args)),
-      giveBack: (p) => queued(() => memory.giveBack(p)),
-      remove: (o, op) => queued(() => memory.remove(o, op)),
-    };
+    const { memory, online, store } = offlineStore();
     let now = T;
     const overdue: string[] = [];
     const watch = createPaymentWatch({
@@ -146,21 +155,7 @@ describe('a watch over a store that stopped answering', () => {
   });
 
   it('keeps the outage clock of a payment through takes that piled up while the store was offline', async () => {
-    const memory = new MemoryWatchStore();
-    const online = gate();
-    let line: Promise<unknown> = online.opened;
-    const queued = <T>(call: () => Promise<T>): Promise<T> => {
-      const done = line.then(call);
-      line = done.then(undefined, () => undefined);
-      return done;
-    };
-    const store: WatchStore = {
-      name: 'offline',
-      add: (p) => queued(() => memory.add(p)),
-      take: (...args) => queued(() => memory.take(...args)),
-      giveBack: (p) => queued(() => memory.giveBack(p)),
-      remove: (o, op) => queued(() => memory.remove(o, op)),
-    };
+    const { memory, online, store } = offlineStore();
     const down: ResendClient = {
       resend: async () => {
         throw new ApiError('api.network', 'GET … failed: ECONNREFUSED');
