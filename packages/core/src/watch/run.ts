@@ -60,20 +60,17 @@ export async function runOnce<C>(settings: RunSettings<C>): Promise<WatchRunRepo
   const skipped = new Set<string>();
   const results = await ask(settings, taken, at, skipped);
   const run: Run = { report: { settled: [], watching: [], overdue: [] }, unreachable: [], givenBack: [] };
-  const decided = taken.map((payment, index) => ({
+  const decided: Decided[] = taken.map((payment, index) => ({
     payment,
     result: results[index]!,
+    verdict: verdictOf(results[index]!, payment, settings, at),
     skipped: skipped.has(watchId(payment.orderId, payment.operation)),
   }));
-  const stays = ({ payment, result }: (typeof decided)[number]) =>
-    STAYING.has(verdictOf(result, payment, settings, at));
   try {
     // Those kept and their give back first: a remove failing cannot leave their tries and unreachableSince lost.
-    for (const d of decided.filter(stays)) await decide(settings, run, d.payment, d.result, at, d.skipped);
+    for (const d of decided.filter((d) => STAYING.has(d.verdict))) await decide(settings, run, d, at);
     if (run.givenBack.length > 0) await settings.calls.giveBack(run.givenBack);
-    for (const d of decided.filter((d) => !stays(d))) {
-      await decide(settings, run, d.payment, d.result, at, d.skipped);
-    }
+    for (const d of decided.filter((d) => !STAYING.has(d.verdict))) await decide(settings, run, d, at);
   } finally {
     // A store failing mid-run must not lose the reports of the payments it already stopped watching.
     reportOverdue(run.report.overdue, settings);
@@ -126,16 +123,18 @@ function stopping(api: ResendClient, skipped: Set<string>): ResendClient {
   return { ...(api.posId !== undefined ? { posId: api.posId } : {}), resend };
 }
 
+/** A payment taken by a run, with the service's answer and what it means for the payment. */
+interface Decided {
+  readonly payment: WatchedPayment;
+  readonly result: ReconcileResult;
+  readonly verdict: Verdict;
+  /** Not asked at all: the run had stopped asking (`STOP_AFTER`). */
+  readonly skipped: boolean;
+}
+
 /** One payment's place in the report; a settled or reported one leaves the store. */
-async function decide<C>(
-  settings: RunSettings<C>,
-  run: Run,
-  payment: WatchedPayment,
-  result: ReconcileResult,
-  at: number,
-  skipped: boolean,
-): Promise<void> {
-  const verdict = verdictOf(result, payment, settings, at);
+async function decide<C>(settings: RunSettings<C>, run: Run, decided: Decided, at: number): Promise<void> {
+  const { payment, result, verdict, skipped } = decided;
   if (result.error && (verdict === 'unreachable' || verdict === 'api_unreachable')) {
     run.unreachable.push({ payment, error: result.error, skipped, reported: verdict === 'api_unreachable' });
   }
