@@ -78,7 +78,7 @@ export async function deliver(send, handled) {
  * The API client's calls against the fake, as an ES module any runtime runs: `useClient(api, prefix)` answers
  * the client line's tail, or throws saying which answer was wrong.
  */
-const CLIENT = `import { ApiError, createApiClient } from '@payhook/core/reconcile';
+const CLIENT = `import { ApiError, createApiClient } from '@payhook/payments';
 const card = (number) => ({ cc_number: number, exp_month: 12, exp_year: 2031, card_cvv: '737' });
 const failure = async (promise) => promise.then(() => undefined, (error) => error instanceof ApiError ? error.code : String(error));
 export async function useClient(api, prefix) {

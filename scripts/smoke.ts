@@ -25,10 +25,9 @@ for (const fn of ['createWebhookHandler', 'sign', 'createNodeListener', 'verifyN
   assert(typeof core[fn] === 'function', '@payhook/core exports ' + fn);
 for (const fn of ['createMiddleware', 'toWebhookRequest', 'sendNodeResponse', 'refusal', 'fromParserError', 'encodeBase64Url', 'decodeBase64Url'])
   assert(typeof packages.coreAdapter[fn] === 'function', '@payhook/core/adapter exports ' + fn);
-for (const fn of ['validatePaymentRequest', 'validateSplitPurchaseRequest', 'validateCard'])
-  assert(typeof packages.validation[fn] === 'function', '@payhook/core/validation exports ' + fn);
-for (const fn of ['createReconciler', 'createApiClient', 'hmacRequestSigner'])
-  assert(typeof packages.reconcile[fn] === 'function', '@payhook/core/reconcile exports ' + fn);
+for (const fn of ['validatePaymentRequest', 'validateSplitPurchaseRequest', 'validateCard', 'createReconciler', 'createApiClient', 'hmacRequestSigner', 'createPaymentWatch'])
+  assert(typeof packages.payments[fn] === 'function', '@payhook/payments exports ' + fn);
+assert(typeof packages.paymentsRedis.RedisWatchStore === 'function' && typeof packages.paymentsPostgres.PostgresWatchStore === 'function', '@payhook/payments/redis and /postgres export the watch stores');
 assert(typeof packages.capture.createCapture === 'function' && packages.capture.DEFAULT_MASKED_FIELDS.includes('cc_token'), '@payhook/core/capture exports createCapture and DEFAULT_MASKED_FIELDS');
 assert(packages.diagnostics.PAYHOOK_CHANNELS.delivery === 'payhook:delivery', '@payhook/core/diagnostics exports PAYHOOK_CHANNELS');
 assert(packages.coreAdapter.fromParserError({ type: 'entity.too.large' }) instanceof core.RequestError, '@payhook/core/adapter shares the error classes of @payhook/core');
@@ -163,8 +162,9 @@ import * as testingPkg from '@payhook/testing';
 import * as redisPkg from '@payhook/core/redis';
 import * as postgresPkg from '@payhook/core/postgres';
 import * as coreAdapterPkg from '@payhook/core/adapter';
-import * as validationPkg from '@payhook/core/validation';
-import * as reconcilePkg from '@payhook/core/reconcile';
+import * as paymentsPkg from '@payhook/payments';
+import * as paymentsRedisPkg from '@payhook/payments/redis';
+import * as paymentsPostgresPkg from '@payhook/payments/postgres';
 import * as capturePkg from '@payhook/core/capture';
 import * as diagnosticsPkg from '@payhook/core/diagnostics';
 import * as opentelemetryPkg from '@payhook/opentelemetry';
@@ -172,7 +172,7 @@ import * as queuePkg from '@payhook/queue';
 import * as bullmqPkg from '@payhook/queue/bullmq';
 import * as pgbossPkg from '@payhook/queue/postgres';
 import * as otelSdk from '@opentelemetry/sdk-trace-base';
-const packages = { core: corePkg, express: expressPkg, koa: koaPkg, fastify: fastifyPkg, nestjs: nestjsPkg, testing: testingPkg, redis: redisPkg, postgres: postgresPkg, coreAdapter: coreAdapterPkg, validation: validationPkg, reconcile: reconcilePkg, capture: capturePkg, diagnostics: diagnosticsPkg, opentelemetry: opentelemetryPkg, queue: queuePkg, bullmq: bullmqPkg, pgboss: pgbossPkg };`);
+const packages = { core: corePkg, express: expressPkg, koa: koaPkg, fastify: fastifyPkg, nestjs: nestjsPkg, testing: testingPkg, redis: redisPkg, postgres: postgresPkg, coreAdapter: coreAdapterPkg, payments: paymentsPkg, paymentsRedis: paymentsRedisPkg, paymentsPostgres: paymentsPostgresPkg, capture: capturePkg, diagnostics: diagnosticsPkg, opentelemetry: opentelemetryPkg, queue: queuePkg, bullmq: bullmqPkg, pgboss: pgbossPkg };`);
 
 const CJS = `(async () => {${RUNTIME_CHECK(`const MODE = 'cjs';
 const http = require('node:http');
@@ -182,7 +182,7 @@ const fastifyLib = require('fastify');
 const nestCommon = require('@nestjs/common');
 const nestCore = require('@nestjs/core');
 const otelSdk = require('@opentelemetry/sdk-trace-base');
-const packages = { opentelemetry: require('@payhook/opentelemetry'), core: require('@payhook/core'), express: require('@payhook/express'), koa: require('@payhook/koa'), fastify: require('@payhook/fastify'), nestjs: require('@payhook/nestjs'), testing: require('@payhook/testing'), redis: require('@payhook/core/redis'), postgres: require('@payhook/core/postgres'), coreAdapter: require('@payhook/core/adapter'), validation: require('@payhook/core/validation'), reconcile: require('@payhook/core/reconcile'), capture: require('@payhook/core/capture'), diagnostics: require('@payhook/core/diagnostics'), queue: require('@payhook/queue'), bullmq: require('@payhook/queue/bullmq'), pgboss: require('@payhook/queue/postgres') };`)}})().catch((error) => { console.error(error); process.exit(1); });\n`;
+const packages = { opentelemetry: require('@payhook/opentelemetry'), core: require('@payhook/core'), express: require('@payhook/express'), koa: require('@payhook/koa'), fastify: require('@payhook/fastify'), nestjs: require('@payhook/nestjs'), testing: require('@payhook/testing'), redis: require('@payhook/core/redis'), postgres: require('@payhook/core/postgres'), coreAdapter: require('@payhook/core/adapter'), payments: require('@payhook/payments'), paymentsRedis: require('@payhook/payments/redis'), paymentsPostgres: require('@payhook/payments/postgres'), capture: require('@payhook/core/capture'), diagnostics: require('@payhook/core/diagnostics'), queue: require('@payhook/queue'), bullmq: require('@payhook/queue/bullmq'), pgboss: require('@payhook/queue/postgres') };`)}})().catch((error) => { console.error(error); process.exit(1); });\n`;
 
 const TYPED = `import type { IncomingMessage } from 'node:http';
 import { createNodeListener, createWebhookHandler, type Notification, type WebhookErrorCode, WebhookError } from '@payhook/core';
@@ -195,8 +195,7 @@ import * as testing from '@payhook/testing';
 import { RedisStore } from '@payhook/core/redis';
 import { PostgresStore } from '@payhook/core/postgres';
 import { sendNodeResponse, toWebhookRequest } from '@payhook/core/adapter';
-import { type PaymentRequest, validatePaymentRequest } from '@payhook/core/validation';
-import { ApiError, createReconciler, type ReconcileReport } from '@payhook/core/reconcile';
+import { ApiError, createReconciler, type PaymentRequest, type ReconcileReport, validatePaymentRequest } from '@payhook/payments';
 import { type CaptureOptions, createCapture } from '@payhook/core/capture';
 import { type DeliveryMessage, PAYHOOK_CHANNELS } from '@payhook/core/diagnostics';
 import { PayhookInstrumentation, type PayhookInstrumentationConfig } from '@payhook/opentelemetry';

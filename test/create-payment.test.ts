@@ -1,10 +1,10 @@
 import { createServer, type IncomingMessage } from 'node:http';
 import { createNodeListener, createWebhookHandler, type Notification } from '@payhook/core';
-import { type CreatedPayment, createApiClient } from '@payhook/core/reconcile';
+import { type CreatedPayment, createApiClient } from '@payhook/payments';
 import { type FakeServiceOptions, TEST_CARDS, THREE_DS_CODE } from '@payhook/testing';
 import { describe, expect, it } from 'vitest';
-import { rejected } from '../packages/core/test/api-rejection.ts';
-import { CUSTOMER } from '../packages/core/test/payment-requests.ts';
+import { rejected } from '../packages/payments/test/api-rejection.ts';
+import { CUSTOMER } from '../packages/payments/test/payment-requests.ts';
 import { apiOf, type FakeApi, startFakeApi } from './support/fake-api.js';
 import { closing, listen } from './support/listen.js';
 

@@ -8,14 +8,14 @@ import {
   type PendingOrder,
   type ReconcileReport,
   type ResendClient,
-} from '@payhook/core/reconcile';
+} from '@payhook/payments';
 import { type FakeService, TEST_CARDS } from '@payhook/testing';
 import { mockPaymentApi } from '@payhook/testing/nock';
 import nock from 'nock';
 import { describe, expect, it } from 'vitest';
 import { MemoryStore } from '../packages/core/src/stores/memory.ts';
-import { CUSTOMER } from '../packages/core/test/payment-requests.ts';
 import { storeCases } from '../packages/core/test/store-cases.ts';
+import { CUSTOMER } from '../packages/payments/test/payment-requests.ts';
 import { apiOf, type FakeApi, startFakeApi } from './support/fake-api.js';
 import { closing, listen } from './support/listen.js';
 

@@ -8,7 +8,7 @@ import {
   type OverduePayment,
   type WatchOutage,
   type WatchStore,
-} from '@payhook/core/reconcile';
+} from '@payhook/payments';
 import { TEST_CARDS, THREE_DS_CODE } from '@payhook/testing';
 import { Redis } from 'ioredis';
 import pg from 'pg';
@@ -16,10 +16,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryStore } from '../packages/core/src/stores/memory.ts';
 import { migrate, PostgresStore } from '../packages/core/src/stores/postgres.ts';
 import { RedisStore } from '../packages/core/src/stores/redis.ts';
-import { migrateWatch, PostgresWatchStore } from '../packages/core/src/watch/postgres.ts';
-import { RedisWatchStore } from '../packages/core/src/watch/redis.ts';
-import { CUSTOMER } from '../packages/core/test/payment-requests.ts';
 import { DATABASE_URL, REDIS_URL, reachPostgres, reachRedis } from '../packages/core/test/servers.ts';
+import { migrateWatch, PostgresWatchStore } from '../packages/payments/src/watch/postgres.ts';
+import { RedisWatchStore } from '../packages/payments/src/watch/redis.ts';
+import { CUSTOMER } from '../packages/payments/test/payment-requests.ts';
 import { apiOf, startFakeApi } from './support/fake-api.js';
 import { closing, listen } from './support/listen.js';
 

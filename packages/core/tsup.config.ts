@@ -4,8 +4,6 @@ export default defineConfig({
   entry: {
     index: 'src/index.ts',
     adapter: 'src/adapter.ts',
-    validation: 'src/validation/index.ts',
-    reconcile: 'src/reconcile/index.ts',
     capture: 'src/capture.ts',
     diagnostics: 'src/diagnostics/index.ts',
     'stores/redis': 'src/stores/redis.ts',

@@ -1,4 +1,4 @@
-import { hmacRequestSigner } from '@payhook/core/reconcile';
+import { hmacRequestSigner } from '@payhook/payments';
 import { type AuthCheck, type FakeService, type FakeServiceOptions, startFakeServer } from '@payhook/testing';
 import { mockPaymentApi } from '@payhook/testing/nock';
 

@@ -1,10 +1,25 @@
 // `@payhook/core/adapter`: the pieces a framework adapter is built from (@payhook/express and @payhook/koa are
-// a screenful each). Applications receive webhooks with the main entry; the types these take and return
-// (`WebhookHandler`, `WebhookRequest`, `WebhookResult`, `WebhookError`) are there too.
+// a screenful each), and the small helpers the packages built on core share (@payhook/payments: option checks,
+// `isMissing`, deadlines, the HMAC request signature). Applications receive webhooks with the main entry; the types
+// these take and return (`WebhookHandler`, `WebhookRequest`, `WebhookResult`, `WebhookError`) are there too.
 export { refusal } from './http/answers.js';
 export type { MiddlewareOptions, PathMatcher, WebhookMiddleware } from './http/middleware.js';
 export { createMiddleware } from './http/middleware.js';
 export { sendNodeResponse, toWebhookRequest } from './http/node.js';
 export { fromParserError } from './http/parser-error.js';
+export { CUSTOMER_FIELDS } from './notification/customer-fields.js';
+export { isMissing } from './notification/missing.js';
+export { withoutTrailingZeros } from './notification/money.js';
+export {
+  duration,
+  nonEmptyString,
+  objectWith,
+  optionalFunction,
+  optionError,
+  positive,
+  positiveInteger,
+} from './option-checks.js';
 export { decodeBase64Url, encodeBase64Url } from './runtime/base64url.js';
+export { Timeout, withDeadline } from './runtime/deadline.js';
+export { hmacSha256Hex } from './runtime/hmac.js';
 export { Batcher } from './stores/batcher.js';

@@ -1,5 +1,5 @@
 import { MeterProvider } from '@opentelemetry/sdk-metrics';
-import { ApiError, createPaymentWatch, type ResendClient } from '@payhook/core/reconcile';
+import { ApiError, createPaymentWatch, type ResendClient } from '@payhook/payments';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { metricPoints, TestReader } from '../test/metrics.ts';
 import { ATTRIBUTES, METRICS, PayhookInstrumentation } from './index.js';

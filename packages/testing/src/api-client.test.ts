@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createNodeListener, createWebhookHandler, type Notification } from '@payhook/core';
-import { createApiClient } from '@payhook/core/reconcile';
+import { createApiClient } from '@payhook/payments';
 import { afterEach, describe, expect, it } from 'vitest';
 import { TEST_CARDS, THREE_DS_CODE } from './fake/outcomes.js';
 import { mockPaymentApi, type PaymentApiMock } from './nock.js';

@@ -1,4 +1,4 @@
-export type { IntervalUnit } from '@payhook/core/validation';
+export type { IntervalUnit } from '@payhook/payments';
 export type { Duration } from './fake/calendar.js';
 export type { FakeClock, Timeline } from './fake/clock.js';
 export type { FakeViolation } from './fake/errors.js';

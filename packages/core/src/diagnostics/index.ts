@@ -1,5 +1,7 @@
 // `@payhook/core/diagnostics`: the `diagnostics_channel` names payhook publishes on and the messages it sends, for
 // an operator's own subscriber (`@payhook/opentelemetry` is one).
+
+export { publishOverdue } from './channels.js';
 export type {
   DeliveryMessage,
   DriftMessage,

@@ -15,16 +15,11 @@ import {
   tableOf,
 } from './postgres-table.js';
 
-export {
-  migrateWatch,
-  PostgresWatchStore,
-  type PostgresWatchStoreOptions,
-  watchMigrationSql,
-} from '../watch/postgres.js';
 // The @payhook/core/postgres entry: PostgresStore here, the inbox and the table's helpers beside it.
 export { inboxClient, PostgresInbox, type PostgresInboxOptions } from './postgres-inbox.js';
 export {
   type MigrateOptions,
+  type Migration,
   migrate,
   migrationSql,
   type PgPoolClientLike,
@@ -34,6 +29,11 @@ export {
   type PgResult,
   type PostgresTableOptions,
   type PruneOptions,
+  runMigration,
+  type Statement,
+  statement,
+  type Table,
+  tableOf,
 } from './postgres-table.js';
 
 export interface PostgresStoreOptions extends PostgresTableOptions {

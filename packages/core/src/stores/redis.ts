@@ -3,9 +3,8 @@ import { DUPLICATE, IN_FLIGHT } from './claims.js';
 import type { ClaimResult, DedupeStore } from './contract.js';
 import { type RedisClientLike, type RunScript, scriptRunner } from './redis-script.js';
 
-// The @payhook/core/redis entry: RedisStore here, the payment watch's store beside it.
-export { RedisWatchStore, type RedisWatchStoreOptions } from '../watch/redis.js';
-export type { RedisClientLike } from './redis-script.js';
+// The @payhook/core/redis entry: RedisStore here, and the script runner the payment watch's store is built on.
+export { type RedisClientLike, type RunScript, scriptRunner } from './redis-script.js';
 
 export interface RedisStoreOptions {
   /** A connected `ioredis` or node-redis client, shared with the rest of the app (no connection per request). */

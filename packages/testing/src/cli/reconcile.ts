@@ -3,7 +3,7 @@ import {
   type PendingOrder,
   type ReconcileResult,
   type RequestSigner,
-} from '@payhook/core/reconcile';
+} from '@payhook/payments';
 import {
   apiKeysFrom,
   authSchemeFrom,

@@ -1,4 +1,4 @@
-import { createRedactor, hmacRequestSigner } from '@payhook/core/reconcile';
+import { createRedactor, hmacRequestSigner } from '@payhook/payments';
 import {
   apiKeysFrom,
   authSchemeFrom,

@@ -1,4 +1,4 @@
-import type { IntervalUnit } from '@payhook/core/validation';
+import type { IntervalUnit } from '@payhook/payments';
 
 const DAY_MS = 86_400_000;
 

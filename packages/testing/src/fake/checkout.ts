@@ -1,4 +1,4 @@
-import { validateCard } from '@payhook/core/validation';
+import { validateCard } from '@payhook/payments';
 import { formatTimestamp } from './calendar.js';
 import { FakeServiceError, type FakeViolation } from './errors.js';
 import { type Ledger, notifyPayment, type PaymentState, paymentState, viewOf } from './ledger.js';

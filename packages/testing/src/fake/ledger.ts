@@ -1,4 +1,4 @@
-import type { OperationRecord, PaymentRecord, SplitSumRule } from '@payhook/core/validation';
+import type { OperationRecord, PaymentRecord, SplitSumRule } from '@payhook/payments';
 import type { FakeClock } from './clock.js';
 import { FakeServiceError } from './errors.js';
 import type { IdSource } from './ids.js';

@@ -1,4 +1,4 @@
-import type { OperationRecord } from '@payhook/core/validation';
+import type { OperationRecord } from '@payhook/payments';
 import { FakeServiceError } from './errors.js';
 import { issueReceipt, type Ledger, type PaymentState, paymentState, sendWebhook } from './ledger.js';
 import { STATUS } from './outcomes.js';

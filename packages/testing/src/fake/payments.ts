@@ -1,5 +1,5 @@
 import type { RecurringInfo } from '@payhook/core';
-import type { PaymentRecord } from '@payhook/core/validation';
+import type { PaymentRecord } from '@payhook/payments';
 import { formatTimestamp } from './calendar.js';
 import { credentialsError, FakeServiceError } from './errors.js';
 import {

@@ -5,7 +5,7 @@ import {
   type RecurringInfo,
   toMinorUnits,
 } from '@payhook/core';
-import { CUSTOMER_FIELDS, type OperationRecord, type PaymentRecord } from '@payhook/core/validation';
+import { CUSTOMER_FIELDS, type OperationRecord, type PaymentRecord } from '@payhook/payments';
 import { addDuration, formatTimestamp } from './calendar.js';
 import type { IdSource } from './ids.js';
 import type { STATUS } from './outcomes.js';

@@ -1,4 +1,4 @@
-import type { OperationRecord, PaymentRecord } from '@payhook/core/validation';
+import type { OperationRecord, PaymentRecord } from '@payhook/payments';
 import { FakeServiceError } from './errors.js';
 import { type Ledger, ownerKey, paymentState, sendWebhook, viewOf } from './ledger.js';
 import { STATUS } from './outcomes.js';

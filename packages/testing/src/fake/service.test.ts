@@ -1,5 +1,5 @@
 import { decodeData, parseNotification, verifySignature } from '@payhook/core';
-import { CUSTOMER_FIELDS } from '@payhook/core/validation';
+import { CUSTOMER_FIELDS } from '@payhook/payments';
 import { describe, expect, it } from 'vitest';
 import { handleApiRequest } from './api.js';
 import { FakeServiceError } from './errors.js';

@@ -1,5 +1,5 @@
 import { randomInt } from 'node:crypto';
-import type { OperationRecord, PaymentRecord } from '@payhook/core/validation';
+import type { OperationRecord, PaymentRecord } from '@payhook/payments';
 import { SCHEME_WORD } from './auth.js';
 import { nextCharge, runCharges } from './charges.js';
 import {

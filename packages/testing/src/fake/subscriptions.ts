@@ -1,4 +1,4 @@
-import type { IntervalUnit } from '@payhook/core/validation';
+import type { IntervalUnit } from '@payhook/payments';
 import { addInterval, atTime, formatDate } from './calendar.js';
 import type { PaymentOutcome } from './outcomes.js';
 

@@ -1,5 +1,5 @@
 import type { SignatureAlgorithm } from '@payhook/core';
-import type { OperationRecord, PaymentRecord, SplitSumRule } from '@payhook/core/validation';
+import type { OperationRecord, PaymentRecord, SplitSumRule } from '@payhook/payments';
 import type { WebhookTransport } from './outbox.js';
 import type { FakeProject, FakeProjectOptions } from './projects.js';
 import type { SubscriptionPlan, SubscriptionStatus } from './subscriptions.js';

@@ -5,7 +5,7 @@ import {
   type SplitItem,
   type SplitSumRule,
   validateAtServiceLevel,
-} from '@payhook/core/validation';
+} from '@payhook/payments';
 import { formatTime } from './calendar.js';
 import { FakeServiceError } from './errors.js';
 import type { SubscriptionPlan } from './subscriptions.js';

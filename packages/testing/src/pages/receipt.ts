@@ -1,4 +1,4 @@
-import type { PaymentRecord } from '@payhook/core/validation';
+import type { PaymentRecord } from '@payhook/payments';
 import { formatAmount } from './amount.js';
 import { escapeHtml, renderPage } from './layout.js';
 

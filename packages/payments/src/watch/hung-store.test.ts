@@ -1,9 +1,9 @@
 import { createServer, type Server, type Socket } from 'node:net';
+import type { Notification } from '@payhook/core';
+import { StoreError } from '@payhook/core';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { StoreError } from '../errors.js';
-import type { Notification } from '../notification/types.js';
 import type { ResendClient } from '../reconcile/api-client.js';
 import { ApiError } from '../reconcile/api-errors.js';
 import type { WatchedPayment, WatchStore } from './contract.js';

@@ -1,4 +1,4 @@
-import { isMissing } from '../notification/missing.js';
+import { isMissing } from '@payhook/core/adapter';
 import { isValidAmount } from './formats.js';
 import { isAbsent, path, type Violations } from './violations.js';
 

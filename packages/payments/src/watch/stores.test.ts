@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DATABASE_URL, REDIS_URL, reachPostgres, reachRedis } from '../../test/servers.js';
+import { DATABASE_URL, REDIS_URL, reachPostgres, reachRedis } from '../../../core/test/servers.js';
 import type { WatchedPayment, WatchStore } from './contract.js';
 import { MemoryWatchStore } from './memory.js';
 import { migrateWatch, PostgresWatchStore, watchMigrationSql } from './postgres.js';

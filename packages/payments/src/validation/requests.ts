@@ -1,4 +1,4 @@
-import type { Commission, LimitInfo, PaymentDetails, RecurringInfo, Status } from '../notification/types.js';
+import type { Commission, LimitInfo, PaymentDetails, RecurringInfo, Status } from '@payhook/core';
 
 /**
  * Integration mode (spec 1): the merchant sends card data (`direct`) or redirects to the checkout (`hosted`).

@@ -1,4 +1,4 @@
-import type { WebhookHandler } from '../handler.js';
+import type { WebhookHandler } from '@payhook/core';
 import type { ResendClient, ResendRequest } from '../reconcile/api-client.js';
 import { createReconciler, type ReconcileResult } from '../reconcile/reconciler.js';
 import type { BoundedWatchStore } from './bounded.js';

@@ -1,5 +1,5 @@
-import { StoreError } from '../errors.js';
-import { Timeout, withDeadline } from '../runtime/deadline.js';
+import { StoreError } from '@payhook/core';
+import { Timeout, withDeadline } from '@payhook/core/adapter';
 import type { WatchedPayment, WatchStore } from './contract.js';
 
 type Step = 'add' | 'take' | 'giveBack' | 'remove';

@@ -1,8 +1,8 @@
 import diagnostics_channel from 'node:diagnostics_channel';
+import type { Notification } from '@payhook/core';
+import { StoreError, WebhookError } from '@payhook/core';
+import { PAYHOOK_CHANNELS, type WatchMessage } from '@payhook/core/diagnostics';
 import { describe, expect, it } from 'vitest';
-import { PAYHOOK_CHANNELS, type WatchMessage } from '../diagnostics/messages.js';
-import { StoreError, WebhookError } from '../errors.js';
-import type { Notification } from '../notification/types.js';
 import type { ResendClient } from '../reconcile/api-client.js';
 import { ApiError } from '../reconcile/api-errors.js';
 import { MemoryWatchStore } from './memory.js';

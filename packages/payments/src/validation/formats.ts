@@ -1,4 +1,4 @@
-import { withoutTrailingZeros } from '../notification/money.js';
+import { withoutTrailingZeros } from '@payhook/core/adapter';
 
 const DECIMAL = /^(\d+)(?:\.(\d+))?$/;
 

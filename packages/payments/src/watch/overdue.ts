@@ -1,4 +1,4 @@
-import { publishOverdue } from '../diagnostics/channels.js';
+import { publishOverdue } from '@payhook/core/diagnostics';
 import type { ReconcileStatus } from '../reconcile/reconciler.js';
 import type { WatchedPayment } from './contract.js';
 

@@ -1,8 +1,6 @@
-import type { WebhookHandler, WebhookOutcome } from '../handler.js';
-import { isMissing } from '../notification/missing.js';
-import { parseNotification } from '../notification/parse.js';
-import { parseTimestamp } from '../notification/time.js';
-import { optionalFunction, optionError, positive } from '../option-checks.js';
+import type { WebhookHandler, WebhookOutcome } from '@payhook/core';
+import { parseNotification, parseTimestamp } from '@payhook/core';
+import { isMissing, optionalFunction, optionError, positive } from '@payhook/core/adapter';
 import {
   type ApiClientOptions,
   createApiClient,

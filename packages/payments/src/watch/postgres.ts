@@ -5,7 +5,7 @@ import {
   type Statement,
   statement,
   tableOf,
-} from '../stores/postgres-table.js';
+} from '@payhook/core/postgres';
 import type { WatchedPayment, WatchStore } from './contract.js';
 import { watchId } from './contract.js';
 

@@ -5,7 +5,7 @@ import {
   optionalFunction,
   optionError,
   positiveInteger,
-} from '../option-checks.js';
+} from '@payhook/core/adapter';
 import { type PaymentRegistry, sendWatched } from '../watch/register.js';
 import { type Answer, failure, parseObject, readAnswer } from './api-answer.js';
 import { ApiError } from './api-errors.js';

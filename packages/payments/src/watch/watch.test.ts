@@ -1,11 +1,9 @@
 import diagnostics_channel from 'node:diagnostics_channel';
+import type { Notification, QueuedNotification } from '@payhook/core';
+import { createWebhookHandler, parseNotification } from '@payhook/core';
+import { PAYHOOK_CHANNELS, type WatchMessage } from '@payhook/core/diagnostics';
 import { describe, expect, it } from 'vitest';
-import { formBody, post, purchase, SECRET } from '../../test/fixtures.js';
-import { PAYHOOK_CHANNELS, type WatchMessage } from '../diagnostics/messages.js';
-import { createWebhookHandler } from '../handler.js';
-import { parseNotification } from '../notification/parse.js';
-import type { Notification } from '../notification/types.js';
-import type { QueuedNotification } from '../protocol/queue.js';
+import { formBody, post, purchase, SECRET } from '../../../core/test/fixtures.js';
 import type { ResendClient, ResendRequest } from '../reconcile/api-client.js';
 import { ApiError } from '../reconcile/api-errors.js';
 import { MemoryWatchStore } from './memory.js';

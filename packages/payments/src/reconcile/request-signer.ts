@@ -1,5 +1,4 @@
-import { nonEmptyString } from '../option-checks.js';
-import { hmacSha256Hex } from '../runtime/hmac.js';
+import { hmacSha256Hex, nonEmptyString } from '@payhook/core/adapter';
 
 /**
  * What a request signature may be computed over: the method, the path with its query exactly as sent (each

@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
+import { freePort } from '../../../core/test/servers.js';
 import { replyWith, startApiService } from '../../test/api-service.js';
-import { freePort } from '../../test/servers.js';
 import { type ApiClientOptions, createApiClient } from './api-client.js';
 import { ApiError } from './api-errors.js';
 import { hmacRequestSigner } from './request-signer.js';

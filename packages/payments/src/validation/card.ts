@@ -1,4 +1,4 @@
-import { isMissing } from '../notification/missing.js';
+import { isMissing } from '@payhook/core/adapter';
 import { type ValidationResult, Violations } from './violations.js';
 
 /**

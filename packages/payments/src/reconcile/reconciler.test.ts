@@ -1,9 +1,7 @@
+import { createWebhookHandler, HandlerError, MemoryStore } from '@payhook/core';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { deferred } from '../../test/deliveries.js';
-import { purchase, refund } from '../../test/fixtures.js';
-import { HandlerError } from '../errors.js';
-import { createWebhookHandler } from '../handler.js';
-import { MemoryStore } from '../stores/memory.js';
+import { deferred } from '../../../core/test/deliveries.js';
+import { purchase, refund } from '../../../core/test/fixtures.js';
 import type { ResendAnswer, ResendClient, ResendRequest } from './api-client.js';
 import { ApiError } from './api-errors.js';
 import { createReconciler, type PendingOrder, type ReconcilerOptions } from './reconciler.js';

@@ -1,7 +1,12 @@
-import type { WebhookHandler } from '../handler.js';
-import { isMissing } from '../notification/missing.js';
-import type { Notification } from '../notification/types.js';
-import { duration, optionalFunction, optionError, positive, positiveInteger } from '../option-checks.js';
+import type { Notification, WebhookHandler } from '@payhook/core';
+import {
+  duration,
+  isMissing,
+  optionalFunction,
+  optionError,
+  positive,
+  positiveInteger,
+} from '@payhook/core/adapter';
 import { type ApiClientOptions, createApiClient, type ResendClient } from '../reconcile/api-client.js';
 import { BoundedWatchStore } from './bounded.js';
 import { isFinalStatus, type WatchStore } from './contract.js';

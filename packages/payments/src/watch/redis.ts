@@ -1,4 +1,4 @@
-import { type RedisClientLike, type RunScript, scriptRunner } from '../stores/redis-script.js';
+import { type RedisClientLike, type RunScript, scriptRunner } from '@payhook/core/redis';
 import { type WatchedPayment, type WatchStore, watchId } from './contract.js';
 
 export interface RedisWatchStoreOptions {
