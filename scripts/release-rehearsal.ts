@@ -11,7 +11,7 @@
  * 3. in fresh projects on each Node version, installs the packages from Verdaccio with npm (with supertest) and
  *    with pnpm (without it), and runs a signed delivery through core, Express, Koa, Fastify and NestJS (traced by
  *    `@payhook/opentelemetry`), a `mockPaymentApi` payment whose webhook reaches an Express app, a dropped one
- *    recovered by `@payhook/core/reconcile`, `postWebhook` (or its "needs supertest" error), and `payhook`.
+ *    recovered by `@payhook/payments`, `postWebhook` (or its "needs supertest" error), and `payhook`.
  *
  * It then checks that the working repository has the same HEAD, status and `@payhook/*` tags as before, and
  * prints the published tarballs' figures (files, unpacked size, dependencies) as RELEASING.md's table.
@@ -62,7 +62,7 @@ try {
   assert(created.status === 200 && record.status === 'success', 'mockPaymentApi takes a payment: ' + created.status + ' ' + JSON.stringify(record));
   await api.fake.idle();
   assert(paid.length === 1 && paid[0] === 'rehearsal-1', 'the fake delivered the signed success webhook to Express: ' + JSON.stringify(paid));
-  // A webhook lost on the way, recovered by @payhook/core/reconcile through the re-send API (HMAC request signature).
+  // A webhook lost on the way, recovered by @payhook/payments through the re-send API (HMAC request signature).
   api.fake.setDeliveryFaults({ drop: true });
   assert((await pay('rehearsal-2')).status === 200, 'mockPaymentApi takes a second payment');
   api.fake.setDeliveryFaults({});

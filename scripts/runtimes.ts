@@ -5,7 +5,7 @@
  * fake payment service (`startFakeServer` of @payhook/testing) in this process, then:
  *
  * - on Bun and on Deno, runs a signed delivery, its redelivery, a tampered copy, and three concurrent copies of
- *   another (handled once) through `handler.fetch`; then, through `createApiClient` of `@payhook/core/reconcile`
+ *   another (handled once) through `handler.fetch`; then, through `createApiClient` of `@payhook/payments`
  *   against the fake, creates a hosted payment, a direct one and a direct 3-D Secure one, re-sends one, and checks
  *   the typed answers, a refusal of a wrong secret, and an invalid request refused before it is sent;
  * - in workerd, through miniflare, runs the Cloudflare Workers recipe of docs/recipes.md (its `src/worker.ts`,

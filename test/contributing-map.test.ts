@@ -3,19 +3,19 @@ import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 const ROOT = join(import.meta.dirname, '..');
-const CORE = join(ROOT, 'packages/core/src');
 
-function sources(dir: string): string[] {
+function sources(root: string, dir = root): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
     const path = join(dir, entry.name);
-    if (entry.isDirectory()) return sources(path);
-    return entry.name.endsWith('.ts') && !entry.name.endsWith('.test.ts') ? [relative(CORE, path)] : [];
+    if (entry.isDirectory()) return sources(root, path);
+    return entry.name.endsWith('.ts') && !entry.name.endsWith('.test.ts') ? [relative(root, path)] : [];
   });
 }
 
-/** The files CONTRIBUTING.md's table "Which file decides what" names, as paths under packages/core/src. */
-function mapped(markdown: string): string[] {
-  const start = markdown.indexOf('### Which file decides what (packages/core/src)');
+/** The files CONTRIBUTING.md's table "Which file decides what (<src>)" names, as paths under that folder. */
+function mapped(markdown: string, src: string): string[] {
+  const start = markdown.indexOf(`### Which file decides what (${src})`);
+  if (start < 0) throw new Error(`CONTRIBUTING.md has no map of ${src}`);
   const end = markdown.indexOf('\n### ', start + 1);
   const table = markdown
     .slice(start, end)
@@ -24,15 +24,15 @@ function mapped(markdown: string): string[] {
   return table.flatMap((row) => [...row.matchAll(/`([\w/.-]+\.ts)`/g)].map((match) => match[1] as string));
 }
 
-describe("CONTRIBUTING.md's map of core", () => {
-  const named = mapped(readFileSync(join(ROOT, 'CONTRIBUTING.md'), 'utf8'));
+describe.each(['packages/core/src', 'packages/payments/src'])("CONTRIBUTING.md's map of %s", (src) => {
+  const named = mapped(readFileSync(join(ROOT, 'CONTRIBUTING.md'), 'utf8'), src);
 
-  it('names every source file of packages/core/src', () => {
-    expect(sources(CORE).filter((file) => !named.includes(file))).toEqual([]);
+  it('names every source file', () => {
+    expect(sources(join(ROOT, src)).filter((file) => !named.includes(file))).toEqual([]);
   });
 
   it('names no file that is not there', () => {
-    const present = new Set(sources(CORE));
+    const present = new Set(sources(join(ROOT, src)));
     expect(named.filter((file) => !present.has(file))).toEqual([]);
   });
 });

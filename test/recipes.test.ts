@@ -8,7 +8,12 @@ import { FORM_HEADERS, formBody, purchase } from '../packages/core/test/fixtures
 import { workersRecipe } from '../scripts/runtimes.ts';
 
 const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
-const DOCS = ['docs/recipes.md', 'packages/core/README.md', 'packages/nestjs/README.md'];
+const DOCS = [
+  'docs/recipes.md',
+  'packages/core/README.md',
+  'packages/payments/README.md',
+  'packages/nestjs/README.md',
+];
 
 // The two application functions every recipe calls; declared here so the doc reads as the user's own code.
 const PRELUDE = `declare global {
@@ -79,7 +84,7 @@ function typecheck(blocks: Block[]): string[] {
   });
 }
 
-describe('code in docs/recipes.md and the core and nestjs READMEs', () => {
+describe('code in docs/recipes.md and the core, payments and nestjs READMEs', () => {
   const markdown = readFileSync(join(ROOT, 'docs', 'recipes.md'), 'utf8');
   const blocks = DOCS.flatMap((doc) => tsBlocks(doc, readFileSync(join(ROOT, doc), 'utf8')));
 

@@ -1,6 +1,6 @@
 // What a merchant uses to receive webhooks. Adapter-authoring helpers (and base64url): `@payhook/core/adapter`;
-// request and card validation for outgoing payments: `@payhook/core/validation`; stores: `@payhook/core/redis`,
-// `/postgres`; delivery capture: `/capture`; diagnostics channels: `/diagnostics`; reconciliation: `/reconcile`.
+// stores: `@payhook/core/redis`, `/postgres`; delivery capture: `/capture`; diagnostics channels: `/diagnostics`.
+// Sending and following payments (the API client, reconciliation, validation) is `@payhook/payments`.
 
 export type { WebhookErrorCode } from './errors.js';
 export {

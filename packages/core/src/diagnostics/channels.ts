@@ -168,6 +168,10 @@ export function publishDrift(event: string, findings: readonly DriftFinding[]): 
   channels?.drift.publish(message);
 }
 
+/**
+ * Publishes a payment watch's report on `payhook:watch` (for `@payhook/payments`' watch), only when someone listens.
+ * @example publishOverdue({ reason: 'unsettled', operation: 'purchase', tries: 3 });
+ */
 export function publishOverdue(message: WatchMessage): void {
   if (channels?.watch.hasSubscribers) channels.watch.publish(message);
 }

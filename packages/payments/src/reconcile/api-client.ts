@@ -60,7 +60,7 @@ export interface ApiClientOptions {
    */
   timeoutMs?: number;
   /**
-   * `createPayment` and `createSplitPayment` check every rule of `@payhook/core/validation`, also those the spec
+   * `createPayment` and `createSplitPayment` check every rule of `@payhook/payments`, also those the spec
    * does not show the service enforcing (a payment's `description` and `currency`, split amounts adding up).
    * @default false (the service's known rules, the fake service's default level)
    */

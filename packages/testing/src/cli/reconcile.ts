@@ -74,7 +74,7 @@ function describe(result: ReconcileResult): string {
 
 /**
  * `payhook reconcile`: asks the service to re-send the webhook of every order read (spec 4.3, 4.4), with the
- * reconciler of `@payhook/core/reconcile`; the merchant's `server_url` receives them.
+ * reconciler of `@payhook/payments`; the merchant's `server_url` receives them.
  *
  * @example
  * const code = await reconcileCommand(['--base-url', url, '--pos-id', posId, '--orders', 'orders.txt'], processIO());
