@@ -66,7 +66,7 @@ try {
   api.fake.setDeliveryFaults({ drop: true });
   assert((await pay('rehearsal-2')).status === 200, 'mockPaymentApi takes a second payment');
   api.fake.setDeliveryFaults({});
-  const reconciler = packages.reconcile.createReconciler({ listPending: () => [{ orderId: 'rehearsal-2' }],
+  const reconciler = packages.payments.createReconciler({ listPending: () => [{ orderId: 'rehearsal-2' }],
     api: { baseUrl: 'https://api.payments.test', posId: api.project.posId, apiKey: api.project.apiKey,
       endpointsKey: api.project.endpointsKey, apiSecret: SHOP_SECRET } });
   const report = await reconciler.run();

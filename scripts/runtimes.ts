@@ -1,6 +1,6 @@
 /**
- * `pnpm runtimes`: `handler.fetch` and the API client on the runtimes besides Node.js. Packs @payhook/core,
- * installs the tarball with npm into a fresh project together with the runtimes from npm (`bun`, `deno`, and
+ * `pnpm runtimes`: `handler.fetch` and the API client on the runtimes besides Node.js. Packs @payhook/core and
+ * @payhook/payments, installs the tarballs with npm into a fresh project together with the runtimes from npm (`bun`, `deno`, and
  * `miniflare` with its `workerd`; npm takes the newest releases whose `engines` accept this Node.js), starts the
  * fake payment service (`startFakeServer` of @payhook/testing) in this process, then:
  *
@@ -15,7 +15,7 @@
  *   takes `node:crypto` and `node:buffer` where the runtime offers them).
  *
  * Each prints `<runtime> <version>: 200 handled, then 200 duplicate` and `<runtime> <version>: client <CLIENT>`;
- * anything else fails the script. Needs core built (`pnpm runtimes` builds it). `--keep` keeps the temp dir.
+ * anything else fails the script. Needs core and payments built (`pnpm runtimes` builds them). `--keep` keeps the temp dir.
  */
 import { execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -232,7 +232,7 @@ async function main(): Promise<void> {
   const { posId, apiKey, endpointsKey, apiSecret } = server.fake.project;
   const api = { baseUrl: server.url, posId, apiKey, endpointsKey, apiSecret };
   try {
-    const tarballs = packPackages(join(work, 'tarballs'), ['@payhook/core']);
+    const tarballs = packPackages(join(work, 'tarballs'), ['@payhook/core', '@payhook/payments']);
     const app = join(work, 'consumer');
     mkdirSync(join(app, 'src'), { recursive: true });
     writeFileSync(
