@@ -1,4 +1,6 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import type { AddressInfo } from 'node:net';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -28,6 +30,41 @@ describe('payhook inspect', () => {
     stop.abort();
     expect(await done).toBe(0);
     expect(err).toEqual([]);
+  });
+
+  it('takes any TCP port, 10000 and above included', async () => {
+    const probe = createServer();
+    await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+    const port = (probe.address() as AddressInfo).port;
+    await new Promise<void>((resolve) => probe.close(() => resolve()));
+    expect(port).toBeGreaterThan(10_000);
+    const { io, out, err } = memoryIO('', {});
+    const stop = new AbortController();
+    const done = runInspect([capture, '--port', String(port)], io, stop.signal);
+    await expect.poll(() => out.length + err.length).toBeGreaterThan(0);
+    expect(err).toEqual([]);
+    expect(out[0]).toMatch(new RegExp(`^payhook inspect: open http://127\\.0\\.0\\.1:${port}/\\?token=`));
+    stop.abort();
+    expect(await done).toBe(0);
+  });
+
+  it.each([['65536'], ['-1'], ['80.5']])('refuses --port %s with exit 2', async (port) => {
+    const { io, err } = memoryIO('', {});
+    expect(await runInspect([capture, '--port', port], io, AbortSignal.abort())).toBe(2);
+    expect(err.join('\n')).toContain(`--port must be an integer from 0 to 65535, not "${port}".`);
+  });
+
+  it('says loudly, on standard error, that the capture file does not exist, and still starts', async () => {
+    const missing = join(dir, 'not-yet.jsonl');
+    const { io, out, err } = memoryIO('', {});
+    const stop = new AbortController();
+    const done = runInspect([missing], io, stop.signal);
+    await expect.poll(() => out.length).toBeGreaterThan(0);
+    expect(err).toEqual([
+      `payhook inspect: WARNING: ${missing} does not exist (yet). The page stays empty until something writes it: is the path right?`,
+    ]);
+    stop.abort();
+    expect(await done).toBe(0);
   });
 
   it.each([

@@ -1,9 +1,9 @@
 import { createHmac } from 'node:crypto';
-import { appendFile, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { appendFile, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { createNodeListener, createWebhookHandler } from '@payhook/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fakePurchase } from '../fixtures/primary.js';
@@ -264,5 +264,204 @@ describe('payhook inspect, the server', () => {
       body: '{}',
     });
     expect([form.status, (await form.json()).error]).toEqual([400, 'send application/json']);
+  });
+});
+
+describe('payhook inspect, replays and fixtures that hold', () => {
+  let dir: string;
+  let inspector: Inspector;
+  let receiver: Server;
+  let target: string;
+  const handled: string[] = [];
+  const unparsable = { ...fakePurchase({ order_id: 'o-bad' }, { seed: 'bad' }), payment_id: undefined };
+
+  const post = (path: string, body: unknown, on: Inspector = inspector) =>
+    fetch(new URL(path, on.url), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-payhook-token': on.token },
+      body: JSON.stringify(body),
+    });
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'payhook-inspect-hold-'));
+    const capture = join(dir, 'deliveries.jsonl');
+    await writeFile(
+      capture,
+      line({ notification: purchase }) +
+        line({ status: 401, outcome: 'refused', code: 'signature.invalid' }) +
+        line({ notification: { ...purchase, order_id: 'o-3' } }) +
+        line({ status: 400, outcome: 'refused', code: 'notification.invalid', notification: unparsable }),
+    );
+    const webhook = createWebhookHandler<IncomingMessage>({ secret: SECRET, logger: false }).onAny((n) => {
+      handled.push(n.order_id);
+    });
+    receiver = createServer(createNodeListener(webhook));
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    target = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/webhooks`;
+    inspector = await startInspector({
+      capture,
+      secret: SECRET,
+      fixtures: join(dir, 'test', 'fixtures'),
+      target,
+    });
+  });
+  afterAll(async () => {
+    await inspector?.close();
+    receiver?.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('replays every row of a batch it can, and names the one it refused', async () => {
+    const response = await post('/replay', { ids: [0, 1, 2], url: target });
+    expect(response.status).toBe(200);
+    const { answers } = await response.json();
+    expect(
+      answers.map((a: { id: number; status?: number; refused?: string }) => [a.id, a.status, a.refused]),
+    ).toEqual([
+      [0, 200, undefined],
+      [
+        1,
+        undefined,
+        'delivery 1 has no notification (refused before its signature was verified): nothing to send',
+      ],
+      [2, 200, undefined],
+    ]);
+    expect(handled.slice(-2)).toEqual(['o-1', 'o-3']);
+  });
+
+  it('names --resign, the option that exists, when replay is off', async () => {
+    const off = await startInspector({ capture: join(dir, 'deliveries.jsonl') });
+    try {
+      const refused = await post('/replay', { ids: [0], url: target }, off);
+      expect([refused.status, (await refused.json()).error]).toEqual([
+        400,
+        'start payhook inspect with --resign SECRET (the test secret) or PAYHOOK_SECRET to replay',
+      ]);
+    } finally {
+      await off.close();
+    }
+  });
+
+  it('sends an unedited delivery that does not parse as captured, never calling it edited', async () => {
+    const response = await post('/replay', { ids: [3], url: target, notification: unparsable });
+    const { answers } = await response.json();
+    expect(answers).toEqual([expect.objectContaining({ id: 3, status: 400, code: 'notification.invalid' })]);
+    expect(JSON.stringify(answers)).not.toContain('edited');
+  });
+
+  it.each([
+    'http://192.0.2.1/webhooks',
+    'http://example.com/webhooks',
+    'https://127.0.0.1.example.com/',
+    'http://[::ffff:c000:201]/',
+    'file:///etc/passwd',
+  ])('replays only to the app given at start or to loopback: refuses %s', async (url) => {
+    const refused = await post('/replay', { ids: [0], url });
+    expect(refused.status).toBe(400);
+    expect((await refused.json()).error).toMatch(/^replay goes only to the app given with --target/);
+  });
+
+  it("shows a replay's whole answer, its status, headers and body, and the request sent", async () => {
+    const big = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/plain', 'x-app': 'yes' });
+      res.end('x'.repeat(5_000));
+    });
+    await new Promise<void>((resolve) => big.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://localhost:${(big.address() as AddressInfo).port}/hook`;
+      const { answers } = await (await post('/replay', { ids: [0], url })).json();
+      expect(answers[0]).toMatchObject({
+        id: 0,
+        status: 200,
+        body: 'x'.repeat(5_000),
+        headers: expect.objectContaining({ 'x-app': 'yes', 'content-type': 'text/plain' }),
+        request: {
+          method: 'POST',
+          url,
+          headers: expect.objectContaining({ 'content-type': 'application/x-www-form-urlencoded' }),
+          body: expect.stringMatching(/^data=[\w-]+&signature=[\w-]+$/),
+        },
+      });
+    } finally {
+      big.close();
+    }
+  });
+
+  it('writes fixtures readable by their owner only, whose test imports the app from the project root and reads its secret from the environment', async () => {
+    const saved = await (await post('/fixture', { id: 0, name: 'paid' })).json();
+    const folder = join(dir, 'test', 'fixtures');
+    expect(saved.folder).toBe(folder);
+    for (const file of saved.files) expect((await stat(join(folder, file))).mode & 0o777).toBe(0o600);
+    const test = await readFile(join(folder, 'paid.test.ts'), 'utf8');
+    const imported = /from '(\.[^']*app\.js)'/.exec(test)?.[1];
+    expect(imported).toBeDefined();
+    expect(resolve(folder, imported!)).toBe(join(process.cwd(), 'src', 'app.js'));
+    expect(test).not.toContain(SECRET);
+    expect(test).not.toContain("'test-secret'");
+    expect(test).toContain('process.env.PAYHOOK_SECRET');
+  });
+});
+
+describe('payhook inspect over a live fake service', () => {
+  it('masks what capture masks: card token, customer details and the receipt link never reach the page', async () => {
+    const server = await startFakeServer({ secret: SECRET, seed: 11 });
+    const receiver = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end('{"ok":true,"outcome":"handled"}');
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    const live = await startInspector({
+      fakeService: { url: server.url, endpointsKey: server.fake.project.endpointsKey },
+    });
+    try {
+      const { posId, apiKey, endpointsKey } = server.fake.project;
+      const body = JSON.stringify({
+        pos_id: posId,
+        mode: 'direct',
+        method: 'purchase',
+        amount: 10,
+        currency: 'UAH',
+        description: 'inspect',
+        order_id: 'o-masked',
+        cc_number: '4242424242424242',
+        exp_month: 12,
+        exp_year: 2030,
+        card_cvv: '123',
+        customer_email: 'payer@example.com',
+        server_url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/webhooks`,
+      });
+      const hmac = createHmac('sha256', SECRET).update(body).digest('hex');
+      const created = await fetch(`${server.url}/api/v1/payment`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'x-api-auth': `SVC-HMAC-SHA256 ${apiKey}:${hmac}`,
+          'x-api-key': endpointsKey,
+        },
+        body,
+      });
+      expect(created.status).toBe(200);
+      await server.fake.idle();
+      const sent = server.fake.deliveries[0]!.notification as Record<string, string>;
+      expect(sent.cc_token).toMatch(/\w{8}/);
+      const get = (path: string) =>
+        fetch(new URL(path, live.url), { headers: { 'x-payhook-token': live.token } }).then((r) => r.text());
+      const shown = (await get('/deliveries')) + (await get('/delivery?id=0'));
+      const { delivery } = JSON.parse(await get('/delivery?id=0'));
+      expect(delivery.notification).toMatchObject({
+        order_id: 'o-masked',
+        cc_token: '[masked]',
+        customer_email: '[masked]',
+        receipt_url: '[masked]',
+      });
+      for (const secret of [sent.cc_token, 'payer@example.com', sent.receipt_url, '4242424242424242']) {
+        expect(secret).toBeTruthy();
+        expect(shown).not.toContain(secret);
+      }
+    } finally {
+      await live.close();
+      receiver.close();
+      await server.close();
+    }
   });
 });
