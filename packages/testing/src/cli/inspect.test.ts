@@ -50,7 +50,7 @@ describe('payhook inspect', () => {
 
   it.each([['65536'], ['-1'], ['80.5']])('refuses --port %s with exit 2', async (port) => {
     const { io, err } = memoryIO('', {});
-    expect(await runInspect([capture, '--port', port], io, AbortSignal.abort())).toBe(2);
+    expect(await runInspect([capture, `--port=${port}`], io, AbortSignal.abort())).toBe(2);
     expect(err.join('\n')).toContain(`--port must be an integer from 0 to 65535, not "${port}".`);
   });
 

@@ -1,5 +1,5 @@
 import { startInspector } from '../inspect/server.js';
-import { algorithmFrom, httpUrlFrom, parseCommand, positiveInteger, runCommand, UsageError } from './args.js';
+import { algorithmFrom, httpUrlFrom, parseCommand, runCommand, UsageError } from './args.js';
 import type { CliIO } from './io.js';
 import { untilSignal } from './until-signal.js';
 
@@ -18,7 +18,7 @@ Options:
   --algorithm A         sha256 (default) or sha1
   --target URL          the replay URL the page offers first
   --fixtures DIR        where 'Save as fixture' writes (nothing is written without it, nor anywhere else)
-  --port N              default: any free port
+  --port N              0 to 65535; default: any free port
   -h, --help            this help
 
 Example:
@@ -73,7 +73,7 @@ export async function runInspect(argv: string[], io: CliIO, signal: AbortSignal)
       algorithm: algorithmFrom(values.algorithm),
       ...(values.target === undefined ? {} : { target: httpUrlFrom('--target', values.target).href }),
       ...(values.fixtures === undefined ? {} : { fixtures: values.fixtures }),
-      port: values.port === undefined ? 0 : positiveInteger('--port', values.port, 0),
+      port: portFrom(values.port),
     });
     io.stdout(`payhook inspect: open ${inspector.url}`);
     if (!secret) io.stdout('replay is off: pass --resign SECRET (the test secret) or set PAYHOOK_SECRET.');
@@ -82,6 +82,16 @@ export async function runInspect(argv: string[], io: CliIO, signal: AbortSignal)
     await inspector.close();
     return 0;
   });
+}
+
+/** A TCP port: 0 (any free one) to 65535. The CLI's `positiveInteger` stops at 10000, a count's bound, not a port's. */
+function portFrom(value: string | undefined): number {
+  if (value === undefined) return 0;
+  const port = /^\d{1,5}$/.test(value) ? Number(value) : Number.NaN;
+  if (!(port <= 65_535)) {
+    throw new UsageError(`--port must be an integer from 0 to 65535, not ${JSON.stringify(value)}.`);
+  }
+  return port;
 }
 
 /** `payhook inspect`: the page over captured and live deliveries, until SIGINT or SIGTERM. */
