@@ -1,3 +1,4 @@
+import { access } from 'node:fs/promises';
 import { startInspector } from '../inspect/server.js';
 import { algorithmFrom, httpUrlFrom, parseCommand, runCommand, UsageError } from './args.js';
 import type { CliIO } from './io.js';
@@ -76,6 +77,18 @@ export async function runInspect(argv: string[], io: CliIO, signal: AbortSignal)
       port: portFrom(values.port),
     });
     io.stdout(`payhook inspect: open ${inspector.url}`);
+    const capture = positionals[0];
+    if (
+      capture !== undefined &&
+      !(await access(capture).then(
+        () => true,
+        () => false,
+      ))
+    ) {
+      io.stderr(
+        `payhook inspect: WARNING: ${capture} does not exist (yet). The page stays empty until something writes it: is the path right?`,
+      );
+    }
     if (!secret) io.stdout('replay is off: pass --resign SECRET (the test secret) or set PAYHOOK_SECRET.');
     if (!signal.aborted)
       await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));

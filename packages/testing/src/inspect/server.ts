@@ -44,6 +44,8 @@ export interface Inspector {
 }
 
 const MAX_REQUEST_BYTES = 8 * 1024 * 1024;
+/** How often the sources are read, page open or not. */
+const FOLLOW_MS = 1_000;
 
 const SECURITY_HEADERS = {
   'cache-control': 'no-store',
@@ -99,6 +101,13 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
   }
   const log: DeliveryLog = { deliveries: [], unreadable: [] };
   const context: RouteContext = { options, log, sources, errors: [], reading: Promise.resolve() };
+  // Read on its own, page open or not: a capture rotated twice while nobody looked must still be read whole.
+  let following = true;
+  const follow = async () => {
+    await refresh(context);
+    if (following) timer = setTimeout(follow, FOLLOW_MS).unref();
+  };
+  let timer = setTimeout(follow, 0).unref();
   const server = createServer((req, res) => {
     route(req, res, context, token).catch((error: unknown) => {
       const known = error instanceof InspectorRequestError;
@@ -114,11 +123,16 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
   return {
     url: `http://127.0.0.1:${port}/?token=${token}`,
     token,
-    close: () =>
-      new Promise<void>((done) => {
+    close: async () => {
+      following = false;
+      clearTimeout(timer);
+      await new Promise<void>((done) => {
         server.close(() => done());
         server.closeAllConnections();
-      }),
+      });
+      await context.reading;
+      for (const source of sources) await source.close?.();
+    },
   };
 }
 

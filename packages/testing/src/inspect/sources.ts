@@ -1,4 +1,4 @@
-import { open, stat } from 'node:fs/promises';
+import { type FileHandle, open, stat } from 'node:fs/promises';
 import {
   type InspectedDelivery,
   readCaptureLine,
@@ -12,68 +12,180 @@ export interface DeliveryLog {
   readonly unreadable: UnreadableLine[];
 }
 
-/** A source the inspector reads again on every refresh of the page: what arrived since the last read. */
+/** A source the inspector reads again and again (on its own, every second): what arrived since the last read. */
 export interface DeliverySource {
   read(log: DeliveryLog): Promise<void>;
+  /** Lets go of what the source holds open (a capture file). */
+  close?(): Promise<void>;
 }
 
 const CHUNK = 1 << 20;
 /** A line longer than this is no captured delivery (core caps a body at 1 MiB): dropped up to its newline. */
 const MAX_LINE = 16 << 20;
+/** The first bytes of a file, kept to notice a file truncated and written again past the offset between reads. */
+const HEAD = 64;
+
+/** One opened capture file and how far it was read. */
+interface OpenFile {
+  readonly handle: FileHandle;
+  readonly ino: number;
+  readonly dev: number;
+  offset: number;
+  line: number;
+  pending: Buffer;
+  skipping: boolean;
+  head: Buffer;
+}
+
+async function openCapture(path: string): Promise<OpenFile> {
+  const handle = await open(path, 'r');
+  const { ino, dev } = await handle.stat();
+  return {
+    handle,
+    ino,
+    dev,
+    offset: 0,
+    line: 0,
+    pending: Buffer.alloc(0),
+    skipping: false,
+    head: Buffer.alloc(0),
+  };
+}
+
+/** Reads `file` from its offset to its end, whole lines only (a line still being written waits for its newline). */
+async function readToEnd(file: OpenFile, log: DeliveryLog): Promise<void> {
+  const { size } = await file.handle.stat();
+  if (size < file.offset || !(await sameHead(file, size))) {
+    Object.assign(file, {
+      offset: 0,
+      line: 0,
+      pending: Buffer.alloc(0),
+      skipping: false,
+      head: Buffer.alloc(0),
+    });
+  }
+  while (file.offset < size) {
+    const chunk = Buffer.alloc(Math.min(CHUNK, size - file.offset));
+    const { bytesRead } = await file.handle.read(chunk, 0, chunk.length, file.offset);
+    if (bytesRead === 0) break;
+    if (file.offset < HEAD) {
+      file.head = Buffer.concat([file.head, chunk.subarray(0, Math.min(bytesRead, HEAD - file.offset))]);
+    }
+    file.offset += bytesRead;
+    file.pending = Buffer.concat([file.pending, chunk.subarray(0, bytesRead)]);
+    let end = file.pending.indexOf(10);
+    if (end === -1 && file.pending.length > MAX_LINE) {
+      if (!file.skipping) log.unreadable.push({ line: file.line + 1, reason: 'longer than 16 MiB' });
+      file.skipping = true;
+      file.pending = Buffer.alloc(0);
+      continue;
+    }
+    while (end !== -1) {
+      const raw = file.pending.subarray(0, end).toString('utf8').trim();
+      file.pending = file.pending.subarray(end + 1);
+      file.line += 1;
+      if (file.skipping) file.skipping = false;
+      else if (raw !== '') {
+        const read = readCaptureLine(raw, file.line, log.deliveries.length);
+        if ('id' in read) log.deliveries.push(read);
+        else log.unreadable.push(read);
+      }
+      end = file.pending.indexOf(10);
+    }
+  }
+}
+
+/** Whether the file still starts with the bytes read from it first: one truncated and written again does not. */
+async function sameHead(file: OpenFile, size: number): Promise<boolean> {
+  if (file.head.length === 0 || size < file.head.length) return true;
+  const now = Buffer.alloc(file.head.length);
+  await file.handle.read(now, 0, now.length, 0);
+  return now.equals(file.head);
+}
+
+/** A rotated file read to its end: a line it ends without a newline was torn, and no later write finishes it. */
+async function finish(file: OpenFile, log: DeliveryLog): Promise<void> {
+  try {
+    await readToEnd(file, log);
+    if (file.pending.length > 0 && !file.skipping) {
+      log.unreadable.push({ line: file.line + 1, reason: 'a torn line at the end of a rotated file' });
+    }
+  } finally {
+    await file.handle.close();
+  }
+}
+
+function missing(error: unknown): boolean {
+  return (error as NodeJS.ErrnoException).code === 'ENOENT';
+}
 
 /**
- * A capture file followed as it grows: each read takes the bytes appended since the last one, whole lines only
- * (a line still being written waits for its newline). A file that shrank was rotated or truncated: it is read
- * again from its start.
+ * A capture file followed as it grows. The file stays open between reads, so a rotation never loses a delivery:
+ * when `path` names another file, the one held is read to its end first, then `<path>.1` if a second rotation
+ * came between two reads (core's `createCapture` renames to `<path>.1`), then the new file from its start. A file
+ * that shrank or starts with other bytes was truncated: it is read again from its start.
  */
 export function followCapture(path: string): DeliverySource {
-  let offset = 0;
-  let line = 0;
-  let pending = Buffer.alloc(0);
-  let skipping = false;
+  let current: OpenFile | undefined;
+  let opened = false;
   return {
     async read(log) {
-      const { size } = await stat(path);
-      if (size < offset) {
-        offset = 0;
-        line = 0;
-        pending = Buffer.alloc(0);
-        skipping = false;
-      }
-      if (size === offset) return;
-      const file = await open(path, 'r');
+      let named: { ino: number; dev: number } | undefined;
       try {
-        while (offset < size) {
-          const chunk = Buffer.alloc(Math.min(CHUNK, size - offset));
-          const { bytesRead } = await file.read(chunk, 0, chunk.length, offset);
-          if (bytesRead === 0) break;
-          offset += bytesRead;
-          pending = Buffer.concat([pending, chunk.subarray(0, bytesRead)]);
-          let end = pending.indexOf(10);
-          if (end === -1 && pending.length > MAX_LINE) {
-            if (!skipping) log.unreadable.push({ line: line + 1, reason: 'longer than 16 MiB' });
-            skipping = true;
-            pending = Buffer.alloc(0);
-            continue;
-          }
-          while (end !== -1) {
-            const raw = pending.subarray(0, end).toString('utf8').trim();
-            pending = pending.subarray(end + 1);
-            line += 1;
-            if (skipping) skipping = false;
-            else if (raw !== '') {
-              const read = readCaptureLine(raw, line, log.deliveries.length);
-              if ('id' in read) log.deliveries.push(read);
-              else log.unreadable.push(read);
-            }
-            end = pending.indexOf(10);
-          }
-        }
-      } finally {
-        await file.close();
+        named = await stat(path);
+      } catch (error) {
+        if (!missing(error)) throw error;
       }
+      if (
+        current !== undefined &&
+        (named === undefined || named.ino !== current.ino || named.dev !== current.dev)
+      ) {
+        const rotated = current;
+        current = undefined;
+        await finish(rotated, log);
+        await readSecondRotation(`${path}.1`, rotated, named, log);
+      }
+      if (named === undefined) {
+        if (!opened) {
+          throw new Error(
+            `the capture file ${path} does not exist (yet): nothing to show until something writes it. Is the path right?`,
+          );
+        }
+        return;
+      }
+      current ??= await openCapture(path).catch((error: unknown) => {
+        if (missing(error)) return undefined;
+        throw error;
+      });
+      if (current === undefined) return;
+      opened = true;
+      await readToEnd(current, log);
+    },
+    async close() {
+      await current?.handle.close();
+      current = undefined;
     },
   };
+}
+
+/** `<path>.1` when it is neither the file just finished nor the one now at `path`: a rotation never opened. */
+async function readSecondRotation(
+  older: string,
+  finished: OpenFile,
+  named: { ino: number; dev: number } | undefined,
+  log: DeliveryLog,
+): Promise<void> {
+  let file: OpenFile;
+  try {
+    file = await openCapture(older);
+  } catch (error) {
+    if (missing(error)) return;
+    throw error;
+  }
+  const seen = (f: { ino: number; dev: number } | undefined) =>
+    f !== undefined && f.ino === file.ino && f.dev === file.dev;
+  if (seen(finished) || seen(named)) await file.handle.close();
+  else await finish(file, log);
 }
 
 /**
