@@ -6,3 +6,4 @@ export type {
   DeliveryCapture,
 } from './diagnostics/capture.js';
 export { createCapture, DEFAULT_MASKED_FIELDS } from './diagnostics/capture.js';
+export { createMasker } from './diagnostics/capture-mask.js';

@@ -45,7 +45,12 @@ function normalName(name: string): string {
 
 /**
  * Masks values in a notification: by name (the `fields` given, and card-like names always) at any depth, and any
- * number that passes the Luhn check wherever it appears, JSON text inside a string included.
+ * number that passes the Luhn check wherever it appears, JSON text inside a string included. What `createCapture`
+ * masks with, for a tool that shows deliveries it did not capture (`payhook inspect` over a live fake service).
+ *
+ * @example
+ * const mask = createMasker(DEFAULT_MASKED_FIELDS);
+ * mask({ order_id: 'o-1', cc_token: 'tok_…' }); // { order_id: 'o-1', cc_token: '[masked]' }
  */
 export function createMasker(fields: readonly string[]): (value: unknown) => unknown {
   const names = new Set(fields.map(normalName));

@@ -1,7 +1,7 @@
 import { notificationKey, parseNotification } from '@payhook/core';
 import { describe, expect, it } from 'vitest';
 import { fakePurchase } from '../fixtures/primary.js';
-import { diffNotifications, readCaptureLine, readFakeAttempt } from './deliveries.js';
+import { diffNotifications, maskDelivered, readCaptureLine, readFakeAttempt } from './deliveries.js';
 
 const purchase = fakePurchase({ order_id: 'o-1', amount: 12.5, currency: 'UAH' }, { seed: 'inspect' });
 
@@ -21,7 +21,7 @@ describe('readCaptureLine', () => {
       at: '2026-11-26T10:00:00.000Z',
       status: 200,
       outcome: 'handled',
-      notification: purchase,
+      notification: maskDelivered(purchase),
       event: 'purchase.success',
       order: 'o-1',
       amount: '12.5 UAH',

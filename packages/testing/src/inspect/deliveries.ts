@@ -1,4 +1,12 @@
 import { notificationKey, parseNotification } from '@payhook/core';
+import { createMasker, DEFAULT_MASKED_FIELDS } from '@payhook/core/capture';
+
+/**
+ * What capture masks (card data, the card token, customer details, the receipt and 3DS links, Luhn numbers
+ * anywhere), applied to everything the page is given: a fake service's live attempts are not masked at the source,
+ * and a capture may have been written with a shorter `mask` list.
+ */
+export const maskDelivered: (value: unknown) => unknown = createMasker(DEFAULT_MASKED_FIELDS);
 
 /**
  * One delivery as the inspector shows it, read from a capture line (`createCapture`) or from a fake service's
@@ -62,7 +70,10 @@ function describeDelivery(
   source: InspectedDelivery['source'],
   fields: Fields,
 ): InspectedDelivery {
-  const n = fields.notification;
+  const n =
+    fields.notification === undefined
+      ? undefined
+      : (maskDelivered(fields.notification) as Fields['notification']);
   const method = text(n?.method);
   const status = text(n?.status);
   const amount = text(n?.amount);
@@ -70,6 +81,7 @@ function describeDelivery(
   const key = fields.key ?? (n ? keyOf(n) : undefined);
   return {
     ...fields,
+    ...(n === undefined ? {} : { notification: n }),
     id,
     source,
     event: method || status ? `${method ?? '?'}.${status ?? '?'}` : '?',
