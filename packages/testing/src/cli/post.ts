@@ -16,7 +16,11 @@ export function httpCall(
   headers: Readonly<Record<string, string>>,
   body: string | undefined,
   timeoutMs: number,
-): Promise<{ status: number; text: string }> {
+): Promise<{
+  status: number;
+  text: string;
+  headers: Readonly<Record<string, string | string[] | undefined>>;
+}> {
   const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
   const length: Record<string, string> =
     body === undefined ? {} : { 'content-length': String(Buffer.byteLength(body)) };
@@ -25,7 +29,11 @@ export function httpCall(
       const chunks: Buffer[] = [];
       let size = 0;
       const done = () =>
-        resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') });
+        resolve({
+          status: res.statusCode ?? 0,
+          text: Buffer.concat(chunks).toString('utf8'),
+          headers: res.headers,
+        });
       res.on('data', (chunk: Buffer) => {
         if (size >= MAX_ANSWER_BYTES) return;
         chunks.push(chunk.subarray(0, MAX_ANSWER_BYTES - size));
@@ -50,7 +58,11 @@ export function post(
   headers: Readonly<Record<string, string>>,
   body: string,
   timeoutMs: number,
-): Promise<{ status: number; text: string }> {
+): Promise<{
+  status: number;
+  text: string;
+  headers: Readonly<Record<string, string | string[] | undefined>>;
+}> {
   return httpCall('POST', url, headers, body, timeoutMs);
 }
 

@@ -1,13 +1,22 @@
 import { mkdir, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, relative, resolve, sep } from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
 import { parseNotification, type SignatureAlgorithm } from '@payhook/core';
-import { clipReply, post } from '../cli/post.js';
+import { post } from '../cli/post.js';
 import { resign } from '../replay.js';
-import type { InspectedDelivery } from './deliveries.js';
+import { type InspectedDelivery, maskDelivered } from './deliveries.js';
 
 /** A request from the page the inspector refuses: answered 400 with `message`. */
 export class InspectorRequestError extends Error {
   override readonly name = 'InspectorRequestError';
+}
+
+/** A request the inspector sent, as the page shows it. */
+interface SentRequest {
+  readonly method: 'POST';
+  readonly url: string;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: string;
 }
 
 /** What a replay answered, beside what the captured delivery was answered. */
@@ -16,17 +25,25 @@ export interface ReplayAnswer {
   readonly status?: number;
   readonly outcome?: string;
   readonly code?: string;
-  /** The answer's body, clipped to 300 characters. */
+  /** The answer's headers. */
+  readonly headers?: Readonly<Record<string, string>>;
+  /** The answer's body, whole up to 1 MiB, masked as a notification is. */
   readonly body?: string;
+  /** The request sent. */
+  readonly request?: SentRequest;
   /** Why the request got no answer. */
   readonly error?: string;
+  /** Why this delivery of a batch was not sent (the others were). */
+  readonly refused?: string;
 }
 
 /**
  * The notification to send for a delivery: the edit made in the page, checked as the handler would parse it, or
  * the captured one.
  */
-export function notificationToSend(delivery: InspectedDelivery, edited: unknown): Record<string, unknown> {
+export function notificationToSend(delivery: InspectedDelivery, edit: unknown): Record<string, unknown> {
+  // An "edit" that changed nothing is the captured notification: sent as it came, whether it parses or not.
+  const edited = isDeepStrictEqual(edit, delivery.notification) ? undefined : edit;
   const chosen = edited ?? delivery.notification;
   if (typeof chosen !== 'object' || chosen === null || Array.isArray(chosen)) {
     throw new InspectorRequestError(
@@ -35,6 +52,7 @@ export function notificationToSend(delivery: InspectedDelivery, edited: unknown)
         : 'the edited notification must be a JSON object',
     );
   }
+  if (edited === undefined) return chosen as Record<string, unknown>;
   try {
     parseNotification(chosen as Record<string, unknown>);
   } catch (error) {
@@ -63,13 +81,10 @@ export async function replayTo(
     target.secret,
     target.algorithm,
   );
+  const headers = signed.headers as Record<string, string>;
+  const request: SentRequest = { method: 'POST', url: target.url.href, headers, body: signed.body };
   try {
-    const answer = await post(
-      target.url,
-      signed.headers as Record<string, string>,
-      signed.body,
-      target.timeoutMs,
-    );
+    const answer = await post(target.url, headers, signed.body, target.timeoutMs);
     let parsed: { outcome?: unknown; error?: { code?: unknown } } = {};
     try {
       parsed = JSON.parse(answer.text);
@@ -79,11 +94,23 @@ export async function replayTo(
       status: answer.status,
       ...(typeof parsed.outcome === 'string' ? { outcome: parsed.outcome } : {}),
       ...(typeof parsed.error?.code === 'string' ? { code: parsed.error.code } : {}),
-      body: clipReply(answer.text),
+      headers: headerText(answer.headers),
+      body: maskDelivered(answer.text) as string,
+      request,
     };
   } catch (error) {
-    return { id: delivery.id, error: (error as Error).message };
+    return { id: delivery.id, error: (error as Error).message, request };
   }
+}
+
+function headerText(
+  headers: Readonly<Record<string, string | string[] | undefined>>,
+): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(headers).flatMap(([name, value]) =>
+      value === undefined ? [] : [[name, Array.isArray(value) ? value.join(', ') : value]],
+    ),
+  );
 }
 
 function contentTypeOf(delivery: InspectedDelivery): { contentType?: string } {
@@ -98,22 +125,24 @@ export interface SavedFixture {
 }
 
 /**
- * Saves a delivery as a fixture in `folder` (the one the user named, nowhere else): `<name>.json` (the
- * notification), `<name>.test.ts` (a test that posts it with `postWebhook`) and `<name>.jsonl` (a capture line
- * `payhook replay` and `replayDeliveries` read).
+ * Saves a delivery as a fixture in `folder` (the one the user named, nowhere else), each file readable by its
+ * owner only (a fixture holds what a delivery held): `<name>.json` (the notification), `<name>.test.ts` (a test
+ * that posts it with `postWebhook` to the app in `<root>/src/app.js`, signed with `PAYHOOK_SECRET`) and
+ * `<name>.jsonl` (a capture line `payhook replay` and `replayDeliveries` read).
  */
 export async function saveFixture(
   folder: string,
   name: string,
   delivery: InspectedDelivery,
   notification: Record<string, unknown>,
+  root = process.cwd(),
 ): Promise<SavedFixture> {
   if (!FIXTURE_NAME.test(name)) {
     throw new InspectorRequestError(
       'a fixture name is 1 to 64 letters, digits, "-" or "_", starting with a letter or digit',
     );
   }
-  await mkdir(folder, { recursive: true });
+  await mkdir(folder, { recursive: true, mode: 0o700 });
   const line = {
     v: 1,
     at: delivery.at,
@@ -125,11 +154,11 @@ export async function saveFixture(
   const files: [string, string][] = [
     [`${name}.json`, `${JSON.stringify(notification, null, 2)}\n`],
     [`${name}.jsonl`, `${JSON.stringify(line)}\n`],
-    [`${name}.test.ts`, fixtureTest(name, delivery)],
+    [`${name}.test.ts`, fixtureTest(name, delivery, appImport(folder, root))],
   ];
   // `wx`: never replace a file, and never follow a link planted where a fixture would go.
   try {
-    for (const [file, text] of files) await writeFile(join(folder, file), text, { flag: 'wx' });
+    for (const [file, text] of files) await writeFile(join(folder, file), text, { flag: 'wx', mode: 0o600 });
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
     throw new InspectorRequestError(
@@ -139,19 +168,30 @@ export async function saveFixture(
   return { files: [`${name}.json`, `${name}.jsonl`, `${name}.test.ts`] };
 }
 
-function fixtureTest(name: string, delivery: InspectedDelivery): string {
+/** The app's module as the saved test imports it: `src/app.js` under the folder payhook inspect ran in. */
+function appImport(folder: string, root: string): string {
+  const path = relative(folder, resolve(root, 'src', 'app.js'))
+    .split(sep)
+    .join('/');
+  return path.startsWith('.') ? path : `./${path}`;
+}
+
+function fixtureTest(name: string, delivery: InspectedDelivery, app: string): string {
   const what = [delivery.event, delivery.order === undefined ? '' : `order ${delivery.order}`]
     .filter(Boolean)
     .join(', ');
   return `import { readFileSync } from 'node:fs';
 import { postWebhook } from '@payhook/testing';
 import { it } from 'vitest';
-import { app } from '../src/app.js'; // your app, with its webhook route at /webhooks and the test secret
+import { app } from '${app.replaceAll('\\', '\\\\').replaceAll("'", "\\'")}'; // your app, with its webhook route at /webhooks
 
+// The test secret your app verifies webhooks with under test (never the live one).
+const secret = process.env.PAYHOOK_SECRET;
 const notification = JSON.parse(readFileSync(new URL('./${name}.json', import.meta.url), 'utf8'));
 
 it(${JSON.stringify(`handles the delivery saved as ${name} (${what})`)}, async () => {
-  (await postWebhook(app, notification, { secret: 'test-secret' })).expectHandled();
+  if (!secret) throw new Error('set PAYHOOK_SECRET to the test secret your app verifies webhooks with');
+  (await postWebhook(app, notification, { secret })).expectHandled();
 });
 `;
 }

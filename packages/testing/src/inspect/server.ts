@@ -4,8 +4,14 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 import type { SignatureAlgorithm } from '@payhook/core';
-import { InspectorRequestError, notificationToSend, replayTo, saveFixture } from './actions.js';
-import { diffNotifications } from './deliveries.js';
+import {
+  InspectorRequestError,
+  notificationToSend,
+  type ReplayAnswer,
+  replayTo,
+  saveFixture,
+} from './actions.js';
+import { diffNotifications, type InspectedDelivery } from './deliveries.js';
 import { renderInspectorPage } from './page.js';
 import { type DeliveryLog, type DeliverySource, followCapture, followFakeService } from './sources.js';
 
@@ -107,7 +113,8 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
     await refresh(context);
     if (following) timer = setTimeout(follow, FOLLOW_MS).unref();
   };
-  let timer = setTimeout(follow, 0).unref();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  void follow();
   const server = createServer((req, res) => {
     route(req, res, context, token).catch((error: unknown) => {
       const known = error instanceof InspectorRequestError;
@@ -185,6 +192,8 @@ async function route(
     });
     return;
   }
+  // What the page names by id must have been read: the first read may still be under way.
+  await context.reading;
   if (url.pathname === '/delivery' && method === 'GET') {
     sendJson(res, 200, related(context, Number(url.searchParams.get('id'))));
     return;
@@ -257,28 +266,56 @@ function related(context: RouteContext, id: number) {
 
 async function replay(context: RouteContext, body: Record<string, unknown>) {
   const { secret, algorithm, timeoutMs } = context.options;
-  if (secret === undefined)
-    throw new InspectorRequestError('start payhook inspect with --secret (the test secret) to replay');
-  let url: URL;
-  try {
-    url = new URL(String(body.url));
-  } catch {
-    throw new InspectorRequestError('the replay URL is not a URL');
+  if (secret === undefined) {
+    throw new InspectorRequestError(
+      'start payhook inspect with --resign SECRET (the test secret) or PAYHOOK_SECRET to replay',
+    );
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:')
-    throw new InspectorRequestError('replay to an http(s) URL');
+  const url = replayUrl(body.url, context.options.target);
   const ids = Array.isArray(body.ids) ? body.ids : [];
   if (ids.length === 0) throw new InspectorRequestError('choose at least one delivery');
   if (body.notification !== undefined && ids.length !== 1) {
     throw new InspectorRequestError('an edited notification replays one delivery');
   }
-  const chosen = ids.map((id) => deliveryById(context, id));
-  const sending = chosen.map((delivery) => notificationToSend(delivery, body.notification));
   const target = { url, secret, timeoutMs: timeoutMs ?? 10_000, ...(algorithm ? { algorithm } : {}) };
-  const answers = [];
-  for (const [index, delivery] of chosen.entries())
-    answers.push(await replayTo(delivery, sending[index]!, target));
+  const answers: ReplayAnswer[] = [];
+  for (const id of ids) {
+    let sending: [InspectedDelivery, Record<string, unknown>];
+    try {
+      const delivery = deliveryById(context, id);
+      sending = [delivery, notificationToSend(delivery, body.notification)];
+    } catch (error) {
+      // One delivery asked for: its refusal is the answer. In a batch, the others are still sent.
+      if (!(error instanceof InspectorRequestError) || ids.length === 1) throw error;
+      answers.push({ id: id as number, refused: error.message });
+      continue;
+    }
+    answers.push(await replayTo(sending[0], sending[1], target));
+  }
   return answers;
+}
+
+/**
+ * Where a replay may go: the app given with `--target` (its origin), or a loopback address. The page holds a
+ * token that can post signed requests and read their answers: it must not reach any other host.
+ */
+function replayUrl(given: unknown, target: string | undefined): URL {
+  let url: URL;
+  try {
+    url = new URL(String(given));
+  } catch {
+    throw new InspectorRequestError('the replay URL is not a URL');
+  }
+  const web = url.protocol === 'http:' || url.protocol === 'https:';
+  const app = target === undefined ? undefined : new URL(target).origin;
+  if (web && (url.origin === app || isLoopback(url.hostname))) return url;
+  throw new InspectorRequestError(
+    `replay goes only to the app given with --target${app === undefined ? '' : ` (${app})`} or to loopback (127.0.0.1, [::1], localhost), not to ${url.origin === 'null' ? url.protocol : url.origin}`,
+  );
+}
+
+function isLoopback(hostname: string): boolean {
+  return hostname === 'localhost' || hostname === '[::1]' || /^127(\.\d{1,3}){3}$/.test(hostname);
 }
 
 async function fixture(context: RouteContext, body: Record<string, unknown>) {
