@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
@@ -18,8 +18,21 @@ function line(fields: Record<string, unknown>): string {
   return JSON.stringify({ v: 1, at: AT, status: 200, outcome: 'handled', ...fields });
 }
 
-async function open(browser: Browser, inspector: Inspector, loaded: number): Promise<Page> {
-  const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+/** Where the tests leave their screenshots (looked at by whoever changes the page). */
+const SCREENSHOTS = process.env.PAYHOOK_SCREENSHOTS ?? join(tmpdir(), 'payhook-inspect-screenshots');
+
+async function screenshot(page: Page, name: string): Promise<void> {
+  await mkdir(SCREENSHOTS, { recursive: true });
+  await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
+}
+
+async function open(
+  browser: Browser,
+  inspector: Inspector,
+  loaded: number,
+  viewport = { width: 1400, height: 900 },
+): Promise<Page> {
+  const page = await browser.newPage({ viewport });
   const outside: string[] = [];
   page.on('request', (request) => {
     if (!request.url().startsWith(new URL(inspector.url).origin) && !request.url().startsWith('data:')) {
@@ -179,6 +192,129 @@ describe.skipIf(!canRunChromium)('payhook inspect in Chromium, used as a develop
       console.log(
         `payhook inspect: 10,000 deliveries opened in ${Math.round(opened - started)} ms, filtered twice by ${Math.round(performance.now() - opened)} ms more`,
       );
+      await page.close();
+    } finally {
+      await inspector.close();
+    }
+  });
+
+  it('shows bidi controls (U+202E) as escapes, never raw, in the list and in the delivery', async () => {
+    const capture = join(dir, 'bidi.jsonl');
+    const order = 'order-\u202Efdp.exe';
+    await writeFile(
+      capture,
+      `${line({ notification: fakePurchase({ order_id: order }, { seed: 'bidi' }) })}\n`,
+    );
+    const inspector = await startInspector({ capture });
+    try {
+      const page = await open(browser, inspector, 1);
+      await page.locator('#rows tr').first().click();
+      await page.waitForSelector('#notification');
+      expect(await page.locator('#rows tr td').nth(4).textContent()).toBe('order-\\u202efdp.exe');
+      expect(await page.locator('#notification').textContent()).toContain('order-\\u202efdp.exe');
+      const shown = await page.evaluate(() =>
+        [...document.querySelectorAll('header, main, #replays')].map((e) => e.textContent).join(''),
+      );
+      expect(shown).not.toMatch(/[\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]/);
+      await page.close();
+    } finally {
+      await inspector.close();
+    }
+  });
+
+  it.each([
+    [1280, 800],
+    [420, 860],
+    [1920, 1000],
+  ])(
+    'holds its layout at %i px: long names wrap inside their panels and the Answer column shows',
+    async (width, height) => {
+      const capture = join(dir, `wide-${width}.jsonl`);
+      const long = 'x'.repeat(300);
+      await writeFile(
+        capture,
+        `${[
+          line({ notification: paid }),
+          line({
+            status: 500,
+            outcome: 'refused',
+            code: 'handler.failed',
+            notification: {
+              ...paid,
+              order_id: `order-${long}`,
+              method: `purchase${long}`,
+              [`field_${long}`]: long,
+            },
+          }),
+        ].join('\n')}\n`,
+      );
+      const inspector = await startInspector({ capture, secret: SECRET, target: `${example.url}/webhooks` });
+      try {
+        const page = await open(browser, inspector, 2, { width, height });
+        for (const id of ['0', '1']) {
+          await page.locator(`#rows tr[data-id="${id}"]`).click();
+          await expect.poll(() => page.locator('#detail h2').textContent()).toBe(`Delivery #${id}`);
+          const overflow = await page.evaluate(() => ({
+            page: document.documentElement.scrollWidth - window.innerWidth,
+            panels: [...document.querySelectorAll('section')].map((s) => s.scrollWidth - s.clientWidth),
+          }));
+          expect(overflow.page).toBeLessThanOrEqual(0);
+          expect(Math.max(...overflow.panels)).toBeLessThanOrEqual(0);
+        }
+        const list = await page.locator('section[aria-label="Deliveries"]').boundingBox();
+        const answer = await page
+          .locator('section[aria-label="Deliveries"] th', { hasText: 'Answer' })
+          .boundingBox();
+        const cell = await page.locator('#rows tr[data-id="1"] td.answer').boundingBox();
+        for (const box of [answer, cell]) {
+          expect(box!.width).toBeGreaterThan(40);
+          expect(box!.x + box!.width).toBeLessThanOrEqual(list!.x + list!.width);
+        }
+        expect(await page.locator('#rows tr[data-id="1"] td.answer').textContent()).toContain('500');
+        await screenshot(page, `layout-${width}`);
+        await page.close();
+      } finally {
+        await inspector.close();
+      }
+    },
+  );
+
+  it('is used from the keyboard: / searches, arrows and j/k move through deliveries, Enter opens one', async () => {
+    const capture = join(dir, 'keyboard.jsonl');
+    await writeFile(
+      capture,
+      `${[0, 1, 2].map((i) => line({ notification: fakePurchase({ order_id: `key-${i}` }, { seed: `key-${i}` }) })).join('\n')}\n`,
+    );
+    const inspector = await startInspector({ capture });
+    try {
+      const page = await open(browser, inspector, 3);
+      const focused = () =>
+        page.evaluate(() => document.activeElement?.id || document.activeElement?.getAttribute('data-id'));
+      const opened = () => page.locator('#detail h2').textContent();
+      const order = await page
+        .locator('#rows tr')
+        .evaluateAll((rows) => rows.map((r) => r.getAttribute('data-id')));
+      await page.keyboard.press('/');
+      expect(await focused()).toBe('filter-order');
+      await page.keyboard.type('key-1');
+      await expect.poll(() => rowsShown(page)).toBe(1);
+      await page.keyboard.press('Escape');
+      expect(await focused()).toBe('1');
+      await page.keyboard.press('Enter');
+      await expect.poll(opened).toBe('Delivery #1');
+      await page.keyboard.press('/');
+      await page.keyboard.press('Control+A');
+      await page.keyboard.press('Backspace');
+      await expect.poll(() => rowsShown(page)).toBe(3);
+      await page.keyboard.press('Escape');
+      expect(await focused()).toBe(order[0]);
+      await page.keyboard.press('ArrowDown');
+      expect(await focused()).toBe(order[1]);
+      await expect.poll(opened).toBe(`Delivery #${order[1]}`);
+      await page.keyboard.press('j');
+      await expect.poll(opened).toBe(`Delivery #${order[2]}`);
+      await page.keyboard.press('k');
+      await expect.poll(opened).toBe(`Delivery #${order[1]}`);
       await page.close();
     } finally {
       await inspector.close();
