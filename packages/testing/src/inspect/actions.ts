@@ -63,13 +63,14 @@ export function notificationToSend(delivery: InspectedDelivery, edit: unknown): 
   return chosen as Record<string, unknown>;
 }
 
-/** Posts a delivery to `url`, re-signed with the test secret in the envelope it came in. */
-export async function replayTo(
+/** A delivery's notification signed with the test secret, in the envelope it came in (form, or JSON). */
+export function signedFor(
   delivery: InspectedDelivery,
   notification: Record<string, unknown>,
-  target: { url: URL; secret: string; algorithm?: SignatureAlgorithm; timeoutMs: number },
-): Promise<ReplayAnswer> {
-  const signed = resign(
+  secret: string,
+  algorithm?: SignatureAlgorithm,
+): ReturnType<typeof resign> {
+  return resign(
     {
       v: 1,
       at: delivery.at,
@@ -78,9 +79,18 @@ export async function replayTo(
       notification,
       ...contentTypeOf(delivery),
     },
-    target.secret,
-    target.algorithm,
+    secret,
+    algorithm,
   );
+}
+
+/** Posts a delivery to `url`, re-signed with the test secret in the envelope it came in. */
+export async function replayTo(
+  delivery: InspectedDelivery,
+  notification: Record<string, unknown>,
+  target: { url: URL; secret: string; algorithm?: SignatureAlgorithm; timeoutMs: number },
+): Promise<ReplayAnswer> {
+  const signed = signedFor(delivery, notification, target.secret, target.algorithm);
   const headers = signed.headers as Record<string, string>;
   const request: SentRequest = { method: 'POST', url: target.url.href, headers, body: signed.body };
   try {

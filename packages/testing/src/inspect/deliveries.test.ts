@@ -24,6 +24,7 @@ describe('readCaptureLine', () => {
       notification: maskDelivered(purchase),
       event: 'purchase.success',
       order: 'o-1',
+      payment: purchase.payment_id,
       amount: '12.5 UAH',
       key: notificationKey(parseNotification(purchase)),
     });

@@ -23,6 +23,10 @@ export interface InspectedDelivery {
   /** `<method>.<status>` of the notification (`purchase.success`), `?` when there is none. */
   readonly event: string;
   readonly order?: string;
+  /** The notification's `payment_id`: a payment's deliveries (its refunds too) share it. */
+  readonly payment?: string;
+  /** A secondary operation's `operation_id` (capture, void, refund). */
+  readonly operation?: string;
   /** The amount with its currency, as sent (`12.5 UAH`). */
   readonly amount?: string;
   /** The HTTP status of the answer; absent when the request failed. */
@@ -40,6 +44,14 @@ export interface InspectedDelivery {
   readonly notification?: Readonly<Record<string, unknown>>;
   /** Why a fake's attempt got no answer. */
   readonly error?: string;
+  /** The URL a fake's attempt was posted to. */
+  readonly url?: string;
+  /** A fake's attempt number: 1, then 2, 3… for the service's retries. */
+  readonly attempt?: number;
+  /** The answer's body (a fake's attempt; a capture keeps none), masked as a notification is. */
+  readonly answer?: string;
+  /** The refusal's message, from payhook's JSON answer: what the handler said went wrong. */
+  readonly message?: string;
 }
 
 /** A capture line the inspector could not read: its number and why, never its content. */
@@ -48,7 +60,10 @@ export interface UnreadableLine {
   readonly reason: string;
 }
 
-type Fields = Omit<InspectedDelivery, 'id' | 'source' | 'event' | 'order' | 'amount' | 'key'> & {
+type Fields = Omit<
+  InspectedDelivery,
+  'id' | 'source' | 'event' | 'order' | 'payment' | 'operation' | 'amount' | 'key'
+> & {
   key?: string;
 };
 
@@ -86,6 +101,8 @@ function describeDelivery(
     source,
     event: method || status ? `${method ?? '?'}.${status ?? '?'}` : '?',
     ...(text(n?.order_id) === undefined ? {} : { order: text(n?.order_id) }),
+    ...(text(n?.payment_id) === undefined ? {} : { payment: text(n?.payment_id) }),
+    ...(text(n?.operation_id) === undefined ? {} : { operation: text(n?.operation_id) }),
     ...(amount === undefined ? {} : { amount: currency ? `${amount} ${currency}` : amount }),
     ...(key === undefined ? {} : { key }),
   };
@@ -143,6 +160,9 @@ export function readFakeAttempt(attempt: Readonly<Record<string, unknown>>, id: 
     at: typeof attempt.at === 'string' ? attempt.at : new Date(String(attempt.at)).toISOString(),
     ...(typeof attempt.status === 'number' ? { status: attempt.status } : {}),
     ...body,
+    ...(typeof attempt.body === 'string' ? { answer: maskDelivered(attempt.body) as string } : {}),
+    ...(typeof attempt.url === 'string' ? { url: attempt.url } : {}),
+    ...(typeof attempt.attempt === 'number' ? { attempt: attempt.attempt } : {}),
     ...(typeof attempt.error === 'string' ? { error: attempt.error } : {}),
     ...(typeof attempt.notification === 'object' && attempt.notification !== null
       ? { notification: attempt.notification as Record<string, unknown> }
@@ -150,13 +170,16 @@ export function readFakeAttempt(attempt: Readonly<Record<string, unknown>>, id: 
   });
 }
 
-/** payhook's JSON answer (`{"outcome":"handled"}`, `{"error":{"code":…}}`), when the receiver is payhook. */
-function parseAnswer(body: string): { outcome?: string; code?: string } {
+/** payhook's JSON answer (`{"outcome":"handled"}`, `{"error":{"code":…,"message":…}}`), when the receiver is payhook. */
+function parseAnswer(body: string): { outcome?: string; code?: string; message?: string } {
   try {
-    const answer = JSON.parse(body) as { outcome?: unknown; error?: { code?: unknown } };
+    const answer = JSON.parse(body) as { outcome?: unknown; error?: { code?: unknown; message?: unknown } };
     return {
       ...(typeof answer.outcome === 'string' ? { outcome: answer.outcome } : {}),
       ...(typeof answer.error?.code === 'string' ? { code: answer.error.code } : {}),
+      ...(typeof answer.error?.message === 'string'
+        ? { message: maskDelivered(answer.error.message) as string }
+        : {}),
     };
   } catch {
     return {};

@@ -213,7 +213,9 @@ describe.skipIf(!canRunChromium)('payhook inspect in Chromium, used as a develop
       expect(await page.locator('#rows tr td').nth(4).textContent()).toBe('order-\\u202efdp.exe');
       expect(await page.locator('#notification').textContent()).toContain('order-\\u202efdp.exe');
       const shown = await page.evaluate(() =>
-        [...document.querySelectorAll('header, main, #replays')].map((e) => e.textContent).join(''),
+        Array.from(document.querySelectorAll('header, main, #replays'))
+          .map((e) => e.textContent)
+          .join(''),
       );
       expect(shown).not.toMatch(/[\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]/);
       await page.close();
@@ -256,7 +258,9 @@ describe.skipIf(!canRunChromium)('payhook inspect in Chromium, used as a develop
           await expect.poll(() => page.locator('#detail h2').textContent()).toBe(`Delivery #${id}`);
           const overflow = await page.evaluate(() => ({
             page: document.documentElement.scrollWidth - window.innerWidth,
-            panels: [...document.querySelectorAll('section')].map((s) => s.scrollWidth - s.clientWidth),
+            panels: Array.from(document.querySelectorAll('section')).map(
+              (s) => s.scrollWidth - s.clientWidth,
+            ),
           }));
           expect(overflow.page).toBeLessThanOrEqual(0);
           expect(Math.max(...overflow.panels)).toBeLessThanOrEqual(0);

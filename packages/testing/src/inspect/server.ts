@@ -10,6 +10,7 @@ import {
   type ReplayAnswer,
   replayTo,
   saveFixture,
+  signedFor,
 } from './actions.js';
 import { diffNotifications, type InspectedDelivery } from './deliveries.js';
 import { renderInspectorPage } from './page.js';
@@ -182,8 +183,10 @@ async function route(
     await refresh(context);
     const since = Math.max(0, Number.parseInt(url.searchParams.get('since') ?? '0', 10) || 0);
     sendJson(res, 200, {
-      // The list's columns only: a notification is sent when its delivery is opened.
-      deliveries: context.log.deliveries.slice(since).map(({ notification: _, ...columns }) => columns),
+      // The list's columns only: a notification and an answer are sent when their delivery is opened.
+      deliveries: context.log.deliveries
+        .slice(since)
+        .map(({ notification: _, answer: __, ...columns }) => columns),
       total: context.log.deliveries.length,
       // The first lines that could not be read and their count: a file of garbage must not make every answer huge.
       unreadable: context.log.unreadable.slice(0, 20),
@@ -200,6 +203,10 @@ async function route(
   }
   if (url.pathname === '/replay' && method === 'POST') {
     sendJson(res, 200, { answers: await replay(context, await readJsonBody(req)) });
+    return;
+  }
+  if (url.pathname === '/curl' && method === 'POST') {
+    sendJson(res, 200, { command: await curlCommand(context, await readJsonBody(req)) });
     return;
   }
   if (url.pathname === '/fixture' && method === 'POST') {
@@ -244,15 +251,32 @@ function deliveryById(context: RouteContext, id: unknown) {
   return delivery;
 }
 
-/** A delivery with every other delivery of the same notification key and what each changed. */
+/**
+ * A delivery with every other delivery of the same notification key and what each changed, and every delivery of
+ * its payment (the purchase, its refunds and captures, and their copies) in the order they came.
+ */
 function related(context: RouteContext, id: number) {
   const delivery = deliveryById(context, id);
   const others =
     delivery.key === undefined
       ? []
       : context.log.deliveries.filter((d) => d.key === delivery.key && d.id !== id);
+  const payment =
+    delivery.payment === undefined
+      ? []
+      : context.log.deliveries.filter((d) => d.payment === delivery.payment);
   return {
     delivery,
+    payment: payment.map(({ id, at, event, status, outcome, code, amount, operation }) => ({
+      id,
+      at,
+      event,
+      ...(status === undefined ? {} : { status }),
+      ...(outcome === undefined ? {} : { outcome }),
+      ...(code === undefined ? {} : { code }),
+      ...(amount === undefined ? {} : { amount }),
+      ...(operation === undefined ? {} : { operation }),
+    })),
     related: others.map(({ id, at, status, outcome, code, notification }) => ({
       id,
       at,
@@ -264,13 +288,52 @@ function related(context: RouteContext, id: number) {
   };
 }
 
-async function replay(context: RouteContext, body: Record<string, unknown>) {
-  const { secret, algorithm, timeoutMs } = context.options;
+function secretOf(context: RouteContext, to: string): string {
+  const { secret } = context.options;
   if (secret === undefined) {
     throw new InspectorRequestError(
-      'start payhook inspect with --resign SECRET (the test secret) or PAYHOOK_SECRET to replay',
+      `start payhook inspect with --resign SECRET (the test secret) or PAYHOOK_SECRET to ${to}`,
     );
   }
+  return secret;
+}
+
+/** The replay of one delivery as a shell command: curl posting it, signed with the test secret, to the URL given. */
+async function curlCommand(context: RouteContext, body: Record<string, unknown>): Promise<string> {
+  const secret = secretOf(context, 'copy as cURL (the command is signed with the test secret)');
+  const url = replayUrl(body.url, context.options.target);
+  const delivery = deliveryById(context, body.id);
+  const signed = signedFor(
+    delivery,
+    notificationToSend(delivery, body.notification),
+    secret,
+    context.options.algorithm,
+  );
+  const headers = Object.entries(signed.headers as Record<string, string>).flatMap(([name, value]) => [
+    '-H',
+    shellQuote(`${name}: ${value}`),
+  ]);
+  return [
+    'curl',
+    '-sS',
+    '-i',
+    '-X',
+    'POST',
+    shellQuote(url.href),
+    ...headers,
+    '--data-raw',
+    shellQuote(signed.body),
+  ].join(' ');
+}
+
+/** `text` as one POSIX shell word: single-quoted, each `'` closed, escaped and reopened. */
+function shellQuote(text: string): string {
+  return `'${text.replaceAll("'", "'\\''")}'`;
+}
+
+async function replay(context: RouteContext, body: Record<string, unknown>) {
+  const { algorithm, timeoutMs } = context.options;
+  const secret = secretOf(context, 'replay');
   const url = replayUrl(body.url, context.options.target);
   const ids = Array.isArray(body.ids) ? body.ids : [];
   if (ids.length === 0) throw new InspectorRequestError('choose at least one delivery');
