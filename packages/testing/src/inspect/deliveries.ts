@@ -174,8 +174,11 @@ export function readFakeAttempt(attempt: Readonly<Record<string, unknown>>, id: 
 function parseAnswer(body: string): { outcome?: string; code?: string; message?: string } {
   try {
     const answer = JSON.parse(body) as { outcome?: unknown; error?: { code?: unknown; message?: unknown } };
+    const refused = answer.outcome === undefined && answer.error !== undefined;
     return {
       ...(typeof answer.outcome === 'string' ? { outcome: answer.outcome } : {}),
+      // payhook's refusals carry an error and no outcome: called refused, as capture calls them.
+      ...(refused ? { outcome: 'refused' } : {}),
       ...(typeof answer.error?.code === 'string' ? { code: answer.error.code } : {}),
       ...(typeof answer.error?.message === 'string'
         ? { message: maskDelivered(answer.error.message) as string }

@@ -1,6 +1,12 @@
+import { execFile } from 'node:child_process';
+import { createHmac } from 'node:crypto';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { createServer, type IncomingMessage } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { createNodeListener, createWebhookHandler } from '@payhook/core';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningExample, startExample } from '../../../../examples/shared/src/child.ts';
@@ -9,9 +15,12 @@ import { assertBuilt } from '../../test/run-cli.js';
 import { memoryIO } from '../cli/io.js';
 import { runCli } from '../cli/run.js';
 import { fakePurchase } from '../fixtures/primary.js';
+import { fakeRefund } from '../fixtures/secondary.js';
+import { startFakeServer } from '../server.js';
 import { type Inspector, startInspector } from './server.js';
 
 const SECRET = 'inspect-browser-secret';
+const run = promisify(execFile);
 const AT = '2026-11-26T10:00:00.000Z';
 
 function line(fields: Record<string, unknown>): string {
@@ -322,6 +331,124 @@ describe.skipIf(!canRunChromium)('payhook inspect in Chromium, used as a develop
       await page.close();
     } finally {
       await inspector.close();
+    }
+  });
+
+  it("groups a payment's deliveries, searches by order, payment or operation id, newest first, and copies a delivery as a cURL command that runs", async () => {
+    const capture = join(dir, 'payment.jsonl');
+    const other = fakePurchase({ order_id: 'order-other' }, { seed: 'other' });
+    const refund = fakeRefund({}, { of: paid, seed: 'refund' });
+    await writeFile(
+      capture,
+      `${[
+        line({ notification: paid }),
+        line({ notification: other }),
+        line({ notification: refund }),
+        line({ outcome: 'duplicate', notification: paid }),
+      ].join('\n')}\n`,
+    );
+    const inspector = await startInspector({ capture, secret: SECRET, target: `${example.url}/webhooks` });
+    try {
+      const page = await open(browser, inspector, 4);
+      const ids = () =>
+        page.locator('#rows tr').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-id')));
+      expect(await ids()).toEqual(['3', '2', '1', '0']);
+      await page.fill('#filter-order', paid.payment_id);
+      await expect.poll(ids).toEqual(['3', '2', '0']);
+      await page.fill('#filter-order', refund.operation_id);
+      await expect.poll(ids).toEqual(['2']);
+      await page.fill('#filter-order', 'order-other');
+      await expect.poll(ids).toEqual(['1']);
+      await page.fill('#filter-order', '');
+
+      await page.locator('#rows tr[data-id="0"]').click();
+      await expect.poll(() => page.locator('#detail .group').textContent()).toContain('refund.success');
+      expect(await page.locator('#detail h3', { hasText: 'This payment' }).textContent()).toBe(
+        'This payment (3 deliveries)',
+      );
+      await page.locator('#detail .group button', { hasText: 'refund.success' }).click();
+      await expect.poll(() => page.locator('#detail h2').textContent()).toBe('Delivery #2');
+      expect(await page.locator('#detail dl').first().textContent()).toContain(refund.operation_id);
+
+      await page.click('#copy-curl');
+      await page.waitForSelector('#curl:not([hidden])');
+      const command = (await page.locator('#curl').textContent()) ?? '';
+      expect(command).toMatch(
+        new RegExp(
+          `^curl -sS -i -X POST '${example.url}/webhooks' -H 'content-type: application/x-www-form-urlencoded'`,
+        ),
+      );
+      const before = example.lines.length;
+      const { stdout } = await run('sh', ['-c', command]);
+      expect(stdout).toMatch(/^HTTP\/1\.1 200/);
+      expect(stdout).toContain('"outcome":"handled"');
+      const handled = (await example.waitForLines(before + 1)).at(-1);
+      expect(handled).toMatchObject({ order_id: paid.order_id, method: 'refund' });
+      await screenshot(page, 'payment-group');
+      await page.close();
+    } finally {
+      await inspector.close();
+    }
+  });
+
+  it("shows a live fake service's attempts: the request URL, the answer's body, the handler's error, masked values", async () => {
+    const server = await startFakeServer({ secret: SECRET, seed: 21 });
+    const webhook = createWebhookHandler<IncomingMessage>({ secret: SECRET, logger: false }).onAny(() => {
+      throw new Error('the shop database is down');
+    });
+    const receiver = createServer(createNodeListener(webhook));
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    const serverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/webhooks`;
+    const inspector = await startInspector({
+      fakeService: { url: server.url, endpointsKey: server.fake.project.endpointsKey },
+    });
+    try {
+      const { posId, apiKey, endpointsKey } = server.fake.project;
+      const body = JSON.stringify({
+        pos_id: posId,
+        mode: 'direct',
+        method: 'purchase',
+        amount: 10,
+        currency: 'UAH',
+        description: 'inspect',
+        order_id: 'o-live',
+        cc_number: '4242424242424242',
+        exp_month: 12,
+        exp_year: 2030,
+        card_cvv: '123',
+        customer_email: 'payer@example.com',
+        server_url: serverUrl,
+      });
+      const hmac = createHmac('sha256', SECRET).update(body).digest('hex');
+      const created = await fetch(`${server.url}/api/v1/payment`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'x-api-auth': `SVC-HMAC-SHA256 ${apiKey}:${hmac}`,
+          'x-api-key': endpointsKey,
+        },
+        body,
+      });
+      expect(created.status).toBe(200);
+      await server.fake.idle();
+      const token = (server.fake.deliveries[0]!.notification as { cc_token: string }).cc_token;
+      const page = await open(browser, inspector, 1);
+      await page.locator('#rows tr').first().click();
+      await page.waitForSelector('#answer-body');
+      const detail = (await page.locator('#detail').textContent()) ?? '';
+      expect(detail).toContain(`POST ${serverUrl} · attempt 1`);
+      expect(detail).toContain('500 refused handler.failed');
+      expect(await page.locator('#detail dd', { hasText: 'handler.failed:' }).count()).toBe(1);
+      expect(await page.locator('#answer-body').textContent()).toContain('"code":"handler.failed"');
+      expect(await page.locator('#notification').textContent()).toContain('"cc_token": "[masked]"');
+      for (const secret of [token, 'payer@example.com', '4242424242424242'])
+        expect(detail).not.toContain(secret);
+      await screenshot(page, 'live');
+      await page.close();
+    } finally {
+      await inspector.close();
+      receiver.close();
+      await server.close();
     }
   });
 
