@@ -23,6 +23,8 @@ export interface WebhookMessage {
 export interface TransportAnswer {
   status: number;
   body: string;
+  /** The answer's headers, names in lower case, when the transport reads them (`fetchTransport` does). */
+  headers?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -57,6 +59,8 @@ export interface DeliveryAttempt {
   /** The receiver's status, absent when the request failed. */
   readonly status?: number;
   readonly body?: string;
+  /** The receiver's answer headers, when the transport read them. */
+  readonly headers?: Readonly<Record<string, string>>;
   /** Why the request failed, with its cause: `fetch failed (connect ECONNREFUSED 127.0.0.1:3000)`. */
   readonly error?: string;
   /** True for a 2xx answer. */
@@ -124,8 +128,20 @@ export const fetchTransport: WebhookTransport = async (message) => {
     redirect: 'manual',
     signal: AbortSignal.timeout(10_000),
   });
-  return { status: response.status, body: await response.text() };
+  return {
+    status: response.status,
+    body: await response.text(),
+    headers: headersOf(response.headers),
+  };
 };
+
+function headersOf(headers: Headers): Record<string, string> {
+  const out: Record<string, string> = {};
+  headers.forEach((value, name) => {
+    out[name] = value;
+  });
+  return out;
+}
 
 /** An error's message followed by its causes: fetch's `fetch failed` alone says nothing about why. */
 function describeError(error: unknown): string {
@@ -340,6 +356,7 @@ export class Outbox implements Timeline {
       at,
       ok,
       ...(answer ? { status: answer.status, body: answer.body } : {}),
+      ...(answer?.headers ? { headers: answer.headers } : {}),
       ...(error !== undefined ? { error } : {}),
     };
     this.attempts.push(attempt);

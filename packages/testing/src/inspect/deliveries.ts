@@ -50,6 +50,8 @@ export interface InspectedDelivery {
   readonly attempt?: number;
   /** The answer's body (a fake's attempt; a capture keeps none), masked as a notification is. */
   readonly answer?: string;
+  /** The answer's headers (a fake's attempt, when its transport read them), masked as a notification is. */
+  readonly answerHeaders?: Readonly<Record<string, string>>;
   /** The refusal's message, from payhook's JSON answer: what the handler said went wrong. */
   readonly message?: string;
 }
@@ -162,12 +164,24 @@ export function readFakeAttempt(attempt: Readonly<Record<string, unknown>>, id: 
     ...body,
     ...(typeof attempt.body === 'string' ? { answer: maskDelivered(attempt.body) as string } : {}),
     ...(typeof attempt.url === 'string' ? { url: attempt.url } : {}),
+    ...(isTextRecord(attempt.headers)
+      ? { answerHeaders: maskDelivered(attempt.headers) as Record<string, string> }
+      : {}),
     ...(typeof attempt.attempt === 'number' ? { attempt: attempt.attempt } : {}),
     ...(typeof attempt.error === 'string' ? { error: attempt.error } : {}),
     ...(typeof attempt.notification === 'object' && attempt.notification !== null
       ? { notification: attempt.notification as Record<string, unknown> }
       : {}),
   });
+}
+
+function isTextRecord(value: unknown): value is Record<string, string> {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    !Array.isArray(value) &&
+    Object.values(value).every((item) => typeof item === 'string')
+  );
 }
 
 /** payhook's JSON answer (`{"outcome":"handled"}`, `{"error":{"code":…,"message":…}}`), when the receiver is payhook. */

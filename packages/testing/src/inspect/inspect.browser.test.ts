@@ -440,6 +440,7 @@ describe.skipIf(!canRunChromium)('payhook inspect in Chromium, used as a develop
       expect(detail).toContain('500 refused handler.failed');
       expect(await page.locator('#detail dd', { hasText: 'handler.failed:' }).count()).toBe(1);
       expect(await page.locator('#answer-body').textContent()).toContain('"code":"handler.failed"');
+      expect(detail).toContain('content-typeapplication/json; charset=utf-8');
       expect(await page.locator('#notification').textContent()).toContain('"cc_token": "[masked]"');
       for (const secret of [token, 'payer@example.com', '4242424242424242'])
         expect(detail).not.toContain(secret);

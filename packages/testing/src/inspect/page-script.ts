@@ -124,6 +124,7 @@ export const INSPECTOR_SCRIPT = `(() => {
   function answerPart(d) {
     const part = [el('h3', {}, 'Answer'), el('dl', {}, ...definition('Status', answerOf(d)), ...definition('Error', d.code ? d.code + (d.message ? ': ' + d.message : '') : d.error),
       ...definition('Diagnosis', d.hint), ...definition('Duration', d.durationMs === undefined ? '' : d.durationMs + ' ms'))];
+    if (d.answerHeaders) part.push(headerTable(d.answerHeaders));
     if (d.answer !== undefined) part.push(pre(d.answer || '(empty body)', 'answer-body'));
     else if (d.source === 'capture') part.push(el('p', { class: 'message' }, 'A capture keeps the status, outcome and code of the answer, not its headers or body.'));
     return part;

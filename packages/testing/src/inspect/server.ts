@@ -186,7 +186,7 @@ async function route(
       // The list's columns only: a notification and an answer are sent when their delivery is opened.
       deliveries: context.log.deliveries
         .slice(since)
-        .map(({ notification: _, answer: __, ...columns }) => columns),
+        .map(({ notification: _, answer: __, answerHeaders: ___, ...columns }) => columns),
       total: context.log.deliveries.length,
       // The first lines that could not be read and their count: a file of garbage must not make every answer huge.
       unreadable: context.log.unreadable.slice(0, 20),
