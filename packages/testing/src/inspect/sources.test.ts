@@ -66,6 +66,21 @@ describe('followCapture', () => {
     expect(orders(log)).toEqual(['c-1', 'c-2', 'c-3', 'c-4', 'c-5', 'c-6']);
   });
 
+  it('never reads a <path>.1 older than the file it started on', async () => {
+    const path = join(dir, 'started-late.jsonl');
+    await writeFile(`${path}.1`, lines(1, 3));
+    await writeFile(path, lines(4, 5));
+    const source = followCapture(path);
+    const log = emptyLog();
+    await source.read(log);
+    await appendFile(path, lines(6, 6));
+    await rm(path);
+    await writeFile(path, lines(7, 7));
+    await source.read(log);
+    expect(orders(log)).toEqual(['o-4', 'o-5', 'o-6', 'o-7']);
+    await source.close?.();
+  });
+
   it('names a capture file that does not exist, and reads it once it appears', async () => {
     const path = join(dir, 'later.jsonl');
     const source = followCapture(path);
