@@ -35,6 +35,8 @@ interface OpenFile {
   pending: Buffer;
   skipping: boolean;
   head: Buffer;
+  /** The `<path>.1` there was when this file was opened: older than it, never to be read after it. */
+  older?: { ino: number; dev: number } | undefined;
 }
 
 async function openCapture(path: string): Promise<OpenFile> {
@@ -153,10 +155,14 @@ export function followCapture(path: string): DeliverySource {
         }
         return;
       }
-      current ??= await openCapture(path).catch((error: unknown) => {
-        if (missing(error)) return undefined;
-        throw error;
-      });
+      if (current === undefined) {
+        const older = await stat(`${path}.1`).catch(() => undefined);
+        current = await openCapture(path).catch((error: unknown) => {
+          if (missing(error)) return undefined;
+          throw error;
+        });
+        if (current !== undefined) current.older = older;
+      }
       if (current === undefined) return;
       opened = true;
       await readToEnd(current, log);
@@ -184,7 +190,7 @@ async function readSecondRotation(
   }
   const seen = (f: { ino: number; dev: number } | undefined) =>
     f !== undefined && f.ino === file.ino && f.dev === file.dev;
-  if (seen(finished) || seen(named)) await file.handle.close();
+  if (seen(finished) || seen(named) || seen(finished.older)) await file.handle.close();
   else await finish(file, log);
 }
 
