@@ -328,6 +328,10 @@ describe.skipIf(!canRunChromium)('payhook inspect in Chromium, used as a develop
       await expect.poll(opened).toBe(`Delivery #${order[2]}`);
       await page.keyboard.press('k');
       await expect.poll(opened).toBe(`Delivery #${order[1]}`);
+      await page.keyboard.press('x');
+      expect(await page.locator(`#rows tr[data-id="${order[1]}"] input[type=checkbox]`).isChecked()).toBe(
+        true,
+      );
       await page.close();
     } finally {
       await inspector.close();

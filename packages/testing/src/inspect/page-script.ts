@@ -263,7 +263,7 @@ export const INSPECTOR_SCRIPT = `(() => {
     setTimeout(poll, 1000);
   }
   // The keyboard: / to the search, Esc back to the list, arrows or j/k to move (each row opens as it is reached),
-  // Enter to open the focused row.
+  // Enter to open the focused row, x to choose it for 'Replay selected'.
   function move(step) {
     const rows = [...$('rows').children];
     if (rows.length === 0) return;
@@ -295,6 +295,10 @@ export const INSPECTOR_SCRIPT = `(() => {
     } else if (event.key === 'ArrowUp' || event.key === 'k') {
       event.preventDefault();
       move(-1);
+    } else if (event.key === 'x' && row) {
+      event.preventDefault();
+      const box = row.querySelector('input[type=checkbox]');
+      box.click();
     } else if ((event.key === 'Enter' || event.key === ' ') && row) {
       event.preventDefault();
       select(Number(row.dataset.id), true);

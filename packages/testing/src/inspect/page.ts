@@ -69,7 +69,7 @@ export function renderInspectorPage(nonce: string, settings: Record<string, unkn
 </head>
 <body data-settings="${escapeHtml(JSON.stringify(settings))}">
 <header><h1>payhook inspect</h1><span id="status" role="status">Reading deliveries…</span>
-<span class="keys">Keys: / search · ↑ ↓ or j k move · Enter open · Esc back to the list</span></header>
+<span class="keys">Keys: / search · ↑ ↓ or j k move · Enter open · x choose for replay · Esc back to the list</span></header>
 <div id="problems" role="alert"></div>
 <main>
 <section aria-label="Deliveries">
