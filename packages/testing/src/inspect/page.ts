@@ -38,7 +38,7 @@ tr.selected { background: #dde7ff; }
 .headers th { width: 12em; }
 .group button { font: inherit; background: none; border: 0; padding: 0; color: #1f4fb8; text-decoration: underline; cursor: pointer; text-align: left; overflow-wrap: anywhere; }
 .group tr.current { background: #f0f4ff; }
-pre { background: #f6f6f8; padding: 8px; overflow: auto; max-height: 320px; white-space: pre-wrap; overflow-wrap: anywhere; word-break: break-all; margin: 4px 0 8px; }
+pre { background: #f6f6f8; padding: 8px; overflow: auto; max-height: 320px; white-space: pre-wrap; overflow-wrap: anywhere; margin: 4px 0 8px; }
 textarea { width: 100%; min-height: 180px; font: 12px ui-monospace, monospace; }
 dl { display: grid; grid-template-columns: minmax(5em, max-content) minmax(0, 1fr); gap: 2px 12px; margin: 0 0 8px; }
 dt { color: #666; }
