@@ -457,6 +457,23 @@ describe.skipIf(!canRunChromium)('payhook inspect in Chromium, used as a develop
     }
   });
 
+  it('says at the top of the page that the capture file does not exist', async () => {
+    const missing = join(dir, 'missing.jsonl');
+    const inspector = await startInspector({ capture: missing });
+    try {
+      const page = await browser.newPage();
+      await page.goto(inspector.url);
+      await expect
+        .poll(() => page.locator('#problems[role="alert"]').textContent())
+        .toBe(
+          `the capture file ${missing} does not exist (yet): nothing to show until something writes it. Is the path right?`,
+        );
+      await page.close();
+    } finally {
+      await inspector.close();
+    }
+  });
+
   it('answers 403 to the page without its token', async () => {
     const inspector = await startInspector({ capture: join(dir, 'large.jsonl') });
     try {

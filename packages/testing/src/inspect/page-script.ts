@@ -165,7 +165,8 @@ export const INSPECTOR_SCRIPT = `(() => {
     if (state.selected !== id) return;
     const curl = el('button', { id: 'copy-curl', type: 'button' }, 'Copy as cURL');
     curl.disabled = !settings.canReplay || !d.notification;
-    const detail = [el('h2', {}, 'Delivery #' + d.id), el('div', { class: 'actions' }, curl),
+    const shownCurl = el('pre', { id: 'curl', hidden: '' });
+    const detail = [el('h2', {}, 'Delivery #' + d.id), el('div', { class: 'actions' }, curl), shownCurl,
       el('dl', {}, ...definition('Source', d.source + (d.line ? ', line ' + d.line : '')), ...definition('Time', d.at),
         ...definition('Event', d.event), ...definition('Order', d.order), ...definition('Payment', d.payment), ...definition('Operation', d.operation),
         ...definition('Answer', answerOf(d)), ...definition('Key', d.key))];
@@ -178,8 +179,6 @@ export const INSPECTOR_SCRIPT = `(() => {
         : el('table', { class: 'diff' }, el('thead', {}, el('tr', {}, el('th', {}, 'Field'), el('th', {}, 'This delivery'), el('th', {}, '#' + other.id))),
           el('tbody', {}, ...other.changes.map((c) => el('tr', {}, el('td', {}, c.path), el('td', {}, c.before === undefined ? '(absent)' : clip(c.before, 200)), el('td', {}, c.after === undefined ? '(absent)' : clip(c.after, 200)))))));
     }
-    const shownCurl = el('pre', { id: 'curl', hidden: '' });
-    detail.push(shownCurl);
     if (d.notification) {
       const editor = el('textarea', { id: 'edit', spellcheck: 'false', 'aria-label': 'notification to send' });
       editor.value = state.original;
