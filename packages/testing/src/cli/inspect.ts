@@ -6,19 +6,21 @@ import { untilSignal } from './until-signal.js';
 
 const INSPECT_HELP = `Usage: payhook inspect [FILE] [--fake-service URL] [options]
 
-Opens a page on 127.0.0.1 over a capture file (core's createCapture; followed as it grows) and/or the delivery
-attempts of a running 'payhook serve': a timeline with filters, each delivery's notification (masked as
-captured), its answer and diagnosis, and what its redeliveries changed. From the page, replay deliveries to a
-URL, re-signed with the test secret (optionally edited first), and save one as a fixture. The printed address
-carries a random token: without it every request is refused. Stops on SIGINT or SIGTERM.
+Opens a page on 127.0.0.1 over a capture file (core's createCapture; followed every second, rotations included)
+and/or the delivery attempts of a running 'payhook serve': newest first, searched by order, payment or operation
+id, each delivery's request and answer, its payment's other deliveries and what its redeliveries changed, every
+value masked as capture masks. From the page (or the keyboard: / j k Enter x Esc), replay deliveries re-signed
+with the test secret (optionally edited first) to the --target app or to loopback, copy one as cURL, and save one
+as a fixture. The printed address carries a random token: without it every request is refused. Stops on SIGINT
+or SIGTERM.
 
 Options:
   --fake-service URL    a running 'payhook serve' (its admin route needs --endpoints-key or PAYHOOK_ENDPOINTS_KEY)
   --endpoints-key KEY   the fake project's endpoints key
   --resign SECRET       the test secret replays are signed with (or PAYHOOK_SECRET); never the live one
   --algorithm A         sha256 (default) or sha1
-  --target URL          the replay URL the page offers first
-  --fixtures DIR        where 'Save as fixture' writes (nothing is written without it, nor anywhere else)
+  --target URL          your app's webhook URL: replays go to its origin or to loopback, nowhere else
+  --fixtures DIR        where 'Save as fixture' writes, 0600 (nothing is written without it, nor anywhere else)
   --port N              0 to 65535; default: any free port
   -h, --help            this help
 

@@ -24,7 +24,7 @@ import { type DeliveryLog, type DeliverySource, followCapture, followFakeService
  * console.log(inspector.url); // http://127.0.0.1:…/?token=…
  */
 export interface InspectorOptions {
-  /** A capture file (core's `createCapture`), followed as it grows. */
+  /** A capture file (core's `createCapture`), followed as it grows and across its rotations. */
   capture?: string;
   /** A running fake service (`payhook serve`) whose delivery attempts are shown, with its endpoints key. */
   fakeService?: { url: string; endpointsKey: string };
@@ -34,7 +34,7 @@ export interface InspectorOptions {
   algorithm?: SignatureAlgorithm;
   /** The folder fixtures are saved in; without it the page cannot save. Nothing is written anywhere else. */
   fixtures?: string;
-  /** The URL the page offers to replay to first. */
+  /** The app's webhook URL, offered first: replays go only to its origin or to a loopback address. */
   target?: string;
   /** @default 0 (any free port) */
   port?: number;
