@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createNodeListener, createWebhookHandler } from '@payhook/core';
+import { createCapture } from '@payhook/core/capture';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fakePurchase } from '../fixtures/primary.js';
 import { startFakeServer } from '../server.js';
@@ -260,6 +261,48 @@ describe('payhook inspect, the server', () => {
       await watcher.close();
     }
   });
+
+  it('loses no delivery while the capture rotates again and again with no page open', async () => {
+    const rotating = await mkdtemp(join(dir, 'rotating-'));
+    const path = join(rotating, 'deliveries.jsonl');
+    const capture = createCapture({ path, maxBytes: 2_500, logger: false });
+    const watcher = await startInspector({ capture: path });
+    try {
+      for (let i = 0; i < 12; i++) {
+        const notification = fakePurchase({ order_id: `r-${i}` }, { seed: `r-${i}` });
+        capture.record({ headers: { 'content-type': 'application/x-www-form-urlencoded' } }, {
+          status: 200,
+          outcome: 'handled',
+          headers: {},
+          body: '',
+          notification: { raw: notification },
+        } as never);
+        await capture.flush();
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      const read = await fetch(new URL('/deliveries', watcher.url), {
+        headers: { 'x-payhook-token': watcher.token },
+      }).then((response) => response.json());
+      expect(read.deliveries.map((d: { order: string }) => d.order)).toEqual(
+        Array.from({ length: 12 }, (_, i) => `r-${i}`),
+      );
+    } finally {
+      await watcher.close();
+    }
+  });
+
+  it.each(['/replay', '/fixture', '/curl'])(
+    'refuses a POST to %s without the token (403) or that is not JSON (400): no form or other page can drive it',
+    async (path) => {
+      expect((await call(path, { method: 'POST', body: '{}' }, null)).status).toBe(403);
+      const form = await call(path, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: 'ids=0',
+      });
+      expect([form.status, (await form.json()).error]).toEqual([400, 'send application/json']);
+    },
+  );
 
   it('refuses requests that are not JSON', async () => {
     const form = await call('/replay', {
