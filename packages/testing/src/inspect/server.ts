@@ -1,8 +1,9 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { once } from 'node:events';
+import { type FSWatcher, watch } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { resolve } from 'node:path';
+import { basename, dirname, resolve } from 'node:path';
 import type { SignatureAlgorithm } from '@payhook/core';
 import {
   InspectorRequestError,
@@ -108,7 +109,8 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
   }
   const log: DeliveryLog = { deliveries: [], unreadable: [] };
   const context: RouteContext = { options, log, sources, errors: [], reading: Promise.resolve() };
-  // Read on its own, page open or not: a capture rotated twice while nobody looked must still be read whole.
+  // Read on its own, page open or not, every second and as soon as the capture's folder changes: a rotation
+  // deletes the `<path>.1` before it, so a file must be read before it is rotated a second time.
   let following = true;
   const follow = async () => {
     await refresh(context);
@@ -116,6 +118,18 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
   };
   let timer: ReturnType<typeof setTimeout> | undefined;
   void follow();
+  let queued = false;
+  const watcher =
+    options.capture === undefined
+      ? undefined
+      : watchCapture(options.capture, () => {
+          if (!following || queued) return;
+          queued = true;
+          context.reading = context.reading.then(() => {
+            queued = false;
+            return readSources(context);
+          });
+        });
   const server = createServer((req, res) => {
     route(req, res, context, token).catch((error: unknown) => {
       const known = error instanceof InspectorRequestError;
@@ -134,6 +148,7 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
     close: async () => {
       following = false;
       clearTimeout(timer);
+      watcher?.close();
       await new Promise<void>((done) => {
         server.close(() => done());
         server.closeAllConnections();
@@ -142,6 +157,21 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
       for (const source of sources) await source.close?.();
     },
   };
+}
+
+/** Calls `changed` on every change in the capture's folder to its file or `<file>.1`; nothing where none can be watched. */
+function watchCapture(path: string, changed: () => void): FSWatcher | undefined {
+  const name = basename(path);
+  try {
+    const watcher = watch(dirname(resolve(path)), { persistent: false }, (_event, file) => {
+      if (file === null || file === name || file === `${name}.1`) changed();
+    });
+    watcher.on('error', () => watcher.close());
+    return watcher;
+  } catch {
+    // No folder yet, or no file watching here: the reads every second remain.
+    return undefined;
+  }
 }
 
 interface RouteContext {
