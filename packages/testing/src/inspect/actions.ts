@@ -205,3 +205,31 @@ it(${JSON.stringify(`handles the delivery saved as ${name} (${what})`)}, async (
 });
 `;
 }
+
+/** `text` as one POSIX shell word: single-quoted, each `'` closed, escaped and reopened. */
+export function shellQuote(text: string): string {
+  return `'${text.replaceAll("'", "'\\''")}'`;
+}
+
+/**
+ * Where a replay may go: the app given with `--target` (its origin), or a loopback address. The page holds a
+ * token that can post signed requests and read their answers: it must not reach any other host.
+ */
+export function replayUrl(given: unknown, target: string | undefined): URL {
+  let url: URL;
+  try {
+    url = new URL(String(given));
+  } catch {
+    throw new InspectorRequestError('the replay URL is not a URL');
+  }
+  const web = url.protocol === 'http:' || url.protocol === 'https:';
+  const app = target === undefined ? undefined : new URL(target).origin;
+  if (web && (url.origin === app || isLoopback(url.hostname))) return url;
+  throw new InspectorRequestError(
+    `replay goes only to the app given with --target${app === undefined ? '' : ` (${app})`} or to loopback (127.0.0.1, [::1], localhost), not to ${url.origin === 'null' ? url.protocol : url.origin}`,
+  );
+}
+
+function isLoopback(hostname: string): boolean {
+  return hostname === 'localhost' || hostname === '[::1]' || /^127(\.\d{1,3}){3}$/.test(hostname);
+}

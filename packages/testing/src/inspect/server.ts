@@ -1,21 +1,28 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { once } from 'node:events';
-import { type FSWatcher, watch } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { basename, dirname, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import type { SignatureAlgorithm } from '@payhook/core';
 import {
   InspectorRequestError,
   notificationToSend,
   type ReplayAnswer,
   replayTo,
+  replayUrl,
   saveFixture,
+  shellQuote,
   signedFor,
 } from './actions.js';
 import { diffNotifications, type InspectedDelivery } from './deliveries.js';
 import { renderInspectorPage } from './page.js';
-import { type DeliveryLog, type DeliverySource, followCapture, followFakeService } from './sources.js';
+import {
+  type DeliveryLog,
+  type DeliverySource,
+  followCapture,
+  followFakeService,
+  watchCapture,
+} from './sources.js';
 
 /**
  * What `payhook inspect` shows and what it may do.
@@ -157,21 +164,6 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
       for (const source of sources) await source.close?.();
     },
   };
-}
-
-/** Calls `changed` on every change in the capture's folder to its file or `<file>.1`; nothing where none can be watched. */
-function watchCapture(path: string, changed: () => void): FSWatcher | undefined {
-  const name = basename(path);
-  try {
-    const watcher = watch(dirname(resolve(path)), { persistent: false }, (_event, file) => {
-      if (file === null || file === name || file === `${name}.1`) changed();
-    });
-    watcher.on('error', () => watcher.close());
-    return watcher;
-  } catch {
-    // No folder yet, or no file watching here: the reads every second remain.
-    return undefined;
-  }
 }
 
 interface RouteContext {
@@ -356,11 +348,6 @@ async function curlCommand(context: RouteContext, body: Record<string, unknown>)
   ].join(' ');
 }
 
-/** `text` as one POSIX shell word: single-quoted, each `'` closed, escaped and reopened. */
-function shellQuote(text: string): string {
-  return `'${text.replaceAll("'", "'\\''")}'`;
-}
-
 async function replay(context: RouteContext, body: Record<string, unknown>) {
   const { algorithm, timeoutMs } = context.options;
   const secret = secretOf(context, 'replay');
@@ -386,29 +373,6 @@ async function replay(context: RouteContext, body: Record<string, unknown>) {
     answers.push(await replayTo(sending[0], sending[1], target));
   }
   return answers;
-}
-
-/**
- * Where a replay may go: the app given with `--target` (its origin), or a loopback address. The page holds a
- * token that can post signed requests and read their answers: it must not reach any other host.
- */
-function replayUrl(given: unknown, target: string | undefined): URL {
-  let url: URL;
-  try {
-    url = new URL(String(given));
-  } catch {
-    throw new InspectorRequestError('the replay URL is not a URL');
-  }
-  const web = url.protocol === 'http:' || url.protocol === 'https:';
-  const app = target === undefined ? undefined : new URL(target).origin;
-  if (web && (url.origin === app || isLoopback(url.hostname))) return url;
-  throw new InspectorRequestError(
-    `replay goes only to the app given with --target${app === undefined ? '' : ` (${app})`} or to loopback (127.0.0.1, [::1], localhost), not to ${url.origin === 'null' ? url.protocol : url.origin}`,
-  );
-}
-
-function isLoopback(hostname: string): boolean {
-  return hostname === 'localhost' || hostname === '[::1]' || /^127(\.\d{1,3}){3}$/.test(hostname);
 }
 
 async function fixture(context: RouteContext, body: Record<string, unknown>) {

@@ -1,4 +1,6 @@
+import { type FSWatcher, watch } from 'node:fs';
 import { type FileHandle, open, stat } from 'node:fs/promises';
+import { basename, dirname, resolve } from 'node:path';
 import {
   type InspectedDelivery,
   readCaptureLine,
@@ -217,4 +219,19 @@ export function followFakeService(base: URL, endpointsKey: string, timeoutMs = 5
       seen = Math.max(seen, attempts.length);
     },
   };
+}
+
+/** Calls `changed` on every change in the capture's folder to its file or `<file>.1`; nothing where none can be watched. */
+export function watchCapture(path: string, changed: () => void): FSWatcher | undefined {
+  const name = basename(path);
+  try {
+    const watcher = watch(dirname(resolve(path)), { persistent: false }, (_event, file) => {
+      if (file === null || file === name || file === `${name}.1`) changed();
+    });
+    watcher.on('error', () => watcher.close());
+    return watcher;
+  } catch {
+    // No folder yet, or no file watching here: the reads every second remain.
+    return undefined;
+  }
 }
