@@ -27,7 +27,7 @@ th, td { text-align: left; padding: 3px 5px; border-bottom: 1px solid #eee; whit
 th.pick { width: 28px; } th.num { width: 3.5em; } th.time { width: 8.5em; } th.event { width: 24%; }
 th.amount { width: 7em; } th.answer { width: 11em; } th.ms { width: 3.5em; }
 .group td:first-child { width: 45%; }
-@media (max-width: 640px) { .time, .amount, .ms { display: none; } th.event { width: 30%; } th.answer { width: 8em; } }
+@media (max-width: 640px) { .time, .amount, .ms, .group td:nth-child(2) { display: none; } th.event { width: 30%; } th.answer { width: 8em; } }
 #rows tr { cursor: pointer; }
 #rows tr:hover { background: #f0f4ff; }
 #rows tr:focus { outline: 2px solid #3b6fd8; outline-offset: -2px; }
