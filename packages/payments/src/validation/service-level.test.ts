@@ -21,7 +21,13 @@ const codes = (body: unknown, options: Parameters<typeof validateAtServiceLevel>
 
 describe('validateAtServiceLevel', () => {
   it("accepts the guest placeholder 'unregistered' (e-mail and customer_id) and numeric-string expiries by default, not when strict", () => {
-    const direct = { ...HOSTED, mode: 'direct', currency: 'UAH', description: 'Tea', customer_ip: '10.0.0.1' };
+    const direct = {
+      ...HOSTED,
+      mode: 'direct',
+      currency: 'UAH',
+      description: 'Tea',
+      customer_ip: '10.0.0.1',
+    };
     const guest = { ...direct, ...CARD, customer_id: 'unregistered', customer_email: 'unregistered' };
     expect(codes(guest)).toEqual([]);
     expect(codes(guest, { strict: true })).toEqual(['customer_email format.email']);
