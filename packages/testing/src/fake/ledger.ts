@@ -87,16 +87,20 @@ export function viewOf(ledger: Ledger, state: PaymentState, record: PaymentRecor
   return view;
 }
 
-/** Queues the webhook of a record: to the plan's `notification_url` for a charge, else to `server_url`. */
+/**
+ * Queues the webhook of a record: to `serverUrl` when an operation's request named one, to the plan's
+ * `notification_url` for a charge, else to the payment's `server_url`.
+ */
 export function sendWebhook(
   ledger: Ledger,
   state: PaymentState,
   notification: PaymentRecord | OperationRecord,
   charge: boolean,
+  serverUrl?: string,
 ): void {
   const plan =
     state.subscriptionId === undefined ? undefined : subscriptionOf(ledger, state.subscriptionId).plan;
-  const url = (charge ? plan?.notification_url : undefined) ?? state.serverUrl;
+  const url = serverUrl ?? (charge ? plan?.notification_url : undefined) ?? state.serverUrl;
   if (typeof url === 'string') ledger.outbox.enqueue(url, notification, state.project.secret);
 }
 
