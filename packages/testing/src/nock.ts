@@ -178,6 +178,7 @@ export function mockPaymentApi(options: MockPaymentApiOptions): PaymentApiMock {
     unmatched: [],
     raw: new WeakMap(),
   };
+  warnPaddedSecrets(fake.projects);
   const scope = nock(seen.origin).persist();
   scope.on('request', keepRawRequest(seen.raw));
   const interceptors = METHODS.map((method) => answerFromFake(scope, method, seen));
@@ -293,6 +294,18 @@ function problemsOf(seen: Interception, check: DoneOptions, options: MockPayment
     ...((check.expectFailedDeliveries ?? options.expectFailedDeliveries) ? [] : fake.outbox.undelivered()),
     ...fake.outbox.unexpectedDuplicates(),
   ];
+}
+
+/**
+ * Stripe's warning for a secret copied with its newline: the fake uses it as given, so its webhooks verify only
+ * with the padded secret, and `api.headers()` (`<WORD> <API_KEY>:<API_SECRET>`) cannot carry it in a header.
+ */
+function warnPaddedSecrets(projects: readonly FakeProject[]): void {
+  const padded = projects.some((p) => p.secret !== p.secret.trim() || p.apiSecret !== p.apiSecret.trim());
+  if (!padded) return;
+  console.warn(
+    "[@payhook/testing] mockPaymentApi: a project's secret has leading or trailing whitespace; it is used as given, so webhooks are signed with it and api.headers() cannot send it (a header value holds no newline). Trim it if it was copied with a newline.",
+  );
 }
 
 /** `PaymentApiMock.headers`: a plain `X-API-AUTH` without `signature`, an HMAC one with it. */
