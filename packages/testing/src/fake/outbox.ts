@@ -178,6 +178,11 @@ export class Outbox implements Timeline {
   readonly #now: () => number;
   readonly #transport: WebhookTransport;
   readonly #algorithm: SignatureAlgorithm;
+
+  /** The digest webhooks are signed with: `sha256` (the spec) or `sha1`. */
+  get algorithm(): SignatureAlgorithm {
+    return this.#algorithm;
+  }
   #retrySchedule: readonly number[];
   #faults: DeliveryFaults = {};
   #queue: Pending[] = [];
