@@ -5,7 +5,7 @@ import type { IdSource } from './ids.js';
 import type { Outbox } from './outbox.js';
 import type { PaymentOutcome } from './outcomes.js';
 import type { FakeProject } from './projects.js';
-import { receiptUrl } from './records.js';
+import { receiptUrl, webhookFields } from './records.js';
 import type { FakeSubscription } from './subscriptions.js';
 import type { FakeCharge } from './types.js';
 
@@ -101,7 +101,7 @@ export function sendWebhook(
   const plan =
     state.subscriptionId === undefined ? undefined : subscriptionOf(ledger, state.subscriptionId).plan;
   const url = serverUrl ?? (charge ? plan?.notification_url : undefined) ?? state.serverUrl;
-  if (typeof url === 'string') ledger.outbox.enqueue(url, notification, state.project.secret);
+  if (typeof url === 'string') ledger.outbox.enqueue(url, webhookFields(notification), state.project.secret);
 }
 
 /** Sends the webhook of the payment's record as it stands. */
