@@ -11,6 +11,7 @@ export type {
   WebhookTransport,
 } from './fake/outbox.js';
 export { DEFAULT_RETRY_SCHEDULE, fetchTransport } from './fake/outbox.js';
+export type { OperationRoute } from './fake/operation-requests.js';
 export type { PaymentOutcome } from './fake/outcomes.js';
 export { TEST_CARDS, THREE_DS_CODE } from './fake/outcomes.js';
 export type { FakeProject, FakeProjectOptions } from './fake/projects.js';

@@ -67,13 +67,17 @@ export interface VoidRequest {
  * const request: SplitCaptureRequest = { orderId: 'o-3', amount: 60, currency: 'UAH', split: [{ amount: 60, sub_merchant_id }] };
  */
 export interface SplitCaptureRequest {
+  /** The merchant's `order_id` of the payment. */
   orderId: string;
-  /** `charge_amount`. */
+  /** `charge_amount`: positive, at most 2 decimals. */
   amount: number;
+  /** `currency`: the payment's currency. */
   currency: string;
   /** Each sub-merchant's part (spec 2.3). */
   split: SplitItem[];
+  /** `comment`, kept by the service. */
   comment?: string;
+  /** `server_url`: where this operation's webhook goes, when not the payment's. */
   serverUrl?: string;
 }
 

@@ -9,7 +9,12 @@ import { toMinor } from './records.js';
 // capture, void and refund (2.2, 6.2) but shows no endpoint for them. Each rule a safe choice, in
 // docs/assumptions.md ("Capture, void, refund and the order's status").
 
-/** The operation routes under `/api/v1/`. */
+/**
+ * The operation routes under `/api/v1/` that `FakeService.operationRequest` answers.
+ *
+ * @example
+ * fake.operationRequest('refund' satisfies OperationRoute, { order_id: 'o-1', refund_amount: 20 });
+ */
 export type OperationRoute = 'capture' | 'void' | 'refund' | 'split/capture';
 
 /** The field naming the amount of each route, and the one naming the currency. */
