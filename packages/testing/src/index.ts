@@ -3,6 +3,7 @@ export type { Duration } from './fake/calendar.js';
 export type { FakeClock, Timeline } from './fake/clock.js';
 export type { FakeViolation } from './fake/errors.js';
 export { FakeServiceError } from './fake/errors.js';
+export type { OperationRoute } from './fake/operation-requests.js';
 export type {
   DeliveryAttempt,
   DeliveryFaults,
@@ -11,7 +12,6 @@ export type {
   WebhookTransport,
 } from './fake/outbox.js';
 export { DEFAULT_RETRY_SCHEDULE, fetchTransport } from './fake/outbox.js';
-export type { OperationRoute } from './fake/operation-requests.js';
 export type { PaymentOutcome } from './fake/outcomes.js';
 export { TEST_CARDS, THREE_DS_CODE } from './fake/outcomes.js';
 export type { FakeProject, FakeProjectOptions } from './fake/projects.js';
