@@ -15,7 +15,7 @@ import {
 // The client's calls of the secondary operations and the order's status: each sent once, never retried.
 
 /** The `FailedCall` of a path: how its errors name the call and what they redact. */
-export function failedCall(settings: Settings, method: string, path: string, redact: (t: string) => string) {
+function failedCall(settings: Settings, method: string, path: string, redact: (t: string) => string) {
   const { authScheme } = settings;
   return { method, path, authScheme, defaultScheme: authScheme === 'SVC', redact };
 }
