@@ -17,6 +17,7 @@ import {
   type CreateSplitPaymentRequest,
   cardRedactor,
   createdFrom,
+  LOOPBACK,
   prepareCreate,
 } from './create-payment.js';
 import { operate, operations, withAmount } from './operation-calls.js';
@@ -265,6 +266,11 @@ function checkedSettings(options: ApiClientOptions): Settings {
   if (authForm === 'secret' && typeof options.apiSecret !== 'string') {
     throw new TypeError(
       "[@payhook/core] authForm 'secret' sends <authScheme> <API_KEY>:<API_SECRET>: it needs apiSecret.",
+    );
+  }
+  if (authForm === 'secret' && base.protocol !== 'https:' && !LOOPBACK.test(base.hostname)) {
+    throw new TypeError(
+      `[@payhook/core] authForm 'secret' sends the API secret itself in X-API-AUTH: only over https (or to loopback), and baseUrl is plain http to ${base.hostname}.`,
     );
   }
   if (signer === undefined && options.apiSecret === undefined) {

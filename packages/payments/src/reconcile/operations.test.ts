@@ -182,6 +182,14 @@ describe("createApiClient({ authForm: 'secret' })", () => {
     expect(`${error.message} ${error.serviceMessage}`).not.toContain(SECRETS.apiSecret);
   });
 
+  it('refuses the secret form over plain http to a host that is not loopback', () => {
+    expect(() => clientOf('http://pay.example', { authForm: 'secret' })).toThrow(
+      "[@payhook/core] authForm 'secret' sends the API secret itself in X-API-AUTH: only over https (or to loopback), and baseUrl is plain http to pay.example.",
+    );
+    expect(() => clientOf('https://pay.example', { authForm: 'secret' })).not.toThrow();
+    expect(() => clientOf('http://pay.example')).not.toThrow();
+  });
+
   it('refuses an unknown form and the secret form without apiSecret', () => {
     expect(() => clientOf('http://127.0.0.1:1', { authForm: 'plain' as 'hmac' })).toThrow(/authForm must be/);
     expect(() =>
