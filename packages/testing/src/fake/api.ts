@@ -59,7 +59,7 @@ function noRoute(method: string, path: string): FakeServiceError {
   return new FakeServiceError(
     'N-404',
     404,
-    `Not found: the fake payment service has no route ${method} ${path}. It answers ${ROUTES.join(', ')}; 'payhook serve' also has the admin routes under /__payhook/.`,
+    `Not found: the fake payment service has no route ${method} ${path.slice(0, 200)}. It answers ${ROUTES.join(', ')}; 'payhook serve' also has the admin routes under /__payhook/.`,
   );
 }
 
