@@ -157,8 +157,8 @@ function plainHeaders(headers: unknown): Record<string, string> {
 /**
  * Installs nock interceptors (nock 14 on Node 20, nock 15 on Node 22 and later; both `http` and native `fetch`
  * clients) answering the payment service's API at
- * `baseUrl` from a `FakeService`: payments, split payments, subscriptions, webhook re-sends, and the checkout
- * and 3DS pages. The network stays closed except to the local hosts, where the engine's webhooks go.
+ * `baseUrl` from a `FakeService`: payments, split payments, subscriptions, webhook re-sends, capture, void,
+ * refund and the order's status, and the checkout and 3DS pages. The network stays closed except to the local hosts, where the engine's webhooks go.
  *
  * @example
  * const api = mockPaymentApi({ baseUrl: 'https://pay.test', secret: 'whsec', now: '2026-01-01T10:00:00Z' });
