@@ -259,20 +259,6 @@ function checkedSettings(options: ApiClientOptions): Settings {
     throw optionError('apiKey', 'free of whitespace and colons (the X-API-AUTH shape)', apiKey, false);
   }
   const signer = optionalFunction('signRequest', options.signRequest);
-  const authForm = options.authForm ?? 'hmac';
-  if (authForm !== 'hmac' && authForm !== 'secret') {
-    throw optionError('authForm', "'hmac' or 'secret'", authForm);
-  }
-  if (authForm === 'secret' && typeof options.apiSecret !== 'string') {
-    throw new TypeError(
-      "[@payhook/core] authForm 'secret' sends <authScheme> <API_KEY>:<API_SECRET>: it needs apiSecret.",
-    );
-  }
-  if (authForm === 'secret' && base.protocol !== 'https:' && !LOOPBACK.test(base.hostname)) {
-    throw new TypeError(
-      `[@payhook/core] authForm 'secret' sends the API secret itself in X-API-AUTH: only over https (or to loopback), and baseUrl is plain http to ${base.hostname}.`,
-    );
-  }
   if (signer === undefined && options.apiSecret === undefined) {
     throw new TypeError(
       '[@payhook/core] the API client needs apiSecret (for the default HMAC-SHA256 request signature) or signRequest.',
@@ -290,10 +276,7 @@ function checkedSettings(options: ApiClientOptions): Settings {
   segment('posId', posId);
   const signRequest = signer ?? hmacRequestSigner(options.apiSecret as string);
   const authPrefix = HMAC_SUFFIX.test(authScheme) ? authScheme : `${authScheme}-HMAC-SHA256`;
-  const secretAuth =
-    authForm === 'secret'
-      ? `${authScheme.replace(HMAC_SUFFIX, '')} ${apiKey}:${nonEmptyString('apiSecret', options.apiSecret, false)}`
-      : undefined;
+  const secretAuth = secretAuthOf(options, base, `${authScheme.replace(HMAC_SUFFIX, '')} ${apiKey}`);
   const redact = createRedactor([apiKey, endpointsKey, options.apiSecret]);
   return {
     base,
@@ -313,6 +296,29 @@ function checkedSettings(options: ApiClientOptions): Settings {
       objectWith<PaymentRegistry>('watch', options.watch, ['register', 'forget'], 'a payment watch'),
     redact,
   };
+}
+
+/**
+ * The whole `X-API-AUTH` of `authForm: 'secret'` (`<word> <API_KEY>` then `:<API_SECRET>`), or `undefined` for the
+ * signed form. The secret itself travels: only over https or to loopback.
+ */
+function secretAuthOf(options: ApiClientOptions, base: URL, wordAndKey: string): string | undefined {
+  const authForm = options.authForm ?? 'hmac';
+  if (authForm !== 'hmac' && authForm !== 'secret') {
+    throw optionError('authForm', "'hmac' or 'secret'", authForm);
+  }
+  if (authForm === 'hmac') return undefined;
+  if (typeof options.apiSecret !== 'string') {
+    throw new TypeError(
+      "[@payhook/core] authForm 'secret' sends <authScheme> <API_KEY>:<API_SECRET>: it needs apiSecret.",
+    );
+  }
+  if (base.protocol !== 'https:' && !LOOPBACK.test(base.hostname)) {
+    throw new TypeError(
+      `[@payhook/core] authForm 'secret' sends the API secret itself in X-API-AUTH: only over https (or to loopback), and baseUrl is plain http to ${base.hostname}.`,
+    );
+  }
+  return `${wordAndKey}:${nonEmptyString('apiSecret', options.apiSecret, false)}`;
 }
 
 /** `…/api/v1/pos/<pos_id>/orders/<order_id>/<operation>?callback=true[&transactionId=]` under the base path. */
