@@ -7,7 +7,8 @@
  * - on Bun and on Deno, runs a signed delivery, its redelivery, a tampered copy, and three concurrent copies of
  *   another (handled once) through `handler.fetch`; then, through `createApiClient` of `@payhook/payments`
  *   against the fake, creates a hosted payment, a direct one and a direct 3-D Secure one, re-sends one, and checks
- *   the typed answers, a refusal of a wrong secret, and an invalid request refused before it is sent;
+ *   the typed answers, a refusal of a wrong secret, an invalid request refused before it is sent, a partial
+ *   refund, one above what is left refused before it is sent, and the order's operations;
  * - in workerd, through miniflare, runs the Cloudflare Workers recipe of docs/recipes.md (its `src/worker.ts`,
  *   bundled with esbuild as wrangler does, under its `wrangler.toml`'s compatibility date and flags: no
  *   `nodejs_compat`, so core hashes and decodes without `node:` modules, and the client signs with Web Crypto)
@@ -31,7 +32,7 @@ const SECRET = 'runtimes-secret';
 export const EXPECTED = '200 handled, then 200 duplicate';
 /** What every runtime must print after its name, its version and `client`. */
 const CLIENT_EXPECTED =
-  'hosted 303, direct success, 3-D Secure pending, resend 200, wrong secret api.unauthorized, invalid api.request_invalid';
+  'hosted 303, direct success, 3-D Secure pending, resend 200, wrong secret api.unauthorized, invalid api.request_invalid, refund 4 success, over api.amount_exceeded, status purchase then refund';
 
 /** The deliveries and their checks, as an ES module any runtime runs; `deliver(fetch)` answers the line's tail. */
 const DELIVERIES = `import { sign } from '@payhook/core';
@@ -99,8 +100,12 @@ export async function useClient(api, prefix) {
   if (resent.status !== 200 || resent.record?.payment_id !== direct.record.payment_id) throw wrong('a re-send', resent);
   const unsigned = await failure(createApiClient({ ...api, apiSecret: 'not-the-secret' }).resend({ orderId: order('direct') }));
   const invalid = await failure(client.createPayment({ mode: 'hosted', method: 'purchase', amount: 10.555, order_id: order('invalid') }));
+  const refund = await client.refund({ orderId: order('direct'), amount: 4, currency: 'UAH' });
+  const over = await failure(client.refund({ orderId: order('direct'), amount: 7, currency: 'UAH' }));
+  const operations = await client.getOperations(order('direct'));
   return 'hosted ' + (hosted.kind === 'hosted' ? 303 : '?') + ', direct ' + direct.record.status + ', 3-D Secure '
-    + threeDs.record.status + ', resend ' + resent.status + ', wrong secret ' + unsigned + ', invalid ' + invalid;
+    + threeDs.record.status + ', resend ' + resent.status + ', wrong secret ' + unsigned + ', invalid ' + invalid
+    + ', refund ' + refund.amount + ' ' + refund.status + ', over ' + over + ', status ' + operations.map((o) => o.method).join(' then ');
 }
 `;
 

@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -231,5 +231,134 @@ describe('log output of a run with every refusal', () => {
       for (let i = 0; i + 8 <= value.length; i++) expect(output).not.toContain(value.slice(i, i + 8));
     }
     for (const marker of payloadMarkers) expect(output).not.toContain(marker);
+  });
+});
+
+// The API client's operations (capture, void, refund, split capture, status) and `payhook operation`, run in
+// child processes on the built packages against a service that echoes every credential it receives: each error
+// printed whole (console.error prints its fields and cause), and the CLI's output.
+describe('log output of the API client operations and payhook operation', () => {
+  const PAYMENTS = join(ROOT, 'packages', 'payments', 'dist', 'index.js');
+  const CLI = join(ROOT, 'packages', 'testing', 'dist', 'cli.js');
+  const API_SECRET = `sk-${randomBytes(18).toString('base64url')}`;
+  const ENDPOINTS_KEY = `ek-${randomBytes(18).toString('base64url')}`;
+  const OPERATIONS_RUN = `
+import http from 'node:http';
+const { createApiClient } = await import(${JSON.stringify(pathToFileURL(PAYMENTS).href)});
+const { API_SECRET, ENDPOINTS_KEY } = process.env;
+let status = 400;
+const signatures = [];
+const server = http.createServer((request, response) => {
+  let body = '';
+  request.on('data', (chunk) => { body += chunk; });
+  request.on('end', () => {
+    if (status === 0) return; // never answers: a timeout
+    const auth = String(request.headers['x-api-auth']);
+    signatures.push(auth.split(':')[1]);
+    const echo = auth + ' X-API-KEY: ' + request.headers['x-api-key'] + ' ' + body;
+    response.writeHead(status, { 'content-type': 'application/json' });
+    response.end(JSON.stringify({ message: 'Refused: ' + echo, args: { code: echo, violations: [{ field: echo, code: echo }] } }));
+  });
+});
+await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+const baseUrl = 'http://127.0.0.1:' + server.address().port;
+const codes = [];
+for (const authForm of ['hmac', 'secret']) {
+  for (const answer of [400, 401, 404, 409, 422, 500, 0]) {
+    status = answer;
+    const client = createApiClient({ baseUrl, posId: 'pos-1', apiKey: 'ak-visible', endpointsKey: ENDPOINTS_KEY, apiSecret: API_SECRET, authForm, timeoutMs: 100 });
+    const order = { orderId: 'o-1', currency: 'UAH' };
+    for (const call of [
+      () => client.capture({ ...order, amount: 5, orderAmount: 10 }),
+      () => client.refund({ ...order, amount: 5, orderAmount: 10 }),
+      () => client.refund({ ...order, amount: 5 }),
+      () => client.void(order),
+      () => client.splitCapture({ ...order, amount: 5, split: [{ amount: 5, sub_merchant_id: 's-1' }] }),
+      () => client.getOperations('o-1'),
+    ]) {
+      try { await call(); codes.push('answered'); } catch (error) { codes.push(error.code); console.error(error); console.log(String(error)); }
+    }
+  }
+}
+server.closeAllConnections();
+server.close();
+console.log('SIGNATURES ' + JSON.stringify([...new Set(signatures)]));
+console.log('RESULT ' + JSON.stringify([...new Set(codes)].sort()));
+`;
+  let output = '';
+  let codes: string[] = [];
+  let signatures: string[] = [];
+  let cliOutput = '';
+
+  beforeAll(async () => {
+    for (const file of [PAYMENTS, CLI]) {
+      if (!existsSync(file)) throw new Error(`${file} is missing: build the packages first (pnpm build)`);
+    }
+    const dir = mkdtempSync(join(tmpdir(), 'payhook-operations-logs-'));
+    try {
+      const script = join(dir, 'operations.mjs');
+      writeFileSync(script, OPERATIONS_RUN);
+      const env = { PATH: process.env.PATH ?? '', API_SECRET, ENDPOINTS_KEY };
+      const result = spawnSync(process.execPath, [script], { encoding: 'utf8', env, timeout: 60_000 });
+      // The harness's own SIGNATURES line (the secret itself under authForm 'secret') is not the client's output.
+      const printed = result.stdout.split('\n').filter((l) => !l.startsWith('SIGNATURES '));
+      output = `${printed.join('\n')}\n${result.stderr}`;
+      const line = (name: string) => result.stdout.split('\n').find((l) => l.startsWith(`${name} `));
+      codes = JSON.parse(line('RESULT')?.slice('RESULT '.length) ?? '[]') as string[];
+      signatures = JSON.parse(line('SIGNATURES')?.slice('SIGNATURES '.length) ?? '[]') as string[];
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    // The CLI against a service that echoes the credentials in a 401.
+    const { createServer } = await import('node:http');
+    const echoing = createServer((request, response) => {
+      response.writeHead(401, { 'content-type': 'application/json' });
+      const echo = `${String(request.headers['x-api-auth'])} ${String(request.headers['x-api-key'])}`;
+      response.end(JSON.stringify({ message: `Invalid credentials: ${echo}`, args: { code: 'S-404' } }));
+    });
+    await new Promise<void>((done) => echoing.listen(0, '127.0.0.1', done));
+    const url = `http://127.0.0.1:${(echoing.address() as { port: number }).port}`;
+    const env = {
+      PATH: process.env.PATH ?? '',
+      PAYHOOK_API_KEY: 'ak-visible',
+      PAYHOOK_ENDPOINTS_KEY: ENDPOINTS_KEY,
+      PAYHOOK_API_SECRET: API_SECRET,
+    };
+    const runs = await Promise.all(
+      ['hmac', 'secret'].map(
+        (form) =>
+          new Promise<string>((done) => {
+            const args = ['operation', 'refund', '--base-url', url, '--pos-id', 'pos-1', '--order', 'o-1'];
+            const more = ['--amount', '5', '--currency', 'UAH', '--order-amount', '10', '--auth-form', form];
+            const child = spawn(process.execPath, [CLI, ...args, ...more], { env });
+            let text = '';
+            child.stdout.on('data', (chunk) => {
+              text += chunk;
+            });
+            child.stderr.on('data', (chunk) => {
+              text += chunk;
+            });
+            child.on('close', (code) => done(`${text}\nexit ${code}`));
+          }),
+      ),
+    );
+    echoing.close();
+    cliOutput = runs.join('\n');
+  }, 120_000);
+
+  it('ran every call to a failure with its code, and the CLI to its exit 1', () => {
+    expect(codes).toEqual(['api.not_found', 'api.refused', 'api.server', 'api.timeout', 'api.unauthorized']);
+    expect(signatures.length).toBeGreaterThan(1);
+    expect(output).toContain('ApiError');
+    expect(cliOutput).toContain('payhook operation: api.unauthorized');
+    expect(cliOutput.match(/exit 1/g)).toHaveLength(2);
+  });
+
+  it('never prints the API secret, the endpoints key or a request signature', () => {
+    for (const text of [output, cliOutput]) {
+      for (const value of [API_SECRET, ENDPOINTS_KEY, ...signatures.filter((s) => s !== undefined)]) {
+        for (let i = 0; i + 8 <= value.length; i++) expect(text).not.toContain(value.slice(i, i + 8));
+      }
+    }
   });
 });

@@ -1,5 +1,6 @@
-// `@payhook/payments`: sending and following a payment. The service's API (create, re-send: spec part 4), the
-// reconciler and the watch of orders whose webhook never came, and request and card validation before anything goes.
+// `@payhook/payments`: sending and following a payment. The service's API (create, re-send, capture, void, refund,
+// the order's operations: spec parts 2.2 and 4), the reconciler and the watch of orders whose webhook never came,
+// and request and card validation before anything goes.
 
 export { CUSTOMER_FIELDS } from '@payhook/core/adapter';
 export type {
@@ -17,6 +18,13 @@ export type {
   CreatePaymentRequest,
   CreateSplitPaymentRequest,
 } from './reconcile/create-payment.js';
+export type {
+  CaptureRequest,
+  OrderOperation,
+  RefundRequest,
+  SplitCaptureRequest,
+  VoidRequest,
+} from './reconcile/operations.js';
 export type {
   PendingOrder,
   ReconcileReport,

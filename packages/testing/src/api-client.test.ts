@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createNodeListener, createWebhookHandler, type Notification } from '@payhook/core';
-import { createApiClient } from '@payhook/payments';
+import { ApiError, createApiClient } from '@payhook/payments';
 import { afterEach, describe, expect, it } from 'vitest';
 import { TEST_CARDS, THREE_DS_CODE } from './fake/outcomes.js';
 import { mockPaymentApi, type PaymentApiMock } from './nock.js';
@@ -45,7 +45,7 @@ async function setup() {
       server_url: serverUrl,
       result_url: 'https://shop.example/thanks',
     });
-  return { api, hosted, handled };
+  return { api, client, serverUrl, hosted, handled };
 }
 
 async function checkoutIdOf(created: Awaited<ReturnType<Awaited<ReturnType<typeof setup>>['hosted']>>) {
@@ -73,6 +73,43 @@ describe('a hosted payment created with the API client, driven without a browser
     expect(api.fake.completeCheckout(checkoutId, 'decline').record.status).toBe('failure');
     await api.fake.idle();
     expect(handled).toEqual(['order-2 failure 2000']);
+    api.done();
+  });
+});
+
+describe("the README's refund test", () => {
+  it('refunds part of a paid order, refuses more than is left before sending, lists the order; the refund webhook is handled once', async () => {
+    const { api, client, serverUrl, handled } = await setup();
+    await client.createPayment({
+      mode: 'direct',
+      method: 'purchase',
+      amount: 100,
+      currency: 'UAH',
+      order_id: 'order-2',
+      customer_ip: '203.0.113.7',
+      cc_number: TEST_CARDS.success,
+      exp_month: 12,
+      exp_year: 2030,
+      card_cvv: '123',
+      server_url: serverUrl,
+    });
+    const refund = await client.refund({ orderId: 'order-2', amount: 30, currency: 'UAH' });
+    expect([refund.method, refund.amount, refund.status_code]).toEqual(['refund', 30, '1004']);
+    const calls = api.calls.length;
+    const error = await client.refund({ orderId: 'order-2', amount: 80, currency: 'UAH' }).catch((e) => e);
+    expect(error).toBeInstanceOf(ApiError);
+    expect((error as ApiError).code).toBe('api.amount_exceeded');
+    expect(api.calls.slice(calls).map((c) => `${c.method} ${c.status}`)).toEqual(['GET 200']); // the read only
+    const operations = await client.getOperations('order-2');
+    expect(operations.map((o) => `${o.method} ${o.amount}`)).toEqual(['purchase 100', 'refund 30']);
+    await api.fake.idle();
+    expect(handled).toEqual(['order-2 success 1000', 'order-2 success 1000']);
+    const refundWebhook = api.fake.deliveries.find((d) => d.notification.method === 'refund')!;
+    expect(refundWebhook.notification).toMatchObject({
+      operation_id: refund.operation_id,
+      amount: 30,
+      receipt_url: refund.receipt_url,
+    });
     api.done();
   });
 });

@@ -3,6 +3,7 @@ export type { Duration } from './fake/calendar.js';
 export type { FakeClock, Timeline } from './fake/clock.js';
 export type { FakeViolation } from './fake/errors.js';
 export { FakeServiceError } from './fake/errors.js';
+export type { OperationRoute } from './fake/operation-requests.js';
 export type {
   DeliveryAttempt,
   DeliveryFaults,

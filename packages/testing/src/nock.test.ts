@@ -5,7 +5,7 @@ import type { Notification } from '@payhook/core';
 import { webhookMiddleware } from '@payhook/express';
 import express from 'express';
 import nockPackage from 'nock/package.json' with { type: 'json' };
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { TEST_CARDS } from './fake/outcomes.js';
 import { mockPaymentApi, type PaymentApiMock } from './nock.js';
 
@@ -339,11 +339,63 @@ describe('mockPaymentApi: failures are loud', () => {
       await api.fake.idle();
       await api.fake.clock.advanceBy(60_000);
       expect(() => api!.done()).toThrow(
-        `webhook #1 (purchase success, order order-500) to ${url} was not delivered after 2 attempt(s): answered 500.`,
+        `webhook #1 (purchase success, order order-500) to ${url} was not delivered after 2 attempt(s): answered 500 with "boom".`,
       );
     } finally {
       await new Promise((resolve) => server.close(resolve));
     }
+  });
+});
+
+describe('mockPaymentApi: the receiver answer and a padded secret', () => {
+  let mocked: PaymentApiMock | undefined;
+  afterEach(() => {
+    mocked?.restore();
+    mocked = undefined;
+    vi.restoreAllMocks();
+  });
+
+  it("done() quotes the receiver's answer, cut at 200 characters", async () => {
+    const long = `{"error":"signature.invalid","message":"${'x'.repeat(300)}"}`;
+    const receiver = express().post('/webhooks', (_req, res) => {
+      res.status(401).type('application/json').send(long);
+    });
+    const server = await new Promise<Server>((resolve) => {
+      const s = receiver.listen(0, '127.0.0.1', () => resolve(s));
+    });
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/webhooks`;
+    try {
+      mocked = mockPaymentApi({ baseUrl: BASE_URL, secret: SECRET, seed: 7, retrySchedule: [] });
+      await createPayment(mocked, {
+        mode: 'hosted',
+        method: 'purchase',
+        amount: 3,
+        currency: 'XTS',
+        description: 'Tea',
+        order_id: 'order-401',
+        server_url: url,
+      });
+      mocked.fake.completeCheckout(mocked.fake.paymentByOrder('order-401')!.checkoutId, 'pay');
+      await mocked.fake.idle();
+      expect(() => mocked!.done()).toThrow(
+        `was not delivered after 1 attempt(s): answered 401 with ${JSON.stringify(`${long.slice(0, 200)}…`)}.`,
+      );
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
+  it('warns once when the secret has leading or trailing whitespace, as core does', () => {
+    const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
+    mocked = mockPaymentApi({ baseUrl: BASE_URL, secret: 's\n', seed: 8 });
+    expect(warn.mock.calls).toEqual([
+      [
+        "[@payhook/testing] mockPaymentApi: a project's secret has leading or trailing whitespace; it is used as given, so webhooks are signed with it and api.headers() cannot send it (a header value holds no newline). Trim it if it was copied with a newline.",
+      ],
+    ]);
+    mocked.restore();
+    mocked = mockPaymentApi({ baseUrl: BASE_URL, secret: SECRET, seed: 8 });
+    expect(warn).toHaveBeenCalledTimes(1);
   });
 });
 

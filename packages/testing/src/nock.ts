@@ -157,8 +157,8 @@ function plainHeaders(headers: unknown): Record<string, string> {
 /**
  * Installs nock interceptors (nock 14 on Node 20, nock 15 on Node 22 and later; both `http` and native `fetch`
  * clients) answering the payment service's API at
- * `baseUrl` from a `FakeService`: payments, split payments, subscriptions, webhook re-sends, and the checkout
- * and 3DS pages. The network stays closed except to the local hosts, where the engine's webhooks go.
+ * `baseUrl` from a `FakeService`: payments, split payments, subscriptions, webhook re-sends, capture, void,
+ * refund and the order's status, and the checkout and 3DS pages. The network stays closed except to the local hosts, where the engine's webhooks go.
  *
  * @example
  * const api = mockPaymentApi({ baseUrl: 'https://pay.test', secret: 'whsec', now: '2026-01-01T10:00:00Z' });
@@ -178,6 +178,7 @@ export function mockPaymentApi(options: MockPaymentApiOptions): PaymentApiMock {
     unmatched: [],
     raw: new WeakMap(),
   };
+  warnPaddedSecrets(fake.projects);
   const scope = nock(seen.origin).persist();
   scope.on('request', keepRawRequest(seen.raw));
   const interceptors = METHODS.map((method) => answerFromFake(scope, method, seen));
@@ -293,6 +294,18 @@ function problemsOf(seen: Interception, check: DoneOptions, options: MockPayment
     ...((check.expectFailedDeliveries ?? options.expectFailedDeliveries) ? [] : fake.outbox.undelivered()),
     ...fake.outbox.unexpectedDuplicates(),
   ];
+}
+
+/**
+ * Stripe's warning for a secret copied with its newline: the fake uses it as given, so its webhooks verify only
+ * with the padded secret, and `api.headers()` (`<WORD> <API_KEY>:<API_SECRET>`) cannot carry it in a header.
+ */
+function warnPaddedSecrets(projects: readonly FakeProject[]): void {
+  const padded = projects.some((p) => p.secret !== p.secret.trim() || p.apiSecret !== p.apiSecret.trim());
+  if (!padded) return;
+  console.warn(
+    "[@payhook/testing] mockPaymentApi: a project's secret has leading or trailing whitespace; it is used as given, so webhooks are signed with it and api.headers() cannot send it (a header value holds no newline). Trim it if it was copied with a newline.",
+  );
 }
 
 /** `PaymentApiMock.headers`: a plain `X-API-AUTH` without `signature`, an HMAC one with it. */

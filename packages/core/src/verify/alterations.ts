@@ -76,9 +76,10 @@ function* plusRestored(json: string): Generator<string> {
 }
 
 /**
- * The JSON as other serialisers write it, for data a JSON parser re-serialised (JSON.stringify writes `/` and
- * non-ASCII as they are, without spaces): PHP's `json_encode` (`\/`, `\u00e9`) and its flags, Python's
- * `json.dumps` (`", "` and `": "`, `\u00e9`).
+ * The JSON as other serialisers write it, for data a JSON parser re-serialised, both ways: signed as PHP's
+ * `json_encode` (`\/`, `\u00e9`) and its flags or Python's `json.dumps` (`", "` and `": "`, `\u00e9`) write it and
+ * re-serialised compact by JSON.stringify (`/` and non-ASCII as they are, no spaces), or signed compact and
+ * re-serialised by PHP or Python (then JSON.stringify's own form is what was signed).
  */
 function* reserialised(json: string): Generator<string> {
   let value: unknown;
@@ -90,10 +91,16 @@ function* reserialised(json: string): Generator<string> {
   if (value === null || typeof value !== 'object') return;
   const plain = JSON.stringify(value);
   const compact = escapeSlashes(plain);
-  // Each candidate costs a hash per secret: only the serialisers' defaults, and PHP's JSON_UNESCAPED_UNICODE
-  // (common for Cyrillic text).
+  // Each candidate costs a hash per secret: only the serialisers' defaults, PHP's JSON_UNESCAPED_UNICODE (common
+  // for Cyrillic text), and the compact form itself.
   const seen = new Set([json]);
-  for (const text of [() => escapeUnicode(compact), () => compact, () => escapeUnicode(spaced(plain))]) {
+  const candidates = [
+    () => escapeUnicode(compact),
+    () => compact,
+    () => escapeUnicode(spaced(plain)),
+    () => plain,
+  ];
+  for (const text of candidates) {
     const candidate = text();
     if (seen.has(candidate)) continue;
     seen.add(candidate);

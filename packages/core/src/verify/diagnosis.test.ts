@@ -159,6 +159,22 @@ describe('a delivery refused for its signature is diagnosed, never accepted', ()
     expect(diagnoseSignature({ data: compact, signature }, [SECRET], 'sha256')).toBe('data_reserialised');
   });
 
+  it("hints data_reserialised the other way: signed compact, re-serialised by PHP's json_encode or Python's json.dumps", () => {
+    const compact = JSON.stringify(
+      purchase({ receipt_url: 'https://pay.example.com/r/1', description: 'Замовлення 1001' }),
+    );
+    const { signature } = signedJson(compact);
+    const unicode = (json: string) =>
+      json.replace(/[\u0080-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+    const php = unicode(compact.replace(/\//g, '\\/'));
+    const python = unicode(compact.replace(/"(?:[^"\\]|\\.)*"|[,:]/g, (t) => (t.length === 1 ? `${t} ` : t)));
+    for (const reserialised of [php, python]) {
+      expect(reserialised).not.toBe(compact);
+      const data = encodeBase64Url(reserialised);
+      expect(diagnoseSignature({ data, signature }, [SECRET], 'sha256')).toBe('data_reserialised');
+    }
+  });
+
   it('hints secret_whitespace when the configured secret carries a newline the service does not', async () => {
     const { data, signature } = signedJson(JSON.stringify(purchase()));
     const refusal = await deliver(body(data, signature), { secret: `${SECRET}\n` });

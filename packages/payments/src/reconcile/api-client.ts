@@ -6,8 +6,10 @@ import {
   optionError,
   positiveInteger,
 } from '@payhook/core/adapter';
+import type { OperationRecord } from '../validation/requests.js';
 import { type PaymentRegistry, sendWatched } from '../watch/register.js';
-import { type Answer, failure, parseObject, readAnswer } from './api-answer.js';
+import { failure, parseObject } from './api-answer.js';
+import { call, type Settings, segment } from './api-call.js';
 import { ApiError } from './api-errors.js';
 import {
   type CreatedPayment,
@@ -15,8 +17,18 @@ import {
   type CreateSplitPaymentRequest,
   cardRedactor,
   createdFrom,
+  LOOPBACK,
   prepareCreate,
 } from './create-payment.js';
+import { operate, operations, withAmount } from './operation-calls.js';
+import type {
+  CaptureRequest,
+  OrderOperation,
+  RefundRequest,
+  SplitCaptureRequest,
+  VoidRequest,
+} from './operations.js';
+import { splitCaptureBody, voidBody } from './operations.js';
 import { createRedactor } from './redact.js';
 import { hmacRequestSigner, type RequestSigner } from './request-signer.js';
 
@@ -49,6 +61,13 @@ export interface ApiClientOptions {
    * @default 'SVC'
    */
   authScheme?: string;
+  /**
+   * How `X-API-AUTH` carries the credentials: `hmac`, `<authScheme>-HMAC-SHA256 <API_KEY>:<SIGNATURE>` (spec 5);
+   * `secret`, `<authScheme> <API_KEY>:<API_SECRET>`, the form the vendor's plugins send (the secret itself travels:
+   * only over HTTPS, or to loopback). `secret` needs `apiSecret` and ignores `signRequest`.
+   * @default 'hmac'
+   */
+  authForm?: 'hmac' | 'secret';
   /**
    * The largest answer body read, in bytes; a longer one is abandoned unread (`api.answer_too_large`).
    * @default 1_048_576 (1 MiB)
@@ -114,7 +133,10 @@ export interface ResendClient {
 }
 
 /**
- * The calls of the service's API: creating payments (spec 4.1, 4.2, 4.5) and re-sending webhooks (4.3, 4.4).
+ * The calls of the service's API: creating payments (spec 4.1, 4.2, 4.5), re-sending webhooks (4.3, 4.4), the
+ * secondary operations of 2.2 (capture, void, refund) and the order's operations, as public merchant code calls
+ * them. A capture, void or refund is never retried: after `api.timeout` its outcome is unknown, and
+ * `getOperations` tells it.
  *
  * @example
  * const created = await client.createPayment({ mode: 'hosted', method: 'purchase', amount: 12.5, order_id: 'o-1' });
@@ -130,6 +152,34 @@ export interface ApiClient extends ResendClient {
   createPayment(request: CreatePaymentRequest): Promise<CreatedPayment>;
   /** Creates a split payment (spec 4.2), as `createPayment`. @throws {ApiError} as `createPayment`. */
   createSplitPayment(request: CreateSplitPaymentRequest): Promise<CreatedPayment>;
+  /**
+   * Captures `amount` of an auth: `POST /api/v1/capture` with `order_amount`, `order_currency`, `charge_amount`.
+   * Without `orderAmount` the order's operations are read first, and an amount above what is left is refused
+   * before sending. Answers the capture's record (spec 2.2); its webhook follows (6.2).
+   * @throws {ApiError} `api.request_invalid`, `api.amount_exceeded` (nothing sent), `api.timeout` (outcome unknown:
+   * ask `getOperations`), `api.not_found`, `api.refused` (the service's code in `serviceCode`), and as `resend`.
+   */
+  capture(request: CaptureRequest): Promise<OperationRecord>;
+  /**
+   * Voids an uncaptured auth or an unrefunded purchase: `POST /api/v1/void`. Answers the void's record.
+   * @throws {ApiError} as `capture`.
+   */
+  void(request: VoidRequest): Promise<OperationRecord>;
+  /**
+   * Refunds `amount` of a purchase or a captured auth, partly or in full: `POST /api/v1/refund` with
+   * `order_amount`, `order_currency`, `refund_amount`; `orderAmount` as for `capture`. Answers the refund's record
+   * (`status_code` `1004` on the service's response, spec 3.1; its webhook carries `receipt_url`).
+   * @throws {ApiError} as `capture`.
+   */
+  refund(request: RefundRequest): Promise<OperationRecord>;
+  /** Captures a split payment between sub-merchants: `POST /api/v1/split/capture`. @throws {ApiError} as `capture`. */
+  splitCapture(request: SplitCaptureRequest): Promise<OperationRecord>;
+  /**
+   * The order's operations, oldest first: the payment (`auth`/`purchase`) and each capture, void and refund, as
+   * `GET /api/v1/pos/<pos_id>/orders/<order_id>` answers them; the status query public code makes.
+   * @throws {ApiError} `api.not_found` for an order the service does not know, and as `resend`.
+   */
+  getOperations(orderId: string): Promise<OrderOperation[]>;
 }
 
 /** The operation path segment: a word, so it cannot reach another endpoint. */
@@ -170,6 +220,18 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
     },
     createPayment: (request) => create(settings, false, request),
     createSplitPayment: (request) => create(settings, true, request),
+    capture: (request) => withAmount(settings, 'capture', request),
+    refund: (request) => withAmount(settings, 'refund', request),
+    void: (request) => {
+      const where = `POST ${settings.base.pathname}api/v1/void`;
+      return operate(settings, 'void', request?.orderId, voidBody(where, request, settings.posId));
+    },
+    splitCapture: (request) => {
+      const where = `POST ${settings.base.pathname}api/v1/split/capture`;
+      const body = splitCaptureBody(where, request, settings.posId);
+      return operate(settings, 'split capture', request.orderId, body);
+    },
+    getOperations: (orderId) => operations(settings, orderId),
   };
 }
 
@@ -179,29 +241,13 @@ async function create(settings: Settings, split: boolean, request: object): Prom
   const prepared = prepareCreate(request, { split, posId, base, strict, sector });
   const built = `${base.pathname}api/v1/${split ? 'split/purchase' : 'payment'}`;
   return sendWatched(settings.watch, request, split, async () => {
-    const { answer, path, redact, location } = await call(settings, 'POST', built, prepared.body);
+    const hint =
+      ' The payment may exist: do not create it again; ask with resend({ orderId }) or wait for its webhook.';
+    const { answer, path, redact, location } = await call(settings, 'POST', built, prepared.body, hint);
     const redact2 = cardRedactor(redact, prepared.cardValues);
     const failed = { method: 'POST', path, authScheme, defaultScheme: authScheme === 'SVC', redact: redact2 };
     return createdFrom(failed, answer, location, base);
   });
-}
-
-interface Settings {
-  readonly base: URL;
-  readonly posId: string;
-  readonly apiKey: string;
-  readonly endpointsKey: string;
-  readonly signRequest: RequestSigner;
-  readonly timeoutMs: number;
-  readonly authScheme: string;
-  /** `<authScheme>-HMAC-SHA256`, the `X-API-AUTH` prefix. */
-  readonly authPrefix: string;
-  readonly maxAnswerBytes: number;
-  readonly strict: boolean;
-  readonly sector: string | undefined;
-  readonly watch: PaymentRegistry | undefined;
-  /** The configured credentials out of what the service says. */
-  readonly redact: (text: string, more?: readonly string[]) => string;
 }
 
 function checkedSettings(options: ApiClientOptions): Settings {
@@ -230,6 +276,7 @@ function checkedSettings(options: ApiClientOptions): Settings {
   segment('posId', posId);
   const signRequest = signer ?? hmacRequestSigner(options.apiSecret as string);
   const authPrefix = HMAC_SUFFIX.test(authScheme) ? authScheme : `${authScheme}-HMAC-SHA256`;
+  const secretAuth = secretAuthOf(options, base, `${authScheme.replace(HMAC_SUFFIX, '')} ${apiKey}`);
   const redact = createRedactor([apiKey, endpointsKey, options.apiSecret]);
   return {
     base,
@@ -240,6 +287,7 @@ function checkedSettings(options: ApiClientOptions): Settings {
     timeoutMs,
     authScheme,
     authPrefix,
+    secretAuth,
     maxAnswerBytes,
     strict: options.strict === true,
     sector: options.sector,
@@ -251,16 +299,26 @@ function checkedSettings(options: ApiClientOptions): Settings {
 }
 
 /**
- * A path segment percent-encoded. `.` and `..` stay as they are under `encodeURIComponent`, and the URL standard
- * removes them (and their `%2e` spellings) from a path, so the request would reach another path: refused.
+ * The whole `X-API-AUTH` of `authForm: 'secret'` (`<word> <API_KEY>` then `:<API_SECRET>`), or `undefined` for the
+ * signed form. The secret itself travels: only over https or to loopback.
  */
-function segment(name: string, value: string): string {
-  if (value === '.' || value === '..') {
+function secretAuthOf(options: ApiClientOptions, base: URL, wordAndKey: string): string | undefined {
+  const authForm = options.authForm ?? 'hmac';
+  if (authForm !== 'hmac' && authForm !== 'secret') {
+    throw optionError('authForm', "'hmac' or 'secret'", authForm);
+  }
+  if (authForm === 'hmac') return undefined;
+  if (typeof options.apiSecret !== 'string') {
     throw new TypeError(
-      `[@payhook/core] ${name} ${JSON.stringify(value)} cannot be sent as a path segment: URL normalisation removes it, and the request would reach another path.`,
+      "[@payhook/core] authForm 'secret' sends <authScheme> <API_KEY>:<API_SECRET>: it needs apiSecret.",
     );
   }
-  return encodeURIComponent(value);
+  if (base.protocol !== 'https:' && !LOOPBACK.test(base.hostname)) {
+    throw new TypeError(
+      `[@payhook/core] authForm 'secret' sends the API secret itself in X-API-AUTH: only over https (or to loopback), and baseUrl is plain http to ${base.hostname}.`,
+    );
+  }
+  return `${wordAndKey}:${nonEmptyString('apiSecret', options.apiSecret, false)}`;
 }
 
 /** `…/api/v1/pos/<pos_id>/orders/<order_id>/<operation>?callback=true[&transactionId=]` under the base path. */
@@ -281,54 +339,6 @@ function resendPath(settings: Settings, request: ResendRequest): string {
   return `${settings.base.pathname}api/v1/pos/${pos}/orders/${order}/${operation}?${query}`;
 }
 
-/**
- * One signed call, the signature computed over the path and query as the URL sends them; a failure to get any
- * answer becomes an `ApiError` coded `api.timeout` or `api.network`.
- */
-async function call(
-  settings: Settings,
-  method: string,
-  built: string,
-  body = '',
-): Promise<{ answer: Answer; path: string; redact: (text: string) => string; location: string | null }> {
-  const url = new URL(built, settings.base.origin);
-  const path = `${url.pathname}${url.search}`;
-  const what = `${method} ${path}`;
-  // One deadline for the whole call: a signer that never settles (a KMS that stopped answering) ends it too.
-  const signal = AbortSignal.timeout(settings.timeoutMs);
-  const signature = await signed(settings, { method, path, body }, signal, what);
-  const auth = `${settings.authPrefix} ${settings.apiKey}:${signature}`;
-  const redact = (text: string) => settings.redact(text, [auth, signature]);
-  try {
-    const headers: Record<string, string> = {
-      accept: 'application/json',
-      'x-api-auth': auth,
-      'x-api-key': settings.endpointsKey,
-    };
-    if (body !== '') headers['content-type'] = 'application/json';
-    const response = await fetch(url, {
-      method,
-      headers,
-      ...(body !== '' ? { body } : {}),
-      redirect: 'manual',
-      signal,
-    });
-    const location = response.headers.get('location');
-    return { answer: await readAnswer(response, settings.maxAnswerBytes), path, redact, location };
-  } catch (error) {
-    if (isTimeout(error)) {
-      // A create is never retried: the service may have created the payment before the answer was lost.
-      const hint =
-        method === 'POST'
-          ? ' The payment may exist: do not create it again; ask with resend({ orderId }) or wait for its webhook.'
-          : '';
-      throw new ApiError('api.timeout', `${what}: no answer within ${settings.timeoutMs} ms.${hint}`);
-    }
-    const message = `${what}: the service could not be reached (${reason(error)}).`;
-    throw new ApiError('api.network', message, { cause: error });
-  }
-}
-
 function checkedBaseUrl(value: string): URL {
   const expected =
     'an absolute http or https URL without credentials (they belong in apiKey and endpointsKey)';
@@ -345,40 +355,4 @@ function checkedBaseUrl(value: string): URL {
   url.search = '';
   url.hash = '';
   return url;
-}
-
-/** `signRequest`'s signature, checked; `api.timeout` when the call's deadline passes first (nothing was sent). */
-async function signed(
-  settings: Settings,
-  request: { method: string; path: string; body: string },
-  signal: AbortSignal,
-  what: string,
-): Promise<string> {
-  let onAbort = () => {};
-  const timedOut = new Promise<never>((_, reject) => {
-    onAbort = () => {
-      const message = `${what}: signRequest gave no signature within ${settings.timeoutMs} ms (timeoutMs); nothing was sent.`;
-      reject(new ApiError('api.timeout', message));
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
-  try {
-    const signing = settings.signRequest({ ...request, apiKey: settings.apiKey });
-    const signature = await Promise.race([signing, timedOut]);
-    if (typeof signature !== 'string' || signature === '' || /\s/.test(signature)) {
-      throw new TypeError('[@payhook/core] signRequest must return a non-empty string without whitespace.');
-    }
-    return signature;
-  } finally {
-    signal.removeEventListener('abort', onAbort);
-  }
-}
-
-const isTimeout = (error: unknown): boolean =>
-  error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError');
-
-/** fetch's `fetch failed` says nothing: the code of its cause does (ECONNREFUSED, ENOTFOUND). */
-function reason(error: unknown): string {
-  const code = (error as { cause?: { code?: unknown } } | undefined)?.cause?.code;
-  return typeof code === 'string' ? code : error instanceof Error ? error.message : String(error);
 }

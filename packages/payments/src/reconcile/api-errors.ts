@@ -11,7 +11,8 @@ export type ApiErrorCode =
   | 'api.answer_too_large'
   | 'api.request_invalid'
   | 'api.insecure_transport'
-  | 'api.order_exists';
+  | 'api.order_exists'
+  | 'api.amount_exceeded';
 
 /**
  * One field a payment request broke: its path (`amount`, `split[1].amount`, `cc_number`) and the rule's stable

@@ -53,7 +53,8 @@ export interface PreparedCreate {
 }
 
 const SECRET_CARD_FIELDS = ['cc_number', 'card_cvv', 'cc_cvv', 'cc_token'] as const;
-const LOOPBACK = /^(?:localhost|127(?:\.\d{1,3}){3}|\[::1\])$/i;
+/** Hosts a request may reach over plain http with card data or the API secret: this machine only. */
+export const LOOPBACK = /^(?:localhost|127(?:\.\d{1,3}){3}|\[::1\])$/i;
 /** A card number however written (13 to 19 digits, spaces or dashes between), in what the service echoes. */
 const CARD_NUMBER_SHAPE = /\b(?:\d[ -]?){12,18}\d\b/g;
 const CHECKOUT_PATH = /\/checkout\/([^/]+)\/form\/?$/;

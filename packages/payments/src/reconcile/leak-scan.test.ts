@@ -7,7 +7,7 @@ import { CUSTOMER, PURCHASE, SUB_MERCHANT_ID } from '../../test/payment-requests
 import { createApiClient } from './api-client.js';
 import type { ApiError } from './api-errors.js';
 
-// A scan of every error createPayment and createSplitPayment throw: no key, secret, signature or card value in its
+// A scan of every error createPayment, createSplitPayment and the operations (capture, void, refund, status) throw: no key, secret, signature or card value in its
 // message, its fields, its cause or how Node prints it, even when the service echoes all of them back.
 
 const POS = '5f0c8a4e-1b2c-4d3e-8f4a-5b6c7d8e9f0a';
@@ -62,7 +62,7 @@ function echoing(status: number, signatures: string[]) {
       const auth = String(request.headers['x-api-auth']);
       signatures.push(auth.split(':')[1] ?? '');
       const key = String(request.headers['x-api-key']);
-      const sent = JSON.parse(body) as Record<string, unknown>;
+      const sent = JSON.parse(body || '{}') as Record<string, unknown>;
       const echo = `${auth} ${key} ${CREDENTIALS.apiSecret} ${body}`;
       response.writeHead(status, { 'content-type': 'application/json' });
       response.end(
@@ -146,5 +146,59 @@ describe('createPayment and createSplitPayment errors', () => {
     const error = await rejected(client.createPayment({ ...PURCHASE, ...CARD }));
     expect(error.code).toBe('api.timeout');
     expectNothingSecret(error, []);
+  });
+});
+
+describe('capture, void, refund, splitCapture and getOperations errors', () => {
+  it.each([
+    [400, 'hmac'],
+    [401, 'hmac'],
+    [401, 'secret'],
+    [404, 'secret'],
+    [409, 'hmac'],
+    [422, 'secret'],
+    [500, 'hmac'],
+  ] as const)(
+    'show no credential or signature when the service echoes them all in a %i (authForm %s)',
+    async (status, authForm) => {
+      const signatures: string[] = [];
+      const { url } = await startApiService(echoing(status, signatures));
+      const client = createApiClient({ baseUrl: url, posId: POS, ...CREDENTIALS, authForm });
+      const order = { orderId: 'o-1', currency: 'UAH' };
+      const split = [{ amount: 5, sub_merchant_id: SUB_MERCHANT_ID }];
+      const errors = [
+        await rejected(client.capture({ ...order, amount: 5, orderAmount: 10 })),
+        await rejected(client.refund({ ...order, amount: 5, orderAmount: 10 })),
+        await rejected(client.void(order)),
+        await rejected(client.splitCapture({ ...order, amount: 5, split })),
+        await rejected(client.getOperations('o-1')),
+        await rejected(client.refund({ ...order, amount: 5 })),
+      ];
+      expect(errors.map((error) => error.status)).toEqual(Array(6).fill(status));
+      expect(signatures).toHaveLength(6);
+      for (const error of errors) expectNothingSecret(error, signatures);
+    },
+  );
+
+  it('show no credential after a timeout or a refusal before sending', async () => {
+    const { url } = await startApiService(() => {});
+    const client = createApiClient({
+      baseUrl: url,
+      posId: POS,
+      ...CREDENTIALS,
+      authForm: 'secret',
+      timeoutMs: 50,
+    });
+    const errors = [
+      await rejected(client.refund({ orderId: 'o-1', amount: 5, currency: 'UAH', orderAmount: 10 })),
+      await rejected(client.capture({ orderId: 'o-1', amount: 11, currency: 'UAH', orderAmount: 10 })),
+      await rejected(client.capture({ orderId: 'o-1', amount: 1.001, currency: 'UAH', orderAmount: 10 })),
+    ];
+    expect(errors.map((error) => error.code)).toEqual([
+      'api.timeout',
+      'api.amount_exceeded',
+      'api.request_invalid',
+    ]);
+    for (const error of errors) expectNothingSecret(error, []);
   });
 });

@@ -20,6 +20,25 @@ const codes = (body: unknown, options: Parameters<typeof validateAtServiceLevel>
   validateAtServiceLevel(body, { now, ...options }).violations.map(({ field, code }) => `${field} ${code}`);
 
 describe('validateAtServiceLevel', () => {
+  it("accepts the guest placeholder 'unregistered' (e-mail and customer_id) and numeric-string expiries by default, not when strict", () => {
+    const direct = {
+      ...HOSTED,
+      mode: 'direct',
+      currency: 'UAH',
+      description: 'Tea',
+      customer_ip: '10.0.0.1',
+    };
+    const guest = { ...direct, ...CARD, customer_id: 'unregistered', customer_email: 'unregistered' };
+    expect(codes(guest)).toEqual([]);
+    expect(codes(guest, { strict: true })).toEqual(['customer_email format.email']);
+    expect(codes({ ...guest, customer_email: 'not an e-mail' })).toEqual(['customer_email format.email']);
+    const expiry = { ...direct, ...CARD, exp_month: '07', exp_year: '2030' };
+    expect(codes(expiry)).toEqual([]);
+    expect(validateAtServiceLevel(expiry, { now }).request).toMatchObject({ exp_month: 7, exp_year: 2030 });
+    expect(codes(expiry, { strict: true })).toEqual(['exp_month type', 'exp_year type']);
+    expect(codes({ ...expiry, exp_month: '7a' })).toEqual(['exp_month type']);
+  });
+
   it('reads a request as the service could by default: empty fields left out, UAH, card digits, no hosted card', () => {
     const sent = {
       ...HOSTED,

@@ -84,6 +84,29 @@ describe('payhook drift', () => {
     ]);
   });
 
+  it('prints one JSON object with --json, the findings most frequent first, with the same exit code', async () => {
+    const file = await captureOf([
+      purchase('drift-7', { refund_reason: 'x', amount: '10.50' }),
+      purchase('drift-8', { refund_reason: 'y' }),
+    ]);
+    const result = await drift(['--json', file]);
+    expect(result.code).toBe(1);
+    expect(result.out).toHaveLength(1);
+    expect(JSON.parse(result.out[0]!)).toEqual({
+      notifications: 2,
+      drifted: 2,
+      findings: [
+        { kind: 'field', name: 'refund_reason', notifications: 2 },
+        { kind: 'coerced', name: 'amount', sent: 'string', expected: 'number', notifications: 1 },
+      ],
+    });
+    const clean = await drift(['--json', await captureOf([purchase('drift-9')])]);
+    expect([clean.code, JSON.parse(clean.out[0]!)]).toEqual([
+      0,
+      { notifications: 1, drifted: 0, findings: [] },
+    ]);
+  });
+
   it('refuses a line that is not a capture, with exit 2', async () => {
     const file = join(dir, 'not-a-capture.jsonl');
     await writeFile(file, '{"hello":1}\n');

@@ -3,7 +3,7 @@ import { replayableLines } from '../replay.js';
 import { parseCommand, readInput, runCommand, UsageError } from './args.js';
 import { type CliIO, printable } from './io.js';
 
-const DRIFT_HELP = `Usage: payhook drift FILE
+const DRIFT_HELP = `Usage: payhook drift [--json] FILE
 
 Summarises what the notifications of a capture file (JSON lines written by core's createCapture, as 'payhook
 replay' reads them; - for standard input) carried beyond what payhook types: new fields, statuses, status codes
@@ -12,13 +12,18 @@ type (an amount sent as text). Each with how many notifications carried it; name
 the capture masked read as text, so only a masked field sent as null shows its type change.
 Exits 0 when nothing drifted, 1 when something did, 2 on a bad invocation or a line that is not a capture.
 
+Options:
+  --json      print one JSON object instead: {"notifications","drifted","findings":[{"kind","name","sent"?,
+              "expected"?,"notifications"}]}, the findings most frequent first (for CI and dashboards)
+  -h, --help  this help
+
 Example:
   payhook drift /var/log/payhook/deliveries.jsonl`;
 
 /** `payhook drift`: the drift of a capture, counted. */
 export async function driftCommand(argv: string[], io: CliIO): Promise<number> {
   return runCommand('drift', io, async () => {
-    const parsed = parseCommand(argv, {}, io, DRIFT_HELP);
+    const parsed = parseCommand(argv, { json: { type: 'boolean' } }, io, DRIFT_HELP);
     if (parsed === undefined) return 0;
     const { positionals } = parsed;
     if (positionals.length !== 1) {
@@ -54,8 +59,13 @@ export async function driftCommand(argv: string[], io: CliIO): Promise<number> {
         counts.set(id, seen);
       }
     }
-    io.stdout(`${drifted} of ${lines.length} captured notifications carried what payhook does not type`);
     const rows = [...counts.values()].sort((a, b) => b.notifications - a.notifications);
+    if (parsed.values.json) {
+      const findings = rows.map(({ finding, notifications }) => ({ ...finding, notifications }));
+      io.stdout(printable(JSON.stringify({ notifications: lines.length, drifted, findings })));
+      return drifted === 0 ? 0 : 1;
+    }
+    io.stdout(`${drifted} of ${lines.length} captured notifications carried what payhook does not type`);
     for (const { finding, notifications } of rows) io.stdout(`  ${describe(finding)}: ${notifications}`);
     return drifted === 0 ? 0 : 1;
   });

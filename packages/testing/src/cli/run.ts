@@ -1,6 +1,7 @@
 import { driftCommand } from './drift.js';
 import { inspectCommand } from './inspect.js';
 import { type CliIO, printable } from './io.js';
+import { operationCommand } from './operation.js';
 import { queueCommand } from './queue.js';
 import { reconcileCommand } from './reconcile.js';
 import { replayCommand } from './replay.js';
@@ -18,6 +19,7 @@ Commands:
   send     post a signed fake notification to a webhook endpoint (purchase.success, refund.success, …)
   resend   ask the service (or 'payhook serve') to deliver an operation's webhook again (spec 4.3, 4.4)
   reconcile  ask the service to re-send the webhook of every order read from a file or stdin
+  operation  capture, void, refund, split-capture or status: one call to the service (or 'payhook serve')
   verify   check a captured delivery read from standard input; card tokens are masked
   replay   post a capture file (core's createCapture) to an endpoint again, re-signed with a test secret
   inspect  a local page over a capture file and the fake's deliveries: filter, diff, edit, replay, save as fixture
@@ -33,6 +35,7 @@ const COMMANDS: Record<string, (argv: string[], io: CliIO) => Promise<number>> =
   send: sendCommand,
   resend: resendCommand,
   reconcile: reconcileCommand,
+  operation: operationCommand,
   verify: verifyCommand,
   replay: replayCommand,
   inspect: inspectCommand,

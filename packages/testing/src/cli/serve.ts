@@ -156,6 +156,11 @@ export async function runServe(argv: string[], io: CliIO, signal: AbortSignal): 
     `X-API-AUTH: ${word}-HMAC-SHA256 ${project.apiKey}:<HMAC> or ${word} ${project.apiKey}:<API secret>`,
   );
   io.stdout(`X-API-KEY: ${project.endpointsKey}`);
+  io.stdout(
+    server.fake.outbox.algorithm === 'sha1'
+      ? 'webhooks: signed with SHA-1 (28 characters, --algorithm sha1), as public plugins verify; the spec says SHA-256'
+      : 'webhooks: signed with SHA-256 (the spec, 44 characters); public plugins verify SHA-1: restart with --algorithm sha1',
+  );
   io.stdout(`listening on ${server.url}`);
   if (!signal.aborted)
     await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));

@@ -1,5 +1,5 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
-import { credentialsError } from './errors.js';
+import { credentialsError, FakeServiceError } from './errors.js';
 import type { FakeProject } from './projects.js';
 import type { FakeService } from './service.js';
 
@@ -59,6 +59,37 @@ function credentialMatches(
 }
 
 /**
+ * One header's value. A header sent more than once arrives joined with `, ` (Node, fetch, nock): the same value
+ * repeated (one integration adds `X-API-Auth` again on every call) is that value; different values are refused,
+ * naming the header, never a silent 401.
+ */
+function single(name: string, value: string): string {
+  const parts = value.split(/\s*,\s*/);
+  if (parts.length === 1 || parts.every((part) => part === parts[0])) return parts[0]!;
+  throw new FakeServiceError(
+    'S-404',
+    401,
+    `${name} was sent ${parts.length} times with different values: send it once per request.`,
+  );
+}
+
+/**
+ * The endpoints key: `X-API-KEY`, or `?key=` when the header is missing (one integration sends both); both
+ * sent and different is refused, naming them.
+ */
+function endpointsKeyOf(header: string | undefined, parameter: string | undefined): string {
+  const key = header === undefined ? undefined : single('X-API-KEY', header);
+  if (key !== undefined && parameter !== undefined && parameter !== key) {
+    throw new FakeServiceError(
+      'S-404',
+      401,
+      'X-API-KEY and the ?key= parameter differ: send one endpoints key.',
+    );
+  }
+  return key ?? parameter ?? '';
+}
+
+/**
  * Checks `X-API-AUTH` and `X-API-KEY` and answers the caller's project: the API key and the endpoints key, the
  * scheme word when the fake is strict and has `authScheme`, then the HMAC or the secret against the project's API
  * secret, unless the test checks SIGNATURE itself (`verifyAuth`).
@@ -66,11 +97,19 @@ function credentialMatches(
  */
 export function authenticate(
   fake: FakeService,
-  request: { method: string; path: string; body: string; auth: string; endpointsKey: string },
+  request: {
+    method: string;
+    path: string;
+    body: string;
+    auth: string;
+    endpointsKey: string | undefined;
+    keyParameter?: string | undefined;
+  },
 ): FakeProject {
-  const header = parseAuthHeader(request.auth);
+  const header = parseAuthHeader(single('X-API-AUTH', request.auth));
+  const endpointsKey = endpointsKeyOf(request.endpointsKey, request.keyParameter);
   const project = header ? fake.projectByApiKey(header.apiKey) : undefined;
-  if (!header || !project || !sameText(request.endpointsKey, project.endpointsKey)) throw credentialsError();
+  if (!header || !project || !sameText(endpointsKey, project.endpointsKey)) throw credentialsError();
   if (fake.strict && fake.authScheme !== undefined && header.word !== fake.authScheme) {
     throw credentialsError();
   }

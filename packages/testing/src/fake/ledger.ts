@@ -5,7 +5,7 @@ import type { IdSource } from './ids.js';
 import type { Outbox } from './outbox.js';
 import type { PaymentOutcome } from './outcomes.js';
 import type { FakeProject } from './projects.js';
-import { receiptUrl } from './records.js';
+import { receiptUrl, webhookFields } from './records.js';
 import type { FakeSubscription } from './subscriptions.js';
 import type { FakeCharge } from './types.js';
 
@@ -87,17 +87,21 @@ export function viewOf(ledger: Ledger, state: PaymentState, record: PaymentRecor
   return view;
 }
 
-/** Queues the webhook of a record: to the plan's `notification_url` for a charge, else to `server_url`. */
+/**
+ * Queues the webhook of a record: to `serverUrl` when an operation's request named one, to the plan's
+ * `notification_url` for a charge, else to the payment's `server_url`.
+ */
 export function sendWebhook(
   ledger: Ledger,
   state: PaymentState,
   notification: PaymentRecord | OperationRecord,
   charge: boolean,
+  serverUrl?: string,
 ): void {
   const plan =
     state.subscriptionId === undefined ? undefined : subscriptionOf(ledger, state.subscriptionId).plan;
-  const url = (charge ? plan?.notification_url : undefined) ?? state.serverUrl;
-  if (typeof url === 'string') ledger.outbox.enqueue(url, notification, state.project.secret);
+  const url = serverUrl ?? (charge ? plan?.notification_url : undefined) ?? state.serverUrl;
+  if (typeof url === 'string') ledger.outbox.enqueue(url, webhookFields(notification), state.project.secret);
 }
 
 /** Sends the webhook of the payment's record as it stands. */

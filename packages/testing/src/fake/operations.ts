@@ -30,6 +30,7 @@ function operate(
   method: 'capture' | 'void' | 'refund',
   minor: number,
   status: StatusText,
+  serverUrl: string | undefined,
 ): OperationRecord {
   const operation = newOperationRecord({
     payment: state.record,
@@ -41,7 +42,7 @@ function operate(
   });
   if (method === 'refund') issueReceipt(ledger, operation);
   state.operations.push(operation);
-  sendWebhook(ledger, state, operation, false);
+  sendWebhook(ledger, state, operation, false, serverUrl);
   return structuredClone(operation);
 }
 
@@ -49,7 +50,12 @@ function operate(
  * Captures an authorization (`method: auth`), all of it or `amount`; sends the capture webhook (6.2).
  * @throws {FakeServiceError} `N-404` unknown payment, `O-409` not capturable, `O-422` amount out of range.
  */
-export function capture(ledger: Ledger, paymentId: string, amount?: number): OperationRecord {
+export function capture(
+  ledger: Ledger,
+  paymentId: string,
+  amount?: number,
+  serverUrl?: string,
+): OperationRecord {
   const state = paymentState(ledger, paymentId);
   const { record } = state;
   if (record.method !== 'auth' || record.status !== 'success' || state.voided || state.capturedMinor > 0) {
@@ -57,14 +63,14 @@ export function capture(ledger: Ledger, paymentId: string, amount?: number): Ope
   }
   const minor = operationAmount(state, amount, toMinor(record.amount, record.currency));
   state.capturedMinor = minor;
-  return operate(ledger, state, 'capture', minor, STATUS.purchaseSuccess);
+  return operate(ledger, state, 'capture', minor, STATUS.purchaseSuccess, serverUrl);
 }
 
 /**
  * Voids an uncaptured authorization or an unrefunded purchase, for its whole amount.
  * @throws {FakeServiceError} `N-404` unknown payment, `O-409` nothing to void.
  */
-export function voidPayment(ledger: Ledger, paymentId: string): OperationRecord {
+export function voidPayment(ledger: Ledger, paymentId: string, serverUrl?: string): OperationRecord {
   const state = paymentState(ledger, paymentId);
   const { record } = state;
   if (record.status !== 'success' || state.voided || state.capturedMinor > 0 || state.refundedMinor > 0) {
@@ -75,7 +81,8 @@ export function voidPayment(ledger: Ledger, paymentId: string): OperationRecord 
     );
   }
   state.voided = true;
-  return operate(ledger, state, 'void', toMinor(record.amount, record.currency), STATUS.purchaseSuccess);
+  const minor = toMinor(record.amount, record.currency);
+  return operate(ledger, state, 'void', minor, STATUS.purchaseSuccess, serverUrl);
 }
 
 /**
@@ -83,7 +90,12 @@ export function voidPayment(ledger: Ledger, paymentId: string): OperationRecord 
  * (`refundWebhookCode`) and answers the refund response, `1004` as spec 3.1 shows it.
  * @throws {FakeServiceError} `N-404` unknown payment, `O-409` not refundable, `O-422` amount out of range.
  */
-export function refund(ledger: Ledger, paymentId: string, amount?: number): OperationRecord {
+export function refund(
+  ledger: Ledger,
+  paymentId: string,
+  amount?: number,
+  serverUrl?: string,
+): OperationRecord {
   const state = paymentState(ledger, paymentId);
   const { record } = state;
   const paid = record.method === 'auth' ? state.capturedMinor : toMinor(record.amount, record.currency);
@@ -93,5 +105,5 @@ export function refund(ledger: Ledger, paymentId: string, amount?: number): Oper
   const minor = operationAmount(state, amount, paid - state.refundedMinor);
   state.refundedMinor += minor;
   const webhook = ledger.refundWebhookCode === '1004' ? STATUS.refundSuccess : STATUS.purchaseSuccess;
-  return { ...operate(ledger, state, 'refund', minor, webhook), ...STATUS.refundSuccess };
+  return { ...operate(ledger, state, 'refund', minor, webhook, serverUrl), ...STATUS.refundSuccess };
 }

@@ -159,6 +159,17 @@ function describeError(error: unknown): string {
 /** What tells one notification from another (a re-send repeats all of these). */
 const IDENTITY = ['method', 'payment_id', 'operation_id', 'transaction_id', 'status', 'status_code'] as const;
 
+/** The most of a receiver's answer `done()` quotes: enough for payhook's JSON answers and a short message. */
+const QUOTED_ANSWER = 200;
+
+/** ` with "…"`: the receiver's answer, whitespace collapsed, cut to `QUOTED_ANSWER` characters; '' when empty. */
+function receiverSaid(body: string | undefined): string {
+  const text = (body ?? '').replace(/\s+/g, ' ').trim();
+  if (text === '') return '';
+  const cut = text.length > QUOTED_ANSWER ? `${text.slice(0, QUOTED_ANSWER)}…` : text;
+  return ` with ${JSON.stringify(cut)}`;
+}
+
 /** `outcome` of a payhook answer, if the body is one. */
 function outcomeOf(body: string): unknown {
   try {
@@ -183,6 +194,11 @@ export class Outbox implements Timeline {
   readonly #now: () => number;
   readonly #transport: WebhookTransport;
   readonly #algorithm: SignatureAlgorithm;
+
+  /** The digest webhooks are signed with: `sha256` (the spec) or `sha1`. */
+  get algorithm(): SignatureAlgorithm {
+    return this.#algorithm;
+  }
   #retrySchedule: readonly number[];
   #faults: DeliveryFaults = {};
   #queue: Pending[] = [];
@@ -246,7 +262,7 @@ export class Outbox implements Timeline {
       .map((attempt) => {
         const n = attempt.notification;
         const what = `${String(n.method)} ${String(n.status)}, order ${String(n.order_id)}`;
-        const why = attempt.error ?? `answered ${attempt.status}`;
+        const why = attempt.error ?? `answered ${attempt.status}${receiverSaid(attempt.body)}`;
         return `webhook #${attempt.webhookId} (${what}) to ${attempt.url} was not delivered after ${attempt.attempt} attempt(s): ${why}`;
       });
   }

@@ -32,6 +32,16 @@ const SPLIT_ECHOED = [
   'server_url',
 ] as const satisfies readonly (keyof ValidRequest & keyof PaymentRecord)[];
 
+/**
+ * A record as its webhook carries it: without the split response's echoes, which spec 2.1 lists on the response
+ * only (6.1 names the webhook's fields), so `payhook drift` stays silent on the fake's own webhooks.
+ */
+export function webhookFields<T extends object>(record: T): T {
+  const sent = { ...record } as Record<string, unknown>;
+  for (const key of SPLIT_ECHOED) delete sent[key];
+  return sent as T;
+}
+
 /** The fields of `source` named by `keys` that it has (an absent or `undefined` field is left out). */
 function pick<T extends object, K extends keyof T>(source: T, keys: readonly K[]): Partial<Pick<T, K>> {
   const picked: Partial<Pick<T, K>> = {};

@@ -15,6 +15,7 @@ import { FakeClock } from './clock.js';
 import { FakeServiceError } from './errors.js';
 import { createIdSource, type IdSource } from './ids.js';
 import { type Ledger, ownerKey, paymentState, subscriptionOf, viewOf } from './ledger.js';
+import { type OperationRoute, operationRequest, orderOperations } from './operation-requests.js';
 import { capture, refund, voidPayment } from './operations.js';
 import { type DeliveryAttempt, type DeliveryFaults, Outbox } from './outbox.js';
 import type { PaymentOutcome } from './outcomes.js';
@@ -248,6 +249,31 @@ export class FakeService {
    */
   refund(paymentId: string, amount?: number): OperationRecord {
     return refund(this.#ledger, paymentId, amount);
+  }
+
+  /**
+   * `POST /api/v1/capture`, `/void`, `/refund` or `/split/capture` with the body public code sends (`order_id`,
+   * `charge_amount` or `refund_amount`, `order_amount`, `order_currency` or `currency`, `server_url`, `split`), for
+   * the project `posId` (the first by default): the operation's record, its webhook queued.
+   * @throws {FakeServiceError} `S-404` (401) a foreign `pos_id`, `V-400`, `N-404` no such order, `O-409`, `O-422`.
+   */
+  operationRequest(
+    route: OperationRoute,
+    body: Readonly<Record<string, unknown>>,
+    posId: string = this.project.posId,
+  ): OperationRecord {
+    const project = this.#ledger.projects.get(posId);
+    if (!project) throw new FakeServiceError('S-404', 401, 'Invalid pos_id field or credentials');
+    return operationRequest(this.#ledger, project, route, { ...body });
+  }
+
+  /**
+   * The order's payment record and its operations, oldest first: what `GET /api/v1/pos/<pos_id>/orders/<order_id>`
+   * answers (the first project unless `posId`).
+   * @throws {FakeServiceError} `N-404` (404) when there is no such order.
+   */
+  orderOperations(orderId: string, posId: string = this.project.posId): (PaymentRecord | OperationRecord)[] {
+    return orderOperations(this.#ledger, posId, orderId);
   }
 
   /** Cancels a subscription: no charge or retry runs after this (`recurring.status` `canceled`). */
