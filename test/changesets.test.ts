@@ -25,6 +25,18 @@ describe('changesets', () => {
     expect(config).toMatchObject({ access: 'public', baseBranch: 'main', commit: false });
   });
 
+  it('versions every publishable package together (one fixed group naming them all)', () => {
+    const config = JSON.parse(readFileSync(join(ROOT, 'changeset.config.json'), 'utf8')) as {
+      fixed: string[][];
+    };
+    expect(config.fixed).toHaveLength(1);
+    expect([...config.fixed[0]!].sort()).toEqual(
+      listPackages()
+        .map((pkg) => pkg.name)
+        .sort(),
+    );
+  });
+
   it('`changeset status` succeeds and every pending release names a workspace package', () => {
     const output = join(work, 'status.json');
     const result = spawnSync(
