@@ -129,14 +129,19 @@ export async function readInput(file: string | undefined, io: CliIO, what: strin
   }
 }
 
-/** Runs a command body: usage errors print the message and the help hint and exit 2. */
-export async function runCommand(name: string, io: CliIO, body: () => Promise<number>): Promise<number> {
+/** Runs a command body: usage errors print the message and the help hint (or `usage`, given) and exit 2. */
+export async function runCommand(
+  name: string,
+  io: CliIO,
+  body: () => Promise<number>,
+  usage?: string,
+): Promise<number> {
   try {
     return await body();
   } catch (error) {
     if (error instanceof UsageError) {
       io.stderr(`payhook ${name}: ${printable(error.message)}`);
-      io.stderr(`Run 'payhook ${name} --help' for usage.`);
+      io.stderr(usage ?? `Run 'payhook ${name} --help' for usage.`);
       return 2;
     }
     throw error;

@@ -1,0 +1,94 @@
+import { describe, expect, it } from 'vitest';
+import { UsageError } from './args.js';
+import { defineCommand } from './command.js';
+import { memoryIO } from './io.js';
+
+const HELP = 'Usage: payhook greet [--name N] [--loud] [WORDS…]';
+
+/** A command that prints what it got: the skeleton's own behaviour, apart from any real command. */
+function greet(definition: { positionals?: boolean; helpOnUsageError?: boolean; longLived?: boolean } = {}) {
+  const runs: { values: unknown; positionals: string[]; aborted: boolean }[] = [];
+  const command = defineCommand({
+    name: 'greet',
+    help: HELP,
+    options: { name: { type: 'string' }, loud: { type: 'boolean' }, tag: { type: 'string', multiple: true } },
+    ...definition,
+    run: async ({ values, positionals }, io, signal) => {
+      runs.push({ values, positionals, aborted: signal.aborted });
+      if (values.name === '') throw new UsageError('--name is empty.');
+      if (values.name === 'crash') throw new Error('the greeting failed');
+      io.stdout(`hello ${values.name ?? 'you'}${values.loud ? '!' : ''}`);
+      return values.name === 'nobody' ? 1 : 0;
+    },
+  });
+  return { command, runs };
+}
+
+describe('defineCommand: the skeleton every payhook command shares', () => {
+  it('parses the options and runs the command with them, resolving its exit code', async () => {
+    const { command, runs } = greet();
+    const { io, out, err } = memoryIO();
+    expect(await command(['--name', 'Ada', '--loud', '--tag', 'a', '--tag', 'b'], io)).toBe(0);
+    expect(out).toEqual(['hello Ada!']);
+    expect(err).toEqual([]);
+    expect(runs).toEqual([
+      { values: { name: 'Ada', loud: true, tag: ['a', 'b'] }, positionals: [], aborted: false },
+    ]);
+    expect(await command(['--name', 'nobody'], memoryIO().io)).toBe(1);
+  });
+
+  it.each([['--help'], ['-h']])(
+    'prints the help on %s to standard output and exits 0 without running',
+    async (flag) => {
+      const { command, runs } = greet();
+      const { io, out, err } = memoryIO();
+      expect(await command(['--name', 'Ada', flag], io)).toBe(0);
+      expect([out, err, runs]).toEqual([[HELP], [], []]);
+    },
+  );
+
+  it('exits 2 on an unknown option, naming it with the closest one and the help hint', async () => {
+    const { command, runs } = greet();
+    const { io, out, err } = memoryIO();
+    expect(await command(['--nmae', 'Ada'], io)).toBe(2);
+    expect(err).toEqual([
+      'payhook greet: unknown option --nmae. Did you mean "--name"?',
+      "Run 'payhook greet --help' for usage.",
+    ]);
+    expect([out, runs]).toEqual([[], []]);
+  });
+
+  it('exits 2 on an option without its value', async () => {
+    const { io, err } = memoryIO();
+    expect(await greet().command(['--name'], io)).toBe(2);
+    expect(err[0]).toMatch(/^payhook greet: Option '--name <value>' argument missing/);
+  });
+
+  it('refuses a positional argument unless the command takes them', async () => {
+    const refusing = memoryIO();
+    expect(await greet().command(['world'], refusing.io)).toBe(2);
+    expect(refusing.err[0]).toBe('payhook greet: unexpected argument "world".');
+    const { command, runs } = greet({ positionals: true });
+    expect(await command(['big', 'world'], memoryIO().io)).toBe(0);
+    expect(runs[0]?.positionals).toEqual(['big', 'world']);
+  });
+
+  it('exits 2 on a UsageError the command throws, with the hint, or the whole help with helpOnUsageError', async () => {
+    const hinted = memoryIO();
+    expect(await greet().command(['--name', ''], hinted.io)).toBe(2);
+    expect(hinted.err).toEqual(['payhook greet: --name is empty.', "Run 'payhook greet --help' for usage."]);
+    const helped = memoryIO();
+    expect(await greet({ helpOnUsageError: true }).command(['--name', ''], helped.io)).toBe(2);
+    expect(helped.err).toEqual(['payhook greet: --name is empty.', HELP]);
+  });
+
+  it('leaves any other error to runCli (printed, exit 1)', async () => {
+    await expect(greet().command(['--name', 'crash'], memoryIO().io)).rejects.toThrow('the greeting failed');
+  });
+
+  it('passes the signal given to the run, as a long-lived command gets it', async () => {
+    const { command, runs } = greet({ longLived: true });
+    expect(await command([], memoryIO().io, AbortSignal.abort())).toBe(0);
+    expect(runs[0]?.aborted).toBe(true);
+  });
+});
