@@ -153,6 +153,12 @@ export function noArguments(positionals: readonly string[]): void {
   if (positionals.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}.`);
 }
 
+/** The one positional argument of a command that takes exactly one; `none` or `many` is the usage error. */
+export function onePositional(positionals: readonly string[], none: string, many: string): string {
+  if (positionals.length !== 1) throw new UsageError(positionals.length === 0 ? none : many);
+  return positionals[0]!;
+}
+
 /**
  * `--auth-scheme` or `PAYHOOK_AUTH_SCHEME`: the scheme word of `X-API-AUTH: <WORD>-HMAC-SHA256 <key>:<sig>`
  * (letters, digits and `-`; one already ending in `-HMAC-SHA256` is sent as is). Default `SVC`, the spec's

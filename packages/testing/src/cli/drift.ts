@@ -1,7 +1,8 @@
 import { type DriftFinding, findDrift, PayloadError, parseNotification } from '@payhook/core';
 import { replayableLines } from '../replay.js';
-import { parseCommand, readInput, runCommand, UsageError } from './args.js';
-import { type CliIO, printable } from './io.js';
+import { onePositional, readInput, UsageError } from './args.js';
+import { defineCommand } from './command.js';
+import { printable } from './io.js';
 
 const DRIFT_HELP = `Usage: payhook drift FILE
 
@@ -16,15 +17,13 @@ Example:
   payhook drift /var/log/payhook/deliveries.jsonl`;
 
 /** `payhook drift`: the drift of a capture, counted. */
-export async function driftCommand(argv: string[], io: CliIO): Promise<number> {
-  return runCommand('drift', io, async () => {
-    const parsed = parseCommand(argv, {}, io, DRIFT_HELP);
-    if (parsed === undefined) return 0;
-    const { positionals } = parsed;
-    if (positionals.length !== 1) {
-      throw new UsageError(positionals.length === 0 ? 'name the capture file.' : 'name one capture file.');
-    }
-    const file = positionals[0]!;
+export const driftCommand = defineCommand({
+  name: 'drift',
+  help: DRIFT_HELP,
+  options: {},
+  positionals: true,
+  run: async ({ positionals }, io) => {
+    const file = onePositional(positionals, 'name the capture file.', 'name one capture file.');
     const text = await readInput(file, io, 'the capture');
     let lines: ReturnType<typeof replayableLines>;
     try {
@@ -58,8 +57,8 @@ export async function driftCommand(argv: string[], io: CliIO): Promise<number> {
     const rows = [...counts.values()].sort((a, b) => b.notifications - a.notifications);
     for (const { finding, notifications } of rows) io.stdout(`  ${describe(finding)}: ${notifications}`);
     return drifted === 0 ? 0 : 1;
-  });
-}
+  },
+});
 
 /** One finding as a row label; names escaped, so a control character cannot reach the terminal. */
 function describe({ kind, name, sent, expected }: DriftFinding): string {

@@ -2,7 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runInspect } from './inspect.js';
+import { inspectCommand } from './inspect.js';
 import { memoryIO } from './io.js';
 
 describe('payhook inspect', () => {
@@ -18,7 +18,7 @@ describe('payhook inspect', () => {
   it('prints the address with its token, serves the page until stopped, and exits 0', async () => {
     const { io, out, err } = memoryIO('', {});
     const stop = new AbortController();
-    const done = runInspect([capture], io, stop.signal);
+    const done = inspectCommand([capture], io, stop.signal);
     await expect.poll(() => out.length).toBeGreaterThan(0);
     const url = /^payhook inspect: open (http:\/\/127\.0\.0\.1:\d+\/\?token=[\w-]{32})$/.exec(out[0]!)?.[1];
     expect(url).toBeDefined();
@@ -39,7 +39,7 @@ describe('payhook inspect', () => {
     ],
   ])('refuses %j with exit 2: %s', async (argv, message) => {
     const { io, err } = memoryIO('', {});
-    expect(await runInspect(argv, io, AbortSignal.abort())).toBe(2);
+    expect(await inspectCommand(argv, io, AbortSignal.abort())).toBe(2);
     expect(err.join('\n')).toContain(message);
   });
 });

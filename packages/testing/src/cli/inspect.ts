@@ -1,7 +1,7 @@
 import { startInspector } from '../inspect/server.js';
-import { algorithmFrom, httpUrlFrom, parseCommand, positiveInteger, runCommand, UsageError } from './args.js';
-import type { CliIO } from './io.js';
-import { untilSignal } from './until-signal.js';
+import { algorithmFrom, httpUrlFrom, positiveInteger, UsageError } from './args.js';
+import { defineCommand } from './command.js';
+import { whenAborted } from './until-signal.js';
 
 const INSPECT_HELP = `Usage: payhook inspect [FILE] [--fake-service URL] [options]
 
@@ -25,30 +25,28 @@ Example:
   PAYHOOK_SECRET=test-secret payhook inspect deliveries.jsonl --target http://127.0.0.1:3000/webhooks --fixtures test/fixtures`;
 
 /**
- * `payhook inspect` until \`signal\` aborts: prints the page's address (with its token), then serves it.
+ * `payhook inspect`: prints the page's address (with its token), then serves the page over captured and live
+ * deliveries until SIGINT or SIGTERM (or the signal given) aborts.
  *
  * @example
  * const stop = new AbortController();
- * const done = runInspect(['deliveries.jsonl'], io, stop.signal);
+ * const done = inspectCommand(['deliveries.jsonl'], io, stop.signal);
  */
-export async function runInspect(argv: string[], io: CliIO, signal: AbortSignal): Promise<number> {
-  return runCommand('inspect', io, async () => {
-    const parsed = parseCommand(
-      argv,
-      {
-        'fake-service': { type: 'string' },
-        'endpoints-key': { type: 'string' },
-        resign: { type: 'string' },
-        algorithm: { type: 'string' },
-        target: { type: 'string' },
-        fixtures: { type: 'string' },
-        port: { type: 'string' },
-      },
-      io,
-      INSPECT_HELP,
-    );
-    if (parsed === undefined) return 0;
-    const { values, positionals } = parsed;
+export const inspectCommand = defineCommand({
+  name: 'inspect',
+  help: INSPECT_HELP,
+  options: {
+    'fake-service': { type: 'string' },
+    'endpoints-key': { type: 'string' },
+    resign: { type: 'string' },
+    algorithm: { type: 'string' },
+    target: { type: 'string' },
+    fixtures: { type: 'string' },
+    port: { type: 'string' },
+  },
+  positionals: true,
+  longLived: true,
+  run: async ({ values, positionals }, io, signal) => {
     if (positionals.length > 1) throw new UsageError('name at most one capture file.');
     const fake =
       values['fake-service'] === undefined
@@ -77,14 +75,8 @@ export async function runInspect(argv: string[], io: CliIO, signal: AbortSignal)
     });
     io.stdout(`payhook inspect: open ${inspector.url}`);
     if (!secret) io.stdout('replay is off: pass --resign SECRET (the test secret) or set PAYHOOK_SECRET.');
-    if (!signal.aborted)
-      await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+    await whenAborted(signal);
     await inspector.close();
     return 0;
-  });
-}
-
-/** `payhook inspect`: the page over captured and live deliveries, until SIGINT or SIGTERM. */
-export function inspectCommand(argv: string[], io: CliIO): Promise<number> {
-  return untilSignal((signal) => runInspect(argv, io, signal));
-}
+  },
+});

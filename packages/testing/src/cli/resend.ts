@@ -4,13 +4,11 @@ import {
   authSchemeFrom,
   type CommandValues,
   httpUrlFrom,
-  noArguments,
-  parseCommand,
   positiveInteger,
   requiredOption,
-  runCommand,
   UsageError,
 } from './args.js';
+import { defineCommand } from './command.js';
 import { type CliIO, printable } from './io.js';
 import { httpCall, noAnswer } from './post.js';
 
@@ -71,12 +69,11 @@ interface ResendAuth {
  * @example
  * const code = await resendCommand(['--base-url', url, '--pos-id', posId, '--order', 'o-1'], processIO());
  */
-export async function resendCommand(argv: string[], io: CliIO): Promise<number> {
-  return runCommand('resend', io, async () => {
-    const parsed = parseCommand(argv, RESEND_OPTIONS, io, RESEND_HELP);
-    if (parsed === undefined) return 0;
-    const { values, positionals } = parsed;
-    noArguments(positionals);
+export const resendCommand = defineCommand({
+  name: 'resend',
+  help: RESEND_HELP,
+  options: RESEND_OPTIONS,
+  run: async ({ values }, io) => {
     const base = httpUrlFrom('--base-url', values['base-url']);
     const posId = requiredOption('pos-id', values['pos-id']);
     const order = requiredOption('order', values.order);
@@ -96,8 +93,8 @@ export async function resendCommand(argv: string[], io: CliIO): Promise<number> 
     if (values['transaction-id'] !== undefined)
       url.searchParams.set('transactionId', values['transaction-id']);
     return requestResend(url, auth, timeout, io);
-  });
-}
+  },
+});
 
 /** The keys, the signature and the headers that carry them (X-API-AUTH, X-API-KEY). */
 async function resendAuthFrom(values: ResendValues, io: CliIO): Promise<ResendAuth> {

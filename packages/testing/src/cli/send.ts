@@ -4,13 +4,13 @@ import {
   algorithmFrom,
   type CommandValues,
   httpUrlFrom,
-  parseCommand,
+  onePositional,
   positiveInteger,
   readInput,
-  runCommand,
   secretsFrom,
   UsageError,
 } from './args.js';
+import { defineCommand } from './command.js';
 import { EVENTS, type EventLink, resolveEvent, SECONDARY_EVENTS, suggestEvent } from './events.js';
 import { type CliIO, printable } from './io.js';
 import { clipReply, noAnswer, post } from './post.js';
@@ -99,14 +99,13 @@ interface SendPlan {
  * @example
  * const code = await sendCommand(['refund.success', '--url', 'http://localhost:3000/webhooks'], processIO());
  */
-export async function sendCommand(argv: string[], io: CliIO): Promise<number> {
-  return runCommand('send', io, async () => {
-    const parsed = parseCommand(argv, SEND_OPTIONS, io, SEND_HELP);
-    if (parsed === undefined) return 0;
-    const plan = await sendPlanFrom(parsed.values, parsed.positionals, io);
-    return sendAll(plan, io);
-  });
-}
+export const sendCommand = defineCommand({
+  name: 'send',
+  help: SEND_HELP,
+  options: SEND_OPTIONS,
+  positionals: true,
+  run: async ({ values, positionals }, io) => sendAll(await sendPlanFrom(values, positionals, io), io),
+});
 
 async function sendPlanFrom(values: SendValues, positionals: string[], io: CliIO): Promise<SendPlan> {
   const { event, resolved } = eventFrom(positionals);
@@ -125,12 +124,7 @@ async function sendPlanFrom(values: SendValues, positionals: string[], io: CliIO
 
 /** The one event named, as typed and as resolved to a known event (`refund` → `refund.success`). */
 function eventFrom(positionals: string[]): { event: string; resolved: string } {
-  if (positionals.length !== 1) {
-    throw new UsageError(
-      positionals.length === 0 ? 'name an event, e.g. purchase.success.' : 'name one event.',
-    );
-  }
-  const event = positionals[0]!;
+  const event = onePositional(positionals, 'name an event, e.g. purchase.success.', 'name one event.');
   const resolved = resolveEvent(event);
   if (resolved === undefined) {
     throw new UsageError(
