@@ -14,9 +14,6 @@ type Parsed<O extends Options> = ReturnType<
   typeof parseArgs<{ args: string[]; strict: true; allowPositionals: true; options: O & typeof HELP }>
 >;
 
-/** The option values `parseCommand` reads for the options `O`. */
-export type CommandValues<O extends Options> = Parsed<O>['values'];
-
 /**
  * Parses a command's arguments strictly (errors become `UsageError`s), with `-h/--help` added. Prints `help`
  * and returns `undefined` when help was asked for.

@@ -1,17 +1,17 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, expectTypeOf, it } from 'vitest';
 import { UsageError } from './args.js';
 import { defineCommand } from './command.js';
 import { memoryIO } from './io.js';
+import { runCli } from './run.js';
 
-const HELP = 'Usage: payhook greet [--name N] [--loud] [WORDS…]';
+const HELP = 'Usage: payhook greet [--name N] [--tag T …] [--loud] [WORDS…]';
 
 /** A command that prints what it got: the skeleton's own behaviour, apart from any real command. */
 function greet(definition: { positionals?: boolean; helpOnUsageError?: boolean; longLived?: boolean } = {}) {
   const runs: { values: unknown; positionals: string[]; aborted: boolean }[] = [];
   const command = defineCommand({
-    name: 'greet',
     help: HELP,
-    options: { name: { type: 'string' }, loud: { type: 'boolean' }, tag: { type: 'string', multiple: true } },
+    options: { text: 'name', list: 'tag', flag: 'loud' },
     ...definition,
     run: async ({ values, positionals }, io, signal) => {
       runs.push({ values, positionals, aborted: signal.aborted });
@@ -58,6 +58,26 @@ describe('defineCommand: the skeleton every payhook command shares', () => {
     expect([out, runs]).toEqual([[], []]);
   });
 
+  it('types the values by kind: text a string, list an array, flag a boolean, each absent when not given', () => {
+    defineCommand({
+      help: HELP,
+      options: { text: 'base-url name', list: 'tag', flag: 'loud' },
+      run: async ({ values }) => {
+        expectTypeOf(values).toEqualTypeOf<
+          { 'base-url'?: string; name?: string } & { tag?: string[] } & { loud?: boolean }
+        >();
+        return 0;
+      },
+    });
+  });
+
+  it("takes its name from the help's usage line, and refuses a help without one", () => {
+    const run = async () => 0;
+    expect(() => defineCommand({ help: 'Prints a greeting.', options: {}, run })).toThrow(
+      new TypeError("a command's help starts with 'Usage: payhook <name>'."),
+    );
+  });
+
   it('exits 2 on an option without its value', async () => {
     const { io, err } = memoryIO();
     expect(await greet().command(['--name'], io)).toBe(2);
@@ -90,5 +110,29 @@ describe('defineCommand: the skeleton every payhook command shares', () => {
     const { command, runs } = greet({ longLived: true });
     expect(await command([], memoryIO().io, AbortSignal.abort())).toBe(0);
     expect(runs[0]?.aborted).toBe(true);
+  });
+});
+
+describe('every payhook command', () => {
+  const NAMES = [
+    'sign',
+    'send',
+    'resend',
+    'reconcile',
+    'verify',
+    'replay',
+    'inspect',
+    'drift',
+    'serve',
+    'queue',
+  ];
+
+  it.each(NAMES)('%s: its help names it, as its error lines do', async (name) => {
+    const help = memoryIO();
+    expect(await runCli([name, '--help'], help.io)).toBe(0);
+    expect(help.out[0]).toMatch(new RegExp(`^Usage: payhook ${name}( |$)`));
+    const refused = memoryIO();
+    expect(await runCli([name, '--no-such-option'], refused.io)).toBe(2);
+    expect(refused.err[0]).toMatch(new RegExp(`^payhook ${name}: unknown option --no-such-option\\.`));
   });
 });

@@ -18,7 +18,6 @@ Example:
 
 /** `payhook drift`: the drift of a capture, counted. */
 export const driftCommand = defineCommand({
-  name: 'drift',
   help: DRIFT_HELP,
   options: {},
   positionals: true,

@@ -33,17 +33,8 @@ Example:
  * const done = inspectCommand(['deliveries.jsonl'], io, stop.signal);
  */
 export const inspectCommand = defineCommand({
-  name: 'inspect',
   help: INSPECT_HELP,
-  options: {
-    'fake-service': { type: 'string' },
-    'endpoints-key': { type: 'string' },
-    resign: { type: 'string' },
-    algorithm: { type: 'string' },
-    target: { type: 'string' },
-    fixtures: { type: 'string' },
-    port: { type: 'string' },
-  },
+  options: { text: 'fake-service endpoints-key resign algorithm target fixtures port' },
   positionals: true,
   longLived: true,
   run: async ({ values, positionals }, io, signal) => {

@@ -127,18 +127,8 @@ function line(dead: DeadNotification, json: boolean | undefined): string {
  * const code = await queueCommand(['list', '--database', process.env.DATABASE_URL!], processIO());
  */
 export const queueCommand = defineCommand({
-  name: 'queue',
   help: QUEUE_HELP,
-  options: {
-    database: { type: 'string' },
-    redis: { type: 'string' },
-    queue: { type: 'string' },
-    schema: { type: 'string' },
-    prefix: { type: 'string' },
-    since: { type: 'string' },
-    all: { type: 'boolean' },
-    json: { type: 'boolean' },
-  },
+  options: { text: 'database redis queue schema prefix since', flag: 'all json' },
   positionals: true,
   run: async ({ values, positionals }, io) => {
     const [action, ...ids] = positionals;

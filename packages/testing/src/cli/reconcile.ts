@@ -78,19 +78,9 @@ function describe(result: ReconcileResult): string {
  * const code = await reconcileCommand(['--base-url', url, '--pos-id', posId, '--orders', 'orders.txt'], processIO());
  */
 export const reconcileCommand = defineCommand({
-  name: 'reconcile',
   help: RECONCILE_HELP,
   options: {
-    'base-url': { type: 'string' },
-    'pos-id': { type: 'string' },
-    orders: { type: 'string' },
-    'api-key': { type: 'string' },
-    'endpoints-key': { type: 'string' },
-    signature: { type: 'string' },
-    'auth-scheme': { type: 'string' },
-    concurrency: { type: 'string' },
-    rate: { type: 'string' },
-    timeout: { type: 'string' },
+    text: 'base-url pos-id orders api-key endpoints-key signature auth-scheme concurrency rate timeout',
   },
   run: async ({ values }, io) => {
     const base = httpUrlFrom('--base-url', values['base-url']);

@@ -26,15 +26,8 @@ Example:
 
 /** `payhook replay`: a production capture against a local endpoint, re-signed. */
 export const replayCommand = defineCommand({
-  name: 'replay',
   help: REPLAY_HELP,
-  options: {
-    url: { type: 'string' },
-    resign: { type: 'string' },
-    algorithm: { type: 'string' },
-    timeout: { type: 'string' },
-    'skip-torn': { type: 'boolean' },
-  },
+  options: { text: 'url resign algorithm timeout', flag: 'skip-torn' },
   positionals: true,
   run: async ({ values, positionals }, io) => {
     const file = onePositional(positionals, 'name the capture file.', 'name one capture file.');

@@ -2,7 +2,6 @@ import type { FakeNotification, FakePrimary } from '../fixtures/wire.js';
 import { type SignedWebhook, type SignVariant, signWebhook } from '../sign.js';
 import {
   algorithmFrom,
-  type CommandValues,
   httpUrlFrom,
   onePositional,
   positiveInteger,
@@ -10,7 +9,7 @@ import {
   secretsFrom,
   UsageError,
 } from './args.js';
-import { defineCommand } from './command.js';
+import { defineCommand, type OptionValues } from './command.js';
 import { EVENTS, type EventLink, resolveEvent, SECONDARY_EVENTS, suggestEvent } from './events.js';
 import { type CliIO, printable } from './io.js';
 import { clipReply, noAnswer, post } from './post.js';
@@ -63,22 +62,13 @@ async function paymentFrom(value: string, io: Parameters<typeof readInput>[1]): 
   return payment as FakePrimary;
 }
 
-/** The options of `payhook send`, in the order its help lists them. */
+/** The options of `payhook send`. */
 const SEND_OPTIONS = {
-  url: { type: 'string' },
-  secret: { type: 'string', multiple: true },
-  set: { type: 'string', multiple: true },
-  repeat: { type: 'string' },
-  count: { type: 'string' },
-  of: { type: 'string' },
-  subscription: { type: 'string' },
-  seed: { type: 'string' },
-  variant: { type: 'string' },
-  algorithm: { type: 'string' },
-  timeout: { type: 'string' },
+  text: 'url repeat count of subscription seed variant algorithm timeout',
+  list: 'secret set',
 } as const;
 
-type SendValues = CommandValues<typeof SEND_OPTIONS>;
+type SendValues = OptionValues<typeof SEND_OPTIONS>;
 
 /** One run of `payhook send`, read and checked from its arguments before anything is posted. */
 interface SendPlan {
@@ -100,7 +90,6 @@ interface SendPlan {
  * const code = await sendCommand(['refund.success', '--url', 'http://localhost:3000/webhooks'], processIO());
  */
 export const sendCommand = defineCommand({
-  name: 'send',
   help: SEND_HELP,
   options: SEND_OPTIONS,
   positionals: true,

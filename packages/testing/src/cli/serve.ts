@@ -1,8 +1,8 @@
 import { randomInt } from 'node:crypto';
 import { SCHEME_WORD } from '../fake/auth.js';
 import { type FakeServerOptions, startFakeServer } from '../server.js';
-import { algorithmFrom, type CommandValues, secretsFrom, UsageError } from './args.js';
-import { defineCommand } from './command.js';
+import { algorithmFrom, secretsFrom, UsageError } from './args.js';
+import { defineCommand, type OptionValues } from './command.js';
 import type { CliIO } from './io.js';
 import { whenAborted } from './until-signal.js';
 
@@ -57,22 +57,12 @@ function portFrom(value: string | undefined): number {
 }
 
 const FLAGS = {
-  port: { type: 'string' },
-  secret: { type: 'string', multiple: true },
-  'api-key': { type: 'string' },
-  'endpoints-key': { type: 'string' },
-  'pos-id': { type: 'string' },
-  sector: { type: 'string' },
-  'merchant-name': { type: 'string' },
-  seed: { type: 'string' },
-  'split-sum': { type: 'string' },
-  'refund-webhook-code': { type: 'string' },
-  algorithm: { type: 'string' },
-  'auth-scheme': { type: 'string' },
-  strict: { type: 'boolean' },
+  text: 'port api-key endpoints-key pos-id sector merchant-name seed split-sum refund-webhook-code algorithm auth-scheme',
+  list: 'secret',
+  flag: 'strict',
 } as const;
 
-type ServeFlags = CommandValues<typeof FLAGS>;
+type ServeFlags = OptionValues<typeof FLAGS>;
 
 function oneOf<T extends string>(
   flag: string,
@@ -136,7 +126,6 @@ function serverOptions(values: ServeFlags, io: CliIO): FakeServerOptions {
  * await done; // 0
  */
 export const serveCommand = defineCommand({
-  name: 'serve',
   help: USAGE,
   options: FLAGS,
   helpOnUsageError: true,

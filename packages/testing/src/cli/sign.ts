@@ -37,15 +37,8 @@ export function variantFrom(value: string | undefined): SignVariant | undefined 
  * const code = await signCommand(['--secret', 's3cret', '--file', 'purchase.json'], processIO());
  */
 export const signCommand = defineCommand({
-  name: 'sign',
   help: SIGN_HELP,
-  options: {
-    secret: { type: 'string', multiple: true },
-    file: { type: 'string' },
-    algorithm: { type: 'string' },
-    variant: { type: 'string' },
-    format: { type: 'string' },
-  },
+  options: { text: 'file algorithm variant format', list: 'secret' },
   positionals: true,
   run: async ({ values, positionals }, io) => {
     if (positionals.length > 1 || (positionals.length === 1 && positionals[0] !== '-')) {

@@ -63,14 +63,8 @@ function hintLine(error: WebhookError | undefined, explain: boolean): string | u
  * const code = await verifyCommand(['--secret', 's3cret', '--explain'], processIO());
  */
 export const verifyCommand = defineCommand({
-  name: 'verify',
   help: VERIFY_HELP,
-  options: {
-    secret: { type: 'string', multiple: true },
-    algorithm: { type: 'string' },
-    file: { type: 'string' },
-    explain: { type: 'boolean' },
-  },
+  options: { text: 'algorithm file', list: 'secret', flag: 'explain' },
   run: async ({ values }, io) => {
     const secrets = secretsFrom(values.secret, io);
     const algorithm = algorithmFrom(values.algorithm);
