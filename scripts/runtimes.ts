@@ -232,7 +232,7 @@ async function main(): Promise<void> {
   const lap = (what: string) =>
     console.log(`runtimes: ${what} (${((Date.now() - started) / 1000).toFixed(1)} s)`);
   // Imported here: test/recipes.test.ts imports this file for workersRecipe.
-  const { startFakeServer } = await import('../packages/testing/src/index.ts');
+  const { startFakeServer } = await import('../packages/testing/src/fake.ts');
   const server = await startFakeServer({ secret: SECRET, seed: 1 });
   const { posId, apiKey, endpointsKey, apiSecret } = server.fake.project;
   const api = { baseUrl: server.url, posId, apiKey, endpointsKey, apiSecret };

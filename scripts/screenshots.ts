@@ -5,7 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Browser } from 'playwright-core';
-import { fakePurchase, fakeRefund, startFakeServer, TEST_CARDS } from '../packages/testing/src/index.js';
+import { startFakeServer, TEST_CARDS } from '../packages/testing/src/fake.js';
+import { fakePurchase, fakeRefund } from '../packages/testing/src/index.js';
 import { startInspector } from '../packages/testing/src/inspect/server.js';
 import { launchChromium } from '../packages/testing/test/chromium.js';
 

@@ -30,6 +30,7 @@ for (const fn of ['validatePaymentRequest', 'validateSplitPurchaseRequest', 'val
 assert(typeof packages.paymentsRedis.RedisWatchStore === 'function' && typeof packages.paymentsPostgres.PostgresWatchStore === 'function', '@payhook/payments/redis and /postgres export the watch stores');
 assert(typeof packages.capture.createCapture === 'function' && packages.capture.DEFAULT_MASKED_FIELDS.includes('cc_token'), '@payhook/core/capture exports createCapture and DEFAULT_MASKED_FIELDS');
 assert(packages.diagnostics.PAYHOOK_CHANNELS.delivery === 'payhook:delivery', '@payhook/core/diagnostics exports PAYHOOK_CHANNELS');
+assert(typeof packages.testingFake.startFakeServer === 'function' && typeof packages.testingFake.FakeService === 'function' && !('FakeService' in packages.testing) && typeof packages.testing.signWebhook === 'function', '@payhook/testing/fake exports the fake service, apart from the main entry');
 assert(packages.coreAdapter.fromParserError({ type: 'entity.too.large' }) instanceof core.RequestError, '@payhook/core/adapter shares the error classes of @payhook/core');
 assert(typeof adapter.webhookMiddleware === 'function', '@payhook/express exports webhookMiddleware');
 assert(typeof koaAdapter.webhookMiddleware === 'function', '@payhook/koa exports webhookMiddleware');
@@ -159,6 +160,7 @@ import * as koaPkg from '@payhook/koa';
 import * as fastifyPkg from '@payhook/fastify';
 import * as nestjsPkg from '@payhook/nestjs';
 import * as testingPkg from '@payhook/testing';
+import * as testingFakePkg from '@payhook/testing/fake';
 import * as redisPkg from '@payhook/core/redis';
 import * as postgresPkg from '@payhook/core/postgres';
 import * as coreAdapterPkg from '@payhook/core/adapter';
@@ -172,7 +174,7 @@ import * as queuePkg from '@payhook/queue';
 import * as bullmqPkg from '@payhook/queue/bullmq';
 import * as pgbossPkg from '@payhook/queue/postgres';
 import * as otelSdk from '@opentelemetry/sdk-trace-base';
-const packages = { core: corePkg, express: expressPkg, koa: koaPkg, fastify: fastifyPkg, nestjs: nestjsPkg, testing: testingPkg, redis: redisPkg, postgres: postgresPkg, coreAdapter: coreAdapterPkg, payments: paymentsPkg, paymentsRedis: paymentsRedisPkg, paymentsPostgres: paymentsPostgresPkg, capture: capturePkg, diagnostics: diagnosticsPkg, opentelemetry: opentelemetryPkg, queue: queuePkg, bullmq: bullmqPkg, pgboss: pgbossPkg };`);
+const packages = { core: corePkg, express: expressPkg, koa: koaPkg, fastify: fastifyPkg, nestjs: nestjsPkg, testing: testingPkg, testingFake: testingFakePkg, redis: redisPkg, postgres: postgresPkg, coreAdapter: coreAdapterPkg, payments: paymentsPkg, paymentsRedis: paymentsRedisPkg, paymentsPostgres: paymentsPostgresPkg, capture: capturePkg, diagnostics: diagnosticsPkg, opentelemetry: opentelemetryPkg, queue: queuePkg, bullmq: bullmqPkg, pgboss: pgbossPkg };`);
 
 const CJS = `(async () => {${RUNTIME_CHECK(`const MODE = 'cjs';
 const http = require('node:http');
@@ -182,7 +184,7 @@ const fastifyLib = require('fastify');
 const nestCommon = require('@nestjs/common');
 const nestCore = require('@nestjs/core');
 const otelSdk = require('@opentelemetry/sdk-trace-base');
-const packages = { opentelemetry: require('@payhook/opentelemetry'), core: require('@payhook/core'), express: require('@payhook/express'), koa: require('@payhook/koa'), fastify: require('@payhook/fastify'), nestjs: require('@payhook/nestjs'), testing: require('@payhook/testing'), redis: require('@payhook/core/redis'), postgres: require('@payhook/core/postgres'), coreAdapter: require('@payhook/core/adapter'), payments: require('@payhook/payments'), paymentsRedis: require('@payhook/payments/redis'), paymentsPostgres: require('@payhook/payments/postgres'), capture: require('@payhook/core/capture'), diagnostics: require('@payhook/core/diagnostics'), queue: require('@payhook/queue'), bullmq: require('@payhook/queue/bullmq'), pgboss: require('@payhook/queue/postgres') };`)}})().catch((error) => { console.error(error); process.exit(1); });\n`;
+const packages = { opentelemetry: require('@payhook/opentelemetry'), core: require('@payhook/core'), express: require('@payhook/express'), koa: require('@payhook/koa'), fastify: require('@payhook/fastify'), nestjs: require('@payhook/nestjs'), testing: require('@payhook/testing'), testingFake: require('@payhook/testing/fake'), redis: require('@payhook/core/redis'), postgres: require('@payhook/core/postgres'), coreAdapter: require('@payhook/core/adapter'), payments: require('@payhook/payments'), paymentsRedis: require('@payhook/payments/redis'), paymentsPostgres: require('@payhook/payments/postgres'), capture: require('@payhook/core/capture'), diagnostics: require('@payhook/core/diagnostics'), queue: require('@payhook/queue'), bullmq: require('@payhook/queue/bullmq'), pgboss: require('@payhook/queue/postgres') };`)}})().catch((error) => { console.error(error); process.exit(1); });\n`;
 
 const TYPED = `import type { IncomingMessage } from 'node:http';
 import { createNodeListener, createWebhookHandler, type Notification, type WebhookErrorCode, WebhookError } from '@payhook/core';
@@ -192,6 +194,7 @@ import { webhookPlugin } from '@payhook/fastify';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { PayhookModule, type PayhookModuleOptions } from '@payhook/nestjs';
 import * as testing from '@payhook/testing';
+import { type FakeServer, startFakeServer } from '@payhook/testing/fake';
 import { RedisStore } from '@payhook/core/redis';
 import { PostgresStore } from '@payhook/core/postgres';
 import { sendNodeResponse, toWebhookRequest } from '@payhook/core/adapter';
@@ -220,6 +223,7 @@ export const nestModules = [
   PayhookModule.forRootAsync({ useFactory: async () => ({ secret: 's' }) }),
 ];
 export const testingExports: string[] = Object.keys(testing);
+export const fakeServer = (): Promise<FakeServer> => startFakeServer({ secret: 's', seed: 1 });
 export const routed = async (req: IncomingMessage, res: import('node:http').ServerResponse): Promise<void> =>
   sendNodeResponse(res, await webhook(toWebhookRequest(req), req));
 export const checked = (request: PaymentRequest): boolean => validatePaymentRequest(request).valid;

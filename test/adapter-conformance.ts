@@ -6,7 +6,13 @@ import {
   Server,
 } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { DedupeStore, Notification } from '@payhook/core';
+import type {
+  DedupeStore,
+  Notification,
+  NotificationHandler,
+  NotificationQueue,
+  QueuedNotification,
+} from '@payhook/core';
 import { SignatureError, WebhookError } from '@payhook/core';
 import type { MiddlewareOptions } from '@payhook/core/adapter';
 import { encodeBase64Url } from '@payhook/core/adapter';
@@ -433,6 +439,48 @@ export function itDefersContinue(build: (options: MiddlewareOptions<unknown>) =>
     } finally {
       await close(server);
     }
+  });
+}
+
+/** The handlers `itRunsInlineHandlersInTheRequest` hands its `build` to register: two `{ inline: true }`, one not. */
+export interface InlineHandlers {
+  /** Register with `.on('purchase', inline, { inline: true })` (Nest: `@OnNotification('purchase', { inline: true })`). */
+  inline: NotificationHandler<Notification, unknown>;
+  /** Register with `.onAny(inlineAny, { inline: true })` (Nest: `@OnAnyNotification({ inline: true })`). */
+  inlineAny: NotificationHandler<Notification, unknown>;
+  /** Register with `.on('purchase', queued)`: it is the queue's. */
+  queued: NotificationHandler<Notification, unknown>;
+}
+
+/**
+ * The per-handler option through an adapter, as on core's handler: with `queue`, the handlers registered
+ * `{ inline: true }` (by `.on` and by `.onAny`) run in the request and the others are queued once they committed,
+ * 200 `handled+queued`. An adapter that drops the option queues every handler: 200 `queued`.
+ */
+export function itRunsInlineHandlersInTheRequest(
+  build: (options: MiddlewareOptions<unknown>, handlers: InlineHandlers) => App | Promise<App>,
+): void {
+  it('runs the handlers registered { inline: true } in the request and queues the others: 200 handled+queued', async () => {
+    const ran: string[] = [];
+    const jobs: QueuedNotification[] = [];
+    const queue: NotificationQueue = {
+      enqueue: async (job) => {
+        jobs.push(job);
+        return 'queued';
+      },
+    };
+    const server = await build(
+      { secret: SECRET, logger: false, queue },
+      {
+        inline: (notification) => void ran.push(`inline ${notification.order_id}`),
+        inlineAny: (notification) => void ran.push(`inline any ${notification.order_id}`),
+        queued: (notification) => void ran.push(`queued ${notification.order_id}`),
+      },
+    );
+    const res = await request(server).post('/webhooks').type(FORM).send(signedForm(purchase(), SECRET));
+    expect([res.status, res.text]).toEqual([200, '{"ok":true,"outcome":"handled+queued"}']);
+    expect(ran.sort()).toEqual(['inline any order-1001', 'inline order-1001']);
+    expect(jobs.map((job) => job.data.order_id)).toEqual(['order-1001']);
   });
 }
 

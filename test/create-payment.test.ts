@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage } from 'node:http';
 import { createNodeListener, createWebhookHandler, type Notification } from '@payhook/core';
 import { type CreatedPayment, createApiClient } from '@payhook/payments';
-import { type FakeServiceOptions, TEST_CARDS, THREE_DS_CODE } from '@payhook/testing';
+import { type FakeServiceOptions, TEST_CARDS, THREE_DS_CODE } from '@payhook/testing/fake';
 import { describe, expect, it } from 'vitest';
 import { rejected } from '../packages/payments/test/api-rejection.ts';
 import { CUSTOMER } from '../packages/payments/test/payment-requests.ts';

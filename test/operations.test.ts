@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage } from 'node:http';
 import { createNodeListener, createWebhookHandler, type Notification } from '@payhook/core';
 import { type ApiClient, ApiError, createApiClient } from '@payhook/payments';
-import { TEST_CARDS } from '@payhook/testing';
+import { TEST_CARDS } from '@payhook/testing/fake';
 import { mockPaymentApi } from '@payhook/testing/nock';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { assertBuilt, serveCli } from '../packages/testing/test/run-cli.js';

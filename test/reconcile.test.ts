@@ -9,7 +9,7 @@ import {
   type ReconcileReport,
   type ResendClient,
 } from '@payhook/payments';
-import { type FakeService, TEST_CARDS } from '@payhook/testing';
+import { type FakeService, TEST_CARDS } from '@payhook/testing/fake';
 import { mockPaymentApi } from '@payhook/testing/nock';
 import nock from 'nock';
 import { describe, expect, it } from 'vitest';

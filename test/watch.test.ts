@@ -9,7 +9,7 @@ import {
   type WatchOutage,
   type WatchStore,
 } from '@payhook/payments';
-import { TEST_CARDS, THREE_DS_CODE } from '@payhook/testing';
+import { TEST_CARDS, THREE_DS_CODE } from '@payhook/testing/fake';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,5 +1,10 @@
 import { hmacRequestSigner } from '@payhook/payments';
-import { type AuthCheck, type FakeService, type FakeServiceOptions, startFakeServer } from '@payhook/testing';
+import {
+  type AuthCheck,
+  type FakeService,
+  type FakeServiceOptions,
+  startFakeServer,
+} from '@payhook/testing/fake';
 import { mockPaymentApi } from '@payhook/testing/nock';
 
 /** The fake service behind nock or a real HTTP server, and what it was asked. */

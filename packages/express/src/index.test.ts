@@ -9,6 +9,7 @@ import {
   itAnswersTimeout,
   itDefersContinue,
   itRefusesRepeatedJsonFields,
+  itRunsInlineHandlersInTheRequest,
 } from '../../../test/adapter-conformance.ts';
 import { deferContinue, parserErrorHandler, webhookMiddleware } from './index.ts';
 
@@ -48,6 +49,15 @@ describe.each(versions)('%s', (_, express) => {
     // The README's one line: the server Express runs on, through deferContinue.
     itDefersContinue(async (options) =>
       deferContinue(createServer(express().use('/webhooks', webhookMiddleware(options)))),
+    );
+    itRunsInlineHandlersInTheRequest((options, { inline, inlineAny, queued }) =>
+      express().use(
+        '/webhooks',
+        webhookMiddleware(options)
+          .on('purchase', inline, { inline: true })
+          .onAny(inlineAny, { inline: true })
+          .on('purchase', queued),
+      ),
     );
   });
 });

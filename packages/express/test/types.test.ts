@@ -19,17 +19,24 @@ describe('types of @payhook/express', () => {
         expectTypeOf(req).toEqualTypeOf<Request | undefined>();
         expectTypeOf(delivery).toEqualTypeOf<Delivery>();
       })
-      .on('refund.success', (refund) => {
-        expectTypeOf(refund).toEqualTypeOf<RefundNotification & { status: 'success' }>();
-        expectTypeOf(refund.operation_id).toBeString();
-      })
+      .on(
+        'refund.success',
+        (refund) => {
+          expectTypeOf(refund).toEqualTypeOf<RefundNotification & { status: 'success' }>();
+          expectTypeOf(refund.operation_id).toBeString();
+        },
+        { inline: true },
+      )
       .on('recurring', (charge) => {
         expectTypeOf(charge).toEqualTypeOf<RecurringNotification>();
         expectTypeOf(charge.recurring.id).toBeString();
       })
-      .onAny((notification) => {
-        expectTypeOf(notification).toEqualTypeOf<Notification>();
-      });
+      .onAny(
+        (notification) => {
+          expectTypeOf(notification).toEqualTypeOf<Notification>();
+        },
+        { inline: true },
+      );
     expectTypeOf(middleware).toExtend<RequestHandler>();
   });
 
@@ -37,6 +44,8 @@ describe('types of @payhook/express', () => {
     const middleware = webhookMiddleware({ secret: SECRET });
     // @ts-expect-error 'purchased' is not an event
     middleware.on('purchased', () => {});
+    // @ts-expect-error inline is a boolean, as on core's .on
+    middleware.on('refund', () => {}, { inline: 'yes' });
     // @ts-expect-error a purchase handler cannot take a refund
     middleware.on('purchase', (_refund: RefundNotification) => {});
   });

@@ -4,6 +4,7 @@ import {
   itAnswersTimeout,
   itDefersContinue,
   itRefusesRepeatedJsonFields,
+  itRunsInlineHandlersInTheRequest,
 } from '../../../test/adapter-conformance.ts';
 import { PARSERS, VERSIONS } from '../test/parsers.ts';
 import { deferContinue, type FastifyWebhookOptions, webhookPlugin } from './index.ts';
@@ -33,6 +34,17 @@ describe.each(VERSIONS)('%s', (_, version) => {
     itAnswersTimeout(async (options) => {
       const app = version.fastify();
       await app.register(webhookPlugin({ ...options, path: '/webhooks' }));
+      await app.ready();
+      return app.server;
+    });
+    itRunsInlineHandlersInTheRequest(async (options, { inline, inlineAny, queued }) => {
+      const app = version.fastify();
+      await app.register(
+        webhookPlugin({ ...options, path: '/webhooks' })
+          .on('purchase', inline, { inline: true })
+          .onAny(inlineAny, { inline: true })
+          .on('purchase', queued),
+      );
       await app.ready();
       return app.server;
     });

@@ -23,13 +23,10 @@ describe('types of @payhook/fastify', () => {
         expectTypeOf(refund).toEqualTypeOf<RefundNotification & { status: 'success' }>();
         expectTypeOf(refund.operation_id).toBeString();
       })
-      .on('recurring', (charge) => {
-        expectTypeOf(charge).toEqualTypeOf<RecurringNotification>();
-        expectTypeOf(charge.recurring.id).toBeString();
+      .on('recurring', (charge) => expectTypeOf(charge).toEqualTypeOf<RecurringNotification>(), {
+        inline: true,
       })
-      .onAny((notification) => {
-        expectTypeOf(notification).toEqualTypeOf<Notification>();
-      });
+      .onAny((notification) => expectTypeOf(notification).toEqualTypeOf<Notification>(), { inline: false });
     expectTypeOf(plugin).toExtend<FastifyPluginAsync>();
     void fastify().register(plugin, { prefix: '/api' });
   });
@@ -38,6 +35,8 @@ describe('types of @payhook/fastify', () => {
     const plugin = webhookPlugin({ secret: SECRET });
     // @ts-expect-error 'purchased' is not an event
     plugin.on('purchased', () => {});
+    // @ts-expect-error inline is a boolean, as on core's .on
+    plugin.on('refund', () => {}, { inline: 'yes' });
     // @ts-expect-error a purchase handler cannot take a refund
     plugin.on('purchase', (_refund: RefundNotification) => {});
   });

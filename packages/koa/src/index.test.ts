@@ -6,6 +6,7 @@ import {
   itAnswersTimeout,
   itDefersContinue,
   itRefusesRepeatedJsonFields,
+  itRunsInlineHandlersInTheRequest,
 } from '../../../test/adapter-conformance.ts';
 import { PARSERS, VERSIONS } from '../test/parsers.ts';
 import { deferContinue, parserErrorHandler, webhookMiddleware } from './index.ts';
@@ -35,6 +36,16 @@ describe.each(VERSIONS)('%s', (_, Koa) => {
       deferContinue(
         createServer(new Koa().use(webhookMiddleware({ ...options, path: '/webhooks' })).callback()),
       ),
+    );
+    itRunsInlineHandlersInTheRequest((options, { inline, inlineAny, queued }) =>
+      new Koa()
+        .use(
+          webhookMiddleware({ ...options, path: '/webhooks' })
+            .on('purchase', inline, { inline: true })
+            .onAny(inlineAny, { inline: true })
+            .on('purchase', queued),
+        )
+        .callback(),
     );
   });
 });

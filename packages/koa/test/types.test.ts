@@ -26,12 +26,19 @@ describe('types of @payhook/koa', () => {
         expectTypeOf(ctx!.requestId).toBeString();
         expectTypeOf(delivery).toEqualTypeOf<Delivery>();
       })
-      .on('refund', (refund) => {
-        expectTypeOf(refund).toEqualTypeOf<RefundNotification>();
-      })
-      .onAny((notification) => {
-        expectTypeOf(notification).toEqualTypeOf<Notification>();
-      });
+      .on(
+        'refund',
+        (refund) => {
+          expectTypeOf(refund).toEqualTypeOf<RefundNotification>();
+        },
+        { inline: true },
+      )
+      .onAny(
+        (notification) => {
+          expectTypeOf(notification).toEqualTypeOf<Notification>();
+        },
+        { inline: true },
+      );
     new Koa<AppState, AppContext>().use(middleware);
     new Router<AppState, AppContext>().post('/webhooks', middleware);
   });
@@ -40,6 +47,8 @@ describe('types of @payhook/koa', () => {
     const middleware = webhookMiddleware({ secret: 'types' });
     // @ts-expect-error 'purchased' is not an event
     middleware.on('purchased', () => {});
+    // @ts-expect-error inline is a boolean, as on core's .on
+    middleware.on('refund', () => {}, { inline: 'yes' });
     // @ts-expect-error a refund handler cannot take a purchase
     middleware.on('refund', (_payment: PurchaseNotification) => {});
   });

@@ -1,10 +1,22 @@
-import type { Notification, NotificationEvent, NotificationFor, NotificationHandler } from '@payhook/core';
+import type {
+  HandlerOptions,
+  Notification,
+  NotificationEvent,
+  NotificationFor,
+  NotificationHandler,
+} from '@payhook/core';
 import type { NestWebhookContext } from './options.js';
 
-/** Where a method's events are kept (a `'*'` for every notification), read by the module at bootstrap. */
-const NOTIFICATION_EVENTS: unique symbol = Symbol.for('@payhook/nestjs:events');
+/** Where a method's routes are kept (event `'*'` for every notification), read by the module at bootstrap. */
+const NOTIFICATION_ROUTES: unique symbol = Symbol.for('@payhook/nestjs:routes');
 
 const ANY = '*';
+
+/** One decorator's route: the event (`'*'`: every notification) and core's per-handler options. */
+interface MethodRoute {
+  readonly event: string;
+  readonly options: HandlerOptions | undefined;
+}
 
 /** A method decorator whose method must take what the event's notifications are. */
 export type NotificationMethodDecorator<N extends Notification> = <
@@ -15,15 +27,16 @@ export type NotificationMethodDecorator<N extends Notification> = <
   descriptor: TypedPropertyDescriptor<M>,
 ) => void;
 
-function addEvent(method: object, event: string): void {
-  const events: string[] = Reflect.getOwnMetadata(NOTIFICATION_EVENTS, method) ?? [];
-  Reflect.defineMetadata(NOTIFICATION_EVENTS, [...events, event], method);
+function addRoute(method: object, route: MethodRoute): void {
+  const routes: MethodRoute[] = Reflect.getOwnMetadata(NOTIFICATION_ROUTES, method) ?? [];
+  Reflect.defineMetadata(NOTIFICATION_ROUTES, [...routes, route], method);
 }
 
 /**
  * Runs the method for a method (`purchase`), `recurring`, or either with a status (`refund.success`), as core's
- * `.on(event, handler)`: with `(notification, req, delivery)`, once per notification, on the provider's (or
- * controller's) instance with whatever Nest injected into it. Stack it for several events.
+ * `.on(event, handler, options)`: with `(notification, req, delivery)`, once per notification, on the provider's (or
+ * controller's) instance with whatever Nest injected into it. Stack it for several events. With the `queue` option,
+ * `{ inline: true }` runs the method in the request and queues the other handlers once it committed.
  *
  * @example
  * @Injectable()
@@ -35,29 +48,30 @@ function addEvent(method: object, event: string): void {
  */
 export function OnNotification<E extends NotificationEvent>(
   event: E,
+  options?: HandlerOptions,
 ): NotificationMethodDecorator<NotificationFor<E>> {
   return (_target, _key, descriptor) => {
-    if (typeof descriptor.value === 'function') addEvent(descriptor.value, event);
+    if (typeof descriptor.value === 'function') addRoute(descriptor.value, { event, options });
   };
 }
 
 /**
- * Runs the method for every notification, as core's `.onAny(handler)`.
+ * Runs the method for every notification, as core's `.onAny(handler, options)`.
  *
  * @example
  * @OnAnyNotification()
  * audit(notification: Notification, _req: unknown, delivery: Delivery) { this.log.write(delivery.key); }
  */
-export function OnAnyNotification(): NotificationMethodDecorator<Notification> {
+export function OnAnyNotification(options?: HandlerOptions): NotificationMethodDecorator<Notification> {
   return (_target, _key, descriptor) => {
-    if (typeof descriptor.value === 'function') addEvent(descriptor.value, ANY);
+    if (typeof descriptor.value === 'function') addRoute(descriptor.value, { event: ANY, options });
   };
 }
 
-/** The events a method was decorated for, `'*'` standing for every one. */
-export function eventsOf(method: unknown): string[] {
+/** The routes a method was decorated with, event `'*'` standing for every notification. */
+export function routesOf(method: unknown): MethodRoute[] {
   if (typeof method !== 'function') return [];
-  return Reflect.getOwnMetadata(NOTIFICATION_EVENTS, method) ?? [];
+  return Reflect.getOwnMetadata(NOTIFICATION_ROUTES, method) ?? [];
 }
 
 export { ANY };

@@ -1,16 +1,27 @@
-import { Module } from '@nestjs/common';
+import type { IncomingMessage } from 'node:http';
+import { Injectable, Module } from '@nestjs/common';
 import { describe, expect, it } from 'vitest';
 import {
   itAnswersEveryStatus,
   itAnswersTimeout,
   itDefersContinue,
   itRefusesRepeatedJsonFields,
+  itRunsInlineHandlersInTheRequest,
 } from '../../../test/adapter-conformance.ts';
 import { NEST, nestServer, PLATFORMS } from '../test/apps.ts';
-import { deferContinue, PayhookModule, type PayhookModuleOptions } from './index.ts';
+import {
+  type Delivery,
+  deferContinue,
+  type Notification,
+  OnAnyNotification,
+  OnNotification,
+  PayhookModule,
+  type PayhookModuleOptions,
+  type PurchaseNotification,
+} from './index.ts';
 
-function appModule(options: PayhookModuleOptions) {
-  @Module({ imports: [PayhookModule.forRoot(options)] })
+function appModule(options: PayhookModuleOptions, providers: (new (...args: never[]) => object)[] = []) {
+  @Module({ imports: [PayhookModule.forRoot(options)], providers })
   class AppModule {}
   return AppModule;
 }
@@ -25,6 +36,26 @@ describe.each(PLATFORMS)(`${NEST}, %s platform, with Nest's default body parsers
   itDefersContinue(async (options) =>
     deferContinue(await nestServer(platform, appModule({ ...options, path: '/webhooks' }))),
   );
+  itRunsInlineHandlersInTheRequest((options, { inline, inlineAny, queued }) => {
+    @Injectable()
+    class Orders {
+      @OnNotification('purchase', { inline: true })
+      fulfil(payment: PurchaseNotification, req: IncomingMessage | undefined, delivery: Delivery) {
+        return inline(payment, req, delivery);
+      }
+
+      @OnAnyNotification({ inline: true })
+      audit(notification: Notification, req: IncomingMessage | undefined, delivery: Delivery) {
+        return inlineAny(notification, req, delivery);
+      }
+
+      @OnNotification('purchase')
+      ship(payment: PurchaseNotification, req: IncomingMessage | undefined, delivery: Delivery) {
+        return queued(payment, req, delivery);
+      }
+    }
+    return nestServer(platform, appModule({ ...options, path: '/webhooks' }, [Orders]));
+  });
 });
 
 describe('a secret read from an unset environment variable', () => {

@@ -1,7 +1,7 @@
 import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
 import { DiscoveryService, HttpAdapterHost, MetadataScanner } from '@nestjs/core';
 import type { Notification, WebhookHandler } from '@payhook/core';
-import { ANY, eventsOf } from './decorators.js';
+import { ANY, routesOf } from './decorators.js';
 import { nestMiddleware } from './mount.js';
 import { type NestWebhookContext, PAYHOOK_OPTIONS, type PayhookModuleOptions } from './options.js';
 
@@ -41,8 +41,8 @@ export class PayhookWebhooks implements OnModuleInit {
       const prototype = Object.getPrototypeOf(instance) as object;
       for (const name of this.scanner.getAllMethodNames(prototype)) {
         const method = (instance as Record<string, unknown>)[name];
-        const events = eventsOf(method);
-        if (events.length === 0) continue;
+        const routes = routesOf(method);
+        if (routes.length === 0) continue;
         if (!wrapper.isDependencyTreeStatic()) {
           throw new TypeError(
             `[@payhook/nestjs] ${wrapper.name as string}.${name} handles notifications but its provider is request-scoped: a notification has no Nest request scope; make the provider a singleton (the default scope).`,
@@ -53,9 +53,9 @@ export class PayhookWebhooks implements OnModuleInit {
           req: NestWebhookContext,
           delivery: never,
         ) => unknown;
-        for (const event of events) {
-          if (event === ANY) this.webhook.onAny(handler as never);
-          else this.webhook.on(event as never, handler as never);
+        for (const { event, options } of routes) {
+          if (event === ANY) this.webhook.onAny(handler as never, options);
+          else this.webhook.on(event as never, handler as never, options);
         }
       }
     }

@@ -20,12 +20,12 @@ describe('types of @payhook/nestjs', () => {
         expectTypeOf(delivery).toEqualTypeOf<Delivery>();
       }
 
-      @OnNotification('refund')
+      @OnNotification('refund', { inline: true })
       async refund(refund: RefundNotification) {
         expectTypeOf(refund.operation_id).toBeString();
       }
 
-      @OnAnyNotification()
+      @OnAnyNotification({ inline: true })
       any(notification: Notification) {
         expectTypeOf(notification).toEqualTypeOf<Notification>();
       }
@@ -42,6 +42,10 @@ describe('types of @payhook/nestjs', () => {
       // @ts-expect-error: a refund handler cannot take a purchase
       @OnNotification('refund')
       mismatched(_payment: PurchaseNotification) {}
+
+      // @ts-expect-error: inline is a boolean, as on core's .on
+      @OnNotification('refund', { inline: 'yes' })
+      notABoolean(_refund: RefundNotification) {}
     }
     expectTypeOf(Wrong).toBeConstructibleWith();
   });

@@ -1,35 +1,6 @@
-export type { IntervalUnit } from '@payhook/payments';
-export type { Duration } from './fake/calendar.js';
-export type { FakeClock, Timeline } from './fake/clock.js';
-export type { FakeViolation } from './fake/errors.js';
-export { FakeServiceError } from './fake/errors.js';
-export type { OperationRoute } from './fake/operation-requests.js';
-export type {
-  DeliveryAttempt,
-  DeliveryFaults,
-  TransportAnswer,
-  WebhookMessage,
-  WebhookTransport,
-} from './fake/outbox.js';
-export { DEFAULT_RETRY_SCHEDULE, fetchTransport } from './fake/outbox.js';
-export type { PaymentOutcome } from './fake/outcomes.js';
-export { TEST_CARDS, THREE_DS_CODE } from './fake/outcomes.js';
-export type { FakeProject, FakeProjectOptions } from './fake/projects.js';
-export { FakeService } from './fake/service.js';
-export type { SubscriptionPlan, SubscriptionStatus } from './fake/subscriptions.js';
-export type {
-  AuthCheck,
-  CheckoutAction,
-  CheckoutCard,
-  CheckoutStep,
-  CheckoutView,
-  CreatedPayment,
-  FakeCharge,
-  FakePaymentView,
-  FakeServiceOptions,
-  FakeSubscriptionView,
-  Wallet,
-} from './fake/types.js';
+// `@payhook/testing`: what a merchant's unit test of its webhook route imports: signed fake notifications
+// (`fakePurchase`, …), `signWebhook`, `postWebhook` (supertest), `createTestHandler`, the delivery scenarios and
+// `replayDeliveries`. The fake payment service is `@payhook/testing/fake` (and `@payhook/testing/nock`).
 export { DECLINED, PENDING_3DS } from './fixtures/codes.js';
 export type { RecurringChargeOptions } from './fixtures/primary.js';
 export {
@@ -62,8 +33,6 @@ export type {
 export type { ReplayedDelivery, ReplayOptions } from './replay.js';
 export { replayDeliveries } from './replay.js';
 export { burst, outOfOrder, redeliver, redeliverWithNewField } from './scenarios.js';
-export type { FakeServer, FakeServerOptions } from './server.js';
-export { startFakeServer } from './server.js';
 export type { SignedWebhook, SignVariant, SignWebhookOptions } from './sign.js';
 export { EXTRA_FIELD, SIGN_VARIANTS, signWebhook } from './sign.js';
 export type {

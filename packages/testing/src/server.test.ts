@@ -4,7 +4,7 @@ import { PassThrough } from 'node:stream';
 import { webhookMiddleware } from '@payhook/express';
 import express from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runServe } from './cli/serve.js';
+import { serveCommand } from './cli/serve.js';
 import { type FakeServer, startFakeServer } from './server.js';
 
 const SECRET = 'server-test-secret';
@@ -142,7 +142,7 @@ describe('payhook serve', () => {
     const memory = memoryIO();
     const stop = new AbortController();
     const posId = '7b0c3a56-1f2e-4d3c-9a8b-0c1d2e3f4a5b';
-    const done = runServe(
+    const done = serveCommand(
       ['--port', '0', '--secret', 'cli-secret', '--pos-id', posId, '--api-key', 'key-1', '--seed', '5'],
       memory.io,
       stop.signal,
@@ -190,7 +190,7 @@ describe('payhook serve', () => {
       ['--port', 'x', '--secret', 's'],
     ]) {
       const memory = memoryIO();
-      expect(await runServe(argv, memory.io, new AbortController().signal)).toBe(2);
+      expect(await serveCommand(argv, memory.io, new AbortController().signal)).toBe(2);
       expect(memory.err[1]).toContain('Usage: payhook serve');
     }
   });

@@ -1,5 +1,6 @@
 import {
   createWebhookHandler,
+  type HandlerOptions,
   type NotificationHandler,
   type WebhookHandler,
   type WebhookHandlerOptions,
@@ -52,13 +53,17 @@ function pathMatcher(path: unknown): PathMatcher {
  * type ExpressWebhookMiddleware = WebhookMiddleware<RequestHandler, Request>;
  */
 export type WebhookMiddleware<M, C> = M & {
-  /** Adds a handler for a method (`purchase`), `recurring`, or either with a status (`refund.success`). */
+  /**
+   * Adds a handler for a method (`purchase`), `recurring`, or either with a status (`refund.success`), with the core
+   * handler's per-handler options (`{ inline: true }`).
+   */
   on<E extends NotificationEvent>(
     event: E,
     handler: NotificationHandler<NotificationFor<E>, C>,
+    options?: HandlerOptions,
   ): WebhookMiddleware<M, C>;
-  /** Adds a handler for every notification. */
-  onAny(handler: NotificationHandler<Notification, C>): WebhookMiddleware<M, C>;
+  /** Adds a handler for every notification, with the same options as `on`. */
+  onAny(handler: NotificationHandler<Notification, C>, options?: HandlerOptions): WebhookMiddleware<M, C>;
   /** The core handler underneath, for `fetch` or direct calls. */
   readonly webhook: WebhookHandler<C>;
 };
@@ -85,12 +90,16 @@ export function createMiddleware<C, M extends object>(
   const webhook = createWebhookHandler<C>(handlerOptions);
   const middleware = translate(webhook, forwardErrors, handles) as WebhookMiddleware<M, C>;
   return Object.assign(middleware, {
-    on<E extends NotificationEvent>(event: E, handler: NotificationHandler<NotificationFor<E>, C>) {
-      webhook.on(event, handler);
+    on<E extends NotificationEvent>(
+      event: E,
+      handler: NotificationHandler<NotificationFor<E>, C>,
+      handlerOptions?: HandlerOptions,
+    ) {
+      webhook.on(event, handler, handlerOptions);
       return middleware;
     },
-    onAny(handler: NotificationHandler<Notification, C>) {
-      webhook.onAny(handler);
+    onAny(handler: NotificationHandler<Notification, C>, handlerOptions?: HandlerOptions) {
+      webhook.onAny(handler, handlerOptions);
       return middleware;
     },
     webhook,

@@ -14,9 +14,6 @@ type Parsed<O extends Options> = ReturnType<
   typeof parseArgs<{ args: string[]; strict: true; allowPositionals: true; options: O & typeof HELP }>
 >;
 
-/** The option values `parseCommand` reads for the options `O`. */
-export type CommandValues<O extends Options> = Parsed<O>['values'];
-
 /**
  * Parses a command's arguments strictly (errors become `UsageError`s), with `-h/--help` added. Prints `help`
  * and returns `undefined` when help was asked for.
@@ -129,14 +126,19 @@ export async function readInput(file: string | undefined, io: CliIO, what: strin
   }
 }
 
-/** Runs a command body: usage errors print the message and the help hint and exit 2. */
-export async function runCommand(name: string, io: CliIO, body: () => Promise<number>): Promise<number> {
+/** Runs a command body: usage errors print the message and the help hint (or `usage`, given) and exit 2. */
+export async function runCommand(
+  name: string,
+  io: CliIO,
+  body: () => Promise<number>,
+  usage?: string,
+): Promise<number> {
   try {
     return await body();
   } catch (error) {
     if (error instanceof UsageError) {
       io.stderr(`payhook ${name}: ${printable(error.message)}`);
-      io.stderr(`Run 'payhook ${name} --help' for usage.`);
+      io.stderr(usage ?? `Run 'payhook ${name} --help' for usage.`);
       return 2;
     }
     throw error;
@@ -146,6 +148,12 @@ export async function runCommand(name: string, io: CliIO, body: () => Promise<nu
 /** Refuses a positional argument where a command takes none. */
 export function noArguments(positionals: readonly string[]): void {
   if (positionals.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}.`);
+}
+
+/** The one positional argument of a command that takes exactly one; `none` or `many` is the usage error. */
+export function onePositional(positionals: readonly string[], none: string, many: string): string {
+  if (positionals.length !== 1) throw new UsageError(positionals.length === 0 ? none : many);
+  return positionals[0]!;
 }
 
 /**

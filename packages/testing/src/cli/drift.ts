@@ -1,7 +1,8 @@
 import { type DriftFinding, findDrift, PayloadError, parseNotification } from '@payhook/core';
 import { replayableLines } from '../replay.js';
-import { parseCommand, readInput, runCommand, UsageError } from './args.js';
-import { type CliIO, printable } from './io.js';
+import { onePositional, readInput, UsageError } from './args.js';
+import { defineCommand } from './command.js';
+import { printable } from './io.js';
 
 const DRIFT_HELP = `Usage: payhook drift [--json] FILE
 
@@ -21,15 +22,12 @@ Example:
   payhook drift /var/log/payhook/deliveries.jsonl`;
 
 /** `payhook drift`: the drift of a capture, counted. */
-export async function driftCommand(argv: string[], io: CliIO): Promise<number> {
-  return runCommand('drift', io, async () => {
-    const parsed = parseCommand(argv, { json: { type: 'boolean' } }, io, DRIFT_HELP);
-    if (parsed === undefined) return 0;
-    const { positionals } = parsed;
-    if (positionals.length !== 1) {
-      throw new UsageError(positionals.length === 0 ? 'name the capture file.' : 'name one capture file.');
-    }
-    const file = positionals[0]!;
+export const driftCommand = defineCommand({
+  help: DRIFT_HELP,
+  options: { flag: 'json' },
+  positionals: true,
+  run: async ({ positionals, values }, io) => {
+    const file = onePositional(positionals, 'name the capture file.', 'name one capture file.');
     const text = await readInput(file, io, 'the capture');
     let lines: ReturnType<typeof replayableLines>;
     try {
@@ -60,7 +58,7 @@ export async function driftCommand(argv: string[], io: CliIO): Promise<number> {
       }
     }
     const rows = [...counts.values()].sort((a, b) => b.notifications - a.notifications);
-    if (parsed.values.json) {
+    if (values.json) {
       const findings = rows.map(({ finding, notifications }) => ({ ...finding, notifications }));
       io.stdout(printable(JSON.stringify({ notifications: lines.length, drifted, findings })));
       return drifted === 0 ? 0 : 1;
@@ -68,8 +66,8 @@ export async function driftCommand(argv: string[], io: CliIO): Promise<number> {
     io.stdout(`${drifted} of ${lines.length} captured notifications carried what payhook does not type`);
     for (const { finding, notifications } of rows) io.stdout(`  ${describe(finding)}: ${notifications}`);
     return drifted === 0 ? 0 : 1;
-  });
-}
+  },
+});
 
 /** One finding as a row label; names escaped, so a control character cannot reach the terminal. */
 function describe({ kind, name, sent, expected }: DriftFinding): string {

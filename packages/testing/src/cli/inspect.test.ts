@@ -4,7 +4,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runInspect } from './inspect.js';
+import { inspectCommand } from './inspect.js';
 import { memoryIO } from './io.js';
 
 describe('payhook inspect', () => {
@@ -20,7 +20,7 @@ describe('payhook inspect', () => {
   it('prints the address with its token, serves the page until stopped, and exits 0', async () => {
     const { io, out, err } = memoryIO('', {});
     const stop = new AbortController();
-    const done = runInspect([capture], io, stop.signal);
+    const done = inspectCommand([capture], io, stop.signal);
     await expect.poll(() => out.length).toBeGreaterThan(0);
     const url = /^payhook inspect: open (http:\/\/127\.0\.0\.1:\d+\/\?token=[\w-]{32})$/.exec(out[0]!)?.[1];
     expect(url).toBeDefined();
@@ -40,7 +40,7 @@ describe('payhook inspect', () => {
     expect(port).toBeGreaterThan(10_000);
     const { io, out, err } = memoryIO('', {});
     const stop = new AbortController();
-    const done = runInspect([capture, '--port', String(port)], io, stop.signal);
+    const done = inspectCommand([capture, '--port', String(port)], io, stop.signal);
     await expect.poll(() => out.length + err.length).toBeGreaterThan(0);
     expect(err).toEqual([]);
     expect(out[0]).toMatch(new RegExp(`^payhook inspect: open http://127\\.0\\.0\\.1:${port}/\\?token=`));
@@ -50,7 +50,7 @@ describe('payhook inspect', () => {
 
   it.each([['65536'], ['-1'], ['80.5']])('refuses --port %s with exit 2', async (port) => {
     const { io, err } = memoryIO('', {});
-    expect(await runInspect([capture, `--port=${port}`], io, AbortSignal.abort())).toBe(2);
+    expect(await inspectCommand([capture, `--port=${port}`], io, AbortSignal.abort())).toBe(2);
     expect(err.join('\n')).toContain(`--port must be an integer from 0 to 65535, not "${port}".`);
   });
 
@@ -58,7 +58,7 @@ describe('payhook inspect', () => {
     const missing = join(dir, 'not-yet.jsonl');
     const { io, out, err } = memoryIO('', {});
     const stop = new AbortController();
-    const done = runInspect([missing], io, stop.signal);
+    const done = inspectCommand([missing], io, stop.signal);
     await expect.poll(() => out.length).toBeGreaterThan(0);
     expect(err).toEqual([
       `payhook inspect: WARNING: ${missing} does not exist (yet). The page stays empty until something writes it: is the path right?`,
@@ -76,7 +76,7 @@ describe('payhook inspect', () => {
     ],
   ])('refuses %j with exit 2: %s', async (argv, message) => {
     const { io, err } = memoryIO('', {});
-    expect(await runInspect(argv, io, AbortSignal.abort())).toBe(2);
+    expect(await inspectCommand(argv, io, AbortSignal.abort())).toBe(2);
     expect(err.join('\n')).toContain(message);
   });
 });

@@ -1,8 +1,8 @@
 import { access } from 'node:fs/promises';
 import { startInspector } from '../inspect/server.js';
-import { algorithmFrom, httpUrlFrom, parseCommand, runCommand, UsageError } from './args.js';
-import type { CliIO } from './io.js';
-import { untilSignal } from './until-signal.js';
+import { algorithmFrom, httpUrlFrom, UsageError } from './args.js';
+import { defineCommand } from './command.js';
+import { whenAborted } from './until-signal.js';
 
 const INSPECT_HELP = `Usage: payhook inspect [FILE] [--fake-service URL] [options]
 
@@ -28,30 +28,19 @@ Example:
   PAYHOOK_SECRET=test-secret payhook inspect deliveries.jsonl --target http://127.0.0.1:3000/webhooks --fixtures test/fixtures`;
 
 /**
- * `payhook inspect` until \`signal\` aborts: prints the page's address (with its token), then serves it.
+ * `payhook inspect`: prints the page's address (with its token), then serves the page over captured and live
+ * deliveries until SIGINT or SIGTERM (or the signal given) aborts.
  *
  * @example
  * const stop = new AbortController();
- * const done = runInspect(['deliveries.jsonl'], io, stop.signal);
+ * const done = inspectCommand(['deliveries.jsonl'], io, stop.signal);
  */
-export async function runInspect(argv: string[], io: CliIO, signal: AbortSignal): Promise<number> {
-  return runCommand('inspect', io, async () => {
-    const parsed = parseCommand(
-      argv,
-      {
-        'fake-service': { type: 'string' },
-        'endpoints-key': { type: 'string' },
-        resign: { type: 'string' },
-        algorithm: { type: 'string' },
-        target: { type: 'string' },
-        fixtures: { type: 'string' },
-        port: { type: 'string' },
-      },
-      io,
-      INSPECT_HELP,
-    );
-    if (parsed === undefined) return 0;
-    const { values, positionals } = parsed;
+export const inspectCommand = defineCommand({
+  help: INSPECT_HELP,
+  options: { text: 'fake-service endpoints-key resign algorithm target fixtures port' },
+  positionals: true,
+  longLived: true,
+  run: async ({ values, positionals }, io, signal) => {
     if (positionals.length > 1) throw new UsageError('name at most one capture file.');
     const fake =
       values['fake-service'] === undefined
@@ -92,12 +81,11 @@ export async function runInspect(argv: string[], io: CliIO, signal: AbortSignal)
       );
     }
     if (!secret) io.stdout('replay is off: pass --resign SECRET (the test secret) or set PAYHOOK_SECRET.');
-    if (!signal.aborted)
-      await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+    await whenAborted(signal);
     await inspector.close();
     return 0;
-  });
-}
+  },
+});
 
 /** A TCP port: 0 (any free one) to 65535. The CLI's `positiveInteger` stops at 10000, a count's bound, not a port's. */
 function portFrom(value: string | undefined): number {
@@ -107,9 +95,4 @@ function portFrom(value: string | undefined): number {
     throw new UsageError(`--port must be an integer from 0 to 65535, not ${JSON.stringify(value)}.`);
   }
   return port;
-}
-
-/** `payhook inspect`: the page over captured and live deliveries, until SIGINT or SIGTERM. */
-export function inspectCommand(argv: string[], io: CliIO): Promise<number> {
-  return untilSignal((signal) => runInspect(argv, io, signal));
 }

@@ -2,15 +2,13 @@ import { ApiError, createApiClient, createRedactor, type SplitItem } from '@payh
 import {
   apiKeysFrom,
   authSchemeFrom,
-  type CommandValues,
   httpUrlFrom,
-  parseCommand,
   positiveInteger,
   requiredOption,
-  runCommand,
   UsageError,
 } from './args.js';
-import { type CliIO, printable } from './io.js';
+import { defineCommand, type OptionValues } from './command.js';
+import { printable } from './io.js';
 
 const OPERATION_HELP = `Usage: payhook operation <capture|void|refund|split-capture|status> --base-url URL --pos-id ID --order ORDER [options]
 
@@ -48,23 +46,10 @@ Example:
     --amount 20 --currency UAH --api-key ak_… --endpoints-key ek_…`;
 
 const OPERATION_OPTIONS = {
-  'base-url': { type: 'string' },
-  'pos-id': { type: 'string' },
-  order: { type: 'string' },
-  amount: { type: 'string' },
-  currency: { type: 'string' },
-  'order-amount': { type: 'string' },
-  split: { type: 'string' },
-  comment: { type: 'string' },
-  'server-url': { type: 'string' },
-  'api-key': { type: 'string' },
-  'endpoints-key': { type: 'string' },
-  'auth-scheme': { type: 'string' },
-  'auth-form': { type: 'string' },
-  timeout: { type: 'string' },
+  text: 'base-url pos-id order amount currency order-amount split comment server-url api-key endpoints-key auth-scheme auth-form timeout',
 } as const;
 
-type OperationValues = CommandValues<typeof OPERATION_OPTIONS>;
+type OperationValues = OptionValues<typeof OPERATION_OPTIONS>;
 
 const OPERATIONS = ['capture', 'void', 'refund', 'split-capture', 'status'] as const;
 
@@ -101,11 +86,11 @@ function extras(values: OperationValues) {
  * @example
  * const code = await operationCommand(['status', '--base-url', url, '--pos-id', posId, '--order', 'o-1'], processIO());
  */
-export async function operationCommand(argv: string[], io: CliIO): Promise<number> {
-  return runCommand('operation', io, async () => {
-    const parsed = parseCommand(argv, OPERATION_OPTIONS, io, OPERATION_HELP);
-    if (parsed === undefined) return 0;
-    const { values, positionals } = parsed;
+export const operationCommand = defineCommand({
+  help: OPERATION_HELP,
+  options: OPERATION_OPTIONS,
+  positionals: true,
+  run: async ({ values, positionals }, io) => {
     const [operation, extra] = positionals;
     if (!OPERATIONS.includes(operation as (typeof OPERATIONS)[number]) || extra !== undefined) {
       throw new UsageError(`name one operation: ${OPERATIONS.join(', ')}.`);
@@ -136,8 +121,8 @@ export async function operationCommand(argv: string[], io: CliIO): Promise<numbe
       io.stderr(`payhook operation: ${printable(redact(`${error.code}: ${error.message}`))}`);
       return 1;
     }
-  });
-}
+  },
+});
 
 function send(
   client: ReturnType<typeof createApiClient>,

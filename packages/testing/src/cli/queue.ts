@@ -1,6 +1,7 @@
 import type { DeadNotification, DeadSelection, QueueEngine } from '@payhook/queue';
-import { parseCommand, runCommand, UsageError } from './args.js';
-import { type CliIO, jsonText, printable } from './io.js';
+import { UsageError } from './args.js';
+import { defineCommand } from './command.js';
+import { jsonText, printable } from './io.js';
 
 const QUEUE_HELP = `Usage: payhook queue list|replay|discard (--database URL | --redis URL) [--queue NAME] [--since ISO] [--all] [--json] [ids…]
 
@@ -125,25 +126,11 @@ function line(dead: DeadNotification, json: boolean | undefined): string {
  * @example
  * const code = await queueCommand(['list', '--database', process.env.DATABASE_URL!], processIO());
  */
-export async function queueCommand(argv: string[], io: CliIO): Promise<number> {
-  return runCommand('queue', io, async () => {
-    const parsed = parseCommand(
-      argv,
-      {
-        database: { type: 'string' },
-        redis: { type: 'string' },
-        queue: { type: 'string' },
-        schema: { type: 'string' },
-        prefix: { type: 'string' },
-        since: { type: 'string' },
-        all: { type: 'boolean' },
-        json: { type: 'boolean' },
-      },
-      io,
-      QUEUE_HELP,
-    );
-    if (parsed === undefined) return 0;
-    const { values, positionals } = parsed;
+export const queueCommand = defineCommand({
+  help: QUEUE_HELP,
+  options: { text: 'database redis queue schema prefix since', flag: 'all json' },
+  positionals: true,
+  run: async ({ values, positionals }, io) => {
     const [action, ...ids] = positionals;
     if (!ACTIONS.includes(action as Action)) {
       throw new UsageError(`the action is list, replay or discard, not ${JSON.stringify(action ?? '')}.`);
@@ -176,5 +163,5 @@ export async function queueCommand(argv: string[], io: CliIO): Promise<number> {
     } finally {
       await engine.close();
     }
-  });
-}
+  },
+});

@@ -8,15 +8,13 @@ import {
   apiKeysFrom,
   authSchemeFrom,
   httpUrlFrom,
-  noArguments,
-  parseCommand,
   positiveInteger,
   readInput,
   requiredOption,
-  runCommand,
   UsageError,
 } from './args.js';
-import { type CliIO, printable } from './io.js';
+import { defineCommand } from './command.js';
+import { printable } from './io.js';
 
 const RECONCILE_HELP = `Usage: payhook reconcile --base-url URL --pos-id ID --api-key KEY --endpoints-key KEY [--orders FILE]
 
@@ -79,28 +77,12 @@ function describe(result: ReconcileResult): string {
  * @example
  * const code = await reconcileCommand(['--base-url', url, '--pos-id', posId, '--orders', 'orders.txt'], processIO());
  */
-export async function reconcileCommand(argv: string[], io: CliIO): Promise<number> {
-  return runCommand('reconcile', io, async () => {
-    const parsed = parseCommand(
-      argv,
-      {
-        'base-url': { type: 'string' },
-        'pos-id': { type: 'string' },
-        orders: { type: 'string' },
-        'api-key': { type: 'string' },
-        'endpoints-key': { type: 'string' },
-        signature: { type: 'string' },
-        'auth-scheme': { type: 'string' },
-        concurrency: { type: 'string' },
-        rate: { type: 'string' },
-        timeout: { type: 'string' },
-      },
-      io,
-      RECONCILE_HELP,
-    );
-    if (parsed === undefined) return 0;
-    const { values, positionals } = parsed;
-    noArguments(positionals);
+export const reconcileCommand = defineCommand({
+  help: RECONCILE_HELP,
+  options: {
+    text: 'base-url pos-id orders api-key endpoints-key signature auth-scheme concurrency rate timeout',
+  },
+  run: async ({ values }, io) => {
     const base = httpUrlFrom('--base-url', values['base-url']);
     const posId = requiredOption('pos-id', values['pos-id']);
     const { apiKey, endpointsKey } = apiKeysFrom(values, io);
@@ -124,8 +106,8 @@ export async function reconcileCommand(argv: string[], io: CliIO): Promise<numbe
       `${orders.length} order(s): ${counts.requested + counts.applied} requested, ${counts.pending} still pending, ${counts.failed} failed.`,
     );
     return counts.failed > 0 ? 1 : 0;
-  });
-}
+  },
+});
 
 /**
  * A fixed signature (`--signature`), else the client's default signer keyed with PAYHOOK_API_SECRET (given as

@@ -1,13 +1,6 @@
 import { replayableLines, resign } from '../replay.js';
-import {
-  algorithmFrom,
-  httpUrlFrom,
-  parseCommand,
-  positiveInteger,
-  readInput,
-  runCommand,
-  UsageError,
-} from './args.js';
+import { algorithmFrom, httpUrlFrom, onePositional, positiveInteger, readInput, UsageError } from './args.js';
+import { defineCommand } from './command.js';
 import { type CliIO, printable } from './io.js';
 import { clipReply, post } from './post.js';
 
@@ -32,25 +25,12 @@ Example:
   PAYHOOK_SECRET=test-secret payhook replay incident.jsonl --url http://127.0.0.1:3000/webhooks`;
 
 /** `payhook replay`: a production capture against a local endpoint, re-signed. */
-export async function replayCommand(argv: string[], io: CliIO): Promise<number> {
-  return runCommand('replay', io, async () => {
-    const parsed = parseCommand(
-      argv,
-      {
-        url: { type: 'string' },
-        resign: { type: 'string' },
-        algorithm: { type: 'string' },
-        timeout: { type: 'string' },
-        'skip-torn': { type: 'boolean' },
-      },
-      io,
-      REPLAY_HELP,
-    );
-    if (parsed === undefined) return 0;
-    const { values, positionals } = parsed;
-    if (positionals.length !== 1) {
-      throw new UsageError(positionals.length === 0 ? 'name the capture file.' : 'name one capture file.');
-    }
+export const replayCommand = defineCommand({
+  help: REPLAY_HELP,
+  options: { text: 'url resign algorithm timeout', flag: 'skip-torn' },
+  positionals: true,
+  run: async ({ values, positionals }, io) => {
+    const file = onePositional(positionals, 'name the capture file.', 'name one capture file.');
     const url = httpUrlFrom('--url', values.url);
     const secret = values.resign ?? io.env.PAYHOOK_SECRET;
     if (secret === undefined || secret === '') {
@@ -58,7 +38,6 @@ export async function replayCommand(argv: string[], io: CliIO): Promise<number> 
     }
     const algorithm = algorithmFrom(values.algorithm);
     const timeout = positiveInteger('--timeout', values.timeout, 10_000);
-    const file = positionals[0]!;
     const text = await readInput(file, io, 'the capture');
     const lines = capturedLines(text, file === '-' ? 'standard input' : file, values['skip-torn'], io);
     let failed = 0;
@@ -80,8 +59,8 @@ export async function replayCommand(argv: string[], io: CliIO): Promise<number> 
     }
     io.stdout(`replayed ${lines.length}: ${lines.length - failed} answered 2xx, ${failed} not`);
     return failed === 0 ? 0 : 1;
-  });
-}
+  },
+});
 
 /** The replayable lines; a torn line (not JSON) is a usage error unless `skipTorn`, then named on stderr. */
 function capturedLines(

@@ -2,15 +2,12 @@ import { createRedactor, hmacRequestSigner } from '@payhook/payments';
 import {
   apiKeysFrom,
   authSchemeFrom,
-  type CommandValues,
   httpUrlFrom,
-  noArguments,
-  parseCommand,
   positiveInteger,
   requiredOption,
-  runCommand,
   UsageError,
 } from './args.js';
+import { defineCommand, type OptionValues } from './command.js';
 import { type CliIO, printable } from './io.js';
 import { httpCall, noAnswer } from './post.js';
 
@@ -40,21 +37,12 @@ Options:
 Example:
   payhook resend --base-url http://127.0.0.1:8910 --pos-id 5f0c… --order order-1 --api-key ak_… --endpoints-key ek_… --signature x`;
 
-/** The options of `payhook resend`, in the order its help lists them. */
+/** The options of `payhook resend`. */
 const RESEND_OPTIONS = {
-  'base-url': { type: 'string' },
-  'pos-id': { type: 'string' },
-  order: { type: 'string' },
-  operation: { type: 'string' },
-  'transaction-id': { type: 'string' },
-  'api-key': { type: 'string' },
-  'endpoints-key': { type: 'string' },
-  signature: { type: 'string' },
-  'auth-scheme': { type: 'string' },
-  timeout: { type: 'string' },
+  text: 'base-url pos-id order operation transaction-id api-key endpoints-key signature auth-scheme timeout',
 } as const;
 
-type ResendValues = CommandValues<typeof RESEND_OPTIONS>;
+type ResendValues = OptionValues<typeof RESEND_OPTIONS>;
 
 /** The API credentials a re-send request carries: every one is redacted from what is printed. */
 interface ResendAuth {
@@ -71,12 +59,10 @@ interface ResendAuth {
  * @example
  * const code = await resendCommand(['--base-url', url, '--pos-id', posId, '--order', 'o-1'], processIO());
  */
-export async function resendCommand(argv: string[], io: CliIO): Promise<number> {
-  return runCommand('resend', io, async () => {
-    const parsed = parseCommand(argv, RESEND_OPTIONS, io, RESEND_HELP);
-    if (parsed === undefined) return 0;
-    const { values, positionals } = parsed;
-    noArguments(positionals);
+export const resendCommand = defineCommand({
+  help: RESEND_HELP,
+  options: RESEND_OPTIONS,
+  run: async ({ values }, io) => {
     const base = httpUrlFrom('--base-url', values['base-url']);
     const posId = requiredOption('pos-id', values['pos-id']);
     const order = requiredOption('order', values.order);
@@ -96,8 +82,8 @@ export async function resendCommand(argv: string[], io: CliIO): Promise<number> 
     if (values['transaction-id'] !== undefined)
       url.searchParams.set('transactionId', values['transaction-id']);
     return requestResend(url, auth, timeout, io);
-  });
-}
+  },
+});
 
 /** The keys, the signature and the headers that carry them (X-API-AUTH, X-API-KEY). */
 async function resendAuthFrom(values: ResendValues, io: CliIO): Promise<ResendAuth> {

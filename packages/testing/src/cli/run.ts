@@ -1,3 +1,4 @@
+import type { Command } from './command.js';
 import { driftCommand } from './drift.js';
 import { inspectCommand } from './inspect.js';
 import { type CliIO, printable } from './io.js';
@@ -30,7 +31,7 @@ Commands:
 Run 'payhook <command> --help' for a command's options.
 Secrets may come from PAYHOOK_SECRET instead of --secret (argv is visible to other users in 'ps').`;
 
-const COMMANDS: Record<string, (argv: string[], io: CliIO) => Promise<number>> = {
+const COMMANDS: Record<string, Command> = {
   sign: signCommand,
   send: sendCommand,
   resend: resendCommand,

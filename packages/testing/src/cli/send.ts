@@ -2,15 +2,14 @@ import type { FakeNotification, FakePrimary } from '../fixtures/wire.js';
 import { type SignedWebhook, type SignVariant, signWebhook } from '../sign.js';
 import {
   algorithmFrom,
-  type CommandValues,
   httpUrlFrom,
-  parseCommand,
+  onePositional,
   positiveInteger,
   readInput,
-  runCommand,
   secretsFrom,
   UsageError,
 } from './args.js';
+import { defineCommand, type OptionValues } from './command.js';
 import { EVENTS, type EventLink, resolveEvent, SECONDARY_EVENTS, suggestEvent } from './events.js';
 import { type CliIO, printable } from './io.js';
 import { clipReply, noAnswer, post } from './post.js';
@@ -63,22 +62,13 @@ async function paymentFrom(value: string, io: Parameters<typeof readInput>[1]): 
   return payment as FakePrimary;
 }
 
-/** The options of `payhook send`, in the order its help lists them. */
+/** The options of `payhook send`. */
 const SEND_OPTIONS = {
-  url: { type: 'string' },
-  secret: { type: 'string', multiple: true },
-  set: { type: 'string', multiple: true },
-  repeat: { type: 'string' },
-  count: { type: 'string' },
-  of: { type: 'string' },
-  subscription: { type: 'string' },
-  seed: { type: 'string' },
-  variant: { type: 'string' },
-  algorithm: { type: 'string' },
-  timeout: { type: 'string' },
+  text: 'url repeat count of subscription seed variant algorithm timeout',
+  list: 'secret set',
 } as const;
 
-type SendValues = CommandValues<typeof SEND_OPTIONS>;
+type SendValues = OptionValues<typeof SEND_OPTIONS>;
 
 /** One run of `payhook send`, read and checked from its arguments before anything is posted. */
 interface SendPlan {
@@ -99,14 +89,12 @@ interface SendPlan {
  * @example
  * const code = await sendCommand(['refund.success', '--url', 'http://localhost:3000/webhooks'], processIO());
  */
-export async function sendCommand(argv: string[], io: CliIO): Promise<number> {
-  return runCommand('send', io, async () => {
-    const parsed = parseCommand(argv, SEND_OPTIONS, io, SEND_HELP);
-    if (parsed === undefined) return 0;
-    const plan = await sendPlanFrom(parsed.values, parsed.positionals, io);
-    return sendAll(plan, io);
-  });
-}
+export const sendCommand = defineCommand({
+  help: SEND_HELP,
+  options: SEND_OPTIONS,
+  positionals: true,
+  run: async ({ values, positionals }, io) => sendAll(await sendPlanFrom(values, positionals, io), io),
+});
 
 async function sendPlanFrom(values: SendValues, positionals: string[], io: CliIO): Promise<SendPlan> {
   const { event, resolved } = eventFrom(positionals);
@@ -125,12 +113,7 @@ async function sendPlanFrom(values: SendValues, positionals: string[], io: CliIO
 
 /** The one event named, as typed and as resolved to a known event (`refund` → `refund.success`). */
 function eventFrom(positionals: string[]): { event: string; resolved: string } {
-  if (positionals.length !== 1) {
-    throw new UsageError(
-      positionals.length === 0 ? 'name an event, e.g. purchase.success.' : 'name one event.',
-    );
-  }
-  const event = positionals[0]!;
+  const event = onePositional(positionals, 'name an event, e.g. purchase.success.', 'name one event.');
   const resolved = resolveEvent(event);
   if (resolved === undefined) {
     throw new UsageError(

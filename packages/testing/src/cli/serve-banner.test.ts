@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { memoryIO } from './io.js';
-import { runServe } from './serve.js';
+import { serveCommand } from './serve.js';
 
 /** The banner `payhook serve` prints with `flags`, up to and including its `listening on` line. */
 async function banner(flags: string[]): Promise<string[]> {
   const { io, out } = memoryIO();
   const stop = new AbortController();
-  const done = runServe(['--port', '0', '--secret', 's', '--seed', '3', ...flags], io, stop.signal);
+  const done = serveCommand(['--port', '0', '--secret', 's', '--seed', '3', ...flags], io, stop.signal);
   for (let i = 0; i < 500 && !out.some((l) => l.startsWith('listening on ')); i++) {
     await new Promise((resolve) => setTimeout(resolve, 10));
   }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { memoryIO } from './io.js';
-import { runServe } from './serve.js';
+import { serveCommand } from './serve.js';
 
 async function listening(out: string[]): Promise<string> {
   for (let i = 0; i < 500; i++) {
@@ -14,7 +14,7 @@ async function listening(out: string[]): Promise<string> {
 describe('payhook serve arguments', () => {
   it('refuses an unknown flag with exit 2, suggesting the flag meant', async () => {
     const { io, err } = memoryIO();
-    const code = await runServe(
+    const code = await serveCommand(
       ['--port', '0', '--secret', 's', '--splitsum', 'ignore'],
       io,
       AbortSignal.abort(),
@@ -26,13 +26,17 @@ describe('payhook serve arguments', () => {
   it('refuses a --split-sum or --refund-webhook-code outside its choices', async () => {
     const split = memoryIO();
     expect(
-      await runServe(['--port', '0', '--secret', 's', '--split-sum', 'some'], split.io, AbortSignal.abort()),
+      await serveCommand(
+        ['--port', '0', '--secret', 's', '--split-sum', 'some'],
+        split.io,
+        AbortSignal.abort(),
+      ),
     ).toBe(2);
     expect(split.err[0]).toBe(
       'payhook serve: --split-sum must be one of equal, at_most, ignore, not "some".',
     );
     const refund = memoryIO();
-    const code = await runServe(
+    const code = await serveCommand(
       ['--port', '0', '--secret', 's', '--refund-webhook-code', '1001'],
       refund.io,
       AbortSignal.abort(),
@@ -52,7 +56,7 @@ describe('payhook serve arguments', () => {
     const { io, out } = memoryIO('', env);
     const stop = new AbortController();
     const args = ['--port', '0', '--secret', 's', '--seed', '3', '--api-key', 'ak', '--endpoints-key', 'ek'];
-    const done = runServe([...args, ...flags], io, stop.signal);
+    const done = serveCommand([...args, ...flags], io, stop.signal);
     try {
       const url = await listening(out);
       return await use(url, out.find((l) => l.startsWith('pos_id: '))!.slice('pos_id: '.length), out);
@@ -159,10 +163,10 @@ describe('payhook serve arguments', () => {
   it('refuses an --algorithm other than sha256 or sha1, and an --auth-scheme that is not a word', async () => {
     const algorithm = memoryIO();
     const args = ['--port', '0', '--secret', 's'];
-    expect(await runServe([...args, '--algorithm', 'md5'], algorithm.io, AbortSignal.abort())).toBe(2);
+    expect(await serveCommand([...args, '--algorithm', 'md5'], algorithm.io, AbortSignal.abort())).toBe(2);
     expect(algorithm.err[0]).toBe('payhook serve: --algorithm must be sha256 or sha1, not "md5".');
     const scheme = memoryIO();
-    expect(await runServe([...args, '--auth-scheme', 'A B'], scheme.io, AbortSignal.abort())).toBe(2);
+    expect(await serveCommand([...args, '--auth-scheme', 'A B'], scheme.io, AbortSignal.abort())).toBe(2);
     expect(scheme.err[0]).toBe(
       'payhook serve: --auth-scheme must be a word of letters, digits and "-", such as SVC.',
     );

@@ -1,9 +1,10 @@
 import { randomInt } from 'node:crypto';
 import { SCHEME_WORD } from '../fake/auth.js';
 import { type FakeServerOptions, startFakeServer } from '../server.js';
-import { algorithmFrom, noArguments, parseCommand, secretsFrom, UsageError } from './args.js';
-import { type CliIO, printable } from './io.js';
-import { untilSignal } from './until-signal.js';
+import { algorithmFrom, secretsFrom, UsageError } from './args.js';
+import { defineCommand, type OptionValues } from './command.js';
+import type { CliIO } from './io.js';
+import { whenAborted } from './until-signal.js';
 
 const USAGE = `Usage: payhook serve --port P --secret S [--api-key K] [--endpoints-key E] [--pos-id ID] [--sector NAME] [--seed N]
                      [--merchant-name NAME] [--split-sum equal|at_most|ignore] [--refund-webhook-code 1000|1004]
@@ -56,22 +57,12 @@ function portFrom(value: string | undefined): number {
 }
 
 const FLAGS = {
-  port: { type: 'string' },
-  secret: { type: 'string', multiple: true },
-  'api-key': { type: 'string' },
-  'endpoints-key': { type: 'string' },
-  'pos-id': { type: 'string' },
-  sector: { type: 'string' },
-  'merchant-name': { type: 'string' },
-  seed: { type: 'string' },
-  'split-sum': { type: 'string' },
-  'refund-webhook-code': { type: 'string' },
-  algorithm: { type: 'string' },
-  'auth-scheme': { type: 'string' },
-  strict: { type: 'boolean' },
+  text: 'port api-key endpoints-key pos-id sector merchant-name seed split-sum refund-webhook-code algorithm auth-scheme',
+  list: 'secret',
+  flag: 'strict',
 } as const;
 
-type ServeFlags = NonNullable<ReturnType<typeof parseCommand<typeof FLAGS>>>['values'];
+type ServeFlags = OptionValues<typeof FLAGS>;
 
 function oneOf<T extends string>(
   flag: string,
@@ -125,55 +116,39 @@ function serverOptions(values: ServeFlags, io: CliIO): FakeServerOptions {
 }
 
 /**
- * `payhook serve` until `signal` aborts: prints the project's credentials, then `listening on <url>`.
+ * `payhook serve`: runs the fake payment service, prints the project's credentials, then `listening on <url>`,
+ * until SIGINT or SIGTERM (or the signal given) aborts.
  *
  * @example
  * const stop = new AbortController();
- * const done = runServe(['--port', '0', '--secret', 's3cret'], io, stop.signal);
+ * const done = serveCommand(['--port', '0', '--secret', 's3cret'], io, stop.signal);
  * stop.abort();
  * await done; // 0
  */
-export async function runServe(argv: string[], io: CliIO, signal: AbortSignal): Promise<number> {
-  let server: Awaited<ReturnType<typeof startFakeServer>>;
-  try {
-    const parsed = parseCommand(argv, FLAGS, io, USAGE);
-    if (parsed === undefined) return 0;
-    const { values, positionals } = parsed;
-    noArguments(positionals);
-    server = await startFakeServer(serverOptions(values, io));
-  } catch (error) {
-    if (!(error instanceof UsageError)) throw error;
-    io.stderr(`payhook serve: ${printable(error.message)}`);
-    io.stderr(USAGE);
-    return 2;
-  }
-  const { project } = server.fake;
-  io.stdout(`pos_id: ${project.posId}`);
-  io.stdout(`api_key: ${project.apiKey}`);
-  io.stdout(`endpoints_key: ${project.endpointsKey}`);
-  const word = server.fake.authScheme ?? 'SVC';
-  io.stdout(
-    `X-API-AUTH: ${word}-HMAC-SHA256 ${project.apiKey}:<HMAC> or ${word} ${project.apiKey}:<API secret>`,
-  );
-  io.stdout(`X-API-KEY: ${project.endpointsKey}`);
-  io.stdout(
-    server.fake.outbox.algorithm === 'sha1'
-      ? 'webhooks: signed with SHA-1 (28 characters, --algorithm sha1), as public plugins verify; the spec says SHA-256'
-      : 'webhooks: signed with SHA-256 (the spec, 44 characters); public plugins verify SHA-1: restart with --algorithm sha1',
-  );
-  io.stdout(`listening on ${server.url}`);
-  if (!signal.aborted)
-    await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
-  await server.close();
-  return 0;
-}
-
-/**
- * `payhook serve`: runs the fake payment service until SIGINT or SIGTERM.
- *
- * @example
- * process.exitCode = await serveCommand(['--port', '8910', '--secret', 's3cret'], processIO());
- */
-export function serveCommand(argv: string[], io: CliIO): Promise<number> {
-  return untilSignal((signal) => runServe(argv, io, signal));
-}
+export const serveCommand = defineCommand({
+  help: USAGE,
+  options: FLAGS,
+  helpOnUsageError: true,
+  longLived: true,
+  run: async ({ values }, io, signal) => {
+    const server = await startFakeServer(serverOptions(values, io));
+    const { project } = server.fake;
+    io.stdout(`pos_id: ${project.posId}`);
+    io.stdout(`api_key: ${project.apiKey}`);
+    io.stdout(`endpoints_key: ${project.endpointsKey}`);
+    const word = server.fake.authScheme ?? 'SVC';
+    io.stdout(
+      `X-API-AUTH: ${word}-HMAC-SHA256 ${project.apiKey}:<HMAC> or ${word} ${project.apiKey}:<API secret>`,
+    );
+    io.stdout(`X-API-KEY: ${project.endpointsKey}`);
+    io.stdout(
+      server.fake.outbox.algorithm === 'sha1'
+        ? 'webhooks: signed with SHA-1 (28 characters, --algorithm sha1), as public plugins verify; the spec says SHA-256'
+        : 'webhooks: signed with SHA-256 (the spec, 44 characters); public plugins verify SHA-1: restart with --algorithm sha1',
+    );
+    io.stdout(`listening on ${server.url}`);
+    await whenAborted(signal);
+    await server.close();
+    return 0;
+  },
+});

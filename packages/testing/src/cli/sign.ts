@@ -1,6 +1,7 @@
 import { SIGN_VARIANTS, type SignVariant, signWebhook } from '../sign.js';
-import { algorithmFrom, parseCommand, readInput, runCommand, secretsFrom, UsageError } from './args.js';
-import { type CliIO, jsonText } from './io.js';
+import { algorithmFrom, readInput, secretsFrom, UsageError } from './args.js';
+import { defineCommand } from './command.js';
+import { jsonText } from './io.js';
 
 const SIGN_HELP = `Usage: payhook sign [--secret S] [--file notification.json | -] [options]
 
@@ -35,22 +36,11 @@ export function variantFrom(value: string | undefined): SignVariant | undefined 
  * @example
  * const code = await signCommand(['--secret', 's3cret', '--file', 'purchase.json'], processIO());
  */
-export async function signCommand(argv: string[], io: CliIO): Promise<number> {
-  return runCommand('sign', io, async () => {
-    const parsed = parseCommand(
-      argv,
-      {
-        secret: { type: 'string', multiple: true },
-        file: { type: 'string' },
-        algorithm: { type: 'string' },
-        variant: { type: 'string' },
-        format: { type: 'string' },
-      },
-      io,
-      SIGN_HELP,
-    );
-    if (parsed === undefined) return 0;
-    const { values, positionals } = parsed;
+export const signCommand = defineCommand({
+  help: SIGN_HELP,
+  options: { text: 'file algorithm variant format', list: 'secret' },
+  positionals: true,
+  run: async ({ values, positionals }, io) => {
     if (positionals.length > 1 || (positionals.length === 1 && positionals[0] !== '-')) {
       throw new UsageError(`unexpected argument ${JSON.stringify(positionals.find((p) => p !== '-'))}.`);
     }
@@ -86,5 +76,5 @@ export async function signCommand(argv: string[], io: CliIO): Promise<number> {
       io.stdout(`header     content-type: ${signed.headers['content-type']}`);
     }
     return 0;
-  });
-}
+  },
+});

@@ -14,3 +14,9 @@ export async function untilSignal(run: (signal: AbortSignal) => Promise<number>)
     process.off('SIGTERM', onSignal);
   }
 }
+
+/** Resolves once `signal` aborts (at once when it has): where a long-lived command waits before it closes. */
+export function whenAborted(signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.resolve();
+  return new Promise((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+}

@@ -9,15 +9,8 @@ import {
   WebhookError,
 } from '@payhook/core';
 import { refusal } from '@payhook/core/adapter';
-import {
-  algorithmFrom,
-  noArguments,
-  parseCommand,
-  readInput,
-  runCommand,
-  secretsFrom,
-  UsageError,
-} from './args.js';
+import { algorithmFrom, readInput, secretsFrom, UsageError } from './args.js';
+import { defineCommand } from './command.js';
 import { type CliIO, jsonText, printable } from './io.js';
 import { maskNotification } from './mask.js';
 
@@ -69,22 +62,10 @@ function hintLine(error: WebhookError | undefined, explain: boolean): string | u
  * @example
  * const code = await verifyCommand(['--secret', 's3cret', '--explain'], processIO());
  */
-export async function verifyCommand(argv: string[], io: CliIO): Promise<number> {
-  return runCommand('verify', io, async () => {
-    const parsed = parseCommand(
-      argv,
-      {
-        secret: { type: 'string', multiple: true },
-        algorithm: { type: 'string' },
-        file: { type: 'string' },
-        explain: { type: 'boolean' },
-      },
-      io,
-      VERIFY_HELP,
-    );
-    if (parsed === undefined) return 0;
-    const { values, positionals } = parsed;
-    noArguments(positionals);
+export const verifyCommand = defineCommand({
+  help: VERIFY_HELP,
+  options: { text: 'algorithm file', list: 'secret', flag: 'explain' },
+  run: async ({ values }, io) => {
     const secrets = secretsFrom(values.secret, io);
     const algorithm = algorithmFrom(values.algorithm);
     const explained = await explainDelivery(await readInput(values.file, io, 'a captured body'), secrets, {
@@ -101,8 +82,8 @@ export async function verifyCommand(argv: string[], io: CliIO): Promise<number> 
     if (hint !== undefined) io.stdout(hint);
     if (values.explain && error) io.stdout(`answer: ${error.status} ${refusal(error).body}`);
     return printNotification(envelope.data, explained, io);
-  });
-}
+  },
+});
 
 /** The notification inside `data`, masked, verified or not; 0 when the handler would take the delivery. */
 function printNotification(data: string, explained: DeliveryExplanation, io: CliIO): number {
