@@ -117,6 +117,33 @@ describe('createPayment answers', () => {
     ]);
   });
 
+  it.each([301, 302, 307, 308])(
+    'refuses a %i (an https upgrade, a login page) as api.answer_invalid: only a 303 is a checkout',
+    async (status) => {
+      const service = await startApiService((_request, response) => {
+        response.writeHead(status, { location: '/base/api/v1/checkout/ch-1/form' });
+        response.end();
+      });
+      const error = await rejected(client(service.url).createPayment(DIRECT));
+      expect([error.code, error.status]).toEqual(['api.answer_invalid', status]);
+    },
+  );
+
+  it.each([
+    ['not a URL', 'http://['],
+    ['an id that cannot be percent-decoded', '/base/api/v1/checkout/%E0%A4%A/form'],
+    ['not a web address', 'javascript:alert(1)'],
+  ])('refuses a 303 whose Location is %s as api.answer_invalid', async (_what, location) => {
+    const service = await startApiService((_request, response) => {
+      response.writeHead(303, { location });
+      response.end();
+    });
+    const hosted = { mode: 'hosted', method: 'purchase', amount: 1, order_id: 'o-4' };
+    const error = await rejected(client(service.url).createPayment(hosted));
+    expect([error.code, error.status]).toEqual(['api.answer_invalid', 303]);
+    expect(error.message).not.toContain(location);
+  });
+
   it('refuses a 2xx answer that is not a payment record as api.answer_invalid', async () => {
     const service = await startApiService(replyWith(200, { ok: true }));
     const error = await rejected(client(service.url).createPayment(DIRECT));
