@@ -98,7 +98,7 @@ export function prepareCreate(request: unknown, checks: CreateChecks): PreparedC
 }
 
 /**
- * A create's answer, typed: 303 with `Location` is a hosted checkout, a 2xx JSON record a direct payment; the
+ * A create's answer, typed: 303 with `Location` is a hosted checkout (any other 3xx `api.answer_invalid`), a 2xx JSON record a direct payment; the
  * service's error bodies become `ApiError` (409 `api.order_exists`, 400 with violations `api.request_invalid`).
  */
 export function createdFrom(
@@ -108,11 +108,7 @@ export function createdFrom(
   base: URL,
 ): CreatedPayment {
   const what = `${call.method} ${call.path} answered ${answer.status}`;
-  if (answer.status >= 300 && answer.status < 400 && location) {
-    const checkoutUrl = new URL(location, base).href;
-    const checkoutId = CHECKOUT_PATH.exec(new URL(checkoutUrl).pathname)?.[1];
-    return { kind: 'hosted', checkoutUrl, checkoutId: checkoutId && decodeURIComponent(checkoutId) };
-  }
+  if (answer.status === 303 && location) return hostedFrom(location, base, what);
   if (answer.status < 200 || answer.status >= 300) throw createFailure(call, answer);
   if (answer.text === undefined) {
     throw new ApiError('api.answer_too_large', `${what} with a body over maxAnswerBytes: left unread.`, {
@@ -128,6 +124,32 @@ export function createdFrom(
     );
   }
   return { kind: 'direct', record: record as unknown as PaymentRecord };
+}
+
+/**
+ * Spec 4.1: a hosted create answers 303 and nothing else. Any other 3xx (an http→https upgrade of the API path, a
+ * login page) is `failure`'s `api.answer_invalid`: no payment exists behind it.
+ */
+function hostedFrom(location: string, base: URL, what: string): CreatedPayment {
+  const invalid = (why: string) =>
+    new ApiError('api.answer_invalid', `${what} with a Location that ${why}; check baseUrl.`, {
+      status: 303,
+    });
+  let url: URL;
+  try {
+    url = new URL(location, base);
+  } catch {
+    throw invalid('is not a URL');
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw invalid('is not an http(s) address');
+  const rawId = CHECKOUT_PATH.exec(url.pathname)?.[1];
+  let checkoutId: string | undefined;
+  try {
+    checkoutId = rawId && decodeURIComponent(rawId);
+  } catch {
+    throw invalid('holds a checkout id that cannot be percent-decoded');
+  }
+  return { kind: 'hosted', checkoutUrl: url.href, checkoutId };
 }
 
 function createFailure(call: FailedCall, answer: Answer): ApiError {
