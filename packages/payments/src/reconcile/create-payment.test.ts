@@ -64,6 +64,24 @@ describe('prepareCreate', () => {
     expect(prepareCreate(hosted, checks('http://pay.example/')).cardValues).toEqual([]);
   });
 
+  it.each([
+    ['.', 'order_id.unaskable'],
+    ['..', 'order_id.unaskable'],
+    ['o\u0000-1', 'order_id.control_character'],
+    ['o\u202e-1', 'order_id.control_character'],
+  ])('refuses an order_id %j the service could never be asked about (%s)', (orderId, code) => {
+    const hosted = { mode: 'hosted', method: 'purchase', amount: 1, order_id: orderId };
+    const error = refusal(() => prepareCreate(hosted, checks('https://pay.example/')));
+    expect([error.code, error.violations]).toEqual(['api.request_invalid', [{ field: 'order_id', code }]]);
+  });
+
+  it('refuses an order_id over 256 characters before sending it', () => {
+    const hosted = { mode: 'hosted', method: 'purchase', amount: 1, order_id: 'x'.repeat(1_000_000) };
+    const error = refusal(() => prepareCreate(hosted, checks('https://pay.example/')));
+    expect(error.code).toBe('api.request_invalid');
+    expect(error.violations?.map((v) => v.field)).toEqual(['order_id']);
+  });
+
   it('keeps a pos_id the request names and lists the card values to redact', () => {
     const other = '6a1d9b5f-2c3d-4e4f-9a5b-6c7d8e9f0a1b';
     const prepared = prepareCreate({ ...DIRECT, pos_id: other }, checks('https://pay.example/'));

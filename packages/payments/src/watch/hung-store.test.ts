@@ -186,6 +186,26 @@ describe('a watch over a store that stopped answering', () => {
     expect(overdue).toEqual(['o api_unreachable']);
   });
 
+  it('takes back a registration that landed after its timeout: the create was never sent', async () => {
+    const memory = new MemoryWatchStore();
+    const late = gate();
+    const store: WatchStore = {
+      name: 'slow',
+      add: async (p) => {
+        await late.opened;
+        return memory.add(p);
+      },
+      take: (...args) => memory.take(...args),
+      giveBack: (p) => memory.giveBack(p),
+      remove: (o, op) => memory.remove(o, op),
+    };
+    const watch = createPaymentWatch({ api: unknown, store, storeTimeoutMs: 20, logger: false });
+    await expect(watch.register({ orderId: 'o' })).rejects.toThrow(/when registering a payment/);
+    late.open();
+    await ticks();
+    expect(memory.size).toBe(0);
+  });
+
   it('reports a payment whose remove landed after its timeout', async () => {
     const memory = new MemoryWatchStore();
     const late = gate();

@@ -208,6 +208,40 @@ describe.each(STORES)('$name', ({ up, make }) => {
     },
   );
 
+  it.skipIf(!up)(
+    'refuses an operation that is not a word (watch.operation_invalid): its id would be another order’s',
+    async () => {
+      const store = await make();
+      // `purchase:a` of order `b` and `purchase` of order `a:b` would share the id `purchase:a:b`.
+      await expect(store.add(payment('b', T, 'purchase:a'))).rejects.toMatchObject({
+        name: 'WatchError',
+        code: 'watch.operation_invalid',
+      });
+      expect(await store.add(payment('a:b', T))).toBe(true);
+      await expect(store.remove('b', 'purchase:a')).rejects.toMatchObject({
+        code: 'watch.operation_invalid',
+      });
+      expect((await store.take(T, T + 1_000, 10)).map((p) => [p.orderId, p.operation])).toEqual([
+        ['a:b', 'purchase'],
+      ]);
+    },
+  );
+
+  it.skipIf(!up)(
+    'refuses an order id it could not keep or the service could not be asked about (watch.order_id_invalid)',
+    async () => {
+      const store = await make();
+      for (const orderId of ['', 'o\u00001', 'o\u00851', 'x'.repeat(1_000_000), '.', '..']) {
+        await expect(store.add(payment(orderId, T))).rejects.toMatchObject({
+          name: 'WatchError',
+          code: 'watch.order_id_invalid',
+          status: 400,
+        });
+      }
+      expect(await store.take(T, T + 1_000, 10)).toEqual([]);
+    },
+  );
+
   it.skipIf(!up)('gives each due entry to one of two runs taking at once', async () => {
     const store = await make();
     for (let i = 0; i < 20; i++) await store.add(payment(`o-${i}`, T + i));

@@ -220,6 +220,22 @@ describe('createPaymentWatch', () => {
     expect(unhandled).toEqual([]);
   });
 
+  it('refuses an order id or an operation it could not watch, before the store is called', async () => {
+    const { watch, store } = watchOf(service({}).api);
+    await expect(watch.register({ orderId: 'b', operation: 'purchase:a' })).rejects.toMatchObject({
+      code: 'watch.operation_invalid',
+    });
+    await expect(watch.register({ orderId: 'o\u0000' })).rejects.toMatchObject({
+      code: 'watch.order_id_invalid',
+    });
+    await expect(watch.register({ orderId: '..' })).rejects.toMatchObject({ code: 'watch.order_id_invalid' });
+    expect(await watch.register({ orderId: 'a:b' })).toBe(true);
+    // A notification no payment could be watched under settles nothing, and does not fail the handlers.
+    await watch.settle(notification('b', 'success', 'purchase:a'));
+    await watch.forget('b', 'purchase:a');
+    expect(store.size).toBe(1);
+  });
+
   it('checks its options', () => {
     const { api } = service({});
     expect(() => createPaymentWatch({ api: undefined as never })).toThrow(/api must be/);
