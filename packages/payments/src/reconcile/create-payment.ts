@@ -1,5 +1,6 @@
 import type { PaymentRecord, PaymentRequest, SplitPurchaseRequest } from '../validation/requests.js';
 import { CARD_DATA_FIELDS, validateAtServiceLevel } from '../validation/service-level.js';
+import { hasControlCharacter } from '../watch/contract.js';
 import { type Answer, type FailedCall, failure, parseObject } from './api-answer.js';
 import { ApiError, type ApiViolation } from './api-errors.js';
 
@@ -78,11 +79,12 @@ export function prepareCreate(request: unknown, checks: CreateChecks): PreparedC
     );
   }
   const { split, strict, sector } = checks;
-  const { violations } = validateAtServiceLevel(body, {
+  const { violations: checked } = validateAtServiceLevel(body, {
     split,
     strict,
     ...(sector !== undefined ? { sector } : {}),
   });
+  const violations = [...checked, ...unaskable(body.order_id)];
   if (violations.length > 0) {
     const list = violations.map((v) => `${v.field || 'request'} (${v.code}: ${v.message})`).join('; ');
     throw new ApiError(
@@ -95,6 +97,22 @@ export function prepareCreate(request: unknown, checks: CreateChecks): PreparedC
     (value): value is string => typeof value === 'string' && value !== '',
   );
   return { body: JSON.stringify(body), cardValues };
+}
+
+/**
+ * An order id the service could take but payhook could never ask about again (a re-send puts it in the path, where
+ * `.` and `..` are dot segments), or keep watched (a control or bidi character): refused before it is sent.
+ */
+function unaskable(orderId: unknown): { field: string; code: string; message: string }[] {
+  if (orderId === '.' || orderId === '..') {
+    const message = 'a dot segment: no re-send can name it, so the payment could never be reconciled';
+    return [{ field: 'order_id', code: 'order_id.unaskable', message }];
+  }
+  if (typeof orderId === 'string' && hasControlCharacter(orderId)) {
+    const message = 'holds a control or bidi character';
+    return [{ field: 'order_id', code: 'order_id.control_character', message }];
+  }
+  return [];
 }
 
 /**

@@ -1,4 +1,4 @@
-import { type WatchedPayment, type WatchStore, watchId } from './contract.js';
+import { entryId, type WatchedPayment, type WatchStore, watchId } from './contract.js';
 
 /**
  * The watch's store in this process's memory: for one instance and for tests (a restart forgets every payment
@@ -30,7 +30,7 @@ export class MemoryWatchStore implements WatchStore {
       .slice(0, Math.max(0, Math.floor(limit)));
     return due.map((p) => {
       const { unreachableSince: _, ...kept } = p;
-      this.#payments.set(watchId(p.orderId, p.operation), {
+      this.#payments.set(entryId(p.orderId, p.operation), {
         ...kept,
         tries: p.tries + 1,
         deadline: nextDeadline,
@@ -41,7 +41,7 @@ export class MemoryWatchStore implements WatchStore {
 
   async giveBack(payments: readonly WatchedPayment[]): Promise<void> {
     for (const p of payments) {
-      const id = watchId(p.orderId, p.operation);
+      const id = entryId(p.orderId, p.operation);
       const kept = this.#payments.get(id);
       if (kept === undefined) continue;
       const given = [kept.unreachableSince, p.unreachableSince].filter((s) => s !== undefined);

@@ -7,7 +7,7 @@ import {
   tableOf,
 } from '@payhook/core/postgres';
 import type { WatchedPayment, WatchStore } from './contract.js';
-import { watchId } from './contract.js';
+import { entryId, watchId } from './contract.js';
 
 export interface PostgresWatchStoreOptions {
   /** A `pg` `Pool` (or one connected `Client`), shared with the rest of the app. */
@@ -195,7 +195,7 @@ export class PostgresWatchStore implements WatchStore {
 
   async giveBack(payments: readonly WatchedPayment[]): Promise<void> {
     if (payments.length === 0) return;
-    const ids = payments.map((p) => watchId(p.orderId, p.operation));
+    const ids = payments.map((p) => entryId(p.orderId, p.operation));
     await this.#query(this.#giveBack, [ids, payments.map((p) => p.unreachableSince ?? null)]);
   }
 

@@ -1,5 +1,5 @@
 import { type RedisClientLike, type RunScript, scriptRunner } from '@payhook/core/redis';
-import { type WatchedPayment, type WatchStore, watchId } from './contract.js';
+import { entryId, type WatchedPayment, type WatchStore, watchId } from './contract.js';
 
 export interface RedisWatchStoreOptions {
   /** A connected `ioredis` or node-redis client, as `RedisStore` takes. */
@@ -116,7 +116,7 @@ export class RedisWatchStore implements WatchStore {
     if (payments.length === 0) return;
     await this.#script(
       GIVE_BACK_SCRIPT,
-      payments.flatMap((p) => [watchId(p.orderId, p.operation), String(p.unreachableSince ?? '')]),
+      payments.flatMap((p) => [entryId(p.orderId, p.operation), String(p.unreachableSince ?? '')]),
     );
   }
 
