@@ -313,3 +313,53 @@ describe('the payment watch while the service’s API cannot be reached', () => 
     expect(() => createPaymentWatch({ api, storeTimeoutMs: 0 })).toThrow(/storeTimeoutMs/);
   });
 });
+
+describe('what the watch logs and publishes, from text it did not write', () => {
+  it("escapes control and bidi characters of an order id kept by a former version and of the service's message", async () => {
+    const raws = /[\u0000-\u001f\u0080-\u009f\u202a-\u202e\u2066-\u2069]/;
+    const memory = new MemoryWatchStore();
+    const legacy = { orderId: 'o\u202e\u00851', operation: 'purchase', createdAt: T, deadline: T, tries: 2 };
+    const store = {
+      name: 'legacy',
+      add: (p: Parameters<MemoryWatchStore['add']>[0]) => memory.add(p),
+      take: async () => [{ ...legacy, tries: 3 }],
+      giveBack: async () => undefined,
+      remove: async () => true,
+    };
+    const logged: string[] = [];
+    const messages: WatchMessage[] = [];
+    const listen = (m: unknown) => messages.push(m as WatchMessage);
+    diagnostics_channel.subscribe(PAYHOOK_CHANNELS.watch, listen);
+    try {
+      const unknownOrder: ResendClient = {
+        resend: async () => {
+          throw new ApiError('api.not_found', 'GET … answered 404', { status: 404 });
+        },
+      };
+      const watch = createPaymentWatch({
+        api: unknownOrder,
+        store,
+        now: () => T + 60 * MINUTE,
+        logger: { warn: (line: string) => logged.push(line) },
+      });
+      await watch.reconcileOverdue();
+      const bidi = new ApiError('api.server', 'GET … answered 503 (S-503: \u202eevil\u0085)', {
+        status: 503,
+      });
+      const down = createPaymentWatch({
+        api: { resend: async () => Promise.reject(bidi) },
+        store,
+        now: () => T + 60 * MINUTE,
+        logger: { warn: (line: string) => logged.push(line) },
+      });
+      await down.reconcileOverdue();
+    } finally {
+      diagnostics_channel.unsubscribe(PAYHOOK_CHANNELS.watch, listen);
+    }
+    expect(logged).toHaveLength(2);
+    for (const line of logged) expect(line).not.toMatch(raws);
+    expect(logged[0]).toContain('o\\u{202e}\\u{85}1');
+    expect(logged[1]).toContain('\\u{202e}evil\\u{85}');
+    for (const m of messages) expect(m.operation).not.toMatch(raws);
+  });
+});
