@@ -75,6 +75,10 @@ const MAX_ORDER_ID = 256;
  * entries (`watchId` throws this), and `settle` and `forget` skip them (nothing can be watched under them).
  */
 export function watchRefusal(orderId: unknown, operation: unknown): WatchError | undefined {
+  return operationRefusal(operation) ?? orderIdRefusal(orderId);
+}
+
+function operationRefusal(operation: unknown): WatchError | undefined {
   if (typeof operation !== 'string' || !OPERATION.test(operation)) {
     const what =
       typeof operation === 'string' ? `of ${operation.length} characters` : `of type ${typeof operation}`;
@@ -83,6 +87,10 @@ export function watchRefusal(orderId: unknown, operation: unknown): WatchError |
       `payment watch: an operation ${what} that is not a word (1 to 32 letters, digits, _ or -: purchase, auth) cannot be watched; its entry's id could be another order's.`,
     );
   }
+  return undefined;
+}
+
+function orderIdRefusal(orderId: unknown): WatchError | undefined {
   const why =
     typeof orderId !== 'string' || orderId === ''
       ? 'is empty or not a string'
@@ -104,6 +112,17 @@ export function watchRefusal(orderId: unknown, operation: unknown): WatchError |
  */
 export function watchId(orderId: string, operation: string): string {
   const refusal = watchRefusal(orderId, operation);
+  if (refusal) throw refusal;
+  return entryId(orderId, operation);
+}
+
+/**
+ * The id of an entry to remove: its operation checked (a `:` would name another order's entry), its order id not,
+ * so an entry a former version kept (a control character in its id) can still be dropped.
+ * @throws {WatchError} `watch.operation_invalid`.
+ */
+export function removeId(orderId: string, operation: string): string {
+  const refusal = operationRefusal(operation);
   if (refusal) throw refusal;
   return entryId(orderId, operation);
 }

@@ -1,4 +1,4 @@
-import { entryId, type WatchedPayment, type WatchStore, watchId } from './contract.js';
+import { entryId, removeId, type WatchedPayment, type WatchStore, watchId } from './contract.js';
 
 /**
  * The watch's store in this process's memory: for one instance and for tests (a restart forgets every payment
@@ -51,6 +51,6 @@ export class MemoryWatchStore implements WatchStore {
   }
 
   async remove(orderId: string, operation: string): Promise<boolean> {
-    return this.#payments.delete(watchId(orderId, operation));
+    return this.#payments.delete(removeId(orderId, operation));
   }
 }

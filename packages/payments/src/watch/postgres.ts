@@ -7,7 +7,7 @@ import {
   tableOf,
 } from '@payhook/core/postgres';
 import type { WatchedPayment, WatchStore } from './contract.js';
-import { entryId, watchId } from './contract.js';
+import { entryId, removeId, watchId } from './contract.js';
 
 export interface PostgresWatchStoreOptions {
   /** A `pg` `Pool` (or one connected `Client`), shared with the rest of the app. */
@@ -200,7 +200,7 @@ export class PostgresWatchStore implements WatchStore {
   }
 
   async remove(orderId: string, operation: string): Promise<boolean> {
-    return ((await this.#query(this.#remove, [watchId(orderId, operation)])).rowCount ?? 0) > 0;
+    return ((await this.#query(this.#remove, [removeId(orderId, operation)])).rowCount ?? 0) > 0;
   }
 
   async #query(query: Statement, values: unknown[]) {

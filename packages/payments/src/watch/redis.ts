@@ -1,5 +1,5 @@
 import { type RedisClientLike, type RunScript, scriptRunner } from '@payhook/core/redis';
-import { entryId, type WatchedPayment, type WatchStore, watchId } from './contract.js';
+import { entryId, removeId, type WatchedPayment, type WatchStore, watchId } from './contract.js';
 
 export interface RedisWatchStoreOptions {
   /** A connected `ioredis` or node-redis client, as `RedisStore` takes. */
@@ -121,7 +121,7 @@ export class RedisWatchStore implements WatchStore {
   }
 
   async remove(orderId: string, operation: string): Promise<boolean> {
-    return Number(await this.#script(REMOVE_SCRIPT, [watchId(orderId, operation)])) === 1;
+    return Number(await this.#script(REMOVE_SCRIPT, [removeId(orderId, operation)])) === 1;
   }
 
   #script(script: string, args: string[]): Promise<unknown> {

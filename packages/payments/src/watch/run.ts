@@ -2,7 +2,7 @@ import type { WebhookHandler } from '@payhook/core';
 import type { ResendClient, ResendRequest } from '../reconcile/api-client.js';
 import { createReconciler, type ReconcileResult } from '../reconcile/reconciler.js';
 import type { BoundedWatchStore } from './bounded.js';
-import { type WatchedPayment, watchId } from './contract.js';
+import { entryId, type WatchedPayment } from './contract.js';
 import {
   type OverduePayment,
   type OverdueReason,
@@ -64,7 +64,7 @@ export async function runOnce<C>(settings: RunSettings<C>): Promise<WatchRunRepo
     payment,
     result: results[index]!,
     verdict: verdictOf(results[index]!, payment, settings, at),
-    skipped: skipped.has(watchId(payment.orderId, payment.operation)),
+    skipped: skipped.has(entryId(payment.orderId, payment.operation)),
   }));
   try {
     // Those kept and their give back first: a remove failing cannot leave their tries and unreachableSince lost.
@@ -107,7 +107,7 @@ function stopping(api: ResendClient, skipped: Set<string>): ResendClient {
   let last: Error | undefined;
   const resend = async (request: ResendRequest) => {
     if (last !== undefined && inARow >= STOP_AFTER) {
-      skipped.add(watchId(request.orderId, request.operation ?? 'purchase'));
+      skipped.add(entryId(request.orderId, request.operation ?? 'purchase'));
       throw last;
     }
     try {
