@@ -186,6 +186,24 @@ describe('a watch over a store that stopped answering', () => {
     expect(overdue).toEqual(['o api_unreachable']);
   });
 
+  it('bounds a re-send of a custom ResendClient that never settles: api.timeout, no try counted', async () => {
+    const memory = new MemoryWatchStore();
+    const outages: string[] = [];
+    const never: ResendClient = { resend: () => new Promise(() => undefined) };
+    const watch = createPaymentWatch({
+      api: never,
+      store: memory,
+      now: () => T + 20 * MINUTE,
+      resendTimeoutMs: 50,
+      logger: false,
+      onUnreachable: (o) => outages.push((o.error as ApiError).code),
+    });
+    await memory.add({ orderId: 'o', operation: 'purchase', createdAt: T, deadline: T, tries: 0 });
+    const report = await watch.reconcileOverdue();
+    expect(report.watching.map((p) => [p.orderId, p.tries])).toEqual([['o', 0]]);
+    expect(outages).toEqual(['api.timeout']);
+  }, 5_000);
+
   it('takes back a registration that landed after its timeout: the create was never sent', async () => {
     const memory = new MemoryWatchStore();
     const late = gate();

@@ -193,6 +193,24 @@ describe.each(STORES)('$name', ({ up, make }) => {
   );
 
   it.skipIf(!up)(
+    'restores no old unreachableSince from a run that took before a later run reached the service',
+    async () => {
+      const store = await make();
+      const S = T + 5;
+      await store.add(payment('a', T));
+      const [a] = await store.take(T, T + 1_000, 10);
+      await store.giveBack([{ ...a!, unreachableSince: S }]);
+      const [older] = await store.take(T + 1_000, T + 2_000, 10);
+      // A later run takes it and reaches the service (it gives nothing back); then the older run gives back.
+      const [later] = await store.take(T + 2_000, T + 3_000, 10);
+      expect([older!.unreachableSince, later!.unreachableSince]).toEqual([S, undefined]);
+      await store.giveBack([older!]);
+      const [next] = await store.take(T + 3_000, T + 4_000, 10);
+      expect([next!.tries, next!.unreachableSince]).toEqual([2, undefined]);
+    },
+  );
+
+  it.skipIf(!up)(
     'takes past an order id with a lone surrogate (a string cut inside an emoji), and removes it',
     async () => {
       const store = await make();
