@@ -49,9 +49,12 @@ export interface WatchStore {
   /**
    * Counts one try less for each payment `take` answered (never below 0), taken again since or not: each call
    * gives back tries a run counted and never used, so the count stays right however takes and gives back
-   * interleave (takes queued while the store was offline land together), and keeps the earlier of each payment's
-   * `unreachableSince` stored and the one given (none given leaves it: only `take` clears it), so whichever of two
-   * interleaved runs gives back last, the first failure is kept. A gone entry (settled) is left alone; the
+   * interleave (takes queued while the store was offline land together). Its `unreachableSince` is kept as the
+   * earlier of the one stored and the one given (none given leaves it: only `take` clears it) when the payment's
+   * `deadline` is still the one its take set; taken again since (a later run), the one given is held pending, and
+   * kept only once that later take is given back too (it failed as well: whichever of two interleaved runs gives
+   * back last, the first failure is kept), dropped by the next take if it never is (the later run reached the
+   * service: an older run must not restore the outage clock it cleared). A gone entry (settled) is left alone; the
    * deadline stays.
    */
   giveBack(payments: readonly WatchedPayment[]): Promise<void>;

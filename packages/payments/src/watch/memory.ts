@@ -9,7 +9,7 @@ import { entryId, removeId, type WatchedPayment, type WatchStore, watchId } from
  */
 export class MemoryWatchStore implements WatchStore {
   readonly name = 'memory';
-  readonly #payments = new Map<string, WatchedPayment>();
+  readonly #payments = new Map<string, Kept>();
 
   /** How many payments are watched. */
   get size(): number {
@@ -28,7 +28,7 @@ export class MemoryWatchStore implements WatchStore {
       .filter((p) => p.deadline <= now)
       .sort((a, b) => a.deadline - b.deadline)
       .slice(0, Math.max(0, Math.floor(limit)));
-    return due.map((p) => {
+    return due.map(({ pendingSince: _pending, ...p }) => {
       const { unreachableSince: _, ...kept } = p;
       this.#payments.set(entryId(p.orderId, p.operation), {
         ...kept,
@@ -44,9 +44,16 @@ export class MemoryWatchStore implements WatchStore {
       const id = entryId(p.orderId, p.operation);
       const kept = this.#payments.get(id);
       if (kept === undefined) continue;
-      const given = [kept.unreachableSince, p.unreachableSince].filter((s) => s !== undefined);
-      const since = given.length === 0 ? {} : { unreachableSince: Math.min(...given) };
-      this.#payments.set(id, { ...kept, ...since, tries: Math.max(0, kept.tries - 1) });
+      const { unreachableSince, pendingSince, ...rest } = kept;
+      const tries = Math.max(0, kept.tries - 1);
+      if (p.deadline !== kept.deadline) {
+        // Taken again since: held back until that later take is given back too (see WatchStore.giveBack).
+        const pending = earliest(pendingSince, p.unreachableSince);
+        this.#payments.set(id, { ...rest, ...since(unreachableSince), ...pendingOf(pending), tries });
+        continue;
+      }
+      const first = earliest(unreachableSince, pendingSince, p.unreachableSince);
+      this.#payments.set(id, { ...rest, ...since(first), tries });
     }
   }
 
@@ -54,3 +61,14 @@ export class MemoryWatchStore implements WatchStore {
     return this.#payments.delete(removeId(orderId, operation));
   }
 }
+
+/** An entry as kept: with the earliest `unreachableSince` a run that took it before a later take gave back. */
+type Kept = WatchedPayment & { readonly pendingSince?: number };
+
+function earliest(...times: (number | undefined)[]): number | undefined {
+  const given = times.filter((t) => t !== undefined);
+  return given.length === 0 ? undefined : Math.min(...given);
+}
+
+const since = (time: number | undefined) => (time === undefined ? {} : { unreachableSince: time });
+const pendingOf = (time: number | undefined) => (time === undefined ? {} : { pendingSince: time });

@@ -299,7 +299,8 @@ describe('the payment watch while the service’s API cannot be reached', () => 
     await store.add({ orderId: 'gone', operation: 'purchase', createdAt: T, deadline: T, tries: 0 });
     await store.add({ orderId: 'a', operation: 'purchase', createdAt: T, deadline: T + 1, tries: 0 });
     await store.giveBack([
-      { orderId: 'a', operation: 'purchase', createdAt: T, deadline: T, tries: 0, unreachableSince: T },
+      // As a run gives it back: with the deadline its take set (here the one it was added with).
+      { orderId: 'a', operation: 'purchase', createdAt: T, deadline: T + 1, tries: 0, unreachableSince: T },
     ]);
     await expect(watch.reconcileOverdue()).rejects.toThrow(StoreError);
     const [a] = (await store.take(T + MINUTE * 60, T + MINUTE * 61, 10)).filter((p) => p.orderId === 'a');

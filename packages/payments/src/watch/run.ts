@@ -1,5 +1,7 @@
 import type { WebhookHandler } from '@payhook/core';
+import { withDeadline } from '@payhook/core/adapter';
 import type { ResendClient, ResendRequest } from '../reconcile/api-client.js';
+import { ApiError } from '../reconcile/api-errors.js';
 import { createReconciler, type ReconcileResult } from '../reconcile/reconciler.js';
 import type { BoundedWatchStore } from './bounded.js';
 import { entryId, type WatchedPayment } from './contract.js';
@@ -38,6 +40,7 @@ export interface RunSettings<C> {
   readonly unreachableAfterMs: number;
   readonly batchSize: number;
   readonly requestsPerSecond: number;
+  readonly resendTimeoutMs: number;
   readonly onOverdue: ((payment: OverduePayment) => void) | undefined;
   readonly onUnreachable: ((outage: WatchOutage) => void) | undefined;
   readonly logger: WatchLogger;
@@ -88,7 +91,7 @@ async function ask<C>(
   const reconciler = createReconciler<C>({
     ...(settings.webhook ? { webhook: settings.webhook } : {}),
     ...(settings.context !== undefined ? { context: settings.context } : {}),
-    api: stopping(settings.api, skipped),
+    api: stopping(settings.api, skipped, settings.resendTimeoutMs),
     listPending: () =>
       taken.map((p) => ({ orderId: p.orderId, operation: p.operation, createdAt: p.createdAt })),
     now: () => at,
@@ -100,9 +103,10 @@ async function ask<C>(
 /**
  * The client a run asks through: after `STOP_AFTER` unreachable answers in a row it asks no more, each call after
  * failing at once with the last of them (still paced by `requestsPerSecond`, no request sent), its payment noted
- * in `skipped`; any other answer starts the count again.
+ * in `skipped`; any other answer starts the count again. Each call is bounded by `timeoutMs` (`api.timeout`): a
+ * custom `ResendClient` that never settles must not hold the run, and every run joined to it, forever.
  */
-function stopping(api: ResendClient, skipped: Set<string>): ResendClient {
+function stopping(api: ResendClient, skipped: Set<string>, timeoutMs: number): ResendClient {
   let inARow = 0;
   let last: Error | undefined;
   const resend = async (request: ResendRequest) => {
@@ -111,7 +115,12 @@ function stopping(api: ResendClient, skipped: Set<string>): ResendClient {
       throw last;
     }
     try {
-      const answer = await api.resend(request);
+      const late = () =>
+        new ApiError(
+          'api.timeout',
+          `re-send of ${request.operation ?? 'purchase'} for an order: no answer within ${timeoutMs} ms (the watch's resendTimeoutMs). The payment stays watched, no try counted.`,
+        );
+      const answer = await withDeadline(Promise.resolve(api.resend(request)), timeoutMs, late);
       inARow = 0;
       return answer;
     } catch (error) {

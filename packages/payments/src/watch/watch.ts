@@ -68,6 +68,13 @@ export interface PaymentWatchOptions<C = undefined> {
   /** How many re-sends start per second. @default 5 */
   requestsPerSecond?: number;
   /**
+   * The longest one re-send may take, answer included, before it fails with `api.timeout` (the payment stays
+   * watched, no try counted): a `ResendClient` of your own that never settles ends its call, not the run. Above the
+   * API client's own `timeoutMs` (10 s), which fires first for a client from `createApiClient`.
+   * @default 30_000
+   */
+  resendTimeoutMs?: number;
+  /**
    * Called with each payment reported overdue (still unsettled after `maxTries`, an order the service does not
    * know, or one its API could not be asked about for `unreachableAfterMs`); its throw, or an async one's
    * rejection, is ignored.
@@ -223,6 +230,7 @@ function checkedSettings<C>(
     unreachableAfterMs: duration('unreachableAfterMs', options.unreachableAfterMs, 86_400_000, 0),
     batchSize: positiveInteger('batchSize', options.batchSize, 100),
     requestsPerSecond: positive('requestsPerSecond', options.requestsPerSecond, 5),
+    resendTimeoutMs: duration('resendTimeoutMs', options.resendTimeoutMs, 30_000),
     onOverdue: optionalFunction('onOverdue', options.onOverdue),
     onUnreachable: optionalFunction('onUnreachable', options.onUnreachable),
     logger: options.logger === undefined ? console : options.logger,
