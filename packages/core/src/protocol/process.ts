@@ -94,7 +94,8 @@ export function createProcessor<C>(
       });
       return runInOrder(runs.map(work), once).then((ran) => recorded(notification, ran));
     }
-    const outcome = once.run({ key, handlers, notification, context, delivery, signal });
+    const steps = part === 'queued';
+    const outcome = once.run({ key, handlers, notification, context, delivery, signal, steps });
     return isPromiseLike(outcome)
       ? outcome.then((ran) => recorded(notification, ran))
       : recorded(notification, outcome);
