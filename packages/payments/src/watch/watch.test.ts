@@ -247,6 +247,43 @@ describe('createPaymentWatch', () => {
   });
 });
 
+describe('a watch over a webhook with a queue', () => {
+  it('hands a final record to the queue as a delivery would: inline handlers here, the queued ones to a worker', async () => {
+    const jobs: QueuedNotification[] = [];
+    const queue = {
+      enqueue: async (job: QueuedNotification) => {
+        jobs.push(job);
+        return 'queued' as const;
+      },
+    };
+    const ran: string[] = [];
+    const webhook = createWebhookHandler({ secret: SECRET, logger: false, queue })
+      .on('purchase.success', () => void ran.push('mark paid'), { inline: true })
+      .on('purchase.success', () => void ran.push('e-mail'));
+    const { watch, store, advance } = watchOf(service({ o: 'success' }).api, { webhook });
+    await watch.register({ orderId: 'o' });
+    advance(15 * MINUTE);
+    const report = await watch.reconcileOverdue();
+    expect(ran).toEqual(['mark paid']);
+    expect(jobs.map((job) => job.data.order_id)).toEqual(['o']);
+    expect(report.settled.map((p) => p.orderId)).toEqual(['o']);
+    expect(store.size).toBe(0);
+  });
+
+  it("runs every handler in the process of a webhook without a queue (a worker's definition), as before", async () => {
+    const ran: string[] = [];
+    const webhook = createWebhookHandler({ logger: false }).on(
+      'purchase.success',
+      () => void ran.push('e-mail'),
+    );
+    const { watch, advance } = watchOf(service({ o: 'success' }).api, { webhook });
+    await watch.register({ orderId: 'o' });
+    advance(15 * MINUTE);
+    await watch.reconcileOverdue();
+    expect(ran).toEqual(['e-mail']);
+  });
+});
+
 describe('watch.settle, the last handler', () => {
   it('settles only once the handlers before it succeeded: in the worker for a queued notification, not in the request', async () => {
     const jobs: QueuedNotification[] = [];
