@@ -242,6 +242,33 @@ export function describeQueueEngine(kit: EngineKit, up: boolean): void {
       expect((await post(web, notification.body)).outcome).toBe('duplicate');
     });
 
+    it('lists the waiting jobs, oldest first, and purges them by key or all at once', async () => {
+      const queue = engine();
+      const web = createWebhookHandler({ secret: QUEUE_SECRET, logger: false, queue }).on(
+        'purchase',
+        () => {},
+      );
+      const first = delivery();
+      const second = delivery();
+      expect((await post(web, first.body)).outcome).toBe('queued');
+      expect((await post(web, second.body)).outcome).toBe('queued');
+      const waiting = await queue.waiting();
+      expect(waiting.map((job) => job.job.data.payment_id)).toEqual([first.payment_id, second.payment_id]);
+      expect(waiting.map((job) => [job.id === job.job.key, job.attempts])).toEqual([
+        [true, 0],
+        [true, 0],
+      ]);
+      expect(waiting[0]!.queuedAt).toBeInstanceOf(Date);
+      expect(await queue.waiting({ limit: 1 })).toHaveLength(1);
+      expect(await queue.purge({ ids: [waiting[0]!.id, 'purchase:no-such:success'] })).toBe(1);
+      expect((await queue.waiting()).map((job) => job.job.data.payment_id)).toEqual([second.payment_id]);
+      expect(await queue.purge({ all: true })).toBe(1);
+      expect(await queue.waiting()).toEqual([]);
+      // Purged before it ran: a copy delivered afterwards is queued again.
+      expect((await post(web, first.body)).outcome).toBe('queued');
+      expect(await queue.dead()).toEqual([]);
+    });
+
     it('answers 503 queue.unavailable while the engine is unreachable, and loses nothing once it is back', async () => {
       const proxy = await CuttableProxy.start(kit.server());
       closers.push(() => proxy.close());
