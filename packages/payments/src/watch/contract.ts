@@ -64,6 +64,7 @@ export interface WatchStore {
 /** An operation as the watch keeps it: a word (`purchase`, `auth`), so no `:` can make one id another's. */
 const OPERATION = /^[A-Za-z0-9_-]{1,32}$/;
 /** C0, DEL, C1 and the bidi controls: PostgreSQL refuses NUL (22021), and none belongs in an order id. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is what it is for.
 const CONTROL = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
 /** Whether a text holds a C0, DEL, C1 or bidi control character. */
 export function hasControlCharacter(text: string): boolean {

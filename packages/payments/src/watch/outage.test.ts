@@ -317,6 +317,7 @@ describe('the payment watch while the service’s API cannot be reached', () => 
 
 describe('what the watch logs and publishes, from text it did not write', () => {
   it("escapes control and bidi characters of an order id kept by a former version and of the service's message", async () => {
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is what it is for.
     const raws = /[\u0000-\u001f\u0080-\u009f\u202a-\u202e\u2066-\u2069]/;
     const memory = new MemoryWatchStore();
     const legacy = { orderId: 'o\u202e\u00851', operation: 'purchase', createdAt: T, deadline: T, tries: 2 };
