@@ -184,36 +184,45 @@ export async function queueCommand(argv: string[], io: CliIO): Promise<number> {
     if (values.json && !listing) throw new UsageError('--json goes with list and waiting.');
     const engine = await openEngine(values);
     try {
-      if (action === 'waiting') {
-        const waiting = await engine.waiting({
-          ...(since ? { since } : {}),
-          ...(values.all ? { limit: 1e9 } : {}),
-        });
-        for (const notification of waiting) io.stdout(waitingLine(notification, values.json));
-        io.stderr(`${waiting.length} waiting notification${waiting.length === 1 ? '' : 's'}`);
-        return 0;
-      }
-      if (action === 'purge') {
-        const count = await engine.purge(selection!);
-        io.stdout(`purged ${count}`);
-        return unmatched(io, selection!, count, 'waiting');
-      }
-      if (selection === undefined) {
-        const dead = await engine.dead({
-          ...(since ? { since } : {}),
-          ...(values.all ? { limit: 1e9 } : {}),
-        });
-        for (const notification of dead) io.stdout(line(notification, values.json));
-        io.stderr(`${dead.length} dead notification${dead.length === 1 ? '' : 's'}`);
-        return 0;
-      }
-      const count = await (action === 'replay' ? engine.replay(selection) : engine.discard(selection));
-      io.stdout(`${action === 'replay' ? 'replayed' : 'discarded'} ${count}`);
-      return unmatched(io, selection, count, 'dead');
+      const json = values.json === true;
+      const filter = { ...(since ? { since } : {}), ...(values.all ? { limit: 1e9 } : {}) };
+      if (selection === undefined) return await list(engine, action as 'list' | 'waiting', filter, json, io);
+      return await act(engine, action as 'replay' | 'discard' | 'purge', selection, io);
     } finally {
       await engine.close();
     }
   });
+}
+
+/** `list` (the dead notifications) or `waiting`: one line each, the count on standard error. */
+async function list(
+  engine: QueueEngine,
+  action: 'list' | 'waiting',
+  filter: { since?: Date; limit?: number },
+  json: boolean,
+  io: CliIO,
+): Promise<number> {
+  const lines =
+    action === 'waiting'
+      ? (await engine.waiting(filter)).map((waiting) => waitingLine(waiting, json))
+      : (await engine.dead(filter)).map((dead) => line(dead, json));
+  for (const printed of lines) io.stdout(printed);
+  const kind = action === 'waiting' ? 'waiting' : 'dead';
+  io.stderr(`${lines.length} ${kind} notification${lines.length === 1 ? '' : 's'}`);
+  return 0;
+}
+
+/** `replay`, `discard` (dead notifications) or `purge` (waiting ones): how many, and 1 when some ids named none. */
+async function act(
+  engine: QueueEngine,
+  action: 'replay' | 'discard' | 'purge',
+  selection: DeadSelection,
+  io: CliIO,
+): Promise<number> {
+  const done = { replay: 'replayed', discard: 'discarded', purge: 'purged' }[action];
+  const count = await engine[action](selection);
+  io.stdout(`${done} ${count}`);
+  return unmatched(io, selection, count, action === 'purge' ? 'waiting' : 'dead');
 }
 
 /** 1, saying how many, when some of the ids given named no notification of that kind; else 0. */
