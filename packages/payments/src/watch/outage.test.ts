@@ -315,6 +315,62 @@ describe('the payment watch while the service’s API cannot be reached', () => 
   });
 });
 
+describe('two runs over one store, the later one reaching the service', () => {
+  it('restores no old outage clock when the later run reached the service but our store failed (held)', async () => {
+    const store = new MemoryWatchStore();
+    const entry = { orderId: 'o', operation: 'purchase', createdAt: T, deadline: T, tries: 0 };
+    await store.add(entry);
+    // Every run failed to reach the service since 20 hours ago.
+    const since = T - 20 * 60 * MINUTE;
+    await store.giveBack([{ ...entry, unreachableSince: since }]);
+    const gate = () => {
+      let open!: () => void;
+      const opened = new Promise<void>((resolve) => {
+        open = resolve;
+      });
+      return { opened, open };
+    };
+    const [olderAsked, olderGoes, laterProcessed, laterGoes] = [gate(), gate(), gate(), gate()];
+    const older = createPaymentWatch({
+      api: {
+        resend: async () => {
+          olderAsked.open();
+          await olderGoes.opened;
+          throw NETWORK();
+        },
+      },
+      store,
+      now: () => T + 15 * MINUTE,
+      logger: false,
+    });
+    // The service answers the later run: a final record, which our own store then fails to take.
+    const up = service(NETWORK, 'success');
+    up.up();
+    const olderRun = older.reconcileOverdue();
+    await olderAsked.opened;
+    const laterRun = createPaymentWatch({
+      api: up.api,
+      webhook: {
+        process: async () => {
+          laterProcessed.open();
+          await laterGoes.opened;
+          throw new StoreError('store.unavailable', 'the merchant’s store is down');
+        },
+      },
+      store,
+      now: () => T + 31 * MINUTE,
+      logger: false,
+    }).reconcileOverdue();
+    await laterProcessed.opened;
+    olderGoes.open();
+    await olderRun;
+    laterGoes.open();
+    await laterRun;
+    const [next] = await store.take(T + 60 * MINUTE, T + 75 * MINUTE, 10);
+    expect(next!.unreachableSince).toBeUndefined();
+  });
+});
+
 describe('what the watch logs and publishes, from text it did not write', () => {
   it("escapes control and bidi characters of an order id kept by a former version and of the service's message", async () => {
     // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is what it is for.
