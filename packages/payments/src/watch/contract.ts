@@ -54,8 +54,9 @@ export interface WatchStore {
    * `deadline` is still the one its take set; taken again since (a later run), the one given is held pending, and
    * kept only once that later take is given back too (it failed as well: whichever of two interleaved runs gives
    * back last, the first failure is kept), dropped by the next take if it never is (the later run reached the
-   * service: an older run must not restore the outage clock it cleared). A gone entry (settled) is left alone; the
-   * deadline stays.
+   * service: an older run must not restore the outage clock it cleared; a run that reached the service but could
+   * not take its answer gives back with a deadline no entry has, for the same reason). A gone entry (settled) is
+   * left alone; the deadline stays.
    */
   giveBack(payments: readonly WatchedPayment[]): Promise<void>;
   remove(orderId: string, operation: string): Promise<boolean>;

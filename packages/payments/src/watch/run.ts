@@ -157,7 +157,9 @@ async function decide<C>(settings: RunSettings<C>, run: Run, decided: Decided, a
       tries: payment.tries - 1,
       ...(since === undefined ? {} : { unreachableSince: since }),
     };
-    run.givenBack.push(kept);
+    // A held run reached the service: its give-back must not promote the unreachableSince an older run left
+    // pending, so it gives back as a take older than the latest would (a deadline no entry has).
+    run.givenBack.push(verdict === 'held' ? { ...kept, deadline: REACHED } : kept);
     return void run.report.watching.push(kept);
   }
   const overdue = verdict === 'settled' ? undefined : overdueOf(payment, result, verdict);
@@ -170,6 +172,9 @@ async function decide<C>(settings: RunSettings<C>, run: Run, decided: Decided, a
 }
 
 type Verdict = 'settled' | 'watching' | 'unreachable' | 'held' | OverdueReason;
+
+/** The deadline a give-back from a run that reached the service carries: never an entry's (`WatchStore.giveBack`). */
+const REACHED = -1;
 
 /** The verdicts that keep a payment watched (no remove). */
 const STAYING: ReadonlySet<Verdict> = new Set<Verdict>(['watching', 'unreachable', 'held']);
