@@ -2,6 +2,8 @@
 // a screenful each), and the small helpers the packages built on core share (@payhook/payments: option checks,
 // `isMissing`, deadlines, the HMAC request signature). Applications receive webhooks with the main entry; the types
 // these take and return (`WebhookHandler`, `WebhookRequest`, `WebhookResult`, `WebhookError`) are there too.
+
+export { printable } from './diagnostics/printable.js';
 export { refusal } from './http/answers.js';
 export type { MiddlewareOptions, PathMatcher, WebhookMiddleware } from './http/middleware.js';
 export { createMiddleware } from './http/middleware.js';

@@ -168,9 +168,9 @@ export interface WebhookHandler<C = undefined> {
    * API): the same routes and order, the same key, `ordering` and exactly-once protocol as a delivery, so a copy
    * delivered later is a duplicate and a handler that succeeded before is not run again. Resolves the outcome a
    * delivery would answer with 200; throws the `WebhookError` it would answer otherwise (also given to `onError`).
-   * It never enqueues, even with the `queue` option: it is what a queue worker calls to run the handlers. A
-   * notification reaching handlers registered `{ inline: true }` and others runs both parts here, each under its own
-   * key as in a request and its worker (`queued: true` runs only the worker's part).
+   * It never enqueues unless asked (`enqueue: true`), even with the `queue` option: it is what a queue worker calls
+   * to run the handlers. A notification reaching handlers registered `{ inline: true }` and others runs both parts
+   * here, each under its own key as in a request and its worker (`queued: true` runs only the worker's part).
    *
    * @example
    * const outcome = await webhook.process(notification); // 'handled' | 'duplicate' | 'ignored' | 'stale'
@@ -178,8 +178,21 @@ export interface WebhookHandler<C = undefined> {
   process(
     notification: Notification,
     context?: C,
-    options?: ProcessOptions,
+    options?: ProcessOptions & { enqueue?: false },
   ): Promise<Exclude<WebhookOutcome, 'refused' | 'queued' | 'handled+queued'>>;
+  /**
+   * With `enqueue: true`, a notification fetched from the API (a reconciler's, a payment watch's) is taken as a
+   * delivery would be: where the webhook has a `queue`, its inline handlers run here and the rest is queued for a
+   * worker (`queued`, `handled+queued`); without one, every handler runs here, as `process` always does.
+   *
+   * @example
+   * const outcome = await webhook.process(record, undefined, { enqueue: true }); // 'queued' with a queue
+   */
+  process(
+    notification: Notification,
+    context: C | undefined,
+    options: ProcessOptions & { enqueue: true },
+  ): Promise<Exclude<WebhookOutcome, 'refused'>>;
   /**
    * Resolves once no run of this webhook is going on in this process: each committed, released or given up, also
    * those that went on after their answer (past `handlerTimeoutMs`). Await it before closing the store at shutdown.
@@ -212,6 +225,12 @@ export interface ProcessOptions {
    * @default false
    */
   queued?: boolean;
+  /**
+   * Takes the notification as a delivery would: with the webhook's `queue`, inline handlers here and the rest
+   * queued (the answer `queued` or `handled+queued`). Ignored with `queued: true` or without a `queue`.
+   * @default false
+   */
+  enqueue?: boolean;
 }
 
 /**
@@ -285,7 +304,7 @@ export function createWebhookHandler<C = undefined>(options: WebhookHandlerOptio
 
   const deliver = tracedDelivery(handle);
   const handler = withMethods(capture ? withCapture(deliver, capture, keyFor) : deliver, routes);
-  handler.process = createProcess(processNotification, report);
+  handler.process = createProcess(processNotification, report, enqueue || undefined);
   handler.settled = () => once.settled();
   return handler;
 }

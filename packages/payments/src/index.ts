@@ -73,6 +73,8 @@ export type {
   Violation,
 } from './validation/violations.js';
 export type { WatchedPayment, WatchStore } from './watch/contract.js';
+export type { WatchErrorCode } from './watch/errors.js';
+export { WatchError } from './watch/errors.js';
 export { MemoryWatchStore } from './watch/memory.js';
 export type { OverduePayment, OverdueReason, WatchLogger, WatchOutage } from './watch/overdue.js';
 export type { PaymentRegistry } from './watch/register.js';

@@ -1,6 +1,6 @@
 import type { QueuedNotification } from '@payhook/core';
 import type { Job } from 'bullmq';
-import { type DeadNotification, reasonOf } from './engine.js';
+import { type DeadNotification, reasonOf, type WaitingNotification } from './engine.js';
 
 /** What a BullMQ job's data holds: the notification's job, and which enqueue wrote it (`copy`). */
 export interface StoredJob extends QueuedNotification {
@@ -67,5 +67,16 @@ export function deadOf(job: Job<StoredJob>): DeadNotification {
     attempts: job.attemptsMade,
     queuedAt: new Date(job.timestamp),
     failedAt: new Date(job.finishedOn ?? job.timestamp),
+  };
+}
+
+/** A job queued and not running as a waiting notification. */
+export function waitingOf(job: Job<StoredJob>): WaitingNotification {
+  const queued = queuedOf(job.data);
+  return {
+    id: queued.key ?? job.id!,
+    job: queued,
+    attempts: job.attemptsMade,
+    queuedAt: new Date(job.timestamp),
   };
 }

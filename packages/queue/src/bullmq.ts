@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { QueuedNotification } from '@payhook/core';
 import { type ConnectionOptions, type Job, Queue } from 'bullmq';
 import { consumeWithBullMQ, type WorkerSettings } from './bullmq-consumer.js';
-import { deadOf, jobIdOf, jobIdsOf, type StoredJob } from './bullmq-jobs.js';
+import { deadOf, jobIdOf, jobIdsOf, type StoredJob, waitingOf } from './bullmq-jobs.js';
 import type {
   ConsumeOptions,
   Consumer,
@@ -11,6 +11,9 @@ import type {
   DeadSelection,
   JobRunner,
   QueueEngine,
+  WaitingFilter,
+  WaitingNotification,
+  WaitingSelection,
 } from './engine.js';
 import { integerOption, type QueueEngineOptions, resolveQueueOptions, secondsOf } from './options.js';
 
@@ -61,6 +64,8 @@ export function createBullMQQueue(options: BullMQQueueOptions): QueueEngine {
 
 const JOB_NAME = 'notification';
 /** How many dead jobs one read of the failed set takes, for `dead`, `replay` and `discard` over a filter. */
+/** The states of a job queued and not running. */
+const WAITING = ['waiting', 'prioritized', 'delayed'] as const;
 const PAGE = 100;
 
 class BullMQEngine implements QueueEngine {
@@ -135,9 +140,56 @@ class BullMQEngine implements QueueEngine {
     return this.#each(selection, (job) => job.remove());
   }
 
+  async waiting(filter: WaitingFilter = {}): Promise<WaitingNotification[]> {
+    const jobs = await this.#waitingJobs(filter.since, filter.limit ?? 100);
+    return jobs.map(waitingOf);
+  }
+
+  async purge(selection: WaitingSelection): Promise<number> {
+    const jobs =
+      'ids' in selection
+        ? await this.#waitingByIds(selection.ids)
+        : await this.#waitingJobs(selection.since, Number.POSITIVE_INFINITY);
+    let purged = 0;
+    for (const job of jobs) {
+      // A job a worker took meanwhile is locked: BullMQ refuses to remove it, and it is left to run.
+      const removed = await job.remove().then(
+        () => true,
+        () => false,
+      );
+      if (removed) purged++;
+    }
+    return purged;
+  }
+
   async close(): Promise<void> {
     await Promise.all([...this.#consumers].map((consumer) => consumer.stop(0)));
     await this.#queue.close();
+  }
+
+  /** Waiting jobs (waiting, prioritized, or delayed until their next attempt), oldest queued first. */
+  async #waitingJobs(since: Date | undefined, limit: number): Promise<Job<StoredJob>[]> {
+    const found: Job<StoredJob>[] = [];
+    for (const state of WAITING) {
+      for (let start = 0; ; start += PAGE) {
+        const page = (await this.#queue.getJobs([state], start, start + PAGE - 1, true)) as Job<StoredJob>[];
+        for (const job of page) if (since === undefined || job.timestamp >= since.getTime()) found.push(job);
+        if (page.length < PAGE) break;
+      }
+    }
+    // Each state is a list of its own: the order across them is the queued time's.
+    return found.sort((a, b) => a.timestamp - b.timestamp).slice(0, limit);
+  }
+
+  async #waitingByIds(ids: readonly string[]): Promise<Job<StoredJob>[]> {
+    const jobs: Job<StoredJob>[] = [];
+    for (const id of jobIdsOf(ids)) {
+      const job = await this.#queue.getJob(id);
+      if (job !== undefined && WAITING.includes((await job.getState()) as (typeof WAITING)[number])) {
+        jobs.push(job);
+      }
+    }
+    return jobs;
   }
 
   /** Dead jobs, oldest failure first, from `since`, at most `limit` (`Infinity`: all). */

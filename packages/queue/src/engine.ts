@@ -20,6 +20,16 @@ export interface QueueEngine extends NotificationQueue {
   replay(selection: DeadSelection): Promise<number>;
   /** Deletes dead jobs for good: those with the given ids, or all that match the filter. */
   discard(selection: DeadSelection): Promise<number>;
+  /**
+   * Waiting jobs, oldest first: queued and not running, waiting for a worker or for their next attempt after a
+   * failure (`attempts` made so far).
+   */
+  waiting(filter?: WaitingFilter): Promise<WaitingNotification[]>;
+  /**
+   * Deletes waiting jobs for good, before any worker runs them: those with the given ids, or all queued since a
+   * time. A running job is left alone; a copy of a purged notification delivered afterwards is queued again.
+   */
+  purge(selection: WaitingSelection): Promise<number>;
   /** Closes the engine's connections (not the ones the caller handed it). */
   close(): Promise<void>;
 }
@@ -63,6 +73,29 @@ export interface DeadNotification {
   readonly queuedAt: Date;
   readonly failedAt: Date;
 }
+
+/** A notification whose job is queued and not running. */
+export interface WaitingNotification {
+  /** The notification key, on every engine (a UUID for a notification without one): `purge` takes it. */
+  readonly id: string;
+  readonly job: QueuedNotification;
+  /** Attempts made so far: 0 until its first run failed. */
+  readonly attempts: number;
+  /** When the job was queued. */
+  readonly queuedAt: Date;
+}
+
+export interface WaitingFilter {
+  /** Only jobs queued at or after this time. */
+  since?: Date;
+  /** At most this many. @default 100 */
+  limit?: number;
+}
+
+/** Waiting jobs by id, or all those queued since a time (`{ all: true }` with no `since` for every one). */
+export type WaitingSelection =
+  | { readonly ids: readonly string[] }
+  | { readonly all: true; readonly since?: Date };
 
 export interface DeadFilter {
   /** Only jobs whose last attempt failed at or after this time. */

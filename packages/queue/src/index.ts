@@ -7,6 +7,9 @@ export type {
   JobAttempt,
   JobRunner,
   QueueEngine,
+  WaitingFilter,
+  WaitingNotification,
+  WaitingSelection,
 } from './engine.js';
 export { UnrecoverableJobError } from './engine.js';
 export type { Backoff, QueueEngineOptions } from './options.js';

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { QueuedNotification } from '@payhook/core';
-import { type DeadNotification, reasonOf } from './engine.js';
+import { type DeadNotification, reasonOf, type WaitingNotification } from './engine.js';
 
 // How a notification becomes a pg-boss job and back: its id, its data, the error its failed attempt keeps.
 
@@ -90,4 +90,20 @@ export function deadNotificationOf(row: DeadRow): DeadNotification {
     queuedAt: row.created_on,
     failedAt: row.completed_on,
   };
+}
+
+/** A waiting job's row, as `PostgresJobs.waiting` selects it. */
+export interface WaitingRow {
+  id: string;
+  data: unknown;
+  retry_count: number;
+  created_on: Date;
+  started_on: Date | null;
+}
+
+export function waitingNotificationOf(row: WaitingRow): WaitingNotification {
+  const job = readJob(row.data);
+  // pg-boss counts a retry's attempt once it starts: a job that never started has made none.
+  const attempts = row.started_on === null ? 0 : row.retry_count;
+  return { id: job.key ?? row.id, job, attempts, queuedAt: row.created_on };
 }

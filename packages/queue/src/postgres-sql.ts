@@ -1,6 +1,6 @@
 import type { PgQueryable } from '@payhook/core/postgres';
-import type { DeadFilter, DeadSelection } from './engine.js';
-import { type DeadRow, type JobError, jobIdsOf } from './postgres-job.js';
+import type { DeadFilter, DeadSelection, WaitingFilter, WaitingSelection } from './engine.js';
+import { type DeadRow, type JobError, jobIdsOf, type WaitingRow } from './postgres-job.js';
 
 // The statements pg-boss 10 has no call for, on its own job table (`<schema>.job`, partitioned by queue name).
 // Each is one statement guarded by the row's state, so two CLIs or workers racing on one job cannot both win:
@@ -62,6 +62,31 @@ export class PostgresJobs {
 
   async discard(selection: DeadSelection): Promise<number> {
     const [where, values] = this.#selected(selection);
+    const { rows } = await this.#query(`DELETE FROM ${this.#table} WHERE ${where} RETURNING id`, values);
+    return rows.length;
+  }
+
+  /** Jobs queued and not running (`created`, or `retry`: waiting for their next attempt), oldest queued first. */
+  async waiting(filter: WaitingFilter = {}): Promise<WaitingRow[]> {
+    const { rows } = await this.#query(
+      `SELECT id, data, retry_count, created_on, started_on FROM ${this.#table}
+       WHERE name = $1 AND state IN ('created', 'retry') AND ($2::timestamptz IS NULL OR created_on >= $2)
+       ORDER BY created_on, id LIMIT $3`,
+      [this.#name, filter.since ?? null, filter.limit ?? 100],
+    );
+    return rows as WaitingRow[];
+  }
+
+  /** Deletes waiting jobs, guarded by their state: one a worker took meanwhile is left to run. */
+  async purge(selection: WaitingSelection): Promise<number> {
+    const waiting = `name = $1 AND state IN ('created', 'retry')`;
+    const [where, values]: [string, unknown[]] =
+      'ids' in selection
+        ? [`${waiting} AND id = ANY($2::uuid[])`, [this.#name, jobIdsOf(selection.ids)]]
+        : [
+            `${waiting} AND ($2::timestamptz IS NULL OR created_on >= $2)`,
+            [this.#name, selection.since ?? null],
+          ];
     const { rows } = await this.#query(`DELETE FROM ${this.#table} WHERE ${where} RETURNING id`, values);
     return rows.length;
   }

@@ -11,10 +11,13 @@ import type {
   DeadSelection,
   JobRunner,
   QueueEngine,
+  WaitingFilter,
+  WaitingNotification,
+  WaitingSelection,
 } from './engine.js';
 import { PostgresConsumer } from './postgres-consumer.js';
 import { JobInserter } from './postgres-enqueue.js';
-import { deadNotificationOf, jobIdOf } from './postgres-job.js';
+import { deadNotificationOf, jobIdOf, waitingNotificationOf } from './postgres-job.js';
 import { type PostgresQueueOptions, type ResolvedOptions, resolveOptions } from './postgres-options.js';
 import { PostgresJobs } from './postgres-sql.js';
 
@@ -168,6 +171,16 @@ export class PostgresQueue implements QueueEngine {
   async discard(selection: DeadSelection): Promise<number> {
     this.#open();
     return this.#jobs.discard(selection);
+  }
+
+  async waiting(filter?: WaitingFilter): Promise<WaitingNotification[]> {
+    this.#open();
+    return (await this.#jobs.waiting(filter)).map(waitingNotificationOf);
+  }
+
+  async purge(selection: WaitingSelection): Promise<number> {
+    this.#open();
+    return this.#jobs.purge(selection);
   }
 
   /** Stops its consumers (handing their running jobs back) and pg-boss, and ends the pool it opened. */

@@ -25,6 +25,8 @@ function fakeEngine() {
     dead: async () => [],
     replay: async () => 0,
     discard: async () => 0,
+    waiting: async () => [],
+    purge: async () => 0,
     close: async () => void calls.push('close'),
   };
   const run = (job: QueuedNotification, signal = new AbortController().signal) =>

@@ -4,15 +4,17 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createWebhookHandler, type WebhookHandler, type WebhookResult } from '@payhook/core';
+import { createWebhookHandler, type Delivery, type WebhookHandler, type WebhookResult } from '@payhook/core';
+import pg from 'pg';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { purchase } from '../../../packages/core/test/fixtures.ts';
-import { CuttableProxy } from '../../../packages/core/test/servers.ts';
+import { CuttableProxy, DATABASE_URL } from '../../../packages/core/test/servers.ts';
 import { signedForm } from '../../../test/support/signed-form.ts';
 import type { QueueEngine } from '../src/engine.ts';
 import { createWorker, type QueueWorker } from '../src/worker.ts';
 import type { EngineKit, KitEngineOptions } from './engines/kit.ts';
 import { ledgerWebhook, QUEUE_SECRET, readLedger } from './ledger.ts';
+import { openStore } from './stores.ts';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const CHILD = fileURLToPath(new URL('./worker-child.ts', import.meta.url));
@@ -187,6 +189,83 @@ export function describeQueueEngine(kit: EngineKit, up: boolean): void {
       expect(await queue.replay({ ids: [dead!.id] })).toBe(1);
       await vi.waitFor(() => expect(runs.email).toBe(3), WAIT);
       expect(runs).toEqual({ fulfil: 1, email: 3 });
+      expect(await queue.dead()).toEqual([]);
+    });
+
+    it('with PostgresInbox, retries and a replay run only the queued handler that failed: the others ran once, each committed with its completion', async () => {
+      const queue = engine({ attempts: 2 });
+      const { store, close } = await openStore('inbox', `inbox-retry-${RUN}-${count}`);
+      closers.push(close);
+      const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 2 });
+      const ledger = `payhook_inbox_ledger_${process.pid}_${count}`;
+      await pool.query(`CREATE TABLE ${ledger} (payment_id text, handler text)`);
+      closers.push(async () => {
+        await pool.query(`DROP TABLE IF EXISTS ${ledger}`);
+        await pool.end();
+      });
+      const runs = { fulfil: 0, email: 0, courier: 0 };
+      let fixed = false;
+      const write = (handler: string) => async (payment: { payment_id: string }, _: unknown, d: Delivery) => {
+        runs[handler as keyof typeof runs]++;
+        const tx = d.transaction as pg.PoolClient;
+        await tx.query(`INSERT INTO ${ledger} VALUES ($1, $2)`, [payment.payment_id, handler]);
+      };
+      const webhook = createWebhookHandler({ store, logger: false, leaseMs: 1_000, inFlightWaitMs: 500 })
+        .on('purchase.success', write('fulfil'))
+        .on('purchase', () => {
+          runs.email++;
+          if (!fixed) throw new Error('the mail server is down');
+        })
+        .on('purchase', write('courier'));
+      const web = createWebhookHandler({ secret: QUEUE_SECRET, logger: false, queue }).on(
+        'purchase',
+        () => {},
+      );
+      const notification = delivery();
+      expect((await post(web, notification.body)).outcome).toBe('queued');
+      await work(webhook, queue);
+      await vi.waitFor(async () => expect(await queue.dead()).toHaveLength(1), WAIT);
+      expect(runs).toEqual({ fulfil: 1, email: 2, courier: 0 });
+      fixed = true;
+      const [dead] = await queue.dead();
+      expect(await queue.replay({ ids: [dead!.id] })).toBe(1);
+      await vi.waitFor(() => expect(runs.courier).toBe(1), WAIT);
+      await vi.waitFor(async () => expect(await queue.dead()).toEqual([]), WAIT);
+      expect(runs).toEqual({ fulfil: 1, email: 3, courier: 1 });
+      // The courier's row commits with its completion, just after it returned.
+      const rows = async () => (await pool.query(`SELECT handler FROM ${ledger} ORDER BY handler`)).rows;
+      await vi.waitFor(
+        async () => expect((await rows()).map((r) => r.handler)).toEqual(['courier', 'fulfil']),
+        WAIT,
+      );
+      // A copy delivered afterwards is a duplicate at the queue; processed again, at the store too.
+      expect((await post(web, notification.body)).outcome).toBe('duplicate');
+    });
+
+    it('lists the waiting jobs, oldest first, and purges them by key or all at once', async () => {
+      const queue = engine();
+      const web = createWebhookHandler({ secret: QUEUE_SECRET, logger: false, queue }).on(
+        'purchase',
+        () => {},
+      );
+      const first = delivery();
+      const second = delivery();
+      expect((await post(web, first.body)).outcome).toBe('queued');
+      expect((await post(web, second.body)).outcome).toBe('queued');
+      const waiting = await queue.waiting();
+      expect(waiting.map((job) => job.job.data.payment_id)).toEqual([first.payment_id, second.payment_id]);
+      expect(waiting.map((job) => [job.id === job.job.key, job.attempts])).toEqual([
+        [true, 0],
+        [true, 0],
+      ]);
+      expect(waiting[0]!.queuedAt).toBeInstanceOf(Date);
+      expect(await queue.waiting({ limit: 1 })).toHaveLength(1);
+      expect(await queue.purge({ ids: [waiting[0]!.id, 'purchase:no-such:success'] })).toBe(1);
+      expect((await queue.waiting()).map((job) => job.job.data.payment_id)).toEqual([second.payment_id]);
+      expect(await queue.purge({ all: true })).toBe(1);
+      expect(await queue.waiting()).toEqual([]);
+      // Purged before it ran: a copy delivered afterwards is queued again.
+      expect((await post(web, first.body)).outcome).toBe('queued');
       expect(await queue.dead()).toEqual([]);
     });
 

@@ -4,7 +4,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createWebhookHandler, type WebhookHandler, type WebhookOutcome } from '@payhook/core';
+import {
+  createWebhookHandler,
+  type ProcessOptions,
+  type WebhookHandler,
+  type WebhookOutcome,
+} from '@payhook/core';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { purchase } from '../../../packages/core/test/fixtures.ts';
 import { signedForm } from '../../../test/support/signed-form.ts';
@@ -126,10 +131,11 @@ export function describeRollingDeploy(kit: EngineKit, up: boolean): void {
 function observed(webhook: WebhookHandler, seen: string[]): WebhookHandler {
   const process: WebhookHandler['process'] = async (notification, context, options) => {
     try {
+      // A worker never asks process to enqueue.
       const outcome: Exclude<WebhookOutcome, 'refused' | 'queued'> = await webhook.process(
         notification,
         context,
-        options,
+        options as ProcessOptions & { enqueue?: false },
       );
       seen.push(`${outcome} ${notification.payment_id}`);
       return outcome;

@@ -1,13 +1,20 @@
 import { describe, expect, it } from 'vitest';
+import { signedData } from '../../../../test/support/signed-form.js';
 import { formBody, post, purchase, SECRET } from '../../test/fixtures.js';
 import { createWebhookHandler } from '../handler.js';
+import { encodeBase64Url } from '../runtime/base64url.js';
 import { type CapturedDelivery, createCapture } from './capture.js';
 import { maskCardNumbers } from './capture-mask.js';
 
 /** The line captured for one delivery of `sent` (signed with `secret`), as text and parsed. */
 async function captureOf(
   sent: Record<string, unknown>,
-  options: { mask?: readonly string[]; secret?: string; headers?: Record<string, string> } = {},
+  options: {
+    mask?: readonly string[];
+    secret?: string;
+    headers?: Record<string, string>;
+    body?: string;
+  } = {},
 ): Promise<{ text: string; line: CapturedDelivery }> {
   const texts: string[] = [];
   const capture = createCapture({
@@ -15,7 +22,8 @@ async function captureOf(
     ...(options.mask ? { mask: options.mask } : {}),
   });
   const webhook = createWebhookHandler({ secret: SECRET, capture, logger: false, handle: () => {} });
-  await webhook(post(formBody(sent, options.secret ?? SECRET), options.headers), undefined);
+  const body = options.body ?? formBody(sent, options.secret ?? SECRET);
+  await webhook(post(body, options.headers), undefined);
   await capture.flush();
   expect(texts).toHaveLength(1);
   return { text: texts[0]!, line: JSON.parse(texts[0]!) as CapturedDelivery };
@@ -67,6 +75,41 @@ describe('createCapture: masking by name, whatever its case and separators', () 
   });
 });
 
+describe('createCapture: customer and card details under names the spec does not list', () => {
+  it.each([
+    ['customer', { email: 'jo@example.com', phone: '+380501234567', name: 'Jo Doe' }],
+    ['customer_name', 'Jo Doe'],
+    ['customerAddress', '1 Main St'],
+    ['payer_email', 'jo@example.com'],
+    ['payerPhone', '+380501234567'],
+    ['email', 'jo@example.com'],
+    ['phone', '+380501234567'],
+  ])('masks %s by default (customer_* and payer_* as the README says)', async (name, value) => {
+    const { text, line } = await captureOf(purchase({ [name]: value }));
+    expect(line.notification![name]).toBe('[masked]');
+    expect(text).not.toContain('jo@example.com');
+    expect(text).not.toContain('Jo Doe');
+    expect(text).not.toContain('+380501234567');
+  });
+
+  it.each([
+    ['security_code', '737'],
+    ['expiry', '12/31'],
+    ['card', { expiry: '12/31', security_code: '737' }],
+    ['expiry_date', '2031-12'],
+  ])('masks %s whatever mask says: it is card data', async (name, value) => {
+    const { text, line } = await captureOf(purchase({ [name]: value }), { mask: [] });
+    expect(line.notification![name]).toBe('[masked]');
+    expect(text).not.toContain('737');
+    expect(text).not.toContain('12/31');
+  });
+
+  it('keeps a field a mask list without the customer_* entry names', async () => {
+    const { line } = await captureOf(purchase({ customer_name: 'Jo Doe' }), { mask: ['cc_token'] });
+    expect(line.notification!.customer_name).toBe('Jo Doe');
+  });
+});
+
 describe('createCapture: masking card numbers wherever they appear', () => {
   it('masks a Luhn number in a free-text field, keeping the text around it', async () => {
     const { text, line } = await captureOf(
@@ -97,6 +140,29 @@ describe('createCapture: masking card numbers wherever they appear', () => {
   it('masks a Luhn number given as a JSON number', async () => {
     const { line } = await captureOf(purchase({ ref: 4111111111111111, count: 1234567812345678 }));
     expect(line.notification).toMatchObject({ ref: '[masked]', count: 1234567812345678 });
+  });
+
+  it('masks a Luhn-valid 19-digit card number sent as a JSON number, whose digits JSON.parse cannot keep', async () => {
+    const pan = '6221261234567890129';
+    const text = JSON.stringify(purchase({ ref: '@PAN@' })).replace('"@PAN@"', pan);
+    const body = signedData(encodeBase64Url(text), SECRET);
+    const { text: line } = await captureOf({}, { body });
+    expect(JSON.parse(line).notification.ref).toBe('[masked]');
+    expect(line).not.toContain('6221261234');
+  });
+
+  it.each([
+    ['dots', '4111.1111.1111.1111'],
+    ['no-break spaces', '4111\u00a01111\u00a01111\u00a01111'],
+    ['narrow no-break spaces', '4111\u202f1111\u202f1111\u202f1111'],
+    [
+      'full-width digits',
+      '\uff14\uff11\uff11\uff11\uff11\uff11\uff11\uff11\uff11\uff11\uff11\uff11\uff11\uff11\uff11\uff11',
+    ],
+  ])('masks a card number written with %s', async (_how, number) => {
+    const { text, line } = await captureOf(purchase({ description: `paid with ${number} today` }));
+    expect(line.notification!.description).toBe('paid with [masked] today');
+    expect(text).not.toContain(number);
   });
 
   it("masks a card number in an unverified sender's media type", async () => {

@@ -61,11 +61,11 @@ export interface CaptureOptions {
   write?: (line: string) => unknown;
   /**
    * Field names whose values are replaced by `"[masked]"` at any depth, compared without regard to case or the
-   * separators `_` and `-` (`cardNumber`, `card_number` and `CARD-NUMBER` are one name). Whatever this list
-   * says, card data is masked too: a name starting with `cc` or naming a card, CVV, CVC, PAN or cryptogram, and
-   * any run of 13–19 digits that passes the Luhn check, in any string (JSON text inside `payload` included) and
-   * in the media type.
-   * @default DEFAULT_MASKED_FIELDS (card token and mask, card data, customer details, receipt and 3DS links)
+   * separators `_` and `-` (`cardNumber`, `card_number` and `CARD-NUMBER` are one name); a name ending in `*`
+   * masks every name starting with it (`customer_*`). Whatever this list says, card data is masked too: a name
+   * starting with `cc` or naming a card, CVV, CVC, security code, expiry, PAN or cryptogram, and any run of 13–19
+   * digits that passes the Luhn check, in any string (JSON text inside `payload` included) and in the media type.
+   * @default DEFAULT_MASKED_FIELDS (card token and mask, card data, `customer_*`, `payer_*`, email, phone, receipt and 3DS links)
    */
   mask?: readonly string[];
   /**

@@ -56,6 +56,42 @@ describe('drift on a delivery', () => {
     ]);
   });
 
+  it('escapes control and bidi characters and cuts a long method, in the log line and on payhook:drift', async () => {
+    const warn = vi.fn();
+    const messages: { event: string; findings: { name: string }[] }[] = [];
+    const listen = (message: unknown) => messages.push(message as (typeof messages)[number]);
+    diagnostics_channel.subscribe(PAYHOOK_CHANNELS.drift, listen);
+    try {
+      const webhook = createWebhookHandler({
+        secret: SECRET,
+        logger: { warn, error: vi.fn() },
+        handle: () => undefined,
+      });
+      const method = `pur\u202echase\u0085${'m'.repeat(10_000)}`;
+      const raw = purchase({
+        payment_id: 'pay-bidi-1',
+        method,
+        status: 'ok\u202e\u009b',
+        'field\u202e\u0085': 1,
+      });
+      await webhook(post(formBody(raw)), undefined);
+      const [[line]] = warn.mock.calls as [[string]];
+      expect(line.length).toBeLessThan(1_000);
+      const raws = /[\u0080-\u009f\u202a-\u202e\u2066-\u2069]/;
+      expect(line).not.toMatch(raws);
+      expect(line).toContain('pur\\u{202e}chase\\u{85}m');
+      const [message] = messages;
+      expect(message!.event.length).toBeLessThan(200);
+      expect(message!.event).not.toMatch(raws);
+      for (const { name } of message!.findings) {
+        expect(name).not.toMatch(raws);
+        expect(name.length).toBeLessThan(100); // 64 characters, a few of them escaped
+      }
+    } finally {
+      diagnostics_channel.unsubscribe(PAYHOOK_CHANNELS.drift, listen);
+    }
+  });
+
   it('publishes nothing for a refused delivery', async () => {
     const messages: unknown[] = [];
     const listen = (message: unknown) => messages.push(message);

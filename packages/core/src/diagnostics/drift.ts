@@ -1,6 +1,10 @@
 import { type DriftFinding, findDrift } from '../notification/drift.js';
 import type { Notification } from '../notification/types.js';
 import { driftSubscribed, publishDrift } from './channels.js';
+import { printable } from './printable.js';
+
+/** A method or status as drift names it in a log line or an event: cut as a finding's name is. */
+const NAME_LENGTH = 64;
 
 type Logger = Pick<Console, 'warn'> | false;
 
@@ -19,8 +23,10 @@ export function createDriftWatch(logger: Logger): (notification: Notification) =
     if (!subscribed && !logger) return;
     const findings = findDrift(notification);
     if (findings === undefined) return;
-    if (subscribed) publishDrift(`${notification.method}.${notification.status}`, findings);
-    if (logger) logNew(logger, notification.method, findings);
+    const method = printable(String(notification.method), NAME_LENGTH);
+    if (subscribed)
+      publishDrift(`${method}.${printable(String(notification.status), NAME_LENGTH)}`, findings);
+    if (logger) logNew(logger, method, findings);
   };
 }
 
@@ -35,7 +41,7 @@ function logNew(logger: Pick<Console, 'warn'>, method: string, findings: readonl
   if (fresh.length === 0) return;
   try {
     logger.warn(
-      `[@payhook/core] a ${JSON.stringify(method)} notification carried what payhook does not type: ${fresh.join('; ')}. It was handled as before (everything sent stays in notification.raw); each such name is logged once per process and counted on the payhook:drift channel (docs/observability.md).`,
+      `[@payhook/core] a "${method}" notification carried what payhook does not type: ${fresh.join('; ')}. It was handled as before (everything sent stays in notification.raw); each such name is logged once per process and counted on the payhook:drift channel (docs/observability.md).`,
     );
   } catch {
     // A failing logger must not change the answer.
@@ -44,7 +50,8 @@ function logNew(logger: Pick<Console, 'warn'>, method: string, findings: readonl
 
 /** A finding in words: names and types, never a value. */
 function describe({ kind, name, sent, expected }: DriftFinding): string {
-  const quoted = JSON.stringify(name);
+  // Already printable (`findDrift` escapes them): JSON.stringify would double every escape's backslash.
+  const quoted = `"${name}"`;
   if (kind === 'type') return `${quoted} sent as ${sent} (typed ${expected})`;
   if (kind === 'coerced') return `${quoted} sent as ${sent}, coerced to ${expected}`;
   return `new ${kind.replace('_', ' ')} ${quoted}`;

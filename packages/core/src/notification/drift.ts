@@ -1,3 +1,4 @@
+import { printable } from '../diagnostics/printable.js';
 import { CUSTOMER_FIELDS } from './customer-fields.js';
 import type { Notification } from './types.js';
 
@@ -260,6 +261,7 @@ function push(found: DriftFinding[] | undefined, finding: DriftFinding): DriftFi
   return found;
 }
 
+/** A name as a finding keeps it: cut, and control and bidi characters escaped (it reaches logs and metrics). */
 function cut(name: string): string {
-  return name.length > NAME_LENGTH ? `${name.slice(0, NAME_LENGTH)}…` : name;
+  return printable(name, NAME_LENGTH);
 }

@@ -1,23 +1,28 @@
 import { deliveryMessage, describeDelivery, publishRefusal, traceDelivery } from '../diagnostics/channels.js';
 import type { DeliveryMessage } from '../diagnostics/messages.js';
 import { ERROR_STATUS, type WebhookError } from '../errors.js';
-import type { WebhookHandler } from '../handler.js';
+import type { ProcessOptions, WebhookHandler } from '../handler.js';
 import { asWebhookError, type WebhookOutcome } from '../http/answers.js';
 import type { Notification } from '../notification/types.js';
 import type { ResolvedOptions } from '../options.js';
 import { isPromiseLike } from '../runtime/promise.js';
 import { factsOf, type Received } from './delivery.js';
+import type { Enqueuer } from './enqueue.js';
 import type { ExactlyOnce, Outcome, Work } from './exactly-once.js';
 import { type Part, type PartRun, partRuns, type Route, type Routes } from './routes.js';
 
-/** `webhook.process`: the processor outside a request, its refusals reported and thrown, traced when anyone listens. */
+/**
+ * `webhook.process`: the processor outside a request, its refusals reported and thrown, traced when anyone listens.
+ * With `enqueue` and a webhook that has a queue, the notification is handed to it as a delivery would be.
+ */
 export function createProcess<C>(
   processNotification: Processor<C>,
   report: (error: WebhookError, remoteAddress: string | undefined) => void,
+  enqueuer?: Enqueuer<C>,
 ): WebhookHandler<C>['process'] {
-  const processOne = async (received: Received<C>, part: Part): Promise<Processed> => {
+  const processOne = async (received: Received<C>, part: Part, viaQueue: boolean): Promise<Taken> => {
     try {
-      return await processNotification(received, part);
+      return await (viaQueue && enqueuer ? enqueuer(received) : processNotification(received, part));
     } catch (error) {
       const known = asWebhookError(error);
       report(known, undefined);
@@ -25,17 +30,22 @@ export function createProcess<C>(
       throw known;
     }
   };
-  return (notification, context, processOptions) => {
-    const { secretIndex = -1, secretId, signal, queued } = processOptions ?? {};
+  const process = (notification: Notification, context?: C, processOptions?: ProcessOptions) => {
+    const { secretIndex = -1, secretId, signal, queued, enqueue } = processOptions ?? {};
     const received = { notification, context: context as C, secretIndex, secretId, signal };
     const part: Part = queued === true ? 'queued' : 'all';
+    const viaQueue = enqueue === true && queued !== true;
     const traced = deliveryMessage('process');
-    if (traced === undefined) return processOne(received, part);
-    return traceDelivery(traced, () => processOne({ ...received, traced }, part), finishProcess);
+    if (traced === undefined) return processOne(received, part, viaQueue);
+    return traceDelivery(traced, () => processOne({ ...received, traced }, part, viaQueue), finishProcess);
   };
+  return process as WebhookHandler<C>['process'];
 }
 
-function finishProcess(message: DeliveryMessage, outcome: Processed | undefined, error: unknown): void {
+/** How `process` took a notification: a delivery's 200 outcomes (a queue's with `enqueue`). */
+type Taken = Exclude<WebhookOutcome, 'refused'>;
+
+function finishProcess(message: DeliveryMessage, outcome: Taken | undefined, error: unknown): void {
   const code = (error as WebhookError | undefined)?.code;
   message.outcome = outcome ?? 'refused';
   message.errorCode = code;
@@ -94,7 +104,8 @@ export function createProcessor<C>(
       });
       return runInOrder(runs.map(work), once).then((ran) => recorded(notification, ran));
     }
-    const outcome = once.run({ key, handlers, notification, context, delivery, signal });
+    const steps = part === 'queued';
+    const outcome = once.run({ key, handlers, notification, context, delivery, signal, steps });
     return isPromiseLike(outcome)
       ? outcome.then((ran) => recorded(notification, ran))
       : recorded(notification, outcome);

@@ -51,6 +51,8 @@ export type Part = 'all' | 'inline' | 'queued';
 export interface PartRun<C> {
   readonly handlers: readonly Route<C>[];
   readonly key: string | undefined;
+  /** The queued handlers' run: each a step of its own (`Work.steps`). */
+  readonly steps: boolean;
 }
 
 /**
@@ -66,11 +68,15 @@ export function partRuns<C>(
   const inline = handlers.filter((handler) => handler.inline);
   if (inline.length === 0 || inline.length === handlers.length) {
     const kind: Part = inline.length === 0 ? 'queued' : 'inline';
-    return part === 'all' || part === kind ? [{ handlers, key }] : [];
+    return part === 'all' || part === kind ? [{ handlers, key, steps: kind === 'queued' }] : [];
   }
-  const queued = { handlers: handlers.filter((handler) => !handler.inline), key: queuedKey(key) };
-  if (part === 'inline') return [{ handlers: inline, key }];
-  return part === 'queued' ? [queued] : [{ handlers: inline, key }, queued];
+  const queued = {
+    handlers: handlers.filter((handler) => !handler.inline),
+    key: queuedKey(key),
+    steps: true,
+  };
+  if (part === 'inline') return [{ handlers: inline, key, steps: false }];
+  return part === 'queued' ? [queued] : [{ handlers: inline, key, steps: false }, queued];
 }
 
 function queuedKey(key: string | undefined): string | undefined {
@@ -159,6 +165,12 @@ export interface Work<C> {
    * part's job, written by the transaction that commits the inline part).
    */
   readonly within?: (transaction: unknown) => Promise<unknown>;
+  /**
+   * The queued handlers (a worker's part): with a transactional store each runs in a transaction of its own under
+   * `key#id`, its writes committed with its completion, so a retry or a replay runs only those that had not
+   * succeeded; what they do outside the database (an e-mail) cannot be rolled back with the others.
+   */
+  readonly steps?: boolean;
 }
 
 /** Every handler of `work` in order; the first failure as `handler.failed`. */

@@ -2,9 +2,13 @@ import { WebhookError } from '../errors.js';
 import { Timeout } from '../runtime/deadline.js';
 import type { TransactionalStore, TransactionResult } from '../stores/contract.js';
 import { deliveryFor } from './delivery.js';
+import { boundKey } from './key.js';
 import { type Outcome, runAll, type Work } from './routes.js';
 import { inFlight, Run, type Runs } from './runs.js';
 import type { StoreCalls } from './store-calls.js';
+
+/** What `#recorded`'s transaction throws to roll back: the key was not recorded. */
+const NOT_RECORDED = Symbol('not recorded');
 
 export interface TransactionalOptions {
   storeTimeoutMs: number;
@@ -30,11 +34,49 @@ export class Transactional {
   }
 
   async run<C>(work: Work<C>, key: string): Promise<Outcome> {
+    if (work.steps && work.handlers.length > 1) return this.#runSteps(work, key);
     if (this.#runs.running(key)) await this.#runs.waitFor(key, Date.now() + this.#options.inFlightWaitMs);
     const run = new Run(key, work.signal);
     const result = await this.#runs.track(run, () => this.#transaction(work, key, run));
     if (result.status === 'in_flight') throw inFlight();
     return result.status === 'duplicate' ? 'duplicate' : 'handled';
+  }
+
+  /**
+   * The queued handlers, as the other stores run them: each in a transaction of its own under `key#id`, committed
+   * with its completion (a retry skips it: `duplicate`), then the notification's key in one more transaction. The
+   * key is looked at first, so a notification recorded before (by an earlier version, in one transaction) is a
+   * duplicate, and its steps are never run again.
+   */
+  async #runSteps<C>(work: Work<C>, key: string): Promise<Outcome> {
+    if (await this.#recorded(key)) return 'duplicate';
+    let ran = false;
+    for (const handler of work.handlers) {
+      const step: Work<C> = { ...work, handlers: [handler], steps: false, within: undefined };
+      if ((await this.run(step, boundKey(`${key}#${handler.id}`))) === 'handled') ran = true;
+    }
+    const recorded = await this.run({ ...work, handlers: [], steps: false, within: undefined }, key);
+    return ran || recorded === 'handled' ? 'handled' : 'duplicate';
+  }
+
+  /**
+   * Whether the store recorded `key`: a transaction that runs nothing and rolls back, unless the key is a
+   * duplicate. Another copy holding it answers 409 `notification.in_flight`, as a claim would.
+   */
+  async #recorded(key: string): Promise<boolean> {
+    const lockTimeoutMs = Math.max(1, this.#options.inFlightWaitMs);
+    const looking = this.#calls.invoke('claim', () =>
+      this.#store.transaction(key, () => Promise.reject(NOT_RECORDED), { lockTimeoutMs }),
+    );
+    let result: TransactionResult<never>;
+    try {
+      result = await this.#calls.bounded(Promise.resolve(looking), lockTimeoutMs);
+    } catch (error) {
+      if (error === NOT_RECORDED) return false;
+      throw this.#calls.failure('claim', error);
+    }
+    if (result.status === 'in_flight') throw inFlight();
+    return result.status === 'duplicate';
   }
 
   /**

@@ -76,6 +76,21 @@ describe("a refusal's diagnosis is bounded", () => {
   });
 });
 
+describe('the diagnosis budget is one per process, however many copies of payhook it loaded', () => {
+  it(`a second copy of the module (the ESM and the CJS build) shares the ${DIAGNOSES_PER_MINUTE} a minute`, async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(Date.now() + 2 * 86_400_000);
+    for (let i = 0; i < DIAGNOSES_PER_MINUTE; i++) diagnoseSignature(sha1Signed, [SECRET], 'sha256');
+    expect(diagnoseSignature(sha1Signed, [SECRET], 'sha256')).toBe('sha1_length');
+    vi.resetModules();
+    const copy = await import('./diagnosis.js');
+    expect(copy.diagnoseSignature).not.toBe(diagnoseSignature);
+    expect(copy.diagnoseSignature(sha1Signed, [SECRET], 'sha256')).toBe('sha1_length');
+    vi.setSystemTime(Date.now() + 60_000);
+    expect(copy.diagnoseSignature(sha1Signed, [SECRET], 'sha256')).toBe('sha1');
+  });
+});
+
 describe('hint warnings', () => {
   const error = new SignatureError('signature.invalid', 'refused.', { hint: 'sha1_length' });
 

@@ -76,22 +76,39 @@ const MINUTE = 60_000;
  * Whether one more event fits: the first `limit` of each window of `ms`, a window opened by the first event past the
  * last (or before it: a clock set back).
  */
-export function createWindowLimit(limit: number, ms: number, now: () => number): () => boolean {
-  let start = Number.NEGATIVE_INFINITY;
-  let used = 0;
+export function createWindowLimit(
+  limit: number,
+  ms: number,
+  now: () => number,
+  window: { start: number; used: number } = { start: Number.NEGATIVE_INFINITY, used: 0 },
+): () => boolean {
   return () => {
     const time = now();
-    if (time - start >= ms || time < start) {
-      start = time;
-      used = 0;
+    if (time - window.start >= ms || time < window.start) {
+      window.start = time;
+      window.used = 0;
     }
-    if (used >= limit) return false;
-    used++;
+    if (window.used >= limit) return false;
+    window.used++;
     return true;
   };
 }
 
-const processDiagnoses = createWindowLimit(DIAGNOSES_PER_MINUTE, MINUTE, () => Date.now());
+/**
+ * The process's window, kept on `globalThis` under a registered symbol: a process that loads payhook twice (its
+ * ESM and CJS builds, or two versions) still diagnoses `DIAGNOSES_PER_MINUTE` a minute, not that many per copy.
+ */
+function processWindow(): { start: number; used: number } {
+  const key = Symbol.for('@payhook/core.diagnoses-per-minute');
+  const shared = globalThis as unknown as Record<symbol, { start: number; used: number } | undefined>;
+  const window = shared[key];
+  if (typeof window?.start === 'number' && typeof window.used === 'number') return window;
+  const fresh = { start: Number.NEGATIVE_INFINITY, used: 0 };
+  shared[key] = fresh;
+  return fresh;
+}
+
+const processDiagnoses = createWindowLimit(DIAGNOSES_PER_MINUTE, MINUTE, () => Date.now(), processWindow());
 
 export interface DiagnosisOptions {
   /** The secrets of other projects (a resolver's recent answers). */

@@ -64,6 +64,24 @@ describe('prepareCreate', () => {
     expect(prepareCreate(hosted, checks('http://pay.example/')).cardValues).toEqual([]);
   });
 
+  it.each([
+    ['.', 'order_id.unaskable'],
+    ['..', 'order_id.unaskable'],
+    ['o\u0000-1', 'order_id.control_character'],
+    ['o\u202e-1', 'order_id.control_character'],
+  ])('refuses an order_id %j the service could never be asked about (%s)', (orderId, code) => {
+    const hosted = { mode: 'hosted', method: 'purchase', amount: 1, order_id: orderId };
+    const error = refusal(() => prepareCreate(hosted, checks('https://pay.example/')));
+    expect([error.code, error.violations]).toEqual(['api.request_invalid', [{ field: 'order_id', code }]]);
+  });
+
+  it('refuses an order_id over 256 characters before sending it', () => {
+    const hosted = { mode: 'hosted', method: 'purchase', amount: 1, order_id: 'x'.repeat(1_000_000) };
+    const error = refusal(() => prepareCreate(hosted, checks('https://pay.example/')));
+    expect(error.code).toBe('api.request_invalid');
+    expect(error.violations?.map((v) => v.field)).toEqual(['order_id']);
+  });
+
   it('keeps a pos_id the request names and lists the card values to redact', () => {
     const other = '6a1d9b5f-2c3d-4e4f-9a5b-6c7d8e9f0a1b';
     const prepared = prepareCreate({ ...DIRECT, pos_id: other }, checks('https://pay.example/'));
@@ -115,6 +133,33 @@ describe('createPayment answers', () => {
       'application/json',
       `SVC-HMAC-SHA256 ak-create:${signature}`,
     ]);
+  });
+
+  it.each([301, 302, 307, 308])(
+    'refuses a %i (an https upgrade, a login page) as api.answer_invalid: only a 303 is a checkout',
+    async (status) => {
+      const service = await startApiService((_request, response) => {
+        response.writeHead(status, { location: '/base/api/v1/checkout/ch-1/form' });
+        response.end();
+      });
+      const error = await rejected(client(service.url).createPayment(DIRECT));
+      expect([error.code, error.status]).toEqual(['api.answer_invalid', status]);
+    },
+  );
+
+  it.each([
+    ['not a URL', 'http://['],
+    ['an id that cannot be percent-decoded', '/base/api/v1/checkout/%E0%A4%A/form'],
+    ['not a web address', 'javascript:alert(1)'],
+  ])('refuses a 303 whose Location is %s as api.answer_invalid', async (_what, location) => {
+    const service = await startApiService((_request, response) => {
+      response.writeHead(303, { location });
+      response.end();
+    });
+    const hosted = { mode: 'hosted', method: 'purchase', amount: 1, order_id: 'o-4' };
+    const error = await rejected(client(service.url).createPayment(hosted));
+    expect([error.code, error.status]).toEqual(['api.answer_invalid', 303]);
+    expect(error.message).not.toContain(location);
   });
 
   it('refuses a 2xx answer that is not a payment record as api.answer_invalid', async () => {

@@ -1,5 +1,6 @@
 import type { PaymentRecord, PaymentRequest, SplitPurchaseRequest } from '../validation/requests.js';
 import { CARD_DATA_FIELDS, validateAtServiceLevel } from '../validation/service-level.js';
+import { hasControlCharacter } from '../watch/contract.js';
 import { type Answer, type FailedCall, failure, parseObject } from './api-answer.js';
 import { ApiError, type ApiViolation } from './api-errors.js';
 
@@ -79,11 +80,12 @@ export function prepareCreate(request: unknown, checks: CreateChecks): PreparedC
     );
   }
   const { split, strict, sector } = checks;
-  const { violations } = validateAtServiceLevel(body, {
+  const { violations: checked } = validateAtServiceLevel(body, {
     split,
     strict,
     ...(sector !== undefined ? { sector } : {}),
   });
+  const violations = [...checked, ...unaskable(body.order_id)];
   if (violations.length > 0) {
     const list = violations.map((v) => `${v.field || 'request'} (${v.code}: ${v.message})`).join('; ');
     throw new ApiError(
@@ -99,7 +101,23 @@ export function prepareCreate(request: unknown, checks: CreateChecks): PreparedC
 }
 
 /**
- * A create's answer, typed: 303 with `Location` is a hosted checkout, a 2xx JSON record a direct payment; the
+ * An order id the service could take but payhook could never ask about again (a re-send puts it in the path, where
+ * `.` and `..` are dot segments), or keep watched (a control or bidi character): refused before it is sent.
+ */
+function unaskable(orderId: unknown): { field: string; code: string; message: string }[] {
+  if (orderId === '.' || orderId === '..') {
+    const message = 'a dot segment: no re-send can name it, so the payment could never be reconciled';
+    return [{ field: 'order_id', code: 'order_id.unaskable', message }];
+  }
+  if (typeof orderId === 'string' && hasControlCharacter(orderId)) {
+    const message = 'holds a control or bidi character';
+    return [{ field: 'order_id', code: 'order_id.control_character', message }];
+  }
+  return [];
+}
+
+/**
+ * A create's answer, typed: 303 with `Location` is a hosted checkout (any other 3xx `api.answer_invalid`), a 2xx JSON record a direct payment; the
  * service's error bodies become `ApiError` (409 `api.order_exists`, 400 with violations `api.request_invalid`).
  */
 export function createdFrom(
@@ -109,11 +127,7 @@ export function createdFrom(
   base: URL,
 ): CreatedPayment {
   const what = `${call.method} ${call.path} answered ${answer.status}`;
-  if (answer.status >= 300 && answer.status < 400 && location) {
-    const checkoutUrl = new URL(location, base).href;
-    const checkoutId = CHECKOUT_PATH.exec(new URL(checkoutUrl).pathname)?.[1];
-    return { kind: 'hosted', checkoutUrl, checkoutId: checkoutId && decodeURIComponent(checkoutId) };
-  }
+  if (answer.status === 303 && location) return hostedFrom(location, base, what);
   if (answer.status < 200 || answer.status >= 300) throw createFailure(call, answer);
   if (answer.text === undefined) {
     throw new ApiError('api.answer_too_large', `${what} with a body over maxAnswerBytes: left unread.`, {
@@ -129,6 +143,32 @@ export function createdFrom(
     );
   }
   return { kind: 'direct', record: record as unknown as PaymentRecord };
+}
+
+/**
+ * Spec 4.1: a hosted create answers 303 and nothing else. Any other 3xx (an http→https upgrade of the API path, a
+ * login page) is `failure`'s `api.answer_invalid`: no payment exists behind it.
+ */
+function hostedFrom(location: string, base: URL, what: string): CreatedPayment {
+  const invalid = (why: string) =>
+    new ApiError('api.answer_invalid', `${what} with a Location that ${why}; check baseUrl.`, {
+      status: 303,
+    });
+  let url: URL;
+  try {
+    url = new URL(location, base);
+  } catch {
+    throw invalid('is not a URL');
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw invalid('is not an http(s) address');
+  const rawId = CHECKOUT_PATH.exec(url.pathname)?.[1];
+  let checkoutId: string | undefined;
+  try {
+    checkoutId = rawId && decodeURIComponent(rawId);
+  } catch {
+    throw invalid('holds a checkout id that cannot be percent-decoded');
+  }
+  return { kind: 'hosted', checkoutUrl: url.href, checkoutId };
 }
 
 function createFailure(call: FailedCall, answer: Answer): ApiError {

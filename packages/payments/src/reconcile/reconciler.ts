@@ -50,8 +50,8 @@ export interface ReconcileResult {
   readonly status: ReconcileStatus;
   /** The payment's status in the record the service answered. */
   readonly paymentStatus?: string;
-  /** How `webhook.process` took the record. */
-  readonly outcome?: Exclude<WebhookOutcome, 'refused' | 'queued' | 'handled+queued'>;
+  /** How `webhook.process` took the record (`queued`, `handled+queued` where the webhook has a queue). */
+  readonly outcome?: Exclude<WebhookOutcome, 'refused'>;
   /** Why it failed: an `ApiError`, the `WebhookError` of `process`, or a `PayloadError` for a record it refused. */
   readonly error?: Error;
   /** One line for logs (never a key or a record). */
@@ -78,7 +78,8 @@ export interface ReconcileReport {
 export interface ReconcilerOptions<C = undefined> {
   /**
    * The webhook handler whose handlers take a record the service answers (`webhook.process`: the same key and
-   * exactly-once protocol as a delivery). Without it, the service is only asked to re-send.
+   * exactly-once protocol as a delivery; with the webhook's `queue`, its inline handlers run here and the rest is
+   * queued for a worker, as for a delivery). Without it, the service is only asked to re-send.
    */
   webhook?: Pick<WebhookHandler<C>, 'process'>;
   /** The context `process` passes to the handlers. */
@@ -263,7 +264,8 @@ async function apply<C>(
   // `init`: the customer has not acted yet, and the service sends no webhook for it (3.1 shows none).
   if (paymentStatus === 'init') return { order, status: 'pending', paymentStatus };
   if (!settings.webhook) return { order, status: unfinished ? 'pending' : 'requested', paymentStatus };
-  const outcome = await settings.webhook.process(notification, settings.context);
+  // As a delivery is taken: where the webhook has a queue, its queued handlers run in a worker, not here.
+  const outcome = await settings.webhook.process(notification, settings.context, { enqueue: true });
   return { order, status: unfinished ? 'pending' : 'applied', paymentStatus, outcome };
 }
 

@@ -6,7 +6,7 @@ type Step = 'add' | 'take' | 'giveBack' | 'remove';
 
 /** What each call was doing, and what its timeout leaves behind. */
 const DOING: Record<Step, string> = {
-  add: 'registering a payment; a create through the API client is not sent',
+  add: 'registering a payment; a create through the API client is not sent, and a registration that lands later is taken back',
   take: 'taking the overdue payments; the run asked the service nothing (a take that lands later gives its tries back)',
   giveBack:
     'giving back the tries of payments the service could not be asked about; they may have one try counted',
@@ -31,8 +31,9 @@ export class BoundedWatchStore implements WatchStore {
     return this.#store.name;
   }
 
-  add(payment: WatchedPayment): Promise<boolean> {
-    return this.#bounded('add', () => this.#store.add(payment));
+  /** `late` is called with the answer of an add that lands after its timeout. */
+  add(payment: WatchedPayment, late?: (added: boolean) => unknown): Promise<boolean> {
+    return this.#bounded('add', () => this.#store.add(payment), late);
   }
 
   take(now: number, nextDeadline: number, limit: number): Promise<WatchedPayment[]> {

@@ -186,6 +186,44 @@ describe('a watch over a store that stopped answering', () => {
     expect(overdue).toEqual(['o api_unreachable']);
   });
 
+  it('bounds a re-send of a custom ResendClient that never settles: api.timeout, no try counted', async () => {
+    const memory = new MemoryWatchStore();
+    const outages: string[] = [];
+    const never: ResendClient = { resend: () => new Promise(() => undefined) };
+    const watch = createPaymentWatch({
+      api: never,
+      store: memory,
+      now: () => T + 20 * MINUTE,
+      resendTimeoutMs: 50,
+      logger: false,
+      onUnreachable: (o) => outages.push((o.error as ApiError).code),
+    });
+    await memory.add({ orderId: 'o', operation: 'purchase', createdAt: T, deadline: T, tries: 0 });
+    const report = await watch.reconcileOverdue();
+    expect(report.watching.map((p) => [p.orderId, p.tries])).toEqual([['o', 0]]);
+    expect(outages).toEqual(['api.timeout']);
+  }, 5_000);
+
+  it('takes back a registration that landed after its timeout: the create was never sent', async () => {
+    const memory = new MemoryWatchStore();
+    const late = gate();
+    const store: WatchStore = {
+      name: 'slow',
+      add: async (p) => {
+        await late.opened;
+        return memory.add(p);
+      },
+      take: (...args) => memory.take(...args),
+      giveBack: (p) => memory.giveBack(p),
+      remove: (o, op) => memory.remove(o, op),
+    };
+    const watch = createPaymentWatch({ api: unknown, store, storeTimeoutMs: 20, logger: false });
+    await expect(watch.register({ orderId: 'o' })).rejects.toThrow(/when registering a payment/);
+    late.open();
+    await ticks();
+    expect(memory.size).toBe(0);
+  });
+
   it('reports a payment whose remove landed after its timeout', async () => {
     const memory = new MemoryWatchStore();
     const late = gate();

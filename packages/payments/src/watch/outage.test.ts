@@ -299,7 +299,8 @@ describe('the payment watch while the service’s API cannot be reached', () => 
     await store.add({ orderId: 'gone', operation: 'purchase', createdAt: T, deadline: T, tries: 0 });
     await store.add({ orderId: 'a', operation: 'purchase', createdAt: T, deadline: T + 1, tries: 0 });
     await store.giveBack([
-      { orderId: 'a', operation: 'purchase', createdAt: T, deadline: T, tries: 0, unreachableSince: T },
+      // As a run gives it back: with the deadline its take set (here the one it was added with).
+      { orderId: 'a', operation: 'purchase', createdAt: T, deadline: T + 1, tries: 0, unreachableSince: T },
     ]);
     await expect(watch.reconcileOverdue()).rejects.toThrow(StoreError);
     const [a] = (await store.take(T + MINUTE * 60, T + MINUTE * 61, 10)).filter((p) => p.orderId === 'a');
@@ -311,5 +312,112 @@ describe('the payment watch while the service’s API cannot be reached', () => 
     expect(() => createPaymentWatch({ api, unreachableAfterMs: -1 })).toThrow(/unreachableAfterMs/);
     expect(() => createPaymentWatch({ api, onUnreachable: 1 as never })).toThrow(/onUnreachable/);
     expect(() => createPaymentWatch({ api, storeTimeoutMs: 0 })).toThrow(/storeTimeoutMs/);
+  });
+});
+
+describe('two runs over one store, the later one reaching the service', () => {
+  it('restores no old outage clock when the later run reached the service but our store failed (held)', async () => {
+    const store = new MemoryWatchStore();
+    const entry = { orderId: 'o', operation: 'purchase', createdAt: T, deadline: T, tries: 0 };
+    await store.add(entry);
+    // Every run failed to reach the service since 20 hours ago.
+    const since = T - 20 * 60 * MINUTE;
+    await store.giveBack([{ ...entry, unreachableSince: since }]);
+    const gate = () => {
+      let open!: () => void;
+      const opened = new Promise<void>((resolve) => {
+        open = resolve;
+      });
+      return { opened, open };
+    };
+    const [olderAsked, olderGoes, laterProcessed, laterGoes] = [gate(), gate(), gate(), gate()];
+    const older = createPaymentWatch({
+      api: {
+        resend: async () => {
+          olderAsked.open();
+          await olderGoes.opened;
+          throw NETWORK();
+        },
+      },
+      store,
+      now: () => T + 15 * MINUTE,
+      logger: false,
+    });
+    // The service answers the later run: a final record, which our own store then fails to take.
+    const up = service(NETWORK, 'success');
+    up.up();
+    const olderRun = older.reconcileOverdue();
+    await olderAsked.opened;
+    const laterRun = createPaymentWatch({
+      api: up.api,
+      webhook: {
+        process: async () => {
+          laterProcessed.open();
+          await laterGoes.opened;
+          throw new StoreError('store.unavailable', 'the merchant’s store is down');
+        },
+      },
+      store,
+      now: () => T + 31 * MINUTE,
+      logger: false,
+    }).reconcileOverdue();
+    await laterProcessed.opened;
+    olderGoes.open();
+    await olderRun;
+    laterGoes.open();
+    await laterRun;
+    const [next] = await store.take(T + 60 * MINUTE, T + 75 * MINUTE, 10);
+    expect(next!.unreachableSince).toBeUndefined();
+  });
+});
+
+describe('what the watch logs and publishes, from text it did not write', () => {
+  it("escapes control and bidi characters of an order id kept by a former version and of the service's message", async () => {
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is what it is for.
+    const raws = /[\u0000-\u001f\u0080-\u009f\u202a-\u202e\u2066-\u2069]/;
+    const memory = new MemoryWatchStore();
+    const legacy = { orderId: 'o\u202e\u00851', operation: 'purchase', createdAt: T, deadline: T, tries: 2 };
+    const store = {
+      name: 'legacy',
+      add: (p: Parameters<MemoryWatchStore['add']>[0]) => memory.add(p),
+      take: async () => [{ ...legacy, tries: 3 }],
+      giveBack: async () => undefined,
+      remove: async () => true,
+    };
+    const logged: string[] = [];
+    const messages: WatchMessage[] = [];
+    const listen = (m: unknown) => messages.push(m as WatchMessage);
+    diagnostics_channel.subscribe(PAYHOOK_CHANNELS.watch, listen);
+    try {
+      const unknownOrder: ResendClient = {
+        resend: async () => {
+          throw new ApiError('api.not_found', 'GET … answered 404', { status: 404 });
+        },
+      };
+      const watch = createPaymentWatch({
+        api: unknownOrder,
+        store,
+        now: () => T + 60 * MINUTE,
+        logger: { warn: (line: string) => logged.push(line) },
+      });
+      await watch.reconcileOverdue();
+      const bidi = new ApiError('api.server', 'GET … answered 503 (S-503: \u202eevil\u0085)', {
+        status: 503,
+      });
+      const down = createPaymentWatch({
+        api: { resend: async () => Promise.reject(bidi) },
+        store,
+        now: () => T + 60 * MINUTE,
+        logger: { warn: (line: string) => logged.push(line) },
+      });
+      await down.reconcileOverdue();
+    } finally {
+      diagnostics_channel.unsubscribe(PAYHOOK_CHANNELS.watch, listen);
+    }
+    expect(logged).toHaveLength(2);
+    for (const line of logged) expect(line).not.toMatch(raws);
+    expect(logged[0]).toContain('o\\u{202e}\\u{85}1');
+    expect(logged[1]).toContain('\\u{202e}evil\\u{85}');
+    for (const m of messages) expect(m.operation).not.toMatch(raws);
   });
 });

@@ -1,3 +1,4 @@
+import { printable } from '@payhook/core/adapter';
 import { publishOverdue } from '@payhook/core/diagnostics';
 import type { ReconcileStatus } from '../reconcile/reconciler.js';
 import type { WatchedPayment } from './contract.js';
@@ -66,7 +67,9 @@ export function reportOverdue(
   },
 ): void {
   for (const payment of overdue) {
-    publishOverdue({ reason: payment.reason, operation: payment.operation, tries: payment.tries });
+    // A metric's attribute: an entry a former version kept may hold anything.
+    const operation = printable(payment.operation, 32);
+    publishOverdue({ reason: payment.reason, operation, tries: payment.tries });
     // A failing alert or logger must not stop the report of the others.
     quietly(() => settings.onOverdue?.(payment));
     quietly(() => (settings.logger ? settings.logger.warn(describeOverdue(payment)) : undefined));
@@ -112,15 +115,19 @@ function quietly(call: () => unknown): void {
   }
 }
 
+/** Text the watch did not write (an order id, a status, what the service said), as its log lines carry it. */
+const shown = (text: string, max: number) => printable(text, max);
+
 function describeOverdue(p: OverduePayment): string {
-  const order = `order ${JSON.stringify(p.orderId)} (${p.operation}, created ${p.createdAt.toISOString()})`;
+  const order = `order "${shown(p.orderId, 256)}" (${shown(p.operation, 32)}, created ${p.createdAt.toISOString()})`;
   if (p.reason === 'unknown_order') {
     return `[@payhook/core] payment watch: the service does not know ${order}: no longer watched. Check that the payment was created (its creation may have failed before reaching the service).`;
   }
   if (p.reason === 'api_unreachable') {
-    return `[@payhook/core] payment watch: the service's API could not be asked about ${order} (last: ${p.errorCode ?? p.lastResult}) for unreachableAfterMs: no longer watched. Look it up with the service once it answers.`;
+    return `[@payhook/core] payment watch: the service's API could not be asked about ${order} (last: ${shown(p.errorCode ?? p.lastResult, 64)}) for unreachableAfterMs: no longer watched. Look it up with the service once it answers.`;
   }
-  const last = `${p.lastResult}${p.paymentStatus ? `, status ${p.paymentStatus}` : ''}${p.errorCode ? `, ${p.errorCode}` : ''}`;
+  const status = p.paymentStatus ? `, status ${shown(p.paymentStatus, 64)}` : '';
+  const last = `${p.lastResult}${status}${p.errorCode ? `, ${shown(p.errorCode, 64)}` : ''}`;
   return `[@payhook/core] payment watch: ${order} still has no final notification after ${p.tries} tries (last: ${last}): no longer watched. Look it up with the service.`;
 }
 
@@ -130,7 +137,7 @@ function describeOutage(
 ): string {
   const codes = new Map<string, number>();
   for (const { error } of failures.filter((f) => !f.skipped)) {
-    const code = String((error as { code?: unknown }).code ?? error.name);
+    const code = shown(String((error as { code?: unknown }).code ?? error.name), 64);
     codes.set(code, (codes.get(code) ?? 0) + 1);
   }
   const skipped = failures.filter((f) => f.skipped).length;
@@ -146,6 +153,6 @@ function describeOutage(
       : []),
     ...(reported > 0 ? [`${reported} reported api_unreachable, no longer watched`] : []),
   ].join('; ');
-  const first = failures[0]!.error.message.replace(/^\[@payhook\/core\] /, '');
+  const first = shown(failures[0]!.error.message.replace(/^\[@payhook\/core\] /, ''), 1_000);
   return `[@payhook/core] payment watch: the service's API could not be reached about ${failures.length} payment(s) (${counts}${notAsked}): ${outcome}. First error: ${first}`;
 }

@@ -7,7 +7,7 @@ import {
   tableOf,
 } from '@payhook/core/postgres';
 import type { WatchedPayment, WatchStore } from './contract.js';
-import { watchId } from './contract.js';
+import { entryId, removeId, watchId } from './contract.js';
 
 export interface PostgresWatchStoreOptions {
   /** A `pg` `Pool` (or one connected `Client`), shared with the rest of the app. */
@@ -51,13 +51,18 @@ CREATE TABLE IF NOT EXISTS ${t.name} (
   created_at timestamptz NOT NULL,
   deadline   timestamptz NOT NULL,
   tries      integer     NOT NULL DEFAULT 0,
-  unreachable_since timestamptz
+  unreachable_since timestamptz,
+  pending_since timestamptz
 );
 DO $$ BEGIN
-  -- A table made before unreachable_since gains it (instantly: nullable, no default).
+  -- A table made before unreachable_since or pending_since gains it (instantly: nullable, no default).
   IF NOT EXISTS (SELECT 1 FROM pg_attribute
                  WHERE attrelid = '${t.name}'::regclass AND attname = 'unreachable_since' AND NOT attisdropped) THEN
     ALTER TABLE ${t.name} ADD COLUMN unreachable_since timestamptz;
+  END IF;
+  IF NOT EXISTS (SELECT 1 FROM pg_attribute
+                 WHERE attrelid = '${t.name}'::regclass AND attname = 'pending_since' AND NOT attisdropped) THEN
+    ALTER TABLE ${t.name} ADD COLUMN pending_since timestamptz;
   END IF;
   IF NOT EXISTS (SELECT 1 FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
                  WHERE i.indrelid = '${t.name}'::regclass AND c.relname = '${t.index}') THEN
@@ -83,15 +88,18 @@ export async function migrateWatch(client: PgQueryable, options?: MigrateOptions
         `SELECT c.oid IS NOT NULL AS table,
            EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = c.oid AND attname = 'unreachable_since'
                    AND NOT attisdropped) AS since,
+           EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = c.oid AND attname = 'pending_since'
+                   AND NOT attisdropped) AS pending,
            EXISTS (SELECT 1 FROM pg_index i JOIN pg_class x ON x.oid = i.indexrelid
                    WHERE i.indrelid = c.oid AND x.relname = $2) AS index
          FROM (SELECT to_regclass($1) AS oid) AS c`,
         [t.name, t.index],
       );
-      const found = result.rows[0] as { table: boolean; since: boolean; index: boolean };
+      const found = result.rows[0] as { table: boolean; since: boolean; pending: boolean; index: boolean };
       if (!found.table) return ['the table'];
       return [
         ...(found.since ? [] : ['the unreachable_since column']),
+        ...(found.pending ? [] : ['the pending_since column']),
         ...(found.index ? [] : ['the deadline index']),
       ];
     },
@@ -144,7 +152,8 @@ export class PostgresWatchStore implements WatchStore {
       // RETURNING keeps no order: the rows come back sorted by the deadline they had when taken.
       `WITH due AS (SELECT id, deadline, unreachable_since FROM ${name} WHERE deadline <= ${MS('$1')}
                     ORDER BY deadline LIMIT $3 FOR UPDATE SKIP LOCKED),
-            taken AS (UPDATE ${name} w SET tries = w.tries + 1, deadline = ${MS('$2')}, unreachable_since = NULL
+            taken AS (UPDATE ${name} w SET tries = w.tries + 1, deadline = ${MS('$2')}, unreachable_since = NULL,
+                                           pending_since = NULL
                       FROM due WHERE w.id = due.id
                       RETURNING w.order_id, w.operation, w.tries, w.created_at, due.deadline AS due_at,
                                 due.unreachable_since AS since)
@@ -153,9 +162,15 @@ export class PostgresWatchStore implements WatchStore {
       prepare,
     );
     this.#remove = statement(`DELETE FROM ${name} WHERE id = $1`, prepare);
+    // Given back by the entry's latest take (its deadline still the one that take set): the earliest of the
+    // unreachable_since stored, pending and given; by an earlier take: only held pending (WatchStore.giveBack).
     this.#giveBack = statement(
-      `UPDATE ${name} w SET tries = greatest(w.tries - 1, 0), unreachable_since = least(w.unreachable_since, ${MS('g.since')})
-       FROM unnest($1::text[], $2::float8[]) AS g(id, since) WHERE w.id = g.id`,
+      `UPDATE ${name} w SET tries = greatest(w.tries - 1, 0),
+         unreachable_since = CASE WHEN w.deadline = ${MS('g.deadline')}
+           THEN least(w.unreachable_since, w.pending_since, ${MS('g.since')}) ELSE w.unreachable_since END,
+         pending_since = CASE WHEN w.deadline = ${MS('g.deadline')}
+           THEN NULL ELSE least(w.pending_since, ${MS('g.since')}) END
+       FROM unnest($1::text[], $2::float8[], $3::float8[]) AS g(id, since, deadline) WHERE w.id = g.id`,
       prepare,
     );
   }
@@ -195,12 +210,16 @@ export class PostgresWatchStore implements WatchStore {
 
   async giveBack(payments: readonly WatchedPayment[]): Promise<void> {
     if (payments.length === 0) return;
-    const ids = payments.map((p) => watchId(p.orderId, p.operation));
-    await this.#query(this.#giveBack, [ids, payments.map((p) => p.unreachableSince ?? null)]);
+    const ids = payments.map((p) => entryId(p.orderId, p.operation));
+    await this.#query(this.#giveBack, [
+      ids,
+      payments.map((p) => p.unreachableSince ?? null),
+      payments.map((p) => p.deadline),
+    ]);
   }
 
   async remove(orderId: string, operation: string): Promise<boolean> {
-    return ((await this.#query(this.#remove, [watchId(orderId, operation)])).rowCount ?? 0) > 0;
+    return ((await this.#query(this.#remove, [removeId(orderId, operation)])).rowCount ?? 0) > 0;
   }
 
   async #query(query: Statement, values: unknown[]) {

@@ -1,5 +1,5 @@
 import { type RedisClientLike, type RunScript, scriptRunner } from '@payhook/core/redis';
-import { type WatchedPayment, type WatchStore, watchId } from './contract.js';
+import { entryId, removeId, type WatchedPayment, type WatchStore, watchId } from './contract.js';
 
 export interface RedisWatchStoreOptions {
   /** A connected `ioredis` or node-redis client, as `RedisStore` takes. */
@@ -26,6 +26,7 @@ for _, id in ipairs(ids) do
   if v then
     local p = cjson.decode(v)
     p.tries = p.tries + 1
+    p.pendingSince = nil
     table.insert(out, cjson.encode(p))
     p.unreachableSince = nil
     redis.call('HSET', KEYS[2], id, cjson.encode(p))
@@ -35,15 +36,28 @@ for _, id in ipairs(ids) do
   end
 end
 return out`;
-// Give back: ARGV pairs of id and unreachableSince ('' for none); one try less each (never below 0), the
-// earlier of the unreachableSince stored and the one given kept, a gone entry left alone.
-const GIVE_BACK_SCRIPT = `for i = 1, #ARGV, 2 do
+// Give back: ARGV triples of id, unreachableSince ('' for none) and the deadline its take set; one try less each
+// (never below 0), a gone entry left alone. Given back by the entry's latest take (its deadline still the one that
+// take set), the earliest of the unreachableSince stored, pending and given is kept; by an earlier take, the one
+// given is only held pending (see WatchStore.giveBack).
+const GIVE_BACK_SCRIPT = `local function earliest(a, b)
+  if a == nil then return b end
+  if b == nil or a < b then return a end
+  return b
+end
+for i = 1, #ARGV, 3 do
   local v = redis.call('HGET', KEYS[2], ARGV[i])
   if v then
     local p = cjson.decode(v)
     if p.tries > 0 then p.tries = p.tries - 1 end
     local since = tonumber(ARGV[i + 1])
-    if since and (p.unreachableSince == nil or since < p.unreachableSince) then p.unreachableSince = since end
+    local deadline = tonumber(redis.call('ZSCORE', KEYS[1], ARGV[i]))
+    if deadline == tonumber(ARGV[i + 2]) then
+      p.unreachableSince = earliest(earliest(p.unreachableSince, p.pendingSince), since)
+      p.pendingSince = nil
+    else
+      p.pendingSince = earliest(p.pendingSince, since)
+    end
     redis.call('HSET', KEYS[2], ARGV[i], cjson.encode(p))
   end
 end
@@ -57,6 +71,8 @@ interface Stored {
   createdAt: number;
   tries: number;
   unreachableSince?: number;
+  /** The earliest unreachableSince a run given back after a later take (`WatchStore.giveBack`). */
+  pendingSince?: number;
 }
 
 /**
@@ -100,7 +116,7 @@ export class RedisWatchStore implements WatchStore {
     const count = String(Math.max(0, Math.floor(limit)));
     const answer = await this.#script(TAKE_SCRIPT, [String(now), String(nextDeadline), count]);
     return (answer as string[]).map((text) => {
-      const { unreachableSince, ...p } = JSON.parse(text) as Stored;
+      const { unreachableSince, pendingSince: _, ...p } = JSON.parse(text) as Stored;
       const since = unreachableSince === undefined ? {} : { unreachableSince: Number(unreachableSince) };
       return {
         ...p,
@@ -116,12 +132,16 @@ export class RedisWatchStore implements WatchStore {
     if (payments.length === 0) return;
     await this.#script(
       GIVE_BACK_SCRIPT,
-      payments.flatMap((p) => [watchId(p.orderId, p.operation), String(p.unreachableSince ?? '')]),
+      payments.flatMap((p) => [
+        entryId(p.orderId, p.operation),
+        String(p.unreachableSince ?? ''),
+        String(p.deadline),
+      ]),
     );
   }
 
   async remove(orderId: string, operation: string): Promise<boolean> {
-    return Number(await this.#script(REMOVE_SCRIPT, [watchId(orderId, operation)])) === 1;
+    return Number(await this.#script(REMOVE_SCRIPT, [removeId(orderId, operation)])) === 1;
   }
 
   #script(script: string, args: string[]): Promise<unknown> {

@@ -1,8 +1,10 @@
 import type { WebhookHandler } from '@payhook/core';
+import { withDeadline } from '@payhook/core/adapter';
 import type { ResendClient, ResendRequest } from '../reconcile/api-client.js';
+import { ApiError } from '../reconcile/api-errors.js';
 import { createReconciler, type ReconcileResult } from '../reconcile/reconciler.js';
 import type { BoundedWatchStore } from './bounded.js';
-import { type WatchedPayment, watchId } from './contract.js';
+import { entryId, type WatchedPayment } from './contract.js';
 import {
   type OverduePayment,
   type OverdueReason,
@@ -38,6 +40,7 @@ export interface RunSettings<C> {
   readonly unreachableAfterMs: number;
   readonly batchSize: number;
   readonly requestsPerSecond: number;
+  readonly resendTimeoutMs: number;
   readonly onOverdue: ((payment: OverduePayment) => void) | undefined;
   readonly onUnreachable: ((outage: WatchOutage) => void) | undefined;
   readonly logger: WatchLogger;
@@ -64,7 +67,7 @@ export async function runOnce<C>(settings: RunSettings<C>): Promise<WatchRunRepo
     payment,
     result: results[index]!,
     verdict: verdictOf(results[index]!, payment, settings, at),
-    skipped: skipped.has(watchId(payment.orderId, payment.operation)),
+    skipped: skipped.has(entryId(payment.orderId, payment.operation)),
   }));
   try {
     // Those kept and their give back first: a remove failing cannot leave their tries and unreachableSince lost.
@@ -88,7 +91,7 @@ async function ask<C>(
   const reconciler = createReconciler<C>({
     ...(settings.webhook ? { webhook: settings.webhook } : {}),
     ...(settings.context !== undefined ? { context: settings.context } : {}),
-    api: stopping(settings.api, skipped),
+    api: stopping(settings.api, skipped, settings.resendTimeoutMs),
     listPending: () =>
       taken.map((p) => ({ orderId: p.orderId, operation: p.operation, createdAt: p.createdAt })),
     now: () => at,
@@ -100,18 +103,24 @@ async function ask<C>(
 /**
  * The client a run asks through: after `STOP_AFTER` unreachable answers in a row it asks no more, each call after
  * failing at once with the last of them (still paced by `requestsPerSecond`, no request sent), its payment noted
- * in `skipped`; any other answer starts the count again.
+ * in `skipped`; any other answer starts the count again. Each call is bounded by `timeoutMs` (`api.timeout`): a
+ * custom `ResendClient` that never settles must not hold the run, and every run joined to it, forever.
  */
-function stopping(api: ResendClient, skipped: Set<string>): ResendClient {
+function stopping(api: ResendClient, skipped: Set<string>, timeoutMs: number): ResendClient {
   let inARow = 0;
   let last: Error | undefined;
   const resend = async (request: ResendRequest) => {
     if (last !== undefined && inARow >= STOP_AFTER) {
-      skipped.add(watchId(request.orderId, request.operation ?? 'purchase'));
+      skipped.add(entryId(request.orderId, request.operation ?? 'purchase'));
       throw last;
     }
     try {
-      const answer = await api.resend(request);
+      const late = () =>
+        new ApiError(
+          'api.timeout',
+          `re-send of ${request.operation ?? 'purchase'} for an order: no answer within ${timeoutMs} ms (the watch's resendTimeoutMs). The payment stays watched, no try counted.`,
+        );
+      const answer = await withDeadline(Promise.resolve(api.resend(request)), timeoutMs, late);
       inARow = 0;
       return answer;
     } catch (error) {
@@ -148,7 +157,9 @@ async function decide<C>(settings: RunSettings<C>, run: Run, decided: Decided, a
       tries: payment.tries - 1,
       ...(since === undefined ? {} : { unreachableSince: since }),
     };
-    run.givenBack.push(kept);
+    // A held run reached the service: its give-back must not promote the unreachableSince an older run left
+    // pending, so it gives back as a take older than the latest would (a deadline no entry has).
+    run.givenBack.push(verdict === 'held' ? { ...kept, deadline: REACHED } : kept);
     return void run.report.watching.push(kept);
   }
   const overdue = verdict === 'settled' ? undefined : overdueOf(payment, result, verdict);
@@ -161,6 +172,9 @@ async function decide<C>(settings: RunSettings<C>, run: Run, decided: Decided, a
 }
 
 type Verdict = 'settled' | 'watching' | 'unreachable' | 'held' | OverdueReason;
+
+/** The deadline a give-back from a run that reached the service carries: never an entry's (`WatchStore.giveBack`). */
+const REACHED = -1;
 
 /** The verdicts that keep a payment watched (no remove). */
 const STAYING: ReadonlySet<Verdict> = new Set<Verdict>(['watching', 'unreachable', 'held']);

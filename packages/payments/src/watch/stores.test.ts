@@ -193,6 +193,24 @@ describe.each(STORES)('$name', ({ up, make }) => {
   );
 
   it.skipIf(!up)(
+    'restores no old unreachableSince from a run that took before a later run reached the service',
+    async () => {
+      const store = await make();
+      const S = T + 5;
+      await store.add(payment('a', T));
+      const [a] = await store.take(T, T + 1_000, 10);
+      await store.giveBack([{ ...a!, unreachableSince: S }]);
+      const [older] = await store.take(T + 1_000, T + 2_000, 10);
+      // A later run takes it and reaches the service (it gives nothing back); then the older run gives back.
+      const [later] = await store.take(T + 2_000, T + 3_000, 10);
+      expect([older!.unreachableSince, later!.unreachableSince]).toEqual([S, undefined]);
+      await store.giveBack([older!]);
+      const [next] = await store.take(T + 3_000, T + 4_000, 10);
+      expect([next!.tries, next!.unreachableSince]).toEqual([2, undefined]);
+    },
+  );
+
+  it.skipIf(!up)(
     'takes past an order id with a lone surrogate (a string cut inside an emoji), and removes it',
     async () => {
       const store = await make();
@@ -205,6 +223,40 @@ describe.each(STORES)('$name', ({ up, make }) => {
         [false, 1],
       ]);
       expect(await store.remove(cut, 'purchase')).toBe(true);
+    },
+  );
+
+  it.skipIf(!up)(
+    'refuses an operation that is not a word (watch.operation_invalid): its id would be another order’s',
+    async () => {
+      const store = await make();
+      // `purchase:a` of order `b` and `purchase` of order `a:b` would share the id `purchase:a:b`.
+      await expect(store.add(payment('b', T, 'purchase:a'))).rejects.toMatchObject({
+        name: 'WatchError',
+        code: 'watch.operation_invalid',
+      });
+      expect(await store.add(payment('a:b', T))).toBe(true);
+      await expect(store.remove('b', 'purchase:a')).rejects.toMatchObject({
+        code: 'watch.operation_invalid',
+      });
+      expect((await store.take(T, T + 1_000, 10)).map((p) => [p.orderId, p.operation])).toEqual([
+        ['a:b', 'purchase'],
+      ]);
+    },
+  );
+
+  it.skipIf(!up)(
+    'refuses an order id it could not keep or the service could not be asked about (watch.order_id_invalid)',
+    async () => {
+      const store = await make();
+      for (const orderId of ['', 'o\u00001', 'o\u00851', 'x'.repeat(1_000_000), '.', '..']) {
+        await expect(store.add(payment(orderId, T))).rejects.toMatchObject({
+          name: 'WatchError',
+          code: 'watch.order_id_invalid',
+          status: 400,
+        });
+      }
+      expect(await store.take(T, T + 1_000, 10)).toEqual([]);
     },
   );
 

@@ -220,6 +220,22 @@ describe('createPaymentWatch', () => {
     expect(unhandled).toEqual([]);
   });
 
+  it('refuses an order id or an operation it could not watch, before the store is called', async () => {
+    const { watch, store } = watchOf(service({}).api);
+    await expect(watch.register({ orderId: 'b', operation: 'purchase:a' })).rejects.toMatchObject({
+      code: 'watch.operation_invalid',
+    });
+    await expect(watch.register({ orderId: 'o\u0000' })).rejects.toMatchObject({
+      code: 'watch.order_id_invalid',
+    });
+    await expect(watch.register({ orderId: '..' })).rejects.toMatchObject({ code: 'watch.order_id_invalid' });
+    expect(await watch.register({ orderId: 'a:b' })).toBe(true);
+    // A notification no payment could be watched under settles nothing, and does not fail the handlers.
+    await watch.settle(notification('b', 'success', 'purchase:a'));
+    await watch.forget('b', 'purchase:a');
+    expect(store.size).toBe(1);
+  });
+
   it('checks its options', () => {
     const { api } = service({});
     expect(() => createPaymentWatch({ api: undefined as never })).toThrow(/api must be/);
@@ -228,6 +244,43 @@ describe('createPaymentWatch', () => {
     expect(() => createPaymentWatch({ api, onOverdue: 'x' as never })).toThrow(/onOverdue/);
     const { watch } = watchOf(api);
     return expect(watch.register({ orderId: '' })).rejects.toThrow(/orderId must be a non-empty string/);
+  });
+});
+
+describe('a watch over a webhook with a queue', () => {
+  it('hands a final record to the queue as a delivery would: inline handlers here, the queued ones to a worker', async () => {
+    const jobs: QueuedNotification[] = [];
+    const queue = {
+      enqueue: async (job: QueuedNotification) => {
+        jobs.push(job);
+        return 'queued' as const;
+      },
+    };
+    const ran: string[] = [];
+    const webhook = createWebhookHandler({ secret: SECRET, logger: false, queue })
+      .on('purchase.success', () => void ran.push('mark paid'), { inline: true })
+      .on('purchase.success', () => void ran.push('e-mail'));
+    const { watch, store, advance } = watchOf(service({ o: 'success' }).api, { webhook });
+    await watch.register({ orderId: 'o' });
+    advance(15 * MINUTE);
+    const report = await watch.reconcileOverdue();
+    expect(ran).toEqual(['mark paid']);
+    expect(jobs.map((job) => job.data.order_id)).toEqual(['o']);
+    expect(report.settled.map((p) => p.orderId)).toEqual(['o']);
+    expect(store.size).toBe(0);
+  });
+
+  it("runs every handler in the process of a webhook without a queue (a worker's definition), as before", async () => {
+    const ran: string[] = [];
+    const webhook = createWebhookHandler({ logger: false }).on(
+      'purchase.success',
+      () => void ran.push('e-mail'),
+    );
+    const { watch, advance } = watchOf(service({ o: 'success' }).api, { webhook });
+    await watch.register({ orderId: 'o' });
+    advance(15 * MINUTE);
+    await watch.reconcileOverdue();
+    expect(ran).toEqual(['e-mail']);
   });
 });
 

@@ -9,7 +9,7 @@ import {
 } from '@payhook/core/adapter';
 import { type ApiClientOptions, createApiClient, type ResendClient } from '../reconcile/api-client.js';
 import { BoundedWatchStore } from './bounded.js';
-import { isFinalStatus, type WatchStore } from './contract.js';
+import { isFinalStatus, type WatchStore, watchRefusal } from './contract.js';
 import { MemoryWatchStore } from './memory.js';
 import type { OverduePayment, WatchLogger, WatchOutage } from './overdue.js';
 import { type RunSettings, runOnce, type WatchRunReport } from './run.js';
@@ -68,6 +68,13 @@ export interface PaymentWatchOptions<C = undefined> {
   /** How many re-sends start per second. @default 5 */
   requestsPerSecond?: number;
   /**
+   * The longest one re-send may take, answer included, before it fails with `api.timeout` (the payment stays
+   * watched, no try counted): a `ResendClient` of your own that never settles ends its call, not the run. Above the
+   * API client's own `timeoutMs` (10 s), which fires first for a client from `createApiClient`.
+   * @default 30_000
+   */
+  resendTimeoutMs?: number;
+  /**
    * Called with each payment reported overdue (still unsettled after `maxTries`, an order the service does not
    * know, or one its API could not be asked about for `unreachableAfterMs`); its throw, or an async one's
    * rejection, is ignored.
@@ -113,7 +120,8 @@ export interface PaymentWatch {
   readonly store: WatchStore;
   /**
    * Watches a payment; a second registration of one order keeps the first's deadline and tries, and resolves
-   * `false`.
+   * `false`. An order id or operation no store could keep is refused (`WatchError`) before the store is called;
+   * a registration that times out (`store.unavailable`) and lands later is taken back.
    */
   register(payment: WatchRegistration): Promise<boolean>;
   /** Stops watching a payment (the service refused its creation). */
@@ -153,17 +161,29 @@ export function createPaymentWatch<C = undefined>(options: PaymentWatchOptions<C
     async register({ orderId, operation = 'purchase', deadlineMs }) {
       if (typeof orderId !== 'string' || orderId === '')
         throw optionError('orderId', 'a non-empty string', orderId);
+      // Notifications spell methods in lower case (`purchase`): `AUTH` registered would never be settled.
+      const op = typeof operation === 'string' ? operation.toLowerCase() : operation;
+      const refusal = watchRefusal(orderId, op);
+      if (refusal) throw refusal;
       const createdAt = now();
       const deadline = createdAt + duration('deadlineMs', deadlineMs, settings.deadlineMs, 0);
-      // Notifications spell methods in lower case (`purchase`): `AUTH` registered would never be settled.
-      return calls.add({ orderId, operation: operation.toLowerCase(), createdAt, deadline, tries: 0 });
+      // An add that lands after its timeout was answered `store.unavailable`: the create was not sent, so the
+      // entry it leaves would be reported `unknown_order` at its deadline. Take it back.
+      const late = (added: boolean) => (added ? store.remove(orderId, op) : undefined);
+      return calls.add({ orderId, operation: op, createdAt, deadline, tries: 0 }, late);
     },
     async forget(orderId, operation = 'purchase') {
-      await calls.remove(orderId, operation.toLowerCase());
+      const op = operation.toLowerCase();
+      if (watchRefusal(orderId, op)) return; // nothing can be watched under it
+      await calls.remove(orderId, op);
     },
     settle: async function settleWatchedPayment(notification) {
       if (!isFinalStatus(notification.status) || !ofProject(notification, settings.api.posId)) return;
-      await calls.remove(String(notification.order_id), String(notification.method));
+      const orderId = String(notification.order_id);
+      const operation = String(notification.method);
+      // A notification no payment could be watched under settles nothing, and must not fail the handlers.
+      if (watchRefusal(orderId, operation)) return;
+      await calls.remove(orderId, operation);
     },
     reconcileOverdue() {
       running ??= runOnce(settings).finally(() => {
@@ -210,6 +230,7 @@ function checkedSettings<C>(
     unreachableAfterMs: duration('unreachableAfterMs', options.unreachableAfterMs, 86_400_000, 0),
     batchSize: positiveInteger('batchSize', options.batchSize, 100),
     requestsPerSecond: positive('requestsPerSecond', options.requestsPerSecond, 5),
+    resendTimeoutMs: duration('resendTimeoutMs', options.resendTimeoutMs, 30_000),
     onOverdue: optionalFunction('onOverdue', options.onOverdue),
     onUnreachable: optionalFunction('onUnreachable', options.onUnreachable),
     logger: options.logger === undefined ? console : options.logger,

@@ -62,6 +62,15 @@ describe('payhook drift', () => {
     });
   });
 
+  it('shows a name with bidi or C1 characters escaped, never raw', async () => {
+    const file = await captureOf([
+      purchase('drift-bidi', { 'refund\u202e_reason': 'x', status: 'ok\u0085' }),
+    ]);
+    const { out } = await drift([file]);
+    expect(out.join('\n')).not.toMatch(/[\u0080-\u009f\u202a-\u202e]/);
+    expect(out).toContain('  new field "refund\\u{202e}_reason": 1');
+  });
+
   it('says nothing drifted and exits 0 when every notification is typed, reading standard input with -', async () => {
     const file = await captureOf([purchase('drift-4')]);
     const { readFile } = await import('node:fs/promises');

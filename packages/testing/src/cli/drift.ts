@@ -69,9 +69,12 @@ export const driftCommand = defineCommand({
   },
 });
 
-/** One finding as a row label; names escaped, so a control character cannot reach the terminal. */
+/**
+ * One finding as a row label; `findDrift` escaped its name already (control and bidi characters as `\u{…}`), and
+ * the IO escapes whatever else could reach the terminal, so it is quoted as it is.
+ */
 function describe({ kind, name, sent, expected }: DriftFinding): string {
-  const shown = JSON.stringify(name);
+  const shown = `"${name}"`;
   if (kind === 'type') return `${shown} sent as ${sent} (typed ${expected})`;
   if (kind === 'coerced') return `${shown} sent as ${sent}, coerced to ${expected}`;
   return `new ${kind.replace('_', ' ')} ${shown}`;

@@ -71,10 +71,10 @@ export function memoryIO(
   return { io, out, err };
 }
 
-/** C0 and C1 controls, DEL, and UTF-16 surrogates without their pair. */
+/** C0 and C1 controls, DEL, the bidi controls (U+202E turns a line around), and UTF-16 surrogates without their pair. */
 const UNPRINTABLE =
   // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is what it is for.
-  /[\u0000-\u001f\u007f-\u009f]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+  /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
 const NAMED: Readonly<Record<string, string>> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
 
 function escaped(char: string): string {
@@ -98,10 +98,10 @@ function terminalSafe(line: string): string {
   return line.replace(UNPRINTABLE, (char) => (char === '\n' || char === '\t' ? char : escaped(char)));
 }
 
-/** JSON text with DEL and C1 controls, which `JSON.stringify` leaves raw, escaped as `\u00XX`: still JSON. */
+/** JSON text with DEL, C1 and bidi controls, which `JSON.stringify` leaves raw, escaped as `\uXXXX`: still JSON. */
 export function jsonText(value: unknown, space?: number): string {
   return JSON.stringify(value, null, space).replace(
-    /[\u007f-\u009f]/g,
+    /[\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g,
     (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`,
   );
 }

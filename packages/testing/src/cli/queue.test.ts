@@ -42,14 +42,17 @@ describe('payhook queue: usage', () => {
     [['list', '--database', 'postgres://x', '--redis', 'redis://x'], 'give one engine'],
     [['list', '--redis', 'redis://x', '--schema', 's'], '--schema goes with --database.'],
     [['list', '--database', 'postgres://x', '--prefix', 'p'], '--prefix goes with --redis.'],
-    [['purge', ...db], 'the action is list, replay or discard, not "purge".'],
-    [[...db], 'the action is list, replay or discard, not "".'],
+    [['drain', ...db], 'the action is list, replay, discard, waiting or purge, not "drain".'],
+    [[...db], 'the action is list, replay, discard, waiting or purge, not "".'],
+    [['waiting', 'k-1', ...db], 'unexpected argument "k-1".'],
+    [['purge', ...db], 'name the waiting notifications to purge (ids or keys), or pass --all.'],
+    [['purge', '--all', '--json', ...db], '--json goes with list and waiting.'],
     [['list', 'k-1', ...db], 'unexpected argument "k-1".'],
     [['replay', ...db], 'name the dead notifications to act on (ids or keys), or pass --all.'],
     [['replay', 'k-1', '--all', ...db], 'give ids or --all, not both.'],
     [['discard', 'k-1', '--since', '2026-05-01T00:00:00Z', ...db], '--since goes with --all, not with ids.'],
     [['list', '--since', 'yesterday', ...db], '--since "yesterday" is not an ISO time.'],
-    [['replay', '--all', '--json', ...db], '--json goes with list.'],
+    [['replay', '--all', '--json', ...db], '--json goes with list and waiting.'],
   ])('payhook queue %j exits 2: %s', async (args, message) => {
     const { code, err } = await cli(...args);
     expect(code).toBe(2);
@@ -60,11 +63,13 @@ describe('payhook queue: usage', () => {
   it('prints its help, listed in the commands of payhook --help', async () => {
     const { code, out } = await cli('--help');
     expect(code).toBe(0);
-    expect(out[0]).toMatch(/^Usage: payhook queue list\|replay\|discard \(--database URL \| --redis URL\)/);
+    expect(out[0]).toMatch(
+      /^Usage: payhook queue list\|replay\|discard\|waiting\|purge \(--database URL \| --redis URL\)/,
+    );
     const top = memoryIO();
     await runCli(['--help'], top.io);
     expect(top.out[0]).toContain(
-      '  queue    list, replay or discard the dead notifications of @payhook/queue',
+      '  queue    list, replay or discard the dead notifications of @payhook/queue; list or purge the waiting ones',
     );
   });
 });
@@ -314,6 +319,56 @@ describe.each(setups)('payhook queue list on %s: the reason of a dead notificati
         reason,
       ]);
       expect((await engine.dead()).map((dead) => dead.error.reason)).toEqual([undefined, reason]);
+    },
+  );
+});
+
+describe.each(setups)('payhook queue waiting|purge on %s', (_, setup) => {
+  const flags = [...setup.flags.slice(0, -1), 'cli-waiting'];
+  let engine: QueueEngine;
+
+  beforeAll(async () => {
+    if (!setup.up) return;
+    engine = setup.open('cli-waiting');
+    // No worker: the jobs wait.
+    for (const key of ['waiting:1', 'waiting:2', undefined]) {
+      await engine.enqueue(notification(key), new AbortController().signal);
+      await sleep(5);
+    }
+  });
+  afterAll(async () => {
+    if (!setup.up) return;
+    await engine?.close();
+    await setup.cleanUp();
+  });
+
+  it.skipIf(!setup.up)(
+    'lists the waiting notifications, oldest first, then purges them by key and all',
+    async () => {
+      const listed = await cli('waiting', ...flags);
+      expect(listed.code).toBe(0);
+      expect(listed.err).toEqual(['3 waiting notifications']);
+      expect(listed.out[0]).toMatch(/^waiting:1\twaiting:1\tattempts=0\t\d{4}-\d\d-\d\dT[\d:.]+Z$/);
+      expect(listed.out[2]).toMatch(/^[0-9a-f-]{36}\t-\tattempts=0\t/);
+      expect(listed.out.join('\n')).not.toContain('tok_never_printed');
+      const json = await cli('waiting', '--json', ...flags);
+      expect(json.out.map((line) => (JSON.parse(line) as { key: unknown }).key)).toEqual([
+        'waiting:1',
+        'waiting:2',
+        null,
+      ]);
+      const purged = await cli('purge', 'waiting:1', 'waiting:9', ...flags);
+      expect(purged).toMatchObject({
+        code: 1,
+        out: ['purged 1'],
+        err: ['1 of the ids given are not waiting notifications of this queue.'],
+      });
+      expect(await cli('purge', '--all', ...flags)).toMatchObject({ code: 0, out: ['purged 2'] });
+      expect(await cli('waiting', ...flags)).toMatchObject({
+        code: 0,
+        out: [],
+        err: ['0 waiting notifications'],
+      });
     },
   );
 });

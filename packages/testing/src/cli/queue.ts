@@ -1,9 +1,9 @@
-import type { DeadNotification, DeadSelection, QueueEngine } from '@payhook/queue';
+import type { DeadNotification, DeadSelection, QueueEngine, WaitingNotification } from '@payhook/queue';
 import { UsageError } from './args.js';
 import { defineCommand } from './command.js';
-import { jsonText, printable } from './io.js';
+import { type CliIO, jsonText, printable } from './io.js';
 
-const QUEUE_HELP = `Usage: payhook queue list|replay|discard (--database URL | --redis URL) [--queue NAME] [--since ISO] [--all] [--json] [ids…]
+const QUEUE_HELP = `Usage: payhook queue list|replay|discard|waiting|purge (--database URL | --redis URL) [--queue NAME] [--since ISO] [--all] [--json] [ids…]
 
 The dead notifications of @payhook/queue: those whose job failed every attempt.
   list      one line per dead notification, oldest first: id, key, error code, attempts, failed at, message,
@@ -13,23 +13,32 @@ The dead notifications of @payhook/queue: those whose job failed every attempt.
   discard   delete them for good (a new delivery of the notification is then queued again)
 replay and discard take the ids (or keys) that list prints, or --all (with --since: those that failed since then).
 
+The waiting notifications: queued and not running (waiting for a worker, or for their next attempt).
+  waiting   one line per waiting notification, oldest first: id, key, attempts made, queued at; the first 100
+            unless --all
+  purge     delete them before any worker runs them (a running one is left alone; a new delivery of the
+            notification is then queued again): the ids (or keys) that waiting prints, or --all (with --since:
+            those queued since then)
+
 Options:
   --database URL    the PostgreSQL engine (@payhook/queue/postgres, needs pg-boss)
   --redis URL       the BullMQ engine (@payhook/queue/bullmq, needs bullmq)
   --queue NAME      the queue's name (default payhook-notifications)
   --schema S        the PostgreSQL engine's schema (default payhook_queue)
   --prefix P        the BullMQ engine's key prefix in Redis (default bull)
-  --since ISO       only those whose last attempt failed at or after this time (2026-05-01T08:00:00Z)
-  --all             list: every dead notification; replay, discard: all of them (or all --since)
-  --json            list: one JSON object a line
+  --since ISO       only those whose last attempt failed (waiting, purge: that were queued) at or after this
+                    time (2026-05-01T08:00:00Z)
+  --all             list, waiting: every one; replay, discard, purge: all of them (or all --since)
+  --json            list, waiting: one JSON object a line
   -h, --help        this help
 
 Examples:
   payhook queue list --database postgres://localhost/shop
   payhook queue replay --database postgres://localhost/shop --all --since 2026-05-01T08:00:00Z
-  payhook queue discard --redis redis://localhost:6379 purchase:42:success`;
+  payhook queue discard --redis redis://localhost:6379 purchase:42:success
+  payhook queue purge --redis redis://localhost:6379 --all --since 2026-05-01T08:00:00Z`;
 
-const ACTIONS = ['list', 'replay', 'discard'] as const;
+const ACTIONS = ['list', 'replay', 'discard', 'waiting', 'purge'] as const;
 type Action = (typeof ACTIONS)[number];
 
 /** The engine modules, by the flag that selects them; optional peers, loaded only when asked for. */
@@ -91,14 +100,31 @@ function sinceFrom(value: string | undefined): Date | undefined {
   return since;
 }
 
-function selectionFrom(ids: string[], all: boolean | undefined, since: Date | undefined): DeadSelection {
+function selectionFrom(
+  ids: string[],
+  all: boolean | undefined,
+  since: Date | undefined,
+  which: string,
+): DeadSelection {
   if (ids.length > 0 && all) throw new UsageError('give ids or --all, not both.');
   if (ids.length > 0) {
     if (since) throw new UsageError('--since goes with --all, not with ids.');
     return { ids };
   }
-  if (!all) throw new UsageError('name the dead notifications to act on (ids or keys), or pass --all.');
+  if (!all) throw new UsageError(`name the ${which} (ids or keys), or pass --all.`);
   return since ? { all: true, since } : { all: true };
+}
+
+function waitingLine(waiting: WaitingNotification, json: boolean | undefined): string {
+  const fields = {
+    id: waiting.id,
+    key: waiting.job.key ?? null,
+    attempts: waiting.attempts,
+    queuedAt: waiting.queuedAt.toISOString(),
+  };
+  if (json) return jsonText(fields);
+  const { id, key, attempts, queuedAt } = fields;
+  return [id, key ?? '-', `attempts=${attempts}`, queuedAt].map(printable).join('\t');
 }
 
 function line(dead: DeadNotification, json: boolean | undefined): string {
@@ -133,35 +159,62 @@ export const queueCommand = defineCommand({
   run: async ({ values, positionals }, io) => {
     const [action, ...ids] = positionals;
     if (!ACTIONS.includes(action as Action)) {
-      throw new UsageError(`the action is list, replay or discard, not ${JSON.stringify(action ?? '')}.`);
+      throw new UsageError(
+        `the action is list, replay, discard, waiting or purge, not ${JSON.stringify(action ?? '')}.`,
+      );
     }
     const since = sinceFrom(values.since);
-    if (action === 'list' && ids.length > 0)
-      throw new UsageError(`unexpected argument ${JSON.stringify(ids[0])}.`);
-    const selection = action === 'list' ? undefined : selectionFrom(ids, values.all, since);
-    if (values.json && action !== 'list') throw new UsageError('--json goes with list.');
+    const listing = action === 'list' || action === 'waiting';
+    if (listing && ids.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(ids[0])}.`);
+    const which = action === 'purge' ? 'waiting notifications to purge' : 'dead notifications to act on';
+    const selection = listing ? undefined : selectionFrom(ids, values.all, since, which);
+    if (values.json && !listing) throw new UsageError('--json goes with list and waiting.');
     const engine = await openEngine(values);
     try {
-      if (selection === undefined) {
-        const dead = await engine.dead({
-          ...(since ? { since } : {}),
-          ...(values.all ? { limit: 1e9 } : {}),
-        });
-        for (const notification of dead) io.stdout(line(notification, values.json));
-        io.stderr(`${dead.length} dead notification${dead.length === 1 ? '' : 's'}`);
-        return 0;
-      }
-      const count = await (action === 'replay' ? engine.replay(selection) : engine.discard(selection));
-      io.stdout(`${action === 'replay' ? 'replayed' : 'discarded'} ${count}`);
-      if ('ids' in selection && count < selection.ids.length) {
-        io.stderr(
-          `${selection.ids.length - count} of the ids given are not dead notifications of this queue.`,
-        );
-        return 1;
-      }
-      return 0;
+      const json = values.json === true;
+      const filter = { ...(since ? { since } : {}), ...(values.all ? { limit: 1e9 } : {}) };
+      if (selection === undefined) return await list(engine, action as 'list' | 'waiting', filter, json, io);
+      return await act(engine, action as 'replay' | 'discard' | 'purge', selection, io);
     } finally {
       await engine.close();
     }
   },
 });
+
+/** `list` (the dead notifications) or `waiting`: one line each, the count on standard error. */
+async function list(
+  engine: QueueEngine,
+  action: 'list' | 'waiting',
+  filter: { since?: Date; limit?: number },
+  json: boolean,
+  io: CliIO,
+): Promise<number> {
+  const lines =
+    action === 'waiting'
+      ? (await engine.waiting(filter)).map((waiting) => waitingLine(waiting, json))
+      : (await engine.dead(filter)).map((dead) => line(dead, json));
+  for (const printed of lines) io.stdout(printed);
+  const kind = action === 'waiting' ? 'waiting' : 'dead';
+  io.stderr(`${lines.length} ${kind} notification${lines.length === 1 ? '' : 's'}`);
+  return 0;
+}
+
+/** `replay`, `discard` (dead notifications) or `purge` (waiting ones): how many, and 1 when some ids named none. */
+async function act(
+  engine: QueueEngine,
+  action: 'replay' | 'discard' | 'purge',
+  selection: DeadSelection,
+  io: CliIO,
+): Promise<number> {
+  const done = { replay: 'replayed', discard: 'discarded', purge: 'purged' }[action];
+  const count = await engine[action](selection);
+  io.stdout(`${done} ${count}`);
+  return unmatched(io, selection, count, action === 'purge' ? 'waiting' : 'dead');
+}
+
+/** 1, saying how many, when some of the ids given named no notification of that kind; else 0. */
+function unmatched(io: CliIO, selection: DeadSelection, count: number, kind: 'dead' | 'waiting'): number {
+  if (!('ids' in selection) || count >= selection.ids.length) return 0;
+  io.stderr(`${selection.ids.length - count} of the ids given are not ${kind} notifications of this queue.`);
+  return 1;
+}

@@ -26,7 +26,7 @@ Commands:
   inspect  a local page over a capture file and the fake's deliveries: filter, diff, edit, replay, save as fixture
   drift    count what a capture file's notifications carried beyond what payhook types (new fields, statuses…)
   serve    run the fake payment service
-  queue    list, replay or discard the dead notifications of @payhook/queue (--database URL or --redis URL)
+  queue    list, replay or discard the dead notifications of @payhook/queue; list or purge the waiting ones (--database URL or --redis URL)
 
 Run 'payhook <command> --help' for a command's options.
 Secrets may come from PAYHOOK_SECRET instead of --secret (argv is visible to other users in 'ps').`;
