@@ -20,8 +20,8 @@ export type Enqueuer<C> = (received: Received<C>) => Promise<EnqueueOutcome>;
 /**
  * The web side of a queue: the key and the routes as `process` computes them (web and worker share one webhook
  * definition, so a notification no handler takes is answered `ignored` here and never queued), then one job bounded
- * by `timeoutMs`. `ordering` and `onStale` are the worker's: they depend on what was handled before, which only
- * the worker knows; unless the notification reaches inline handlers, which run here first through `inline`.
+ * by `timeoutMs`. The `ledger` records in the worker, unless the notification reaches inline handlers, which run
+ * here first through `inline` (a stale or conflicting one is then answered so and never queued).
  */
 export function createEnqueuer<C>(
   queue: NotificationQueue,
