@@ -1,10 +1,11 @@
 import { createWebhookHandler, type Notification } from '@payhook/core';
 import { describe, expect, it } from 'vitest';
 import { formBody, post, purchase, SECRET } from '../../../core/test/fixtures.js';
+import { createPaymentLedger } from './ledger.js';
 
 // The bug of issue 44: deliveries overtake each other, and a failure delivered after the payment's success reached
-// the merchant's handler, which then regressed a paid order to failed. Today's `ordering: true` ranks success and
-// failure alike, so nothing stops it.
+// the merchant's handler, which then regressed a paid order to failed. `ordering: true`, which the ledger replaced,
+// ranked success and failure alike, so nothing stopped it.
 
 describe('a failure delivered after its payment succeeded', () => {
   it('never reaches the handler: answered 200 conflict, the success stays', async () => {
@@ -12,7 +13,7 @@ describe('a failure delivered after its payment succeeded', () => {
     const webhook = createWebhookHandler({
       secret: SECRET,
       logger: false,
-      ordering: true,
+      ledger: createPaymentLedger(),
       handle: (n: Notification) => void seen.push(n.status),
     });
     const success = await webhook(post(formBody(purchase())), undefined);
