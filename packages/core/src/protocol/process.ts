@@ -102,7 +102,11 @@ async function runLedgered<C>(
     const recording: Ledgered<C> | undefined = work.key === key ? ledgered(ledger, work.handlers) : undefined;
     let ran: Outcome;
     try {
-      ran = await once.run(recording ? { ...work, handlers: [recording.route] } : work);
+      // The outbox's job (`within`, after the handlers in the inline part's transaction) only for a notification
+      // the ledger let through: a stale one's queued part must not run in a worker either.
+      const { within } = work;
+      const gated = within && recording && { within: (tx: unknown) => gatedWithin(recording, within, tx) };
+      ran = await once.run(recording ? { ...work, ...gated, handlers: [recording.route] } : work);
     } catch (error) {
       throw unwrapLedgerFailure(error);
     }
@@ -111,6 +115,14 @@ async function runLedgered<C>(
     if (ran === 'handled') outcome = 'handled';
   }
   return outcome;
+}
+
+function gatedWithin<C>(
+  recording: Ledgered<C>,
+  within: (transaction: unknown) => Promise<unknown>,
+  transaction: unknown,
+): Promise<unknown> {
+  return recording.decided() === 'handle' ? within(transaction) : Promise.resolve();
 }
 
 /** The parts' runs one after the other: `duplicate` only when each was. */
