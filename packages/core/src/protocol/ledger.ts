@@ -15,7 +15,9 @@ import { type Route, runRoute } from './routes.js';
  * const decision: LedgerDecision = { outcome: 'stale' };
  */
 export interface LedgerDecision {
+  /** `handle`: the handlers run; `stale`, `conflict`: none runs, and the answer is 200 with that outcome. */
   readonly outcome: 'handle' | 'stale' | 'conflict';
+  /** Runs after the handlers (alone for `stale` and `conflict`), under the same claim; a throw fails the run (500). */
   readonly after?: (delivery: Delivery) => unknown;
 }
 
@@ -37,6 +39,7 @@ export interface LedgerDecision {
 export interface WebhookLedger {
   /** Named in errors when it fails. */
   readonly name: string;
+  /** Records the notification (idempotent by `delivery.key`) and answers what to do with it. */
   record(notification: Notification, delivery: Delivery): LedgerDecision | Promise<LedgerDecision>;
 }
 

@@ -5,7 +5,6 @@ import type { WebhookHandler } from '../handler.js';
 import { asWebhookError, type WebhookOutcome } from '../http/answers.js';
 import type { Notification } from '../notification/types.js';
 import type { ResolvedOptions } from '../options.js';
-import { isPromiseLike } from '../runtime/promise.js';
 import { factsOf, type Received } from './delivery.js';
 import type { ExactlyOnce, Outcome, Work } from './exactly-once.js';
 import { type Ledgered, ledgered, unwrapLedgerFailure, type WebhookLedger } from './ledger.js';

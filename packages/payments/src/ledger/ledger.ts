@@ -16,6 +16,12 @@ import {
 /** Called once per transition, by the instance whose delivery caused it, under that delivery's claim. */
 export type TransitionListener = (transition: Transition, delivery: Delivery) => unknown;
 
+/**
+ * The options of `createPaymentLedger`; all optional.
+ *
+ * @example
+ * const options: PaymentLedgerOptions = { store: new MemoryLedgerStore(), onConflict: (c) => alert(c.reason) };
+ */
 export interface PaymentLedgerOptions {
   /**
    * Where each payment's log is kept.

@@ -223,7 +223,14 @@ function considerPayment(facts: Facts, fact: LedgerFact): Considered {
     case 'pending':
       return facts.pending
         ? { kind: 'known' }
-        : { kind: 'apply', known: true, apply: (f) => ((f.pending = true), (f.auth ||= auth)) };
+        : {
+            kind: 'apply',
+            known: true,
+            apply: (f) => {
+              f.pending = true;
+              f.auth ||= auth;
+            },
+          };
     case 'success': {
       if (facts.failed) return { kind: 'conflict', reason: 'success_after_failure' };
       const seen = auth ? facts.authorized : facts.purchased;
@@ -247,7 +254,13 @@ function considerPayment(facts: Facts, fact: LedgerFact): Considered {
       if (facts.succeeded) return { kind: 'conflict', reason: 'failure_after_success' };
       return facts.failed
         ? { kind: 'known' }
-        : { kind: 'apply', known: true, apply: (f) => void (f.failed = true) };
+        : {
+            kind: 'apply',
+            known: true,
+            apply: (f) => {
+              f.failed = true;
+            },
+          };
     default:
       return { kind: 'news', unknown: fact.s };
   }
@@ -261,14 +274,28 @@ function considerOperation(facts: Facts, fact: LedgerFact): Considered {
       if (facts.captures.has(op)) return { kind: 'known' };
       if (facts.failed) return { kind: 'conflict', reason: 'success_after_failure' };
       if (facts.voids.size > 0) return { kind: 'conflict', reason: 'operation_after_void' };
-      return { kind: 'apply', known: true, apply: (f) => (f.captures.set(op, amount), (f.auth = true)) };
+      return {
+        kind: 'apply',
+        known: true,
+        apply: (f) => {
+          f.captures.set(op, amount);
+          f.auth = true;
+        },
+      };
     case 'void':
       if (facts.voids.has(op)) return { kind: 'known' };
       if (facts.failed) return { kind: 'conflict', reason: 'success_after_failure' };
       if (facts.captures.size > 0 || facts.refunds.size > 0 || facts.purchased !== undefined) {
         return { kind: 'conflict', reason: 'void_after_capture' };
       }
-      return { kind: 'apply', known: true, apply: (f) => (f.voids.add(op), (f.auth = true)) };
+      return {
+        kind: 'apply',
+        known: true,
+        apply: (f) => {
+          f.voids.add(op);
+          f.auth = true;
+        },
+      };
     case 'refund': {
       if (facts.refunds.has(op)) return { kind: 'known' };
       if (facts.failed) return { kind: 'conflict', reason: 'success_after_failure' };
@@ -305,16 +332,34 @@ function considerCharge(facts: Facts, fact: LedgerFact, id: string): Considered 
     case 'pending':
       return charge.pending
         ? known()
-        : { kind: 'apply', known: true, apply: withCharge((c) => (c.pending = true)) };
+        : {
+            kind: 'apply',
+            known: true,
+            apply: withCharge((c) => {
+              c.pending = true;
+            }),
+          };
     case 'success':
       if (charge.failed) return { kind: 'conflict', reason: 'success_after_failure' };
       if (charge.paid !== undefined) return known();
-      return { kind: 'apply', known: true, apply: withCharge((c) => (c.paid = amountOf(fact))) };
+      return {
+        kind: 'apply',
+        known: true,
+        apply: withCharge((c) => {
+          c.paid = amountOf(fact);
+        }),
+      };
     case 'failure':
       if (charge.paid !== undefined) return { kind: 'conflict', reason: 'failure_after_success' };
       return charge.failed
         ? known()
-        : { kind: 'apply', known: true, apply: withCharge((c) => (c.failed = true)) };
+        : {
+            kind: 'apply',
+            known: true,
+            apply: withCharge((c) => {
+              c.failed = true;
+            }),
+          };
     default:
       return { kind: 'apply', known: false, apply: subscribe };
   }
