@@ -244,6 +244,7 @@ export function createWebhookHandler<C = undefined>(options: WebhookHandlerOptio
     createEnqueuer(queue, routes, keyFor, resolved.storeTimeoutMs, {
       process: processNotification,
       transactional: once.transactional,
+      ledgered: resolved.ledger !== undefined,
     });
   const watchDrift = createDriftWatch(logger);
 

@@ -28,14 +28,15 @@ export function createEnqueuer<C>(
   routes: Routes<C>,
   keyFor: (notification: Notification) => string | undefined,
   timeoutMs: number,
-  inline: { process: Processor<C>; transactional: boolean },
+  inline: { process: Processor<C>; transactional: boolean; ledgered: boolean },
 ): Enqueuer<C> {
   return async (received) => {
     const { notification, secretIndex, secretId, traced } = received;
     const key = keyFor(notification);
     const handlers = routes.match(notification);
     if (traced) describeDelivery(traced, notification, factsOf(received, key), handlers.length);
-    if (handlers.length === 0) return 'ignored';
+    // With a ledger every notification is recorded, in the worker: its listeners may be all the merchant has.
+    if (handlers.length === 0 && !inline.ledgered) return 'ignored';
     // Only what the notification holds, and which secret verified it: never the signature or the secret.
     const job: QueuedNotification =
       secretId === undefined
