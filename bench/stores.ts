@@ -16,7 +16,14 @@ import {
   redisPairs,
   type SentQuery,
 } from './limits.js';
-import { createDeliverySource, createIdSource, formBody, SECRET } from './payload.js';
+import {
+  createDeliverySource,
+  createIdSource,
+  formBody,
+  notificationJson,
+  SECRET,
+  signData,
+} from './payload.js';
 import { rotate, type Spread, spread } from './stats.js';
 
 export interface StoreOptions {
@@ -288,8 +295,11 @@ async function measureLimit(
 }
 
 /** Mean wall time per webhook through the full handler, one after another. */
-async function perWebhook(handler: WebhookHandler, count: number): Promise<number> {
-  const next = createDeliverySource();
+async function perWebhook(
+  handler: WebhookHandler,
+  count: number,
+  next: () => { data: string; signature: string } = createDeliverySource(),
+): Promise<number> {
   const bodies = Array.from({ length: count }, () => {
     const { data, signature } = next();
     return Buffer.from(formBody(data, signature));
@@ -301,6 +311,17 @@ async function perWebhook(handler: WebhookHandler, count: number): Promise<numbe
     if (result.outcome !== 'handled') throw new Error(`answered ${result.outcome}: ${result.body}`);
   }
   return ((performance.now() - started) * 1000) / count;
+}
+
+/** Deliveries each of its own order (the payload's share one `order_id`): a ledger row per payment, as in a shop. */
+function createOrderSource(): () => { data: string; signature: string } {
+  const nextId = createIdSource();
+  return () => {
+    const id = nextId();
+    const json = notificationJson(id).replace('"order-2026-11-22-000187"', `"order-${id}"`);
+    const data = Buffer.from(json).toString('base64').replace(/\+/g, '-').replace(/\//g, '_');
+    return { data, signature: signData(data) };
+  };
 }
 
 function handlerWith(store: DedupeStore | TransactionalStore, ledgerStore?: LedgerStore): WebhookHandler {
@@ -394,10 +415,11 @@ export async function runStores(
         added.get(candidate.name)!.push(withStore - inMemory);
       }
       for (const candidate of rotate(ledgered, round)) {
-        const alone = await perWebhook(handlerWith(candidate.store), options.sequential);
+        const alone = await perWebhook(handlerWith(candidate.store), options.sequential, createOrderSource());
         const withLedger = await perWebhook(
           handlerWith(candidate.store, candidate.ledger),
           options.sequential,
+          createOrderSource(),
         );
         ledgerAdded.get(candidate.name)!.push(withLedger - alone);
         log(`  round ${round + 1}: ${candidate.name}: the ledger adds ${Math.round(withLedger - alone)} µs`);
