@@ -239,13 +239,12 @@ export function createWebhookHandler<C = undefined>(options: WebhookHandlerOptio
   const keyFor = createKeyFor(resolved.key, logger);
   const once = new ExactlyOnce<C>({ ...resolved.protocol, report: (error) => report(error, undefined) });
   const processNotification = createProcessor(resolved, routes, keyFor, once);
-  const enqueue =
-    queue &&
-    createEnqueuer(queue, routes, keyFor, resolved.storeTimeoutMs, {
-      process: processNotification,
-      transactional: once.transactional,
-      ledgered: resolved.ledger !== undefined,
-    });
+  const inline = {
+    process: processNotification,
+    transactional: once.transactional,
+    ledgered: !!resolved.ledger,
+  };
+  const enqueue = queue && createEnqueuer(queue, routes, keyFor, resolved.storeTimeoutMs, inline);
   const watchDrift = createDriftWatch(logger);
 
   /** One delivery, top to bottom: each step throws its refusal, answered at the end (a step's promise awaited). */

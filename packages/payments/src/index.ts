@@ -3,10 +3,6 @@
 
 export { CUSTOMER_FIELDS } from '@payhook/core/adapter';
 export type { Appended, LedgerStore } from './ledger/contract.js';
-export type { LedgerFact } from './ledger/fact.js';
-export type { PaymentLedger, PaymentLedgerOptions, TransitionListener } from './ledger/ledger.js';
-export { createPaymentLedger } from './ledger/ledger.js';
-export { MemoryLedgerStore } from './ledger/memory.js';
 export type {
   ChargeEntry,
   ChargeState,
@@ -19,7 +15,11 @@ export type {
   SubscriptionStatus,
   Transition,
   TransitionSubject,
-} from './ledger/transitions.js';
+} from './ledger/entry.js';
+export type { LedgerFact } from './ledger/fact.js';
+export type { PaymentLedger, PaymentLedgerOptions, TransitionListener } from './ledger/ledger.js';
+export { createPaymentLedger } from './ledger/ledger.js';
+export { MemoryLedgerStore } from './ledger/memory.js';
 export type {
   ApiClient,
   ApiClientOptions,

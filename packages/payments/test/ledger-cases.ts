@@ -14,11 +14,11 @@ import { afterAll, beforeAll } from 'vitest';
 import { formBody, post, purchase, refund } from '../../core/test/fixtures.js';
 import { DATABASE_URL, REDIS_URL, reachPostgres, reachRedis } from '../../core/test/servers.js';
 import type { LedgerStore } from '../src/ledger/contract.js';
+import type { Transition } from '../src/ledger/entry.js';
 import { createPaymentLedger, type PaymentLedger, type PaymentLedgerOptions } from '../src/ledger/ledger.js';
 import { MemoryLedgerStore } from '../src/ledger/memory.js';
 import { migrateLedger, PostgresLedgerStore } from '../src/ledger/postgres.js';
 import { RedisLedgerStore } from '../src/ledger/redis.js';
-import type { Transition } from '../src/ledger/transitions.js';
 
 export { SECRET } from '../../core/test/fixtures.js';
 

@@ -1,17 +1,17 @@
 import type { Delivery, Notification, WebhookLedger } from '@payhook/core';
 import type { ResendClient } from '../reconcile/api-client.js';
 import type { LedgerStore } from './contract.js';
+import type {
+  ChargeState,
+  LedgerConflict,
+  PaymentEntry,
+  PaymentState,
+  SubscriptionStatus,
+  Transition,
+} from './entry.js';
 import { factOf, fallbackKey } from './fact.js';
 import { MemoryLedgerStore } from './memory.js';
-import {
-  type ChargeState,
-  type LedgerConflict,
-  type PaymentEntry,
-  type PaymentState,
-  replay,
-  type SubscriptionStatus,
-  type Transition,
-} from './transitions.js';
+import { replay } from './transitions.js';
 
 /** Called once per transition, by the instance whose delivery caused it, under that delivery's claim. */
 export type TransitionListener = (transition: Transition, delivery: Delivery) => unknown;
@@ -86,18 +86,61 @@ export function createPaymentLedger(options: PaymentLedgerOptions = {}): Payment
     );
   }
   const now = options.now ?? Date.now;
-  const logger = options.logger === undefined ? console : options.logger;
-  const listeners = new Set<{ readonly to: string | undefined; readonly listener: TransitionListener }>();
-
-  async function fire(transitions: readonly Transition[], delivery: Delivery): Promise<void> {
-    for (const transition of transitions) {
-      for (const { to, listener } of [...listeners]) {
-        if (to === undefined || to === transition.to) await listener(transition, delivery);
+  const listeners = new Set<Listening>();
+  const settle = settler(options);
+  return {
+    name: store.name,
+    async record(notification: Notification, delivery: Delivery) {
+      const key = delivery.key ?? fallbackKey(notification);
+      const orderId = notification.order_id;
+      const { log, at } = await store.append(orderId, factOf(notification, key, now()), delivery.transaction);
+      const { verdict, transitions, conflict } = replay(orderId, log.slice(0, at + 1)).decisions[at]!;
+      if (conflict !== undefined) return { outcome: 'conflict', after: (d: Delivery) => settle(conflict, d) };
+      if (verdict === 'stale') return { outcome: 'stale' };
+      return { outcome: 'handle', after: (d: Delivery) => fire(listeners, transitions, d) };
+    },
+    async get(orderId) {
+      const log = await store.read(orderId);
+      return log.length === 0 ? undefined : replay(orderId, log).entry;
+    },
+    onTransition(toOrListener: TransitionTarget | TransitionListener, listener?: TransitionListener) {
+      const entry: Listening =
+        typeof toOrListener === 'function'
+          ? { to: undefined, listener: toOrListener }
+          : { to: toOrListener, listener: listener! };
+      if (typeof entry.listener !== 'function') {
+        throw new TypeError('[@payhook/payments] onTransition needs a listener function.');
       }
+      listeners.add(entry);
+      return () => void listeners.delete(entry);
+    },
+  };
+}
+
+type TransitionTarget = PaymentState | ChargeState | SubscriptionStatus;
+
+interface Listening {
+  readonly to: TransitionTarget | undefined;
+  readonly listener: TransitionListener;
+}
+
+/** A delivery's transitions, in causal order, each to every listener of its target (in the order they were added). */
+async function fire(
+  listeners: ReadonlySet<Listening>,
+  transitions: readonly Transition[],
+  delivery: Delivery,
+): Promise<void> {
+  for (const transition of transitions) {
+    for (const { to, listener } of [...listeners]) {
+      if (to === undefined || to === transition.to) await listener(transition, delivery);
     }
   }
+}
 
-  async function settle(conflict: LedgerConflict, delivery: Delivery): Promise<void> {
+/** A conflict to `onConflict`, then, with a client, a re-send asked of the service (a failure only logged). */
+function settler(options: PaymentLedgerOptions) {
+  const logger = options.logger === undefined ? console : options.logger;
+  return async (conflict: LedgerConflict, delivery: Delivery): Promise<void> => {
     await options.onConflict?.(conflict, delivery);
     if (options.client === undefined) return;
     try {
@@ -113,38 +156,5 @@ export function createPaymentLedger(options: PaymentLedgerOptions = {}): Payment
         );
       }
     }
-  }
-
-  const ledger: PaymentLedger = {
-    name: store.name,
-    async record(notification: Notification, delivery: Delivery) {
-      const key = delivery.key ?? fallbackKey(notification);
-      const orderId = notification.order_id;
-      const { log, at } = await store.append(orderId, factOf(notification, key, now()), delivery.transaction);
-      const decision = replay(orderId, log.slice(0, at + 1)).decisions[at]!;
-      const { verdict, transitions, conflict } = decision;
-      if (conflict !== undefined) return { outcome: 'conflict', after: (d: Delivery) => settle(conflict, d) };
-      if (verdict === 'stale') return { outcome: 'stale' };
-      return { outcome: 'handle', after: (d: Delivery) => fire(transitions, d) };
-    },
-    async get(orderId) {
-      const log = await store.read(orderId);
-      return log.length === 0 ? undefined : replay(orderId, log).entry;
-    },
-    onTransition(
-      toOrListener: PaymentState | ChargeState | SubscriptionStatus | TransitionListener,
-      listener?: TransitionListener,
-    ) {
-      const entry =
-        typeof toOrListener === 'function'
-          ? { to: undefined, listener: toOrListener }
-          : { to: toOrListener as string, listener: listener! };
-      if (typeof entry.listener !== 'function') {
-        throw new TypeError('[@payhook/payments] onTransition needs a listener function.');
-      }
-      listeners.add(entry);
-      return () => void listeners.delete(entry);
-    },
   };
-  return ledger;
 }

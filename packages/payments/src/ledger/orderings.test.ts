@@ -13,7 +13,7 @@ import {
   uniqueOrder,
   withDuplicates,
 } from '../../test/ledger-cases.js';
-import type { PaymentEntry, Transition } from './transitions.js';
+import type { PaymentEntry, Transition } from './entry.js';
 
 // The ledger's promise, shown on every store: however the webhooks of a payment overtake each other and repeat, its
 // state ends where the in-order delivery ends, each transition fires once, and none goes backwards.

@@ -1,8 +1,8 @@
 import { type Delivery, parseNotification } from '@payhook/core';
 import { describe, expect, it } from 'vitest';
 import { purchase, refund } from '../../../core/test/fixtures.js';
+import type { Transition } from './entry.js';
 import { createPaymentLedger } from './ledger.js';
-import type { Transition } from './transitions.js';
 
 // The table of transitions (docs/assumptions.md), one notification at a time, each recorded under its own key.
 

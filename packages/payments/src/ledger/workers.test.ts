@@ -12,7 +12,7 @@ import {
 } from '../../test/ledger-cases.js';
 import type { ResendClient, ResendRequest } from '../reconcile/api-client.js';
 import type { LedgerStore } from './contract.js';
-import type { Transition } from './transitions.js';
+import type { Transition } from './entry.js';
 
 // Several instances of one app on a shared store: four workers delivering one payment's webhooks at once, a restart
 // in the middle, and a conflict settled by asking the service to re-send.
