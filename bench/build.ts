@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 /** The packages the rows import, each measured as its build (dist), as a merchant installs it. */
-const PACKAGES = ['core', 'express', 'koa', 'opentelemetry', 'queue']; // core first: the others' builds read its types
+const PACKAGES = ['core', 'express', 'koa', 'opentelemetry', 'payments', 'queue']; // core first: the others' builds read its types
 
 function newestSource(dir: string): number {
   let newest = 0;

@@ -6,6 +6,7 @@ import {
   type WebhookHandler,
 } from '@payhook/core';
 import type { PgPoolClientLike, PgQueryable, PgQueryConfig } from '@payhook/core/postgres';
+import { createPaymentLedger, type LedgerStore, MemoryLedgerStore } from '@payhook/payments';
 import {
   installed,
   type Limit,
@@ -15,7 +16,14 @@ import {
   redisPairs,
   type SentQuery,
 } from './limits.js';
-import { createDeliverySource, createIdSource, formBody, SECRET } from './payload.js';
+import {
+  createDeliverySource,
+  createIdSource,
+  formBody,
+  notificationJson,
+  SECRET,
+  signData,
+} from './payload.js';
 import { rotate, type Spread, spread } from './stats.js';
 
 export interface StoreOptions {
@@ -67,11 +75,14 @@ interface LimitProbe {
 interface Candidate {
   name: string;
   store: DedupeStore | TransactionalStore;
+  /** The payment ledger's store on the same server, for the ledger's cost per delivery. */
+  ledger: LedgerStore;
   limit?: LimitProbe;
   close: () => Promise<void>;
 }
 
 const TABLE = 'payhook_bench_inbox';
+const LEDGER_TABLE = 'payhook_bench_ledger';
 /** The store's pool size, and pgbench's clients at most: the same number of connections on both sides. */
 const POOL = 20;
 
@@ -104,6 +115,7 @@ async function connectRedis(limitAvailable: boolean): Promise<Candidate> {
   return {
     name: 'Redis',
     store: new RedisStore({ client, prefix }),
+    ledger: new (await import('@payhook/payments/redis')).RedisLedgerStore({ client, prefix }),
     // A store that sends no script (an older one: SET NX and GET) has no script to measure.
     limit:
       limitAvailable && evals.length >= 2
@@ -181,12 +193,14 @@ export async function recordScripts(
 
 async function connectPostgres(limitAvailable: boolean): Promise<Candidate[]> {
   const { PostgresStore, PostgresInbox, migrate } = await import('@payhook/core/postgres');
+  const { PostgresLedgerStore, migrateLedger } = await import('@payhook/payments/postgres');
   const { default: pg } = await import('pg');
   const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
   const pool = new pg.Pool({ connectionString: url, max: POOL, connectionTimeoutMillis: 2_000 });
   try {
     await migrate(pool, { table: TABLE });
-    await pool.query(`TRUNCATE ${TABLE}`);
+    await migrateLedger(pool, { table: LEDGER_TABLE });
+    await pool.query(`TRUNCATE ${TABLE}, ${LEDGER_TABLE}`);
   } catch (error) {
     await pool.end();
     throw error;
@@ -199,24 +213,28 @@ async function connectPostgres(limitAvailable: boolean): Promise<Candidate[]> {
   let open = 3;
   const close = async () => {
     if (--open > 0) return;
-    await pool.query(`DROP TABLE IF EXISTS ${TABLE}`);
+    await pool.query(`DROP TABLE IF EXISTS ${TABLE}, ${LEDGER_TABLE}`);
     await pool.end();
   };
+  const ledger = new PostgresLedgerStore({ pool, table: LEDGER_TABLE });
   return [
     {
       name: 'PostgreSQL store',
+      ledger,
       store: new PostgresStore({ pool, table: TABLE, batch: false }),
       limit: probe('postgres-store', storeScript),
       close,
     },
     {
       name: 'PostgreSQL store, batched',
+      ledger,
       store: new PostgresStore({ pool, table: TABLE, batch: true }),
       limit: probe('postgres-store', storeScript),
       close,
     },
     {
       name: 'PostgreSQL inbox (transactional)',
+      ledger,
       store: new PostgresInbox({ pool, table: TABLE }),
       limit: probe('postgres-inbox', inboxScript),
       close,
@@ -277,8 +295,11 @@ async function measureLimit(
 }
 
 /** Mean wall time per webhook through the full handler, one after another. */
-async function perWebhook(handler: WebhookHandler, count: number): Promise<number> {
-  const next = createDeliverySource();
+async function perWebhook(
+  handler: WebhookHandler,
+  count: number,
+  next: () => { data: string; signature: string } = createDeliverySource(),
+): Promise<number> {
   const bodies = Array.from({ length: count }, () => {
     const { data, signature } = next();
     return Buffer.from(formBody(data, signature));
@@ -292,8 +313,22 @@ async function perWebhook(handler: WebhookHandler, count: number): Promise<numbe
   return ((performance.now() - started) * 1000) / count;
 }
 
-function handlerWith(store: DedupeStore | TransactionalStore): WebhookHandler {
-  return createWebhookHandler({ secret: SECRET, store, handle: () => undefined, logger: false });
+/** Deliveries each of its own order (the payload's share one `order_id`): a ledger row per payment, as in a shop. */
+function createOrderSource(): () => { data: string; signature: string } {
+  const nextId = createIdSource();
+  return () => {
+    const id = nextId();
+    const json = notificationJson(id).replace('"order-2026-11-22-000187"', `"order-${id}"`);
+    const data = Buffer.from(json).toString('base64').replace(/\+/g, '-').replace(/\//g, '_');
+    return { data, signature: signData(data) };
+  };
+}
+
+function handlerWith(store: DedupeStore | TransactionalStore, ledgerStore?: LedgerStore): WebhookHandler {
+  // The ledger with one listener, as a merchant's: each delivery is a new payment's first (its row inserted).
+  const ledger = ledgerStore && createPaymentLedger({ store: ledgerStore });
+  ledger?.onTransition(() => undefined);
+  return createWebhookHandler({ secret: SECRET, store, handle: () => undefined, logger: false, ledger });
 }
 
 function medianOf(values: readonly number[]): number {
@@ -343,6 +378,15 @@ export async function runStores(
     m.p99.push(result.p99);
   };
   const added = new Map<string, number[]>(candidates.map((c) => [c.name, []]));
+  // The payment ledger's cost per delivery: the handler with the store and its ledger, minus with the store alone.
+  const memory: Candidate = {
+    name: 'MemoryStore',
+    store: new MemoryStore(),
+    ledger: new MemoryLedgerStore(),
+    close: async () => undefined,
+  };
+  const ledgered = [memory, ...candidates];
+  const ledgerAdded = new Map<string, number[]>(ledgered.map((c) => [c.name, []]));
   try {
     for (const candidate of candidates) await pairsPerSecond(candidate, 20, 200); // warm-up: connections, plans
     for (let round = 0; round < options.rounds; round++) {
@@ -366,9 +410,19 @@ export async function runStores(
         }
       }
       for (const candidate of rotate(candidates, round)) {
-        const memory = await perWebhook(handlerWith(new MemoryStore()), options.sequential);
+        const inMemory = await perWebhook(handlerWith(new MemoryStore()), options.sequential);
         const withStore = await perWebhook(handlerWith(candidate.store), options.sequential);
-        added.get(candidate.name)!.push(withStore - memory);
+        added.get(candidate.name)!.push(withStore - inMemory);
+      }
+      for (const candidate of rotate(ledgered, round)) {
+        const alone = await perWebhook(handlerWith(candidate.store), options.sequential, createOrderSource());
+        const withLedger = await perWebhook(
+          handlerWith(candidate.store, candidate.ledger),
+          options.sequential,
+          createOrderSource(),
+        );
+        ledgerAdded.get(candidate.name)!.push(withLedger - alone);
+        log(`  round ${round + 1}: ${candidate.name}: the ledger adds ${Math.round(withLedger - alone)} µs`);
       }
     }
   } finally {
@@ -402,6 +456,14 @@ export async function runStores(
       unit: 'µs',
       store: candidate.name,
       ...spread(added.get(candidate.name)!),
+    });
+  }
+  for (const candidate of ledgered) {
+    rows.push({
+      name: `${candidate.name}: the payment ledger's added latency per webhook (beside claim and commit alone)`,
+      unit: 'µs',
+      store: candidate.name,
+      ...spread(ledgerAdded.get(candidate.name)!),
     });
   }
   return { rows, skipped };

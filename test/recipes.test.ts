@@ -101,6 +101,7 @@ describe('code in docs/recipes.md and the core, payments and nestjs READMEs', ()
       '## Cloudflare Workers',
       '## A queue worker, without the handler',
       '## The whole loop: create, redirect, webhook, the watch',
+      '## Fulfilment and refunds on transitions: the payment ledger',
       '## Orders whose webhook never came',
       '## What did the service send?',
       '## Unit tests with @payhook/testing',

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { formBody, post, purchase, SECRET } from '../test/fixtures.js';
+import { rankLedger } from '../test/ledger.js';
 import { storeCases } from '../test/store-cases.js';
 import { createWebhookHandler, type WebhookHandlerOptions } from './handler.js';
 import { parseNotification } from './notification/parse.js';
@@ -226,4 +227,25 @@ describe.each(servers.cases)('inline and queued handlers on $name', (storeCase) 
       expect(queue.jobs).toHaveLength(1);
     },
   );
+});
+
+describe('inline and queued handlers behind a ledger', () => {
+  const pending = () => formBody(purchase({ order_id: 'o-1', status: 'pending', status_code: '2122' }));
+
+  it.each([
+    ['enqueued after the commit', false],
+    ['written by the inbox transaction', true],
+  ])('queues nothing for a stale notification (%s): the inline part answers stale', async (_name, outbox) => {
+    const log: string[] = [];
+    const queue = outbox ? new OutboxQueue(log) : new RecordingQueue(log);
+    const { ledger, records } = rankLedger();
+    const store = outbox ? memoryInbox(log) : undefined;
+    const webhook = shop({ queue, ledger, ...(store ? { store } : {}) }, log);
+    expect((await webhook(post(body()), undefined)).outcome).toBe('handled+queued');
+    expect((await webhook(post(pending()), undefined)).outcome).toBe('stale');
+    expect(records).toEqual(['success', 'pending']);
+    // One job: the success's; the stale pending reached no inline handler and queued nothing.
+    expect(queue.jobs.map((job) => job.key)).toEqual([keyOf()]);
+    expect(log.filter((line) => line.startsWith('inline'))).toEqual(['inline keyed']);
+  });
 });

@@ -1,6 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { signedForm } from '../../../test/support/signed-form.ts';
 import { formBody, post, purchase, refund, SECRET, setup } from '../test/fixtures.js';
+import { rankLedger } from '../test/ledger.js';
 import { createWebhookHandler } from './handler.js';
 import type { ClaimResult, DedupeStore, TransactionalStore } from './stores/contract.js';
 import { MemoryStore } from './stores/memory.js';
@@ -128,32 +129,48 @@ describe('createWebhookHandler: routing', () => {
     expect(contexts).toEqual(['req-1']);
   });
 
-  it('sends a status earlier in the cycle to onStale when ordering is on', async () => {
-    const stale: string[] = [];
-    const { handler, seen } = setup({ ordering: true, onStale: (n) => void stale.push(n.status) });
-    await handler(post(formBody(purchase())), undefined);
-    const late = await handler(
-      post(formBody(purchase({ status: 'pending', status_code: '2122' }))),
-      undefined,
-    );
-    expect(late).toMatchObject({ status: 200, outcome: 'stale' });
-    expect(stale).toEqual(['pending']);
+  it('answers 200 stale and 200 conflict, with no handler, for what the ledger decided so', async () => {
+    const { ledger, records, after } = rankLedger();
+    const { handler, seen } = setup({ ledger });
+    const pending = purchase({ status: 'pending', status_code: '2122' });
+    expect(await handler(post(formBody(purchase())), undefined)).toMatchObject({ outcome: 'handled' });
+    const late = await handler(post(formBody(pending)), undefined);
+    expect(late).toMatchObject({ status: 200, outcome: 'stale', body: '{"ok":true,"outcome":"stale"}' });
+    const failure = purchase({ status: 'failure', status_code: '2001' });
+    expect(await handler(post(formBody(failure)), undefined)).toMatchObject({
+      status: 200,
+      outcome: 'conflict',
+    });
     expect(seen.map((n) => n.status)).toEqual(['success']);
+    expect(records).toEqual(['success', 'pending', 'failure']);
+    // The ledger's own listeners ran under each claim, after the handlers or alone.
+    expect(after).toEqual(['handle:success', 'stale:pending', 'conflict:failure']);
   });
 
-  it('runs onStale once per notification: a redelivered stale copy is a duplicate', async () => {
-    const stale: string[] = [];
-    const { handler, seen } = setup({ ordering: true, onStale: (n) => void stale.push(n.status) });
+  it('records a notification no handler takes, and answers a stale copy redelivered duplicate', async () => {
+    const { ledger, records } = rankLedger();
+    const handler = createWebhookHandler({ secret: SECRET, logger: false, ledger });
     const pending = formBody(purchase({ status: 'pending', status_code: '2122' }));
-    await handler(post(pending), undefined);
-    await handler(post(formBody(purchase())), undefined);
-    // Handled as pending before success arrived: its redelivery is a duplicate, not news for onStale.
+    expect(await handler(post(formBody(purchase())), undefined)).toMatchObject({ outcome: 'handled' });
+    expect(await handler(post(pending), undefined)).toMatchObject({ outcome: 'stale' });
     expect(await handler(post(pending), undefined)).toMatchObject({ outcome: 'duplicate' });
-    const hold = formBody(purchase({ status: 'pending', status_code: '2123' }));
-    expect(await handler(post(hold), undefined)).toMatchObject({ outcome: 'stale' });
-    expect(await handler(post(hold), undefined)).toMatchObject({ outcome: 'duplicate' });
-    expect(stale).toEqual(['pending']);
-    expect(seen.map((n) => n.status)).toEqual(['pending', 'success']);
+    expect(records).toEqual(['success', 'pending']);
+  });
+
+  it('answers 503 store.unavailable when the ledger fails, runs no handler, and handles the retry', async () => {
+    let down = true;
+    const { ledger } = rankLedger({ fail: () => down });
+    const onError = vi.fn();
+    const { handler, seen } = setup({ ledger, onError, logger: false });
+    const body = formBody(purchase());
+    const refused = await handler(post(body), undefined);
+    expect(refused.status).toBe(503);
+    expect(JSON.parse(refused.body).error.code).toBe('store.unavailable');
+    expect(onError.mock.calls[0]![0].cause).toEqual(new Error('ledger down'));
+    expect(seen).toHaveLength(0);
+    down = false;
+    expect(await handler(post(body), undefined)).toMatchObject({ outcome: 'handled' });
+    expect(seen).toHaveLength(1);
   });
 });
 

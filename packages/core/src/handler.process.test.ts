@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { STORE_SECRET } from '../test/bodies.js';
 import { base, DUPLICATE, formRequest, HANDLED } from '../test/deliveries.js';
 import { formBody, purchase } from '../test/fixtures.js';
+import { rankLedger } from '../test/ledger.js';
 import { storeCases } from '../test/store-cases.js';
 import { HandlerError } from './errors.js';
 import { createWebhookHandler } from './handler.js';
@@ -69,24 +70,20 @@ describe.each(servers.cases)('webhook.process with $name', (storeCase) => {
 });
 
 describe('webhook.process', () => {
-  it('answers ignored when no handler matches, and stale with ordering for a status earlier than one handled', async () => {
-    const stale: string[] = [];
-    const webhook = createWebhookHandler({
-      ...base(new MemoryStore()),
-      ordering: true,
-      onStale: (n) => void stale.push(n.status),
-    }).on('purchase', () => {});
+  it('answers ignored when no handler matches, and stale with a ledger for a status earlier than one handled', async () => {
+    const { ledger, records } = rankLedger();
+    const webhook = createWebhookHandler({ ...base(new MemoryStore()), ledger }).on('refund', () => {});
     const paymentId = randomUUID();
-    expect(
-      await webhook.process(parseNotification(purchase({ method: 'refund', operation_id: 'op-1' }))),
-    ).toBe('ignored');
+    expect(await createWebhookHandler(base(new MemoryStore())).process(parseNotification(purchase()))).toBe(
+      'ignored',
+    );
     expect(await webhook.process(parseNotification(purchase({ payment_id: paymentId })))).toBe('handled');
     const late = parseNotification(
       purchase({ payment_id: paymentId, status: 'pending', status_code: '2122' }),
     );
     expect(await webhook.process(late)).toBe('stale');
     expect(await webhook.process(late)).toBe('duplicate');
-    expect(stale).toEqual(['pending']);
+    expect(records).toEqual(['success', 'pending']);
   });
 
   it('tells the handlers how the notification was verified: secretIndex -1 unless given, and a signal', async () => {

@@ -2,6 +2,7 @@ import diagnostics_channel from 'node:diagnostics_channel';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { deferred } from '../test/deliveries.js';
 import { formBody, post, purchase, refund, SECRET } from '../test/fixtures.js';
+import { rankLedger } from '../test/ledger.js';
 import { type DeliveryMessage, PAYHOOK_CHANNELS } from './diagnostics/messages.js';
 import type { WebhookError } from './errors.js';
 import { createWebhookHandler, type WebhookHandlerOptions } from './handler.js';
@@ -211,5 +212,20 @@ describe('createWebhookHandler with a queue', () => {
         queue: {} as NotificationQueue,
       } as never),
     ).toThrow('queue must be a NotificationQueue (an object with enqueue');
+  });
+});
+
+describe('the queue option with a ledger', () => {
+  it('queues a notification no handler takes: the worker records it in the ledger', async () => {
+    const queue = new FakeQueue();
+    const { ledger, records } = rankLedger();
+    const webhook = createWebhookHandler({ secret: SECRET, logger: false, queue, ledger });
+    expect((await webhook(post(formBody(purchase())), undefined)).outcome).toBe('queued');
+    expect(records).toEqual([]);
+    const worker = createWebhookHandler({ logger: false, ledger });
+    expect(await worker.process(parseNotification(queue.jobs[0]!.data), undefined, { queued: true })).toBe(
+      'handled',
+    );
+    expect(records).toEqual(['success']);
   });
 });

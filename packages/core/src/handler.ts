@@ -20,7 +20,7 @@ import type { Received } from './protocol/delivery.js';
 import { createEnqueuer } from './protocol/enqueue.js';
 import { ExactlyOnce } from './protocol/exactly-once.js';
 import { createKeyFor, type KeyFunction } from './protocol/key.js';
-import type { OrderingOptions } from './protocol/ordering.js';
+import type { WebhookLedger } from './protocol/ledger.js';
 import { createProcess, createProcessor } from './protocol/process.js';
 import type { NotificationQueue } from './protocol/queue.js';
 import { type HandlerOptions, type NotificationHandler, Routes } from './protocol/routes.js';
@@ -107,13 +107,13 @@ export interface WebhookHandlerOptions<C = undefined> extends SenderOptions {
    */
   readTimeoutMs?: number;
   /**
-   * Send a notification whose status is earlier in the cycle than one already handled for the same payment
-   * (pending after success) to `onStale` instead of the handler.
-   * @default false
+   * A record of what each payment is (`createPaymentLedger` of `@payhook/payments`), kept where the claim is kept:
+   * every notification is recorded once it holds its claim, before its handlers (with `PostgresInbox`, inside the
+   * claim's transaction). One earlier in the payment's cycle than its state (pending after success) answers 200
+   * `stale`, one contradicting it (a failure after a success) 200 `conflict`; neither reaches a handler.
+   * @default none: every notification reaches its handlers, in the order it arrives
    */
-  ordering?: boolean | OrderingOptions;
-  /** Receives stale notifications when `ordering` is on. */
-  onStale?: NotificationHandler<Notification, C>;
+  ledger?: WebhookLedger;
   /** Sees every refusal and store failure, with the error the application threw as its `cause`. */
   onError?: ErrorHook;
   /**
@@ -134,7 +134,7 @@ export interface WebhookHandlerOptions<C = undefined> extends SenderOptions {
    * `duplicate` when a job under its key is queued, running, done or dead), 503 `queue.unavailable` when it refused
    * or did not answer within `storeTimeoutMs`. Workers run the handlers with `process`, so the web process and the
    * workers share one webhook definition: the same `.on(...)` handlers and `key`, since a notification no handler
-   * takes is answered `ignored` here and never queued. `ordering` and `onStale` apply in the worker. Handlers
+   * takes is answered `ignored` here and never queued. The `ledger` records in the worker. Handlers
    * registered `{ inline: true }` run here instead, and the job is queued once they committed (200 `handled+queued`;
    * written by `PostgresInbox`'s transaction when the queue has `enqueueInTransaction`).
    */
@@ -165,7 +165,7 @@ export interface WebhookHandler<C = undefined> {
   fetch(request: Request, context?: C, remoteAddress?: string): Promise<Response>;
   /**
    * Runs a notification's handlers outside a request (a queue worker, a reconciler with a record fetched from the
-   * API): the same routes and order, the same key, `ordering` and exactly-once protocol as a delivery, so a copy
+   * API): the same routes and order, the same key, `ledger` and exactly-once protocol as a delivery, so a copy
    * delivered later is a duplicate and a handler that succeeded before is not run again. Resolves the outcome a
    * delivery would answer with 200; throws the `WebhookError` it would answer otherwise (also given to `onError`).
    * It never enqueues unless asked (`enqueue: true`), even with the `queue` option: it is what a queue worker calls
@@ -173,7 +173,7 @@ export interface WebhookHandler<C = undefined> {
    * here, each under its own key as in a request and its worker (`queued: true` runs only the worker's part).
    *
    * @example
-   * const outcome = await webhook.process(notification); // 'handled' | 'duplicate' | 'ignored' | 'stale'
+   * const outcome = await webhook.process(notification); // 'handled' | 'duplicate' | 'ignored' | 'stale' | 'conflict'
    */
   process(
     notification: Notification,
@@ -258,12 +258,12 @@ export function createWebhookHandler<C = undefined>(options: WebhookHandlerOptio
   const keyFor = createKeyFor(resolved.key, logger);
   const once = new ExactlyOnce<C>({ ...resolved.protocol, report: (error) => report(error, undefined) });
   const processNotification = createProcessor(resolved, routes, keyFor, once);
-  const enqueue =
-    queue &&
-    createEnqueuer(queue, routes, keyFor, resolved.storeTimeoutMs, {
-      process: processNotification,
-      transactional: once.transactional,
-    });
+  const inline = {
+    process: processNotification,
+    transactional: once.transactional,
+    ledgered: !!resolved.ledger,
+  };
+  const enqueue = queue && createEnqueuer(queue, routes, keyFor, resolved.storeTimeoutMs, inline);
   const watchDrift = createDriftWatch(logger);
 
   /** One delivery, top to bottom: each step throws its refusal, answered at the end (a step's promise awaited). */

@@ -34,8 +34,6 @@ describe('a webhook definition without a secret (queue workers)', () => {
     createWebhookHandler<{ requestId: string }>({
       handle: (_notification, context) =>
         expectTypeOf(context).toEqualTypeOf<{ requestId: string } | undefined>(),
-      onStale: (_notification, context) =>
-        expectTypeOf(context).toEqualTypeOf<{ requestId: string } | undefined>(),
     })
       .on('purchase', (_payment, context) =>
         expectTypeOf(context).toEqualTypeOf<{ requestId: string } | undefined>(),

@@ -66,7 +66,7 @@ export type {
 export { isRecurring } from './notification/types.js';
 export type { KeyFunction } from './protocol/key.js';
 export { notificationKey } from './protocol/key.js';
-export type { OrderingOptions } from './protocol/ordering.js';
+export type { LedgerDecision, WebhookLedger } from './protocol/ledger.js';
 export type { NotificationQueue, QueuedNotification } from './protocol/queue.js';
 export type { StoreStep } from './protocol/store-calls.js';
 export type { ClaimResult, DedupeStore, TransactionalStore, TransactionResult } from './stores/contract.js';

@@ -25,7 +25,6 @@ describe('createWebhookHandler: a wrong option throws a TypeError naming it, whe
     ],
     ['onError', { onError: 1 }, `${P} onError must be a function, not 1.`],
     ['handle', { handle: {} }, `${P} handle must be a function, not an object.`],
-    ['onStale', { onStale: 'log' }, `${P} onStale must be a function, not "log".`],
     ['algorithm', { algorithm: 'md5' }, `${P} algorithm must be 'sha256' or 'sha1', not "md5".`],
     ['leaseMs', { leaseMs: 0 }, `${P} leaseMs must be ${MS}, not 0.`],
     [
@@ -52,11 +51,10 @@ describe('createWebhookHandler: a wrong option throws a TypeError naming it, whe
       { trustProxy: 1.5 },
       `${P} trustProxy must be true, false or a number of proxies, not 1.5.`,
     ],
-    ['ordering', { ordering: 'on' }, `${P} ordering must be true, false or { maxEntries }, not "on".`],
     [
-      'ordering.maxEntries',
-      { ordering: { maxEntries: 0 } },
-      `${P} ordering.maxEntries must be a positive number, not 0.`,
+      'ledger',
+      { ledger: { name: 'x' } as never },
+      `${P} ledger must be a WebhookLedger (an object with record, as createPaymentLedger of @payhook/payments builds), not an object.`,
     ],
     [
       'logger',
@@ -93,7 +91,6 @@ describe('createWebhookHandler: a wrong option throws a TypeError naming it, whe
         allowedSenders: SERVICE_SENDER_ADDRESSES,
         trustProxy: 2,
         handle: () => {},
-        onStale: () => {},
         onError: () => {},
         key: (n) => n.payment_id,
         store: new MemoryStore(),
@@ -104,14 +101,14 @@ describe('createWebhookHandler: a wrong option throws a TypeError naming it, whe
         storeTimeoutMs: 2_000,
         maxBodyBytes: 65_536,
         readTimeoutMs: 10_000,
-        ordering: { maxEntries: 10 },
+        ledger: { name: 'audit', record: () => ({ outcome: 'handle' as const }) },
         failOpen: true,
         logger: console,
         queue: { enqueue: async () => 'queued' as const },
         capture: createCapture({ write: () => {} }),
       },
     ],
-    ['the switches off', { store: false, ordering: false, logger: false, trustProxy: true, failOpen: false }],
+    ['the switches off', { store: false, logger: false, trustProxy: true, failOpen: false }],
   ])('builds with %s', (_name, options) => {
     expect(
       typeof createWebhookHandler({ secret: SECRET, ...options } as WebhookHandlerOptions<unknown>),

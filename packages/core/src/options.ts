@@ -12,7 +12,7 @@ import {
 } from './option-checks.js';
 import type { ExactlyOnceOptions } from './protocol/exactly-once.js';
 import { type KeyFunction, notificationKey } from './protocol/key.js';
-import { OrderingGuard } from './protocol/ordering.js';
+import type { WebhookLedger } from './protocol/ledger.js';
 import type { NotificationQueue } from './protocol/queue.js';
 import type { NotificationHandler } from './protocol/routes.js';
 import { type DedupeStore, isTransactionalStore, type TransactionalStore } from './stores/contract.js';
@@ -34,12 +34,11 @@ export interface ResolvedOptions<C> {
   readonly allowedSenders: readonly string[] | undefined;
   readonly trustProxy: boolean | number;
   readonly handle: NotificationHandler<Notification, C> | undefined;
-  readonly onStale: NotificationHandler<Notification, C> | undefined;
   readonly onError: ErrorHook | undefined;
   readonly key: KeyFunction;
   /** The exactly-once protocol's options but `report`, which the handler builds from `onError` and `logger`. */
   readonly protocol: Omit<ExactlyOnceOptions, 'report'>;
-  readonly ordering: OrderingGuard | undefined;
+  readonly ledger: WebhookLedger | undefined;
   readonly queue: NotificationQueue | undefined;
   readonly storeTimeoutMs: number;
   readonly capture: DeliveryCapture | undefined;
@@ -68,7 +67,6 @@ export function resolveOptions<C>(options: WebhookHandlerOptions<C>): ResolvedOp
     allowedSenders: optionalStrings('allowedSenders', options.allowedSenders),
     trustProxy: checkedTrustProxy(options.trustProxy),
     handle: optionalFunction('handle', options.handle),
-    onStale: optionalFunction('onStale', options.onStale),
     onError: optionalFunction('onError', options.onError),
     key: optionalFunction('key', options.key) ?? notificationKey,
     protocol: {
@@ -80,7 +78,10 @@ export function resolveOptions<C>(options: WebhookHandlerOptions<C>): ResolvedOp
       storeTimeoutMs,
       failOpen: flag('failOpen', options.failOpen, false),
     },
-    ordering: checkedOrdering(options.ordering),
+    ledger:
+      options.ledger === undefined
+        ? undefined
+        : objectWith<WebhookLedger>('ledger', options.ledger, ['record'], LEDGER),
     queue:
       options.queue === undefined
         ? undefined
@@ -93,6 +94,7 @@ export function resolveOptions<C>(options: WebhookHandlerOptions<C>): ResolvedOp
   };
 }
 
+const LEDGER = 'a WebhookLedger (an object with record, as createPaymentLedger of @payhook/payments builds)';
 const QUEUE = 'a NotificationQueue (an object with enqueue, as @payhook/queue builds)';
 const CAPTURE = 'made by createCapture({ path | write, … })';
 const STORE = 'a DedupeStore (claim, renew, commit and release), a TransactionalStore (transaction) or false';
@@ -114,16 +116,6 @@ function checkedTrustProxy(trustProxy: unknown): boolean | number {
     throw optionError('trustProxy', 'true, false or a number of proxies', trustProxy);
   }
   return trustProxy as number;
-}
-
-function checkedOrdering(ordering: unknown): OrderingGuard | undefined {
-  if (ordering === undefined || ordering === false) return undefined;
-  if (ordering === true) return new OrderingGuard();
-  const maxEntries = (ordering as { maxEntries?: unknown } | null)?.maxEntries;
-  if (typeof ordering !== 'object' || ordering === null) {
-    throw optionError('ordering', 'true, false or { maxEntries }', ordering);
-  }
-  return new OrderingGuard({ maxEntries: positive('ordering.maxEntries', maxEntries, 100_000) });
 }
 
 /** The `store` option: the default `MemoryStore`, none (`false`), or one with the methods of a store contract. */

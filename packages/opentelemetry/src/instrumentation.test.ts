@@ -16,6 +16,7 @@ import {
   type WebhookHandler,
   type WebhookRequest,
 } from '@payhook/core';
+import { createPaymentLedger } from '@payhook/payments';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { purchase } from '../../../examples/shared/src/deliveries.ts';
 import { encodeForm, envelope, signedData, signedForm } from '../../../test/support/signed-form.ts';
@@ -237,16 +238,17 @@ describe('PayhookInstrumentation: one span tree per outcome', () => {
     }
   });
 
-  it('duplicate, ignored and stale: the process span says so, with no handler span', async () => {
-    const handler = createWebhookHandler({ secret: SECRET, logger: false, ordering: true }).on(
+  it('duplicate, ignored and stale: the process span says so, with no application handler span', async () => {
+    const handler = createWebhookHandler({ secret: SECRET, logger: false, ledger: createPaymentLedger() }).on(
       'purchase',
       () => {},
     );
+    const plain = createWebhookHandler({ secret: SECRET, logger: false }).on('purchase', () => {});
     const body = signedForm(notification({ payment_id: 'pay-dup' }), SECRET);
     await deliver(handler, post(body));
     const duplicate = await deliver(handler, post(body));
     const ignored = await deliver(
-      handler,
+      plain,
       post(signedForm(notification({ method: 'refund', operation_id: 'op-1' }), SECRET)),
     );
     const stale = await deliver(
@@ -259,7 +261,8 @@ describe('PayhookInstrumentation: one span tree per outcome', () => {
     expect([duplicate.tree, ignored.tree, stale.tree]).toEqual([
       ['process purchase.success [duplicate]', '  store claim'],
       ['process refund.success [ignored]'],
-      ['process purchase.pending [stale]'],
+      // The ledger recorded it under its claim, and ran no application handler.
+      ['process purchase.pending [stale]', '  store claim', '  handler ledger#memory', '  store commit'],
     ]);
   });
 

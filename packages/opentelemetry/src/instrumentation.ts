@@ -19,6 +19,7 @@ import {
   type DeliveryMessage,
   type DriftMessage,
   type HandlerRunMessage,
+  type LedgerMessage,
   PAYHOOK_CHANNELS,
   type RefusalMessage,
   type StoreCallMessage,
@@ -70,6 +71,7 @@ interface Instruments {
   readonly storeFailures: Counter;
   readonly drift: Counter;
   readonly overdue: Counter;
+  readonly ledger: Counter;
 }
 
 /** A span in progress (none for a store call without `storeSpans`) and when it started, for the duration metrics. */
@@ -150,6 +152,7 @@ export class PayhookInstrumentation {
     diagnostics_channel.subscribe(PAYHOOK_CHANNELS.refusal, this.#refusal);
     diagnostics_channel.subscribe(PAYHOOK_CHANNELS.drift, this.#drift);
     diagnostics_channel.subscribe(PAYHOOK_CHANNELS.watch, this.#overdue);
+    diagnostics_channel.subscribe(PAYHOOK_CHANNELS.ledger, this.#ledger);
   }
 
   /** What the SDK threw: to `onError`, else once to `diag`; never back into the channel (issue 34). */
@@ -182,6 +185,7 @@ export class PayhookInstrumentation {
     diagnostics_channel.unsubscribe(PAYHOOK_CHANNELS.refusal, this.#refusal);
     diagnostics_channel.unsubscribe(PAYHOOK_CHANNELS.drift, this.#drift);
     diagnostics_channel.unsubscribe(PAYHOOK_CHANNELS.watch, this.#overdue);
+    diagnostics_channel.unsubscribe(PAYHOOK_CHANNELS.ledger, this.#ledger);
   }
 
   #begin(message: object, name: string, kind: SpanKind, parent: Context, attributes: Attributes): void {
@@ -313,6 +317,13 @@ export class PayhookInstrumentation {
       this.#instruments.overdue.add(1, { [A.watchReason]: reason, [A.watchOperation]: operation });
     },
   }).overdue;
+
+  readonly #ledger = guarded(this.#onCaught, {
+    ledger: (m: unknown): void => {
+      const { outcome, method } = m as LedgerMessage;
+      this.#instruments.ledger.add(1, { [A.ledgerOutcome]: outcome, [A.ledgerMethod]: method });
+    },
+  }).ledger;
 }
 
 /**
@@ -364,6 +375,11 @@ function instrumentsOf(provider: MeterProvider): Instruments {
       unit: '{payment}',
       description:
         'Payments the payment watch reported overdue: still without a final notification after its tries (unsettled), unknown to the service (unknown_order), or its API unreachable for too long (api_unreachable).',
+    }),
+    ledger: meter.createCounter(METRICS.ledgerDecisions, {
+      unit: '{notification}',
+      description:
+        "Notifications the payment ledger recorded without running their handlers: earlier in the payment's cycle than its state (stale), or contradicting it (conflict: a failure after a success, refunds above the amount paid).",
     }),
   };
 }

@@ -32,6 +32,10 @@ export const ATTRIBUTES = {
   watchReason: 'payhook.watch.reason',
   /** The operation of a payment watched (`purchase`, `auth`). */
   watchOperation: 'payhook.watch.operation',
+  /** What the payment ledger decided instead of running the handlers: `stale` or `conflict`. */
+  ledgerOutcome: 'payhook.ledger.outcome',
+  /** The method of the notification the ledger decided about (`purchase`, `refund`). */
+  ledgerMethod: 'payhook.ledger.method',
 } as const;
 
 /**
@@ -51,6 +55,8 @@ export const METRICS = {
   drift: 'payhook.drift',
   /** Payments the payment watch reported overdue, by `payhook.watch.reason`. */
   paymentsOverdue: 'payhook.payments.overdue',
+  /** Notifications the payment ledger recorded as stale or as a conflict, by `payhook.ledger.outcome`. */
+  ledgerDecisions: 'payhook.ledger.decisions',
 } as const;
 
 /** `messaging.system`: not one of the conventions' listed systems, so the library's name. */

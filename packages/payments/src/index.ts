@@ -1,8 +1,26 @@
 // `@payhook/payments`: sending and following a payment. The service's API (create, re-send, capture, void, refund,
 // the order's operations: spec parts 2.2 and 4), the reconciler and the watch of orders whose webhook never came,
-// and request and card validation before anything goes.
+// the ledger of what each payment is, and request and card validation before anything goes.
 
 export { CUSTOMER_FIELDS } from '@payhook/core/adapter';
+export type { Appended, LedgerStore } from './ledger/contract.js';
+export type {
+  ChargeEntry,
+  ChargeState,
+  ConflictReason,
+  DeliveryCause,
+  FactDecision,
+  LedgerConflict,
+  PaymentEntry,
+  PaymentState,
+  SubscriptionStatus,
+  Transition,
+  TransitionSubject,
+} from './ledger/entry.js';
+export type { LedgerFact } from './ledger/fact.js';
+export type { PaymentLedger, PaymentLedgerOptions, TransitionListener } from './ledger/ledger.js';
+export { createPaymentLedger } from './ledger/ledger.js';
+export { MemoryLedgerStore } from './ledger/memory.js';
 export type {
   ApiClient,
   ApiClientOptions,

@@ -1,8 +1,8 @@
 import { createServer, type Server } from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
-import type { Notification } from '@payhook/core';
 import { webhookMiddleware } from '@payhook/express';
+import { createPaymentLedger, type PaymentLedger } from '@payhook/payments';
 import express from 'express';
 import nockPackage from 'nock/package.json' with { type: 'json' };
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -27,24 +27,21 @@ interface Merchant {
   server: Server;
   orders: Map<string, string>;
   handled: Array<{ order_id: string; status: string; method: string }>;
-  stale: Array<{ order_id: string; status: string }>;
+  ledger: PaymentLedger;
 }
 
 /** The merchant's application: creates payments with fetch, receives webhooks with @payhook/express. */
 async function startMerchant(api: () => PaymentApiMock): Promise<Merchant> {
   const orders = new Map<string, string>();
   const handled: Merchant['handled'] = [];
-  const stale: Merchant['stale'] = [];
+  const ledger = createPaymentLedger();
   const app = express();
   app.use(
     '/webhooks',
     webhookMiddleware({
       secret: SECRET,
-      ordering: true,
       logger: false,
-      onStale: (n: Notification) => {
-        stale.push({ order_id: n.order_id, status: n.status });
-      },
+      ledger,
     }).on('purchase', (n) => {
       handled.push({ order_id: n.order_id, status: n.status, method: n.method });
       orders.set(n.order_id, n.status);
@@ -81,7 +78,7 @@ async function startMerchant(api: () => PaymentApiMock): Promise<Merchant> {
     server,
     orders,
     handled,
-    stale,
+    ledger,
   };
   return merchant;
 }
@@ -173,7 +170,12 @@ describe('mockPaymentApi with a merchant app on Express and @payhook/express', (
       ['pending', '{"ok":true,"outcome":"stale"}'],
     ]);
     expect(merchant.orders.get('order-2')).toBe('success');
-    expect(merchant.stale).toEqual([{ order_id: 'order-2', status: 'pending' }]);
+    const recorded = await merchant.ledger.get('order-2');
+    expect(recorded?.state).toBe('paid');
+    expect(recorded?.deliveries.map((d) => [d.status, d.verdict])).toEqual([
+      ['success', 'moved'],
+      ['pending', 'stale'],
+    ]);
 
     // The merchant asks for the first order's webhook again: same record, answered as a duplicate.
     const before = api.fake.deliveries.length;

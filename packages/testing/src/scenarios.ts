@@ -36,7 +36,7 @@ export function redeliverWithNewField<N extends object>(
 
 /**
  * The two notifications of a 3-D Secure payment in the wrong order: `success` arrives before `pending`.
- * Post them in array order; a receiver with `ordering` on answers the late pending one as stale.
+ * Post them in array order; a receiver with a `ledger` (`createPaymentLedger`) answers the late pending one as stale.
  *
  * @example
  * const [done, pending] = outOfOrder(fakePurchase());

@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { createNodeListener, createWebhookHandler, type WebhookHandlerOptions } from '@payhook/core';
 import { sendNodeResponse, toWebhookRequest } from '@payhook/core/adapter';
+import { createPaymentLedger } from '@payhook/payments';
 import express from 'express';
 import { Hono } from 'hono';
 import Koa from 'koa';
@@ -206,9 +207,9 @@ describe('scenarios against core', () => {
     app.expectHandledOnce(purchase);
   });
 
-  it('outOfOrder: with ordering on, the pending that arrives after success is stale', async () => {
+  it('outOfOrder: with a ledger, the pending that arrives after success is stale', async () => {
     const app = createTestHandler();
-    const webhook = createWebhookHandler<IncomingMessage>({ ...options(app), ordering: true });
+    const webhook = createWebhookHandler<IncomingMessage>({ ...options(app), ledger: createPaymentLedger() });
     const target = createNodeListener(webhook);
     const [done, pending] = outOfOrder(fakePurchase());
     expect([done.status, pending.status]).toEqual(['success', 'pending']);

@@ -2,6 +2,7 @@
 import { type PurchaseNotification, parseNotification } from '@payhook/core';
 import { webhookMiddleware as expressWebhook } from '@payhook/express';
 import { webhookMiddleware as koaWebhook } from '@payhook/koa';
+import { createPaymentLedger } from '@payhook/payments';
 import express from 'express';
 import Koa from 'koa';
 import { describe, expect, it } from 'vitest';
@@ -49,7 +50,7 @@ describe('README: Koa', () => {
   it('handles one of ten concurrent copies, and a late pending as stale', async () => {
     const recorder = createTestHandler();
     const app = new Koa();
-    app.use(koaWebhook({ secret, path: '/webhooks', ordering: true }).onAny(recorder.handle));
+    app.use(koaWebhook({ secret, path: '/webhooks', ledger: createPaymentLedger() }).onAny(recorder.handle));
 
     const purchase = fakePurchase();
     const answers = await Promise.all(burst(purchase, 10).map((copy) => postWebhook(app, copy, { secret })));

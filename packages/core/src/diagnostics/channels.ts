@@ -11,6 +11,7 @@ import {
   type DeliveryMessage,
   type DriftMessage,
   type HandlerRunMessage,
+  type LedgerMessage,
   PAYHOOK_CHANNELS,
   type RefusalMessage,
   type StoreCallMessage,
@@ -46,6 +47,7 @@ interface Channels {
   readonly refusal: Channel;
   readonly drift: Channel;
   readonly watch: Channel;
+  readonly ledger: Channel;
   readonly current: AsyncStorage<DeliveryMessage> | undefined;
 }
 
@@ -61,6 +63,7 @@ function build(dc: DiagnosticsChannel | undefined, hooks: { AsyncLocalStorage?: 
     refusal: dc.channel(PAYHOOK_CHANNELS.refusal),
     drift: dc.channel(PAYHOOK_CHANNELS.drift),
     watch: dc.channel(PAYHOOK_CHANNELS.watch),
+    ledger: dc.channel(PAYHOOK_CHANNELS.ledger),
     current: typeof Storage === 'function' ? new Storage() : undefined,
   };
 }
@@ -174,6 +177,11 @@ export function publishDrift(event: string, findings: readonly DriftFinding[]): 
  */
 export function publishOverdue(message: WatchMessage): void {
   if (channels?.watch.hasSubscribers) channels.watch.publish(message);
+}
+
+/** Publishes a ledger's stale or conflict decision on `payhook:ledger`, only when someone listens. */
+export function publishLedger(outcome: LedgerMessage['outcome'], method: string): void {
+  if (channels?.ledger.hasSubscribers) channels.ledger.publish({ outcome, method } satisfies LedgerMessage);
 }
 
 function currentDelivery(): DeliveryMessage | undefined {

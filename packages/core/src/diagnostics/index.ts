@@ -6,6 +6,7 @@ export type {
   DeliveryMessage,
   DriftMessage,
   HandlerRunMessage,
+  LedgerMessage,
   RefusalMessage,
   StoreCallMessage,
   WatchMessage,

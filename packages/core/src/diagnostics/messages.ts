@@ -6,7 +6,7 @@ import type { SignatureHint } from '../verify/diagnosis.js';
 
 /**
  * The `node:diagnostics_channel` names payhook publishes on: three `TracingChannel`s (subscribe with
- * `diagnostics_channel.tracingChannel(name).subscribe({ start, end, asyncStart, asyncEnd, error })`) and three
+ * `diagnostics_channel.tracingChannel(name).subscribe({ start, end, asyncStart, asyncEnd, error })`) and four
  * plain channels. Nothing is built or published while a channel has no subscriber.
  *
  * @example
@@ -26,6 +26,8 @@ export const PAYHOOK_CHANNELS = {
   drift: 'payhook:drift',
   /** Plain: a payment the payment watch reported overdue (`createPaymentWatch`). */
   watch: 'payhook:watch',
+  /** Plain: a notification the `ledger` recorded as stale or as a conflict (no handler ran). */
+  ledger: 'payhook:ledger',
 } as const;
 
 /**
@@ -141,4 +143,18 @@ export interface WatchMessage {
   readonly operation: string;
   /** How many runs asked the service about it. */
   readonly tries: number;
+}
+
+/**
+ * A message of the `payhook:ledger` channel: one per notification the handler's `ledger` recorded without running
+ * its handlers, earlier in its payment's cycle than the state (`stale`) or contradicting it (`conflict`: a failure
+ * after a success, refunds above the amount paid). No order id: a metric's attributes stay few.
+ *
+ * @example
+ * subscribe(PAYHOOK_CHANNELS.ledger, (m) => decisions.add(1, { outcome: (m as LedgerMessage).outcome }));
+ */
+export interface LedgerMessage {
+  readonly outcome: 'stale' | 'conflict';
+  /** The notification's `method` (`purchase`, `refund`). */
+  readonly method: string;
 }

@@ -2,7 +2,8 @@ import { HandlerError, type WebhookError, WebhookError as WebhookErrorClass } fr
 import type { Notification } from '../notification/types.js';
 
 /**
- * How the request ended. `refused` always carries `error`; `queued`: handed to the `queue` option, whose workers run
+ * How the request ended. `stale` and `conflict` (with the `ledger` option): recorded, earlier in the payment's cycle
+ * than what the ledger holds, or contradicting it (a failure after a success); no handler ran. `refused` always carries `error`; `queued`: handed to the `queue` option, whose workers run
  * the handlers (a delivery only: `process` runs them); `handled+queued`: with `queue`, the handlers registered
  * `{ inline: true }` ran and committed in the request, and the others were then handed to the queue.
  */
@@ -12,6 +13,7 @@ export type WebhookOutcome =
   | 'queued'
   | 'duplicate'
   | 'stale'
+  | 'conflict'
   | 'ignored'
   | 'refused';
 
@@ -33,6 +35,7 @@ const BODIES = {
   queued: '{"ok":true,"outcome":"queued"}',
   duplicate: '{"ok":true,"outcome":"duplicate"}',
   stale: '{"ok":true,"outcome":"stale"}',
+  conflict: '{"ok":true,"outcome":"conflict"}',
   ignored: '{"ok":true,"outcome":"ignored"}',
 } as const;
 

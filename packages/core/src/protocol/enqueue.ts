@@ -20,22 +20,23 @@ export type Enqueuer<C> = (received: Received<C>) => Promise<EnqueueOutcome>;
 /**
  * The web side of a queue: the key and the routes as `process` computes them (web and worker share one webhook
  * definition, so a notification no handler takes is answered `ignored` here and never queued), then one job bounded
- * by `timeoutMs`. `ordering` and `onStale` are the worker's: they depend on what was handled before, which only
- * the worker knows; unless the notification reaches inline handlers, which run here first through `inline`.
+ * by `timeoutMs`. The `ledger` records in the worker, unless the notification reaches inline handlers, which run
+ * here first through `inline` (a stale or conflicting one is then answered so and never queued).
  */
 export function createEnqueuer<C>(
   queue: NotificationQueue,
   routes: Routes<C>,
   keyFor: (notification: Notification) => string | undefined,
   timeoutMs: number,
-  inline: { process: Processor<C>; transactional: boolean },
+  inline: { process: Processor<C>; transactional: boolean; ledgered: boolean },
 ): Enqueuer<C> {
   return async (received) => {
     const { notification, secretIndex, secretId, traced } = received;
     const key = keyFor(notification);
     const handlers = routes.match(notification);
     if (traced) describeDelivery(traced, notification, factsOf(received, key), handlers.length);
-    if (handlers.length === 0) return 'ignored';
+    // With a ledger every notification is recorded, in the worker: its listeners may be all the merchant has.
+    if (handlers.length === 0 && !inline.ledgered) return 'ignored';
     // Only what the notification holds, and which secret verified it: never the signature or the secret.
     const job: QueuedNotification =
       secretId === undefined

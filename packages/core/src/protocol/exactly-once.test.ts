@@ -12,6 +12,7 @@ import {
   sleep,
 } from '../../test/deliveries.js';
 import { formBody, purchase } from '../../test/fixtures.js';
+import { rankLedger } from '../../test/ledger.js';
 import { storeCases } from '../../test/store-cases.js';
 import { wrapStore } from '../../test/takeovers.js';
 import { createWebhookHandler, type WebhookHandlerOptions } from '../handler.js';
@@ -164,15 +165,10 @@ describe.each(STORES)('exactly once with $name', (storeCase) => {
       expect(runs()).toBe(1);
     });
 
-    it('runs onStale once per stale notification: its redelivery answers duplicate', async () => {
+    it('records a stale notification once with a ledger: its redelivery answers duplicate', async () => {
       const store = storeCase.make();
-      const stale: string[] = [];
-      const webhook = createWebhookHandler({
-        ...base(store),
-        ordering: true,
-        onStale: (n) => void stale.push(n.status_code ?? ''),
-        handle: () => {},
-      });
+      const { ledger, after } = rankLedger();
+      const webhook = createWebhookHandler({ ...base(store), ledger, handle: () => {} });
       const paymentId = randomUUID();
       const success = formBody(purchase({ payment_id: paymentId }), STORE_SECRET);
       const late = formBody(
@@ -182,7 +178,7 @@ describe.each(STORES)('exactly once with $name', (storeCase) => {
       expect((await webhook(formRequest(success), undefined)).body).toBe(HANDLED);
       expect((await webhook(formRequest(late), undefined)).body).toBe('{"ok":true,"outcome":"stale"}');
       expect((await webhook(formRequest(late), undefined)).body).toBe(DUPLICATE);
-      expect(stale).toEqual(['2122']);
+      expect(after).toEqual(['handle:success', 'stale:pending']);
     });
 
     // The inbox's late claim is rolled back instead: see the frozen PostgreSQL test below.

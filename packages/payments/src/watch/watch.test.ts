@@ -4,6 +4,7 @@ import { createWebhookHandler, parseNotification } from '@payhook/core';
 import { PAYHOOK_CHANNELS, type WatchMessage } from '@payhook/core/diagnostics';
 import { describe, expect, it } from 'vitest';
 import { formBody, post, purchase, SECRET } from '../../../core/test/fixtures.js';
+import { createPaymentLedger } from '../ledger/ledger.js';
 import type { ResendClient, ResendRequest } from '../reconcile/api-client.js';
 import { ApiError } from '../reconcile/api-errors.js';
 import { MemoryWatchStore } from './memory.js';
@@ -80,6 +81,27 @@ describe('createPaymentWatch', () => {
     await watch.settle(notification('o-1', 'failure'));
     await watch.settle(notification('o-2', 'success', 'auth'));
     expect(store.size).toBe(0);
+  });
+
+  it('settles from the ledger: a success the ledger found stale (after an early refund) still settles', async () => {
+    const ledger = createPaymentLedger();
+    const { watch, store } = watchOf(service({}).api, { ledger });
+    const webhook = createWebhookHandler({ secret: SECRET, logger: false, ledger }).onAny(watch.settle);
+    await watch.register({ orderId: 'o-early' });
+    await watch.register({ orderId: 'o-pending' });
+    const base = { order_id: 'o-early', amount: 100 };
+    const deliver = async (n: Record<string, unknown>) =>
+      (await webhook(post(formBody(n)), undefined)).outcome;
+    // The refund arrives first: its own method (`refund`) settles nothing, its transition to `paid` does.
+    expect(await deliver({ ...purchase(base), method: 'refund', operation_id: 'r1', amount: 10 })).toBe(
+      'handled',
+    );
+    expect(store.size).toBe(1);
+    expect(await deliver(purchase(base))).toBe('stale');
+    expect(await deliver(purchase({ order_id: 'o-pending', status: 'pending', status_code: '2122' }))).toBe(
+      'handled',
+    );
+    expect(store.size).toBe(1);
   });
 
   it('settles an operation registered in capitals by its notification, which spells it in lower case', async () => {

@@ -7,6 +7,7 @@ import {
   positive,
   positiveInteger,
 } from '@payhook/core/adapter';
+import type { PaymentLedger } from '../ledger/ledger.js';
 import { type ApiClientOptions, createApiClient, type ResendClient } from '../reconcile/api-client.js';
 import { BoundedWatchStore } from './bounded.js';
 import { isFinalStatus, type WatchStore, watchRefusal } from './contract.js';
@@ -91,6 +92,12 @@ export interface PaymentWatchOptions<C = undefined> {
   logger?: WatchLogger;
   /** @default Date.now */
   now?: () => number;
+  /**
+   * The webhook's payment ledger (`createPaymentLedger`): the watch then settles a payment from its transitions
+   * (past `pending`), not only from notifications reaching `settle`. With a ledger a late success is `stale` (an
+   * early refund already made the payment `paid`) and reaches no handler, so `settle` alone would never see it.
+   */
+  ledger?: Pick<PaymentLedger, 'onTransition'>;
 }
 
 /**
@@ -156,6 +163,12 @@ export function createPaymentWatch<C = undefined>(options: PaymentWatchOptions<C
   const settings = checkedSettings(options);
   const { store, calls, now } = settings;
   let running: Promise<WatchRunReport> | undefined;
+  options.ledger?.onTransition(async (t) => {
+    if (t.subject === 'subscription' || t.to === 'pending' || t.to === 'new') return;
+    // The ledger keeps the payment by order, not by operation: whichever was watched is settled.
+    await calls.remove(t.orderId, 'purchase');
+    await calls.remove(t.orderId, 'auth');
+  });
   return {
     store,
     async register({ orderId, operation = 'purchase', deadlineMs }) {

@@ -1,0 +1,96 @@
+import { Redis } from 'ioredis';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DATABASE_URL, REDIS_URL, reachPostgres, reachRedis } from '../../../core/test/servers.js';
+import type { LedgerFact } from './fact.js';
+import { migrateLedger, PostgresLedgerStore } from './postgres.js';
+import { RedisLedgerStore } from './redis.js';
+
+// What one delivery costs each shared store (issue 44's target: one more statement on PostgreSQL, one more script
+// on Redis), and that an append is idempotent by the delivery's key.
+
+const redisUp = await reachRedis();
+const postgresUp = await reachPostgres();
+const suffix = `${process.pid}_${Date.now() % 100_000}`;
+const table = `payhook_ledgerstore_${suffix}`;
+const prefix = `payhook-test:ledgerstore:${suffix}:`;
+let redis: Redis | undefined;
+let pool: pg.Pool | undefined;
+beforeAll(async () => {
+  if (redisUp) redis = new Redis(REDIS_URL);
+  if (postgresUp) {
+    pool = new pg.Pool({ connectionString: DATABASE_URL, max: 4 });
+    await migrateLedger(pool, { table });
+    await migrateLedger(pool, { table }); // again: nothing missing, nothing done
+  }
+});
+afterAll(async () => {
+  if (redis) {
+    const keys = await redis.keys(`${prefix}*`);
+    if (keys.length > 0) await redis.del(...keys);
+    redis.disconnect();
+  }
+  await pool?.query(`DROP TABLE IF EXISTS ${table}`);
+  await pool?.end();
+});
+
+const fact = (k: string, s = 'success'): LedgerFact => ({
+  k,
+  m: 'purchase',
+  s,
+  d: 'p',
+  a: 100,
+  c: 'UAH',
+  at: 1,
+});
+
+describe.skipIf(!postgresUp)('PostgresLedgerStore', () => {
+  it('appends with one statement per delivery, and a key recorded before appends nothing', async () => {
+    const sent: unknown[] = [];
+    const counting = {
+      query: (config: never, values?: never) => {
+        sent.push(config);
+        return pool!.query(config, values);
+      },
+    };
+    const store = new PostgresLedgerStore({ pool: counting, table });
+    const first = await store.append('o-pg', fact('k1', 'pending'));
+    const second = await store.append('o-pg', fact('k2'));
+    const again = await store.append('o-pg', fact('k1', 'pending'));
+    expect(sent).toHaveLength(3);
+    expect([first.at, second.at, again.at]).toEqual([0, 1, 0]);
+    expect(again.log.map((f) => f.k)).toEqual(['k1', 'k2']);
+    expect((await store.read('o-pg')).map((f) => f.s)).toEqual(['pending', 'success']);
+    expect(await store.read('never')).toEqual([]);
+  });
+
+  it('names migrateLedger when its table is missing', async () => {
+    const store = new PostgresLedgerStore({ pool: pool!, table: 'payhook_ledger_missing' });
+    await expect(store.append('o', fact('k'))).rejects.toThrow(
+      "run migrateLedger(pool, { table: 'payhook_ledger_missing' }) from @payhook/payments/postgres",
+    );
+  });
+});
+
+describe.skipIf(!redisUp)('RedisLedgerStore', () => {
+  it('appends with one script per delivery, and a key recorded before appends nothing', async () => {
+    let scripts = 0;
+    const client = Object.assign(Object.create(redis!) as Redis, {
+      evalsha: (...args: unknown[]) => {
+        scripts++;
+        return (redis!.evalsha as (...a: unknown[]) => Promise<unknown>)(...args);
+      },
+    });
+    const store = new RedisLedgerStore({ client, prefix, ttlMs: 60_000 });
+    await store.append('o-warm', fact('warm')); // loads the script (NOSCRIPT, then EVAL) once
+    scripts = 0;
+    const first = await store.append('o-redis', fact('k1', 'pending'));
+    const second = await store.append('o-redis', fact('k2'));
+    const again = await store.append('o-redis', fact('k1', 'pending'));
+    expect(scripts).toBe(3);
+    expect([first.at, second.at, again.at]).toEqual([0, 1, 0]);
+    expect(again.log.map((f) => f.k)).toEqual(['k1', 'k2']);
+    expect(await redis!.pttl(`${prefix}ledger:{o-redis}:log`)).toBeGreaterThan(50_000);
+    expect(await store.read('never')).toEqual([]);
+  });
+});
