@@ -1,9 +1,9 @@
-import { type DeliveryCapture, withCapture } from './diagnostics/capture.js';
+import { withCapture } from './diagnostics/capture.js';
 import { publishRefusal, tracedDelivery } from './diagnostics/channels.js';
 import { createDriftWatch } from './diagnostics/drift.js';
 import type { DeliveryMessage } from './diagnostics/messages.js';
 import { createReport } from './diagnostics/report.js';
-import { RequestError, SignatureError, type WebhookError } from './errors.js';
+import { RequestError, SignatureError } from './errors.js';
 import {
   accepted,
   asWebhookError,
@@ -12,140 +12,27 @@ import {
   type WebhookOutcome,
   type WebhookResult,
 } from './http/answers.js';
-import { type BodyStream, getHeader, type HeaderBag, mediaTypeOf, readEnvelope } from './http/body.js';
-import { createSenderCheck, type SenderOptions, senderAddress } from './http/sender.js';
+import { getHeader, mediaTypeOf, readEnvelope } from './http/body.js';
+import type { WebhookRequest } from './http/request.js';
+import { createSenderCheck, senderAddress } from './http/sender.js';
 import type { Notification, NotificationEvent, NotificationFor } from './notification/types.js';
-import { type ResolvedOptions, resolveOptions } from './options.js';
+import { type ResolvedOptions, resolveOptions, type WebhookHandlerOptions } from './options.js';
 import type { Received } from './protocol/delivery.js';
 import { createEnqueuer } from './protocol/enqueue.js';
 import { ExactlyOnce } from './protocol/exactly-once.js';
-import { createKeyFor, type KeyFunction } from './protocol/key.js';
-import type { OrderingOptions } from './protocol/ordering.js';
-import { createProcess, createProcessor } from './protocol/process.js';
-import type { NotificationQueue } from './protocol/queue.js';
+import { createKeyFor } from './protocol/key.js';
+import { createProcess, createProcessor, type ProcessOptions } from './protocol/process.js';
 import { type HandlerOptions, type NotificationHandler, Routes } from './protocol/routes.js';
 import { isPromiseLike } from './runtime/promise.js';
-import type { DedupeStore, TransactionalStore } from './stores/contract.js';
-import type { Secrets } from './verify/secrets.js';
-import type { SignatureAlgorithm } from './verify/signature.js';
 import { verifyEnvelope } from './verify/verify.js';
 
+export type { ErrorHook } from './diagnostics/report.js';
 export type { WebhookOutcome, WebhookResult } from './http/answers.js';
+export type { WebhookRequest } from './http/request.js';
+export type { WebhookHandlerOptions } from './options.js';
 export type { Delivery } from './protocol/delivery.js';
+export type { ProcessOptions } from './protocol/process.js';
 export type { HandlerOptions, NotificationHandler } from './protocol/routes.js';
-
-/** One incoming HTTP request, as any framework can describe it. */
-export interface WebhookRequest {
-  /** The HTTP method; only POST is accepted. */
-  method?: string;
-  headers: HeaderBag;
-  /**
-   * The body: raw bytes or text the framework kept, an object a body parser built, or a stream to read.
-   * When it is absent or an empty object, `stream` is read instead.
-   */
-  body?: unknown;
-  /** The request stream, read when `body` holds nothing (no body parser ran, or one for another type). */
-  stream?: BodyStream;
-  /** The peer address of the socket, for `allowedSenders`. */
-  remoteAddress?: string;
-}
-
-/** Receives every refusal and store failure, for metrics and logs. Never sees a secret or a payload. */
-export type ErrorHook = (error: WebhookError, request: { remoteAddress: string | undefined }) => void;
-
-export interface WebhookHandlerOptions<C = undefined> extends SenderOptions {
-  /**
-   * The project's secret, several while rotating (current first), or a resolver by `pos_id`. Left out, the webhook
-   * only runs handlers with `process` (a queue worker's definition) and answers every delivery 503
-   * `secret.unavailable`; given but `undefined` (an unset environment variable) it throws when built.
-   */
-  secret?: Secrets;
-  /** @default 'sha256' */
-  algorithm?: SignatureAlgorithm;
-  /** Called for every notification (as `onAny`, before any other `onAny`). */
-  handle?: NotificationHandler<Notification, C>;
-  /**
-   * Where processed notifications are remembered; `false` turns duplicate detection off.
-   * @default new MemoryStore()
-   */
-  store?: DedupeStore | TransactionalStore | false;
-  /** @default notificationKey */
-  key?: KeyFunction;
-  /**
-   * How long a claim lives without renewal. It is renewed every third of this while the handler runs, so it
-   * bounds how long a crashed process's claim delays the redelivery, not how long a handler may take.
-   * @default 15_000
-   */
-  leaseMs?: number;
-  /**
-   * How long a handled notification is remembered as done.
-   * @default 604_800_000 (7 days)
-   */
-  ttlMs?: number;
-  /**
-   * How long a copy waits while another copy of the same notification is in progress, before answering 409.
-   * @default 5_000
-   */
-  inFlightWaitMs?: number;
-  /**
-   * The longest the request waits for the application's handlers: past it the answer is 503 (`handler.timeout`)
-   * so the service retries later, while the handlers go on (never started a second time meanwhile).
-   * @default 20_000
-   */
-  handlerTimeoutMs?: number;
-  /**
-   * The longest one call to the duplicate store may take before the answer is 503 (`store.unavailable`); with
-   * `queue`, also the longest one enqueue may take (503 `queue.unavailable`).
-   * @default 2_000
-   */
-  storeTimeoutMs?: number;
-  /** @default 1_048_576 (1 MiB) */
-  maxBodyBytes?: number;
-  /**
-   * The longest a body may take to arrive (slow senders are cut off with 408).
-   * @default 10_000
-   */
-  readTimeoutMs?: number;
-  /**
-   * Send a notification whose status is earlier in the cycle than one already handled for the same payment
-   * (pending after success) to `onStale` instead of the handler.
-   * @default false
-   */
-  ordering?: boolean | OrderingOptions;
-  /** Receives stale notifications when `ordering` is on. */
-  onStale?: NotificationHandler<Notification, C>;
-  /** Sees every refusal and store failure, with the error the application threw as its `cause`. */
-  onError?: ErrorHook;
-  /**
-   * When the store fails: `false` answers 503 (the service retries, nothing is lost); `true` runs the handler
-   * without duplicate detection.
-   * @default false
-   */
-  failOpen?: boolean;
-  /**
-   * Where diagnostics go (a secret with surrounding whitespace, a store failure, what a handler threw); `false`
-   * for none.
-   * @default console
-   */
-  logger?: Pick<Console, 'warn' | 'error'> | false;
-  /**
-   * Hands every verified notification to a queue instead of running its handlers in the request (`@payhook/queue`
-   * builds one on BullMQ or PostgreSQL): the answer is 200 `queued` once the queue acknowledged the job (200
-   * `duplicate` when a job under its key is queued, running, done or dead), 503 `queue.unavailable` when it refused
-   * or did not answer within `storeTimeoutMs`. Workers run the handlers with `process`, so the web process and the
-   * workers share one webhook definition: the same `.on(...)` handlers and `key`, since a notification no handler
-   * takes is answered `ignored` here and never queued. `ordering` and `onStale` apply in the worker. Handlers
-   * registered `{ inline: true }` run here instead, and the job is queued once they committed (200 `handled+queued`;
-   * written by `PostgresInbox`'s transaction when the queue has `enqueueInTransaction`).
-   */
-  queue?: NotificationQueue;
-  /**
-   * Records every delivery (the notification with card and customer fields masked, and the answer) for
-   * `replayDeliveries` in `@payhook/testing`; see `createCapture`. Off when not set; a failing capture never
-   * changes or delays an answer.
-   */
-  capture?: DeliveryCapture;
-}
 
 /** The framework-agnostic webhook handler: call it with a request, answer with the result. */
 export interface WebhookHandler<C = undefined> {
@@ -188,30 +75,6 @@ export interface WebhookHandler<C = undefined> {
    * await worker.stop(); await webhook.settled(); await redis.quit();
    */
   settled(): Promise<void>;
-}
-
-/**
- * What `process` passes on to the handlers' `delivery` about how the notification was verified.
- *
- * @example
- * await webhook.process(notification, undefined, { secretIndex: 0 });
- */
-export interface ProcessOptions {
-  /**
-   * The position of the secret its signature matched, when it was verified as a webhook; -1 (the default) when it
-   * was not (a record fetched from the API).
-   */
-  secretIndex?: number;
-  /** That secret's `id`, when secrets are named. */
-  secretId?: string;
-  /** Aborts the handlers' `delivery.signal` when it aborts (a queue worker handing the job back at shutdown). */
-  signal?: AbortSignal;
-  /**
-   * Runs only the handlers a queue worker runs: all but those registered `{ inline: true }`, which ran in the request
-   * (`createWorker` passes it). `ignored` when the notification reaches none.
-   * @default false
-   */
-  queued?: boolean;
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { DeliveryCapture } from './diagnostics/capture.js';
-import type { ErrorHook, WebhookHandlerOptions } from './handler.js';
+import type { ErrorHook, Logger } from './diagnostics/report.js';
+import type { SenderOptions } from './http/sender.js';
 import type { Notification } from './notification/types.js';
 import {
   duration,
@@ -12,18 +13,110 @@ import {
 } from './option-checks.js';
 import type { ExactlyOnceOptions } from './protocol/exactly-once.js';
 import { type KeyFunction, notificationKey } from './protocol/key.js';
-import { OrderingGuard } from './protocol/ordering.js';
+import { OrderingGuard, type OrderingOptions } from './protocol/ordering.js';
 import type { NotificationQueue } from './protocol/queue.js';
 import type { NotificationHandler } from './protocol/routes.js';
 import { type DedupeStore, isTransactionalStore, type TransactionalStore } from './stores/contract.js';
 import { MemoryStore } from './stores/memory.js';
-import { type SecretSource, secretSource } from './verify/secrets.js';
+import { type SecretSource, type Secrets, secretSource } from './verify/secrets.js';
 import { checkAlgorithm, type SignatureAlgorithm } from './verify/signature.js';
 
 // The handler's options resolved once, when it is built: every one checked (a wrong one throws a TypeError naming
 // it, through option-checks.ts), defaults filled in.
 
-export type Logger = Pick<Console, 'warn' | 'error'> | false;
+export interface WebhookHandlerOptions<C = undefined> extends SenderOptions {
+  /**
+   * The project's secret, several while rotating (current first), or a resolver by `pos_id`. Left out, the webhook
+   * only runs handlers with `process` (a queue worker's definition) and answers every delivery 503
+   * `secret.unavailable`; given but `undefined` (an unset environment variable) it throws when built.
+   */
+  secret?: Secrets;
+  /** @default 'sha256' */
+  algorithm?: SignatureAlgorithm;
+  /** Called for every notification (as `onAny`, before any other `onAny`). */
+  handle?: NotificationHandler<Notification, C>;
+  /**
+   * Where processed notifications are remembered; `false` turns duplicate detection off.
+   * @default new MemoryStore()
+   */
+  store?: DedupeStore | TransactionalStore | false;
+  /** @default notificationKey */
+  key?: KeyFunction;
+  /**
+   * How long a claim lives without renewal. It is renewed every third of this while the handler runs, so it
+   * bounds how long a crashed process's claim delays the redelivery, not how long a handler may take.
+   * @default 15_000
+   */
+  leaseMs?: number;
+  /**
+   * How long a handled notification is remembered as done.
+   * @default 604_800_000 (7 days)
+   */
+  ttlMs?: number;
+  /**
+   * How long a copy waits while another copy of the same notification is in progress, before answering 409.
+   * @default 5_000
+   */
+  inFlightWaitMs?: number;
+  /**
+   * The longest the request waits for the application's handlers: past it the answer is 503 (`handler.timeout`)
+   * so the service retries later, while the handlers go on (never started a second time meanwhile).
+   * @default 20_000
+   */
+  handlerTimeoutMs?: number;
+  /**
+   * The longest one call to the duplicate store may take before the answer is 503 (`store.unavailable`); with
+   * `queue`, also the longest one enqueue may take (503 `queue.unavailable`).
+   * @default 2_000
+   */
+  storeTimeoutMs?: number;
+  /** @default 1_048_576 (1 MiB) */
+  maxBodyBytes?: number;
+  /**
+   * The longest a body may take to arrive (slow senders are cut off with 408).
+   * @default 10_000
+   */
+  readTimeoutMs?: number;
+  /**
+   * Send a notification whose status is earlier in the cycle than one already handled for the same payment
+   * (pending after success) to `onStale` instead of the handler.
+   * @default false
+   */
+  ordering?: boolean | OrderingOptions;
+  /** Receives stale notifications when `ordering` is on. */
+  onStale?: NotificationHandler<Notification, C>;
+  /** Sees every refusal and store failure, with the error the application threw as its `cause`. */
+  onError?: ErrorHook;
+  /**
+   * When the store fails: `false` answers 503 (the service retries, nothing is lost); `true` runs the handler
+   * without duplicate detection.
+   * @default false
+   */
+  failOpen?: boolean;
+  /**
+   * Where diagnostics go (a secret with surrounding whitespace, a store failure, what a handler threw); `false`
+   * for none.
+   * @default console
+   */
+  logger?: Pick<Console, 'warn' | 'error'> | false;
+  /**
+   * Hands every verified notification to a queue instead of running its handlers in the request (`@payhook/queue`
+   * builds one on BullMQ or PostgreSQL): the answer is 200 `queued` once the queue acknowledged the job (200
+   * `duplicate` when a job under its key is queued, running, done or dead), 503 `queue.unavailable` when it refused
+   * or did not answer within `storeTimeoutMs`. Workers run the handlers with `process`, so the web process and the
+   * workers share one webhook definition: the same `.on(...)` handlers and `key`, since a notification no handler
+   * takes is answered `ignored` here and never queued. `ordering` and `onStale` apply in the worker. Handlers
+   * registered `{ inline: true }` run here instead, and the job is queued once they committed (200 `handled+queued`;
+   * written by `PostgresInbox`'s transaction when the queue has `enqueueInTransaction`).
+   */
+  queue?: NotificationQueue;
+  /**
+   * Records every delivery (the notification with card and customer fields masked, and the answer) for
+   * `replayDeliveries` in `@payhook/testing`; see `createCapture`. Off when not set; a failing capture never
+   * changes or delays an answer.
+   */
+  capture?: DeliveryCapture;
+}
 
 export interface ResolvedOptions<C> {
   readonly algorithm: SignatureAlgorithm;

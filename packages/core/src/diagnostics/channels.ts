@@ -1,10 +1,9 @@
 import type { SignatureError, WebhookErrorCode } from '../errors.js';
-import type { WebhookRequest } from '../handler.js';
 import type { WebhookResult } from '../http/answers.js';
+import type { WebhookRequest } from '../http/request.js';
 import type { DriftFinding } from '../notification/drift.js';
 import type { Notification } from '../notification/types.js';
 import type { DeliveryFacts } from '../protocol/delivery.js';
-import type { StoreStep } from '../protocol/store-calls.js';
 import { builtinModule } from '../runtime/builtins.js';
 import { isPromiseLike } from '../runtime/promise.js';
 import {
@@ -14,6 +13,7 @@ import {
   PAYHOOK_CHANNELS,
   type RefusalMessage,
   type StoreCallMessage,
+  type StoreStep,
   type WatchMessage,
 } from './messages.js';
 

@@ -10,24 +10,8 @@ import {
   tooManyFields,
 } from './envelope.js';
 import { parseForm } from './form.js';
+import type { BodyStream, Envelope, HeaderBag, MediaType } from './request.js';
 import { isConsumed, readStream, tooLarge } from './stream.js';
-
-/** The two fields of a delivery (spec 2.6), exactly as received. */
-export interface Envelope {
-  readonly data: string;
-  readonly signature: string;
-}
-
-/** Header bags payhook reads: Node's `IncomingHttpHeaders`, a plain record, or a Fetch `Headers`. */
-export type HeaderBag = Readonly<Record<string, string | readonly string[] | undefined>> | Headers;
-
-/** A body still to be read: a Node readable, a web `ReadableStream`, or any async iterable of bytes. */
-export type BodyStream =
-  | NodeJS.ReadableStream
-  | ReadableStream<Uint8Array>
-  | AsyncIterable<Uint8Array | string>;
-
-export type MediaType = 'form' | 'json';
 
 export function getHeader(headers: HeaderBag, name: string): string | undefined {
   if (typeof (headers as Headers).get === 'function') return (headers as Headers).get(name) ?? undefined;

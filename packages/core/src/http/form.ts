@@ -1,6 +1,5 @@
 import { RequestError } from '../errors.js';
 import { isUtf8, utf8Bytes, utf8Text } from '../runtime/utf8.js';
-import type { Envelope } from './body.js';
 import {
   fieldMissing,
   fieldRepeated,
@@ -9,6 +8,7 @@ import {
   notAString,
   tooManyFields,
 } from './envelope.js';
+import type { Envelope } from './request.js';
 
 function malformedEscape(): RequestError {
   return new RequestError('payload.malformed', 'the form body has a malformed percent-escape.');

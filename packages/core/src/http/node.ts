@@ -1,6 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { WebhookHandler, WebhookRequest, WebhookResult } from '../handler.js';
+import type { WebhookHandler } from '../handler.js';
 import { utf8Length } from '../runtime/utf8.js';
+import type { WebhookResult } from './answers.js';
+import type { WebhookRequest } from './request.js';
 
 /**
  * Describes a Node.js request for the handler. `body` is whatever a framework already made of the body (raw

@@ -1,6 +1,6 @@
 import { RequestError } from '../errors.js';
 import { chunkBytes, concatBytes, utf8Bytes } from '../runtime/utf8.js';
-import type { BodyStream } from './body.js';
+import type { BodyStream } from './request.js';
 
 export function tooLarge(limit: number): RequestError {
   return new RequestError(

@@ -1,6 +1,6 @@
+import type { Logger } from '../diagnostics/report.js';
 import { isMissing } from '../notification/missing.js';
 import type { Notification } from '../notification/types.js';
-import type { Logger } from '../options.js';
 import { digestBase64Url } from '../verify/digest.js';
 
 /**

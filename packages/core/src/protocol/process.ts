@@ -1,7 +1,6 @@
 import { deliveryMessage, describeDelivery, publishRefusal, traceDelivery } from '../diagnostics/channels.js';
 import type { DeliveryMessage } from '../diagnostics/messages.js';
 import { ERROR_STATUS, type WebhookError } from '../errors.js';
-import type { WebhookHandler } from '../handler.js';
 import { asWebhookError, type WebhookOutcome } from '../http/answers.js';
 import type { Notification } from '../notification/types.js';
 import type { ResolvedOptions } from '../options.js';
@@ -10,11 +9,35 @@ import { factsOf, type Received } from './delivery.js';
 import type { ExactlyOnce, Outcome, Work } from './exactly-once.js';
 import { type Part, type PartRun, partRuns, type Route, type Routes } from './routes.js';
 
+/**
+ * What `process` passes on to the handlers' `delivery` about how the notification was verified.
+ *
+ * @example
+ * await webhook.process(notification, undefined, { secretIndex: 0 });
+ */
+export interface ProcessOptions {
+  /**
+   * The position of the secret its signature matched, when it was verified as a webhook; -1 (the default) when it
+   * was not (a record fetched from the API).
+   */
+  secretIndex?: number;
+  /** That secret's `id`, when secrets are named. */
+  secretId?: string;
+  /** Aborts the handlers' `delivery.signal` when it aborts (a queue worker handing the job back at shutdown). */
+  signal?: AbortSignal;
+  /**
+   * Runs only the handlers a queue worker runs: all but those registered `{ inline: true }`, which ran in the request
+   * (`createWorker` passes it). `ignored` when the notification reaches none.
+   * @default false
+   */
+  queued?: boolean;
+}
+
 /** `webhook.process`: the processor outside a request, its refusals reported and thrown, traced when anyone listens. */
 export function createProcess<C>(
   processNotification: Processor<C>,
   report: (error: WebhookError, remoteAddress: string | undefined) => void,
-): WebhookHandler<C>['process'] {
+): (notification: Notification, context?: C, options?: ProcessOptions) => Promise<Processed> {
   const processOne = async (received: Received<C>, part: Part): Promise<Processed> => {
     try {
       return await processNotification(received, part);

@@ -2,7 +2,9 @@ import { base64UrlOf } from '../runtime/base64url.js';
 import { nodeCrypto } from '../runtime/builtins.js';
 import { sha1, sha256 } from '../runtime/sha.js';
 import { concatBytes, utf8Bytes } from '../runtime/utf8.js';
-import type { SignatureAlgorithm } from './signature.js';
+
+/** The digest of the spec's formula. `sha1` only for projects whose service account signs with SHA-1. */
+export type SignatureAlgorithm = 'sha256' | 'sha1';
 
 /** One-shot hashing (Node 20.12+), cheaper than `createHash` for one input. */
 const oneShot = (

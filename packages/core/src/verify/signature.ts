@@ -1,6 +1,6 @@
 import { canonicalDigest, plusForSpaceBytes, withPadding } from '../runtime/base64url.js';
 import { isPromiseLike } from '../runtime/promise.js';
-import { digestBase64Url } from './digest.js';
+import { digestBase64Url, type SignatureAlgorithm } from './digest.js';
 import {
   checkSecretOption,
   resolveSecrets,
@@ -12,8 +12,7 @@ import {
   secretValue,
 } from './secrets.js';
 
-/** The digest of the spec's formula. `sha1` only for projects whose service account signs with SHA-1. */
-export type SignatureAlgorithm = 'sha256' | 'sha1';
+export type { SignatureAlgorithm };
 
 export interface SignatureOptions {
   /**

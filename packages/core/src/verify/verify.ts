@@ -1,6 +1,7 @@
 import { SignatureError, WebhookError } from '../errors.js';
-import { type Envelope, parseRawBody } from '../http/body.js';
+import { parseRawBody } from '../http/body.js';
 import { envelopeFromObject } from '../http/envelope.js';
+import type { Envelope } from '../http/request.js';
 import { notificationFromData } from '../notification/parse.js';
 import type { Notification } from '../notification/types.js';
 import { isPromiseLike } from '../runtime/promise.js';
