@@ -6,7 +6,6 @@ import {
   optionError,
   positiveInteger,
 } from '@payhook/core/adapter';
-import { type PaymentRegistry, sendWatched } from '../watch/register.js';
 import { type Answer, failure, parseObject, readAnswer } from './api-answer.js';
 import { ApiError } from './api-errors.js';
 import {
@@ -19,6 +18,7 @@ import {
 } from './create-payment.js';
 import { createRedactor } from './redact.js';
 import { hmacRequestSigner, type RequestSigner } from './request-signer.js';
+import { type PaymentRegistry, sendWatched } from './watched-create.js';
 
 /**
  * Where the service's API is and how to authenticate to it (spec part 5).

@@ -6,8 +6,8 @@ import { describe, expect, it } from 'vitest';
 import { formBody, post, purchase, SECRET } from '../../../core/test/fixtures.js';
 import type { ResendClient, ResendRequest } from '../reconcile/api-client.js';
 import { ApiError } from '../reconcile/api-errors.js';
+import { sendWatched } from '../reconcile/watched-create.js';
 import { MemoryWatchStore } from './memory.js';
-import { sendWatched } from './register.js';
 import { createPaymentWatch, type PaymentWatchOptions } from './watch.js';
 
 const T = Date.parse('2026-11-25T09:00:00Z');
