@@ -1,5 +1,5 @@
 import { randomInt } from 'node:crypto';
-import { SCHEME_WORD } from '../fake/auth.js';
+import { SCHEME_WORD } from '../fake/service.js';
 import { type FakeServerOptions, startFakeServer } from '../server.js';
 import { algorithmFrom, noArguments, parseCommand, secretsFrom, UsageError } from './args.js';
 import { type CliIO, printable } from './io.js';
