@@ -1,9 +1,15 @@
 import { withCapture } from './diagnostics/capture.js';
-import { publishRefusal, tracedDelivery } from './diagnostics/channels.js';
-import { createDriftWatch } from './diagnostics/drift.js';
+import {
+  deliveryMessage,
+  describeDelivery,
+  driftSubscribed,
+  publishRefusal,
+  traceDelivery,
+} from './diagnostics/channels.js';
+import { watchDrift } from './diagnostics/drift.js';
 import type { DeliveryMessage } from './diagnostics/messages.js';
 import { createReport } from './diagnostics/report.js';
-import { RequestError, SignatureError } from './errors.js';
+import { ERROR_STATUS, RequestError, SignatureError, type WebhookError } from './errors.js';
 import {
   accepted,
   asWebhookError,
@@ -17,21 +23,25 @@ import type { WebhookRequest } from './http/request.js';
 import { createSenderCheck, senderAddress } from './http/sender.js';
 import type { Notification, NotificationEvent, NotificationFor } from './notification/types.js';
 import { type ResolvedOptions, resolveOptions, type WebhookHandlerOptions } from './options.js';
-import type { Received } from './protocol/delivery.js';
-import { createEnqueuer } from './protocol/enqueue.js';
-import { ExactlyOnce } from './protocol/exactly-once.js';
-import { createKeyFor } from './protocol/key.js';
-import { createProcess, createProcessor, type ProcessOptions } from './protocol/process.js';
-import { type HandlerOptions, type NotificationHandler, Routes } from './protocol/routes.js';
-import { isPromiseLike } from './runtime/promise.js';
+import type { DeliveryFacts, ProcessOptions, Received, Within } from './protocol/delivery.js';
+import { createEnqueuer, type Enqueuer } from './protocol/enqueue.js';
+import { ExactlyOnce, type Outcome, type Work } from './protocol/exactly-once.js';
+import { boundKey } from './protocol/key.js';
+import {
+  type HandlerOptions,
+  type NotificationHandler,
+  type Part,
+  partRuns,
+  type Route,
+  Routes,
+} from './protocol/routes.js';
 import { verifyEnvelope } from './verify/verify.js';
 
 export type { ErrorHook } from './diagnostics/report.js';
 export type { WebhookOutcome, WebhookResult } from './http/answers.js';
 export type { WebhookRequest } from './http/request.js';
 export type { WebhookHandlerOptions } from './options.js';
-export type { Delivery } from './protocol/delivery.js';
-export type { ProcessOptions } from './protocol/process.js';
+export type { Delivery, ProcessOptions } from './protocol/delivery.js';
 export type { HandlerOptions, NotificationHandler } from './protocol/routes.js';
 
 /** The framework-agnostic webhook handler: call it with a request, answer with the result. */
@@ -93,41 +103,98 @@ export interface WebhookHandler<C = undefined> {
  * export const POST = (request: Request) => webhook.fetch(request);
  */
 export function createWebhookHandler<C = undefined>(options: WebhookHandlerOptions<C>): WebhookHandler<C> {
-  const resolved = resolveOptions(options);
-  const { algorithm, logger, secrets, limits, queue, capture } = resolved;
-  const checkRequest = createRequestCheck(resolved);
-  const report = createReport(resolved.onError, logger);
-  const routes = new Routes<C>();
-  if (resolved.handle) routes.addAny(resolved.handle);
-  const keyFor = createKeyFor(resolved.key, logger);
-  const once = new ExactlyOnce<C>({ ...resolved.protocol, report: (error) => report(error, undefined) });
-  const processNotification = createProcessor(resolved, routes, keyFor, once);
-  const enqueue =
-    queue &&
-    createEnqueuer(queue, routes, keyFor, resolved.storeTimeoutMs, {
-      process: processNotification,
-      transactional: once.transactional,
-    });
-  const watchDrift = createDriftWatch(logger);
+  const webhook = new Webhook<C>(resolveOptions(options));
+  const { capture } = webhook.options;
+  // The handler and its methods made at once: there is no moment it lacks `process` or `settled`.
+  const deliver = capture
+    ? withCapture<WebhookRequest, C | undefined>(
+        (r, c) => webhook.deliver(r, c),
+        capture,
+        (n) => webhook.keyOf(n),
+      )
+    : (request: WebhookRequest, context: C | undefined) => webhook.deliver(request, context);
+  const handler: WebhookHandler<C> = Object.assign(deliver, {
+    on<E extends NotificationEvent>(
+      event: E,
+      fn: NotificationHandler<NotificationFor<E>, C>,
+      handlerOptions?: HandlerOptions,
+    ) {
+      webhook.routes.add(event, fn as NotificationHandler<Notification, C>, handlerOptions);
+      return handler;
+    },
+    onAny(fn: NotificationHandler<Notification, C>, handlerOptions?: HandlerOptions) {
+      webhook.routes.addAny(fn, handlerOptions);
+      return handler;
+    },
+    async fetch(request: Request, context?: C, remoteAddress?: string) {
+      const stream = request.body ?? undefined;
+      return toResponse(
+        await deliver({ method: request.method, headers: request.headers, stream, remoteAddress }, context),
+      );
+    },
+    process: (notification: Notification, context?: C, processOptions?: ProcessOptions) =>
+      webhook.processOutside(notification, context, processOptions),
+    settled: () => webhook.once.settled(),
+  });
+  return handler;
+}
+
+/** A delivery's 200 outcomes but those of a queue: how `process` took a notification. */
+type Processed = Exclude<WebhookOutcome, 'refused' | 'queued' | 'handled+queued'>;
+
+/**
+ * One webhook, its options resolved once. `deliver` is one request top to bottom, each step a method of this class
+ * or a named call into the file that decides it, down to the store's commit in `ExactlyOnce.run`.
+ */
+class Webhook<C> {
+  readonly options: ResolvedOptions<C>;
+  readonly routes = new Routes<C>();
+  readonly once: ExactlyOnce<C>;
+  readonly #report: (error: WebhookError, remoteAddress: string | undefined) => void;
+  readonly #enqueue: Enqueuer<C> | undefined;
+  readonly #senderAllowed: ((address: string | undefined) => boolean) | undefined;
+
+  constructor(options: ResolvedOptions<C>) {
+    this.options = options;
+    if (options.handle) this.routes.addAny(options.handle);
+    const report = createReport(options.onError, options.logger);
+    this.#report = report;
+    this.once = new ExactlyOnce<C>({ ...options.protocol, report: (error) => report(error, undefined) });
+    this.#senderAllowed = options.allowedSenders ? createSenderCheck(options.allowedSenders) : undefined;
+    this.#enqueue =
+      options.queue &&
+      createEnqueuer(options.queue, this.routes, (n) => this.keyOf(n), options.storeTimeoutMs, {
+        process: (received, part, within) => this.process(received, part, within),
+        transactional: this.once.transactional,
+      });
+  }
+
+  /** One request, traced on `payhook:delivery` when anyone listens. */
+  deliver(request: WebhookRequest, context: C | undefined): Promise<WebhookResult> {
+    const traced = deliveryMessage('request');
+    if (traced === undefined) return this.handle(request, context, undefined);
+    return traceDelivery(traced, () => this.handle(request, context, traced), finishDelivery);
+  }
 
   /** One delivery, top to bottom: each step throws its refusal, answered at the end (a step's promise awaited). */
-  async function handle(
+  async handle(
     request: WebhookRequest,
-    context: C,
-    traced?: DeliveryMessage,
+    context: C | undefined,
+    traced: DeliveryMessage | undefined,
   ): Promise<WebhookResult> {
+    const { secrets, algorithm, limits } = this.options;
     let notification: Notification | undefined;
     try {
-      checkRequest(request);
+      this.checkRequest(request);
       const type = mediaTypeOf(getHeader(request.headers, 'content-type'));
       const read = readEnvelope(request, type, limits);
-      const envelope = isPromiseLike(read) ? await read : read;
+      const envelope = read instanceof Promise ? await read : read;
       if (secrets === undefined) throw noSecret();
       const verification = verifyEnvelope(envelope, secrets, algorithm);
-      const verified = isPromiseLike(verification) ? await verification : verification;
-      const { secret } = verified;
-      notification = verified.notification;
-      watchDrift(notification);
+      const { secret, notification: verified } =
+        verification instanceof Promise ? await verification : verification;
+      notification = verified;
+      if (this.options.logger || driftSubscribed()) watchDrift(notification, this.options.logger);
       const received: Received<C> = {
         notification,
         context,
@@ -135,22 +202,121 @@ export function createWebhookHandler<C = undefined>(options: WebhookHandlerOptio
         secretId: secret.id,
         traced,
       };
-      const outcome: Exclude<WebhookOutcome, 'refused'> | PromiseLike<Exclude<WebhookOutcome, 'refused'>> =
-        enqueue ? enqueue(received) : processNotification(received);
-      return accepted(isPromiseLike(outcome) ? await outcome : outcome, notification);
+      const outcome = this.#enqueue ? this.#enqueue(received) : this.process(received);
+      return accepted(outcome instanceof Promise ? await outcome : outcome, notification);
     } catch (error) {
       const known = asWebhookError(error);
-      report(known, request.remoteAddress);
+      this.#report(known, request.remoteAddress);
       publishRefusal('request', known.code, known.status);
       return refusal(known, notification);
     }
   }
 
-  const deliver = tracedDelivery(handle);
-  const handler = withMethods(capture ? withCapture(deliver, capture, keyFor) : deliver, routes);
-  handler.process = createProcess(processNotification, report);
-  handler.settled = () => once.settled();
-  return handler;
+  /** The method (405) and, with `allowedSenders`, the sender (403). */
+  checkRequest(request: WebhookRequest): void {
+    if (request.method !== undefined && request.method.toUpperCase() !== 'POST') {
+      throw new RequestError(
+        'request.method_not_allowed',
+        `${request.method} is not accepted: webhooks are POSTed.`,
+      );
+    }
+    if (this.#senderAllowed === undefined) return;
+    const sender = senderAddress(request.headers, request.remoteAddress, this.options.trustProxy);
+    if (!this.#senderAllowed(sender)) {
+      throw new RequestError('sender.forbidden', 'the sender address is not in allowedSenders.');
+    }
+  }
+
+  /**
+   * What a delivery and `process` share once a notification is verified: its key, its handlers, `ordering`, one run
+   * of them (two with inline and queued handlers: `part` says which, `within` runs in the inline part's transaction).
+   */
+  process(received: Received<C>, part: Part = 'all', within?: Within): Processed | Promise<Processed> {
+    const { notification, context, traced, signal } = received;
+    const key = this.keyOf(notification);
+    const delivery: DeliveryFacts = {
+      key,
+      secretIndex: received.secretIndex,
+      secretId: received.secretId,
+      raw: notification.raw,
+    };
+    const handlers = this.routes.match(notification);
+    if (traced) describeDelivery(traced, notification, delivery, handlers.length);
+    if (handlers.length === 0) return 'ignored';
+    const runs = this.routes.hasInline ? partRuns(handlers, key, part) : undefined;
+    if (runs?.length === 0) return 'ignored';
+    const { ordering, onStale } = this.options;
+    if (ordering?.isStale(notification)) {
+      if (!onStale) return 'stale';
+      // Once per notification, as every handler: a stale copy redelivered, or one handled before it became stale,
+      // is a duplicate.
+      const stale: Route<C>[] = [{ id: 'onStale', run: onStale }];
+      const outcome = this.once.run({ key, handlers: stale, notification, context, delivery, signal });
+      return Promise.resolve(outcome).then((ran) => (ran === 'duplicate' ? 'duplicate' : 'stale'));
+    }
+    const outcome =
+      runs === undefined
+        ? this.once.run({ key, handlers, notification, context, delivery, signal })
+        : this.runParts(
+            runs.map((run) => ({
+              ...run,
+              notification,
+              context,
+              delivery: { ...delivery, key: run.key },
+              signal,
+              within,
+            })),
+          );
+    if (outcome instanceof Promise) return outcome.then((ran) => this.recorded(notification, ran));
+    return this.recorded(notification, outcome);
+  }
+
+  /** A handled notification is remembered by `ordering` (opt-in), so an earlier status arriving later is stale. */
+  recorded(notification: Notification, outcome: Outcome): Outcome {
+    if (outcome === 'handled') this.options.ordering?.record(notification);
+    return outcome;
+  }
+
+  /** The parts' runs one after the other: `duplicate` only when each was. */
+  async runParts(works: Work<C>[]): Promise<Outcome> {
+    let outcome: Outcome = 'duplicate';
+    for (const work of works) if ((await this.once.run(work)) === 'handled') outcome = 'handled';
+    return outcome;
+  }
+
+  /** The key as stores keep it; `undefined` (with a warning) when nothing in the notification tells it apart. */
+  keyOf(notification: Notification): string | undefined {
+    const key = this.options.key(notification);
+    if (key !== undefined) return boundKey(key);
+    const { logger } = this.options;
+    if (logger) {
+      logger.warn(
+        `[@payhook/core] a ${notification.method} notification of payment ${notification.payment_id} carries nothing that tells it apart from another (a recurring charge without transaction_id or processed_at): it is handled without duplicate detection.`,
+      );
+    }
+    return undefined;
+  }
+
+  /** `webhook.process`: the processor outside a request, its refusals reported and thrown, traced when anyone listens. */
+  processOutside(notification: Notification, context?: C, options?: ProcessOptions): Promise<Processed> {
+    const { secretIndex = -1, secretId, signal, queued } = options ?? {};
+    const received: Received<C> = { notification, context, secretIndex, secretId, signal };
+    const part: Part = queued === true ? 'queued' : 'all';
+    const traced = deliveryMessage('process');
+    if (traced === undefined) return this.processOrThrow(received, part);
+    return traceDelivery(traced, () => this.processOrThrow({ ...received, traced }, part), finishProcess);
+  }
+
+  async processOrThrow(received: Received<C>, part: Part): Promise<Processed> {
+    try {
+      return await this.process(received, part);
+    } catch (error) {
+      const known = asWebhookError(error);
+      this.#report(known, undefined);
+      publishRefusal('process', known.code, known.status);
+      throw known;
+    }
+  }
 }
 
 /** A delivery to a webhook built without `secret`: nothing can verify it, and the service's retry is safe. */
@@ -161,48 +327,16 @@ function noSecret(): SignatureError {
   );
 }
 
-function createRequestCheck(
-  options: Pick<ResolvedOptions<never>, 'allowedSenders' | 'trustProxy'>,
-): (request: WebhookRequest) => void {
-  const senderAllowed = options.allowedSenders ? createSenderCheck(options.allowedSenders) : undefined;
-  return (request) => {
-    if (request.method !== undefined && request.method.toUpperCase() !== 'POST') {
-      throw new RequestError(
-        'request.method_not_allowed',
-        `${request.method} is not accepted: webhooks are POSTed.`,
-      );
-    }
-    const sender = senderAllowed && senderAddress(request.headers, request.remoteAddress, options.trustProxy);
-    if (senderAllowed && !senderAllowed(sender)) {
-      throw new RequestError('sender.forbidden', 'the sender address is not in allowedSenders.');
-    }
-  };
+function finishDelivery(message: DeliveryMessage, result: WebhookResult | undefined): void {
+  message.outcome = result?.outcome;
+  message.status = result?.status;
+  message.errorCode = result?.error?.code;
+  message.hint = (result?.error as SignatureError | undefined)?.hint;
 }
 
-function withMethods<C>(
-  handle: (request: WebhookRequest, context: C) => Promise<WebhookResult>,
-  routes: Routes<C>,
-): WebhookHandler<C> {
-  const handler = handle as WebhookHandler<C>;
-  handler.on = (event, fn, options) => {
-    routes.add(event, fn as NotificationHandler<Notification, C>, options);
-    return handler;
-  };
-  handler.onAny = (fn, options) => {
-    routes.addAny(fn, options);
-    return handler;
-  };
-  handler.fetch = async (request, context, remoteAddress) =>
-    toResponse(
-      await handle(
-        {
-          method: request.method,
-          headers: request.headers,
-          stream: request.body ?? undefined,
-          remoteAddress,
-        },
-        context as C,
-      ),
-    );
-  return handler;
+function finishProcess(message: DeliveryMessage, outcome: Processed | undefined, error: unknown): void {
+  const code = (error as WebhookError | undefined)?.code;
+  message.outcome = outcome ?? 'refused';
+  message.errorCode = code;
+  message.status = code === undefined ? 200 : ERROR_STATUS[code];
 }

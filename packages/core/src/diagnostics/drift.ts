@@ -11,17 +11,13 @@ const MAX_LOGGED = 1_000;
 
 /**
  * Watches each verified notification for drift (`findDrift`): published on `payhook:drift` when anyone listens,
- * and each new finding logged once per process. With neither a subscriber nor a logger it does nothing.
+ * and each new finding logged once per process. The handler calls it only with a subscriber or a logger.
  */
-export function createDriftWatch(logger: Logger): (notification: Notification) => void {
-  return (notification) => {
-    const subscribed = driftSubscribed();
-    if (!subscribed && !logger) return;
-    const findings = findDrift(notification);
-    if (findings === undefined) return;
-    if (subscribed) publishDrift(`${notification.method}.${notification.status}`, findings);
-    if (logger) logNew(logger, notification.method, findings);
-  };
+export function watchDrift(notification: Notification, logger: Logger): void {
+  const findings = findDrift(notification);
+  if (findings === undefined) return;
+  if (driftSubscribed()) publishDrift(`${notification.method}.${notification.status}`, findings);
+  if (logger) logNew(logger, notification.method, findings);
 }
 
 function logNew(logger: Pick<Console, 'warn'>, method: string, findings: readonly DriftFinding[]): void {

@@ -3,8 +3,7 @@ import { WebhookError } from '../errors.js';
 import type { WebhookOutcome } from '../http/answers.js';
 import type { Notification } from '../notification/types.js';
 import { Timeout, withDeadline } from '../runtime/deadline.js';
-import { factsOf, type Received } from './delivery.js';
-import type { Processor } from './process.js';
+import type { Received, Within } from './delivery.js';
 import type { NotificationQueue, QueuedNotification } from './queue.js';
 import type { Routes } from './routes.js';
 
@@ -28,13 +27,23 @@ export function createEnqueuer<C>(
   routes: Routes<C>,
   keyFor: (notification: Notification) => string | undefined,
   timeoutMs: number,
-  inline: { process: Processor<C>; transactional: boolean },
+  inline: {
+    process(
+      received: Received<C>,
+      part: 'inline',
+      within?: Within,
+    ): PromiseLike<EnqueueOutcome> | EnqueueOutcome;
+    transactional: boolean;
+  },
 ): Enqueuer<C> {
   return async (received) => {
     const { notification, secretIndex, secretId, traced } = received;
     const key = keyFor(notification);
     const handlers = routes.match(notification);
-    if (traced) describeDelivery(traced, notification, factsOf(received, key), handlers.length);
+    if (traced) {
+      const facts = { key, secretIndex, secretId, raw: notification.raw };
+      describeDelivery(traced, notification, facts, handlers.length);
+    }
     if (handlers.length === 0) return 'ignored';
     // Only what the notification holds, and which secret verified it: never the signature or the secret.
     const job: QueuedNotification =

@@ -7,9 +7,9 @@ import {
   isTransactionalStore,
   type TransactionalStore,
 } from '../stores/contract.js';
-import { deliveryFor } from './delivery.js';
 import { boundKey } from './key.js';
 import {
+  deliveryFor,
   handlerFailed,
   type Outcome,
   type Route,

@@ -2,7 +2,7 @@ import { handlerTraced, traceHandler } from '../diagnostics/channels.js';
 import { HandlerError } from '../errors.js';
 import type { WebhookOutcome } from '../http/answers.js';
 import type { Notification } from '../notification/types.js';
-import type { Delivery, DeliveryFacts } from './delivery.js';
+import type { Delivery, DeliveryFacts, Within } from './delivery.js';
 import { boundKey } from './key.js';
 
 /**
@@ -150,7 +150,7 @@ export interface Work<C> {
   readonly key: string | undefined;
   readonly handlers: readonly Route<C>[];
   readonly notification: Notification;
-  readonly context: C;
+  readonly context: C | undefined;
   readonly delivery: DeliveryFacts;
   /** The caller's signal (a queue worker's): its abort aborts the handlers' `delivery.signal`. */
   readonly signal?: AbortSignal;
@@ -158,7 +158,7 @@ export interface Work<C> {
    * With a transactional store, run inside its transaction after the handlers (the transactional outbox: the queued
    * part's job, written by the transaction that commits the inline part).
    */
-  readonly within?: (transaction: unknown) => Promise<unknown>;
+  readonly within?: Within;
 }
 
 /** Every handler of `work` in order; the first failure as `handler.failed`. */
@@ -194,4 +194,38 @@ export function handlerFailed(cause: unknown): HandlerError {
     'the application handler failed; the notification was not marked processed and will be handled when redelivered.',
     { cause },
   );
+}
+
+/**
+ * What a handler of a run is told: the delivery facts, the run's signal (made when first read), its transaction.
+ * A class, not an object literal with a getter: V8 keeps it a fast object on the hot path.
+ */
+class RunDelivery implements Delivery {
+  readonly key: string | undefined;
+  readonly secretIndex: number;
+  readonly secretId: string | undefined;
+  readonly raw: Readonly<Record<string, unknown>>;
+  readonly transaction: unknown;
+  readonly #run: { readonly signal: AbortSignal };
+
+  constructor(facts: DeliveryFacts, run: { readonly signal: AbortSignal }, transaction: unknown) {
+    this.key = facts.key;
+    this.secretIndex = facts.secretIndex;
+    this.secretId = facts.secretId;
+    this.raw = facts.raw;
+    this.transaction = transaction;
+    this.#run = run;
+  }
+
+  get signal(): AbortSignal {
+    return this.#run.signal;
+  }
+}
+
+export function deliveryFor(
+  facts: DeliveryFacts,
+  run: { readonly signal: AbortSignal },
+  transaction?: unknown,
+): Delivery {
+  return new RunDelivery(facts, run, transaction);
 }

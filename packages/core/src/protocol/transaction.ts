@@ -1,8 +1,7 @@
 import { WebhookError } from '../errors.js';
 import { Timeout } from '../runtime/deadline.js';
 import type { TransactionalStore, TransactionResult } from '../stores/contract.js';
-import { deliveryFor } from './delivery.js';
-import { type Outcome, runAll, type Work } from './routes.js';
+import { deliveryFor, type Outcome, runAll, type Work } from './routes.js';
 import { inFlight, Run, type Runs } from './runs.js';
 import type { StoreCalls } from './store-calls.js';
 
