@@ -4,12 +4,11 @@
 // these take and return (`WebhookHandler`, `WebhookRequest`, `WebhookResult`, `WebhookError`) are there too.
 export { refusal } from './http/answers.js';
 export type { MiddlewareOptions, PathMatcher, WebhookMiddleware } from './http/middleware.js';
-export { createMiddleware } from './http/middleware.js';
-export { sendNodeResponse, toWebhookRequest } from './http/node.js';
+export { createMiddleware, sendNodeResponse, toWebhookRequest } from './http/middleware.js';
 export { fromParserError } from './http/parser-error.js';
 export { CUSTOMER_FIELDS } from './notification/customer-fields.js';
-export { isMissing } from './notification/missing.js';
 export { withoutTrailingZeros } from './notification/money.js';
+export { isMissing } from './notification/parse.js';
 export {
   duration,
   nonEmptyString,

@@ -6,7 +6,7 @@ import {
   publishRefusal,
   traceDelivery,
 } from './diagnostics/channels.js';
-import { watchDrift } from './diagnostics/drift.js';
+import { reportDrift } from './diagnostics/drift.js';
 import type { DeliveryMessage } from './diagnostics/messages.js';
 import { createReport } from './diagnostics/report.js';
 import { ERROR_STATUS, RequestError, SignatureError, type WebhookError } from './errors.js';
@@ -21,6 +21,7 @@ import {
 import { getHeader, mediaTypeOf, readEnvelope } from './http/body.js';
 import type { WebhookRequest } from './http/request.js';
 import { createSenderCheck, senderAddress } from './http/sender.js';
+import { findDrift } from './notification/drift.js';
 import type { Notification, NotificationEvent, NotificationFor } from './notification/types.js';
 import { type ResolvedOptions, resolveOptions, type WebhookHandlerOptions } from './options.js';
 import type { DeliveryFacts, ProcessOptions, Received, Within } from './protocol/delivery.js';
@@ -194,7 +195,9 @@ class Webhook<C> {
       const { secret, notification: verified } =
         verification instanceof Promise ? await verification : verification;
       notification = verified;
-      if (this.options.logger || driftSubscribed()) watchDrift(notification, this.options.logger);
+      const { logger } = this.options;
+      const drift = logger || driftSubscribed() ? findDrift(notification) : undefined;
+      if (drift !== undefined) reportDrift(notification, drift, logger);
       const received: Received<C> = {
         notification,
         context,

@@ -26,15 +26,14 @@ export type {
 } from './handler.js';
 export { createWebhookHandler } from './handler.js';
 export { deferContinue } from './http/continue.js';
-export { createNodeListener } from './http/node.js';
+export { createNodeListener } from './http/middleware.js';
 export type { BodyStream, Envelope, HeaderBag } from './http/request.js';
 export type { SenderOptions } from './http/sender.js';
 export { SERVICE_SENDER_ADDRESSES } from './http/sender.js';
-export { decodeData } from './notification/decode.js';
 export type { DriftFinding, DriftKind, JsonType } from './notification/drift.js';
 export { findDrift } from './notification/drift.js';
 export { currencyExponent, toMinorUnits } from './notification/money.js';
-export { parseNotification } from './notification/parse.js';
+export { decodeData, parseNotification } from './notification/parse.js';
 export { parseTimestamp } from './notification/time.js';
 export type {
   AuthNotification,

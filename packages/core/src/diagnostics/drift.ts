@@ -1,4 +1,4 @@
-import { type DriftFinding, findDrift } from '../notification/drift.js';
+import type { DriftFinding } from '../notification/drift.js';
 import type { Notification } from '../notification/types.js';
 import { driftSubscribed, publishDrift } from './channels.js';
 
@@ -10,12 +10,15 @@ const logged = new Set<string>();
 const MAX_LOGGED = 1_000;
 
 /**
- * Watches each verified notification for drift (`findDrift`): published on `payhook:drift` when anyone listens,
- * and each new finding logged once per process. The handler calls it only with a subscriber or a logger.
+ * What a verified notification carried beyond what payhook types (`findDrift`, which the handler asks only while a
+ * logger is set or anyone listens): published on `payhook:drift` when anyone listens, each new finding logged once
+ * per process.
  */
-export function watchDrift(notification: Notification, logger: Logger): void {
-  const findings = findDrift(notification);
-  if (findings === undefined) return;
+export function reportDrift(
+  notification: Notification,
+  findings: readonly DriftFinding[],
+  logger: Logger,
+): void {
   if (driftSubscribed()) publishDrift(`${notification.method}.${notification.status}`, findings);
   if (logger) logNew(logger, notification.method, findings);
 }

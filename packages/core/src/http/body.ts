@@ -1,5 +1,5 @@
 import { RequestError } from '../errors.js';
-import { type JsonProblem, parseJsonObject } from '../notification/json-object.js';
+import { type JsonProblem, parseJsonObject } from '../notification/parse.js';
 import { utf8Length, utf8Text } from '../runtime/utf8.js';
 import {
   envelopeFromObject,

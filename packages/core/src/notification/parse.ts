@@ -1,7 +1,65 @@
 import { PayloadError } from '../errors.js';
-import { decodeData } from './decode.js';
-import { isMissing } from './missing.js';
+import { decodeBase64UrlText } from '../runtime/base64url.js';
 import { type Notification, PRIMARY_METHODS, SECONDARY_METHODS } from './types.js';
+
+// data → the JSON object the service sent (decodeData) → a typed Notification (parseNotification): the one pipeline
+// of a notification, `notificationFromData` for the handler and `verifyNotification`.
+
+/** Whether a field counts as not sent: absent, `null`, or the empty string (how forms and plugins leave one out). */
+export function isMissing(value: unknown): boolean {
+  return value === undefined || value === null || value === '';
+}
+
+export type JsonProblem = 'not_json' | 'not_object';
+
+/** The object a JSON text holds; otherwise throws what `refused` makes of the problem. */
+export function parseJsonObject(
+  text: string,
+  refused: (problem: JsonProblem) => Error,
+): Record<string, unknown> {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    // No cause: V8's message quotes the text (a piece of the payload), and causes end up in logs.
+    throw refused('not_json');
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw refused('not_object');
+  return value as Record<string, unknown>;
+}
+
+/**
+ * Decodes the `data` field (base64url JSON; standard base64 and missing padding tolerated) into the plain object
+ * the service sent. `JSON.parse` defines `__proto__` and `constructor` as own data properties, so they stay
+ * inert data; nothing here merges them into another object.
+ *
+ * @throws {PayloadError} `data.encoding_invalid`, `data.json_invalid` or `data.not_object`.
+ * @example
+ * const raw = decodeData(form.data); // { payment_id: '…', status: 'success', … }
+ */
+export function decodeData(data: string): Record<string, unknown> {
+  return parseDataJson(decodeDataText(data));
+}
+
+/** The JSON text inside `data`. @throws {PayloadError} `data.encoding_invalid`. */
+export function decodeDataText(data: string): string {
+  const text = decodeBase64UrlText(data);
+  if (text === undefined || text === '') {
+    throw new PayloadError('data.encoding_invalid', 'data is not base64url (or base64) text.');
+  }
+  return text;
+}
+
+/** The object a notification's JSON text holds. @throws {PayloadError} `data.json_invalid` or `data.not_object`. */
+export function parseDataJson(text: string): Record<string, unknown> {
+  return parseJsonObject(text, dataRefused);
+}
+
+function dataRefused(problem: JsonProblem): PayloadError {
+  return problem === 'not_json'
+    ? new PayloadError('data.json_invalid', 'data decodes to text that is not JSON.')
+    : new PayloadError('data.not_object', 'data decodes to JSON that is not an object.');
+}
 
 /** What a required field must hold once coerced: non-empty text, a finite number, or anything sent. */
 type Holds = 'text' | 'number' | 'sent';

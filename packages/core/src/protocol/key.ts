@@ -1,7 +1,7 @@
 import type { Logger } from '../diagnostics/report.js';
-import { isMissing } from '../notification/missing.js';
+import { isMissing } from '../notification/parse.js';
 import type { Notification } from '../notification/types.js';
-import { digestBase64Url } from '../verify/digest.js';
+import { digestBase64Url } from '../verify/signature.js';
 
 /**
  * Computes the duplicate-detection key of a notification; `undefined` handles it without duplicate detection

@@ -4,6 +4,7 @@ import type { WebhookOutcome } from '../http/answers.js';
 import type { Notification } from '../notification/types.js';
 import type { Delivery, DeliveryFacts, Within } from './delivery.js';
 import { boundKey } from './key.js';
+import { Run } from './runs.js';
 
 /**
  * The application's code for a notification. It runs once per notification; throw to have it redelivered.
@@ -197,8 +198,9 @@ export function handlerFailed(cause: unknown): HandlerError {
 }
 
 /**
- * What a handler of a run is told: the delivery facts, the run's signal (made when first read), its transaction.
- * A class, not an object literal with a getter: V8 keeps it a fast object on the hot path.
+ * What a handler of a run is told: the delivery facts, the run's signal, its transaction. A class, not an object
+ * literal with a getter: V8 keeps it a fast object on the hot path. Its `Run` is made when first needed (the signal
+ * read, or the handler's promise tracked): a synchronous handler that never reads it costs none.
  */
 class RunDelivery implements Delivery {
   readonly key: string | undefined;
@@ -206,26 +208,40 @@ class RunDelivery implements Delivery {
   readonly secretId: string | undefined;
   readonly raw: Readonly<Record<string, unknown>>;
   readonly transaction: unknown;
-  readonly #run: { readonly signal: AbortSignal };
+  #run: Run | undefined;
+  readonly #callerSignal: AbortSignal | undefined;
 
-  constructor(facts: DeliveryFacts, run: { readonly signal: AbortSignal }, transaction: unknown) {
+  constructor(facts: DeliveryFacts, run: Run | undefined, transaction: unknown, callerSignal?: AbortSignal) {
     this.key = facts.key;
     this.secretIndex = facts.secretIndex;
     this.secretId = facts.secretId;
     this.raw = facts.raw;
     this.transaction = transaction;
     this.#run = run;
+    this.#callerSignal = callerSignal;
   }
 
   get signal(): AbortSignal {
-    return this.#run.signal;
+    return RunDelivery.runOf(this).signal;
+  }
+
+  static runOf(delivery: RunDelivery): Run {
+    delivery.#run ??= new Run(delivery.key, delivery.#callerSignal);
+    return delivery.#run;
   }
 }
 
-export function deliveryFor(
-  facts: DeliveryFacts,
-  run: { readonly signal: AbortSignal },
-  transaction?: unknown,
-): Delivery {
+/** What a handler of `run` is told (`transaction`: a transactional store's). */
+export function deliveryFor(facts: DeliveryFacts, run: Run, transaction?: unknown): Delivery {
   return new RunDelivery(facts, run, transaction);
+}
+
+/** What the lone handler of a run not yet made is told (`ExactlyOnce`'s synchronous path); `runOf` makes its run. */
+export function lazyDelivery(facts: DeliveryFacts, callerSignal: AbortSignal | undefined): Delivery {
+  return new RunDelivery(facts, undefined, undefined, callerSignal);
+}
+
+/** The run of a delivery from `lazyDelivery`, made now unless its handler read its signal already. */
+export function runOf(delivery: Delivery): Run {
+  return RunDelivery.runOf(delivery as RunDelivery);
 }

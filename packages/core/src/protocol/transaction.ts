@@ -29,7 +29,7 @@ export class Transactional {
   }
 
   async run<C>(work: Work<C>, key: string): Promise<Outcome> {
-    if (this.#runs.running(key)) await this.#runs.waitFor(key, Date.now() + this.#options.inFlightWaitMs);
+    if (this.#runs.byKey.has(key)) await this.#runs.waitFor(key, Date.now() + this.#options.inFlightWaitMs);
     const run = new Run(key, work.signal);
     const result = await this.#runs.track(run, () => this.#transaction(work, key, run));
     if (result.status === 'in_flight') throw inFlight();

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FORM_HEADERS, formBody, purchase, SECRET } from '../../test/fixtures.js';
 import { createWebhookHandler } from '../handler.js';
-import { createNodeListener } from './node.js';
+import { createNodeListener } from './middleware.js';
 
 const servers: ReturnType<typeof createServer>[] = [];
 afterEach(() => {
