@@ -28,6 +28,7 @@ import type { DeliveryFacts, ProcessOptions, Received, Within } from './protocol
 import { createEnqueuer, type Enqueuer } from './protocol/enqueue.js';
 import { ExactlyOnce, type Outcome, type Work } from './protocol/exactly-once.js';
 import { boundKey } from './protocol/key.js';
+import type { OrderingGuard } from './protocol/ordering.js';
 import {
   type HandlerOptions,
   type NotificationHandler,
@@ -113,7 +114,7 @@ export function createWebhookHandler<C = undefined>(options: WebhookHandlerOptio
         capture,
         (n) => webhook.keyOf(n),
       )
-    : (request: WebhookRequest, context: C | undefined) => webhook.deliver(request, context);
+    : webhook.deliver.bind(webhook);
   const handler: WebhookHandler<C> = Object.assign(deliver, {
     on<E extends NotificationEvent>(
       event: E,
@@ -270,14 +271,9 @@ class Webhook<C> {
               within,
             })),
           );
-    if (outcome instanceof Promise) return outcome.then((ran) => this.recorded(notification, ran));
-    return this.recorded(notification, outcome);
-  }
-
-  /** A handled notification is remembered by `ordering` (opt-in), so an earlier status arriving later is stale. */
-  recorded(notification: Notification, outcome: Outcome): Outcome {
-    if (outcome === 'handled') this.options.ordering?.record(notification);
-    return outcome;
+    if (ordering === undefined) return outcome;
+    if (outcome instanceof Promise) return outcome.then((ran) => recorded(ordering, notification, ran));
+    return recorded(ordering, notification, outcome);
   }
 
   /** The parts' runs one after the other: `duplicate` only when each was. */
@@ -320,6 +316,12 @@ class Webhook<C> {
       throw known;
     }
   }
+}
+
+/** A handled notification is remembered by `ordering` (opt-in), so an earlier status arriving later is stale. */
+function recorded(ordering: OrderingGuard, notification: Notification, outcome: Outcome): Outcome {
+  if (outcome === 'handled') ordering.record(notification);
+  return outcome;
 }
 
 /** A delivery to a webhook built without `secret`: nothing can verify it, and the service's retry is safe. */

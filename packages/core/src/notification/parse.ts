@@ -79,12 +79,6 @@ const REQUIRED: readonly (readonly [field: string, holds: Holds])[] = [
 /** Spec 6.2: a capture, void or refund also names its operation. */
 const REQUIRED_SECONDARY: typeof REQUIRED = [...REQUIRED, ['operation_id', 'sent']];
 
-function holds(value: unknown, what: Holds): boolean {
-  if (what === 'text') return typeof value === 'string' && value !== '';
-  if (what === 'number') return typeof value === 'number' && Number.isFinite(value);
-  return !isMissing(value);
-}
-
 // Linear on any text: no two ways to split a run of digits.
 const DECIMAL = /^\s*[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:e[+-]?\d+)?\s*$/i;
 
@@ -102,11 +96,6 @@ function toObject(value: unknown): unknown {
 }
 
 type Kind = Notification['kind'];
-
-function kindOf(method: unknown): Kind {
-  if (typeof method !== 'string') return 'other';
-  return SECONDARY_METHODS.has(method) ? 'secondary' : PRIMARY_METHODS.has(method) ? 'primary' : 'other';
-}
 
 /**
  * Turns a decoded notification object into a typed `Notification`, tolerant of how the service and its plugins
@@ -130,7 +119,7 @@ export function parseNotification(raw: Readonly<Record<string, unknown>>): Notif
  * shallow copy taken first: cheaper than copying it into a new shape (bench/README.md, Profiling).
  */
 export function notificationFromData(data: string): Notification {
-  const parsed = decodeData(data);
+  const parsed = parseJsonObject(decodeDataText(data), dataRefused);
   return typed(parsed, { ...parsed });
 }
 
@@ -148,7 +137,15 @@ export function invalidNotificationObject(error: unknown): Readonly<Record<strin
 
 /** Types `n` in place (`raw` holds the same fields, as sent): `kind`, the coerced fields, then `raw`, hidden. */
 function typed(n: Record<string, unknown>, raw: Readonly<Record<string, unknown>>): Notification {
-  const kind = kindOf(raw.method);
+  const { method } = raw;
+  const kind: Kind =
+    typeof method !== 'string'
+      ? 'other'
+      : SECONDARY_METHODS.has(method)
+        ? 'secondary'
+        : PRIMARY_METHODS.has(method)
+          ? 'primary'
+          : 'other';
   n.kind = kind;
   const invalid = typeFields(n, kind);
   if (invalid !== undefined) {
@@ -206,7 +203,7 @@ function coerceNumber(n: Record<string, unknown>, field: string): void {
 function coerceObject(n: Record<string, unknown>, field: string): void {
   const value = n[field];
   if (value === undefined) return;
-  const object = toObject(value);
+  const object = typeof value === 'string' ? toObject(value) : value;
   // Copied only when its amount needs coercing: the nested object is shared with `raw`, which stays as sent.
   if (
     object !== null &&
@@ -225,7 +222,14 @@ function invalidFields(n: Record<string, unknown>, kind: Kind): string[] | undef
   let invalid: string[] | undefined;
   for (let i = 0; i < required.length; i++) {
     const [field, what] = required[i]!;
-    if (holds(n[field], what)) continue;
+    const value = n[field];
+    const holds =
+      what === 'text'
+        ? typeof value === 'string' && value !== ''
+        : what === 'number'
+          ? typeof value === 'number' && Number.isFinite(value)
+          : !(value === undefined || value === null || value === ''); // isMissing, read in place
+    if (holds) continue;
     invalid ??= [];
     invalid.push(field);
   }

@@ -86,7 +86,8 @@ function queuedKey(key: string | undefined): string | undefined {
 export class Routes<C> {
   readonly #byEvent = new Map<string, Route<C>[]>();
   readonly #any: Route<C>[] = [];
-  #inline = false;
+  /** Whether any handler was registered `{ inline: true }` (only then a notification's handlers are split). */
+  hasInline = false;
 
   add(event: string, run: NotificationHandler<Notification, C>, options?: HandlerOptions): void {
     const list = this.#byEvent.get(event) ?? [];
@@ -98,33 +99,28 @@ export class Routes<C> {
     this.#any.push(this.#route(routeId('*', run, this.#any), run, options));
   }
 
-  get hasInline(): boolean {
-    return this.#inline;
-  }
-
   #route(
     id: string,
     run: NotificationHandler<Notification, C>,
     options: HandlerOptions | undefined,
   ): Route<C> {
     if (options?.inline !== true) return { id, run };
-    this.#inline = true;
+    this.hasInline = true;
     return { id, run, inline: true };
   }
 
   /** A new list each time: a handler added while a notification is handled waits for the next one. */
   match(notification: Notification): Route<C>[] {
     const found: Route<C>[] = [];
-    const add = (event: string) => {
-      const list = this.#byEvent.get(event);
-      if (list) found.push(...list);
-    };
     if (this.#byEvent.size > 0) {
-      add(`${notification.method}.${notification.status}`);
-      add(notification.method);
-      if (notification.kind === 'primary' && notification.recurring !== undefined) {
-        add(`recurring.${notification.status}`);
-        add('recurring');
+      const { method, status } = notification;
+      const recurring = notification.kind === 'primary' && notification.recurring !== undefined;
+      const events = recurring
+        ? [`${method}.${status}`, method, `recurring.${status}`, 'recurring']
+        : [`${method}.${status}`, method];
+      for (const event of events) {
+        const list = this.#byEvent.get(event);
+        if (list) found.push(...list);
       }
     }
     found.push(...this.#any);

@@ -218,7 +218,7 @@ export function checkAgainst(
   secrets: SecretSource,
   algorithm: SignatureAlgorithm,
 ): SignatureCheck | Promise<SignatureCheck> {
-  const expected = normalizeSignature(signature, algorithm);
+  const expected = canonicalDigest(signature, DIGEST_BYTES[algorithm]);
   if (typeof secrets === 'function') {
     if (!expected) return Promise.resolve({ result: MALFORMED, secrets: [] });
     return secrets(data).then((list) => ({
@@ -227,5 +227,8 @@ export function checkAgainst(
     }));
   }
   if (!expected) return { result: MALFORMED, secrets };
-  return { result: resultFor(secrets, matchSecret(data, expected, secrets, algorithm)), secrets };
+  const index = matchSecret(data, expected, secrets, algorithm);
+  if (index < 0) return { result: MISMATCH, secrets };
+  const secret = secrets[index]!;
+  return { result: { valid: true, index, id: typeof secret === 'string' ? undefined : secret.id }, secrets };
 }
