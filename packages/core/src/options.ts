@@ -16,8 +16,8 @@ import { type KeyFunction, notificationKey } from './protocol/key.js';
 import { OrderingGuard, type OrderingOptions } from './protocol/ordering.js';
 import type { NotificationQueue } from './protocol/queue.js';
 import type { NotificationHandler } from './protocol/routes.js';
-import { type DedupeStore, isTransactionalStore, type TransactionalStore } from './stores/contract.js';
-import { MemoryStore } from './stores/memory.js';
+import { chooseStore } from './stores/choice.js';
+import type { DedupeStore, TransactionalStore } from './stores/contract.js';
 import { type SecretSource, type Secrets, secretSource } from './verify/secrets.js';
 import { checkAlgorithm, type SignatureAlgorithm } from './verify/signature.js';
 
@@ -165,7 +165,7 @@ export function resolveOptions<C>(options: WebhookHandlerOptions<C>): ResolvedOp
     onError: optionalFunction('onError', options.onError),
     key: optionalFunction('key', options.key) ?? notificationKey,
     protocol: {
-      store: checkedStore(options as WebhookHandlerOptions<never>),
+      store: chooseStore(options.store, options.failOpen),
       leaseMs: duration('leaseMs', options.leaseMs, 15_000),
       ttlMs: positive('ttlMs', options.ttlMs, 7 * 24 * 60 * 60 * 1000),
       inFlightWaitMs: duration('inFlightWaitMs', options.inFlightWaitMs, 5_000, 0),
@@ -188,7 +188,6 @@ export function resolveOptions<C>(options: WebhookHandlerOptions<C>): ResolvedOp
 
 const QUEUE = 'a NotificationQueue (an object with enqueue, as @payhook/queue builds)';
 const CAPTURE = 'made by createCapture({ path | write, … })';
-const STORE = 'a DedupeStore (claim, renew, commit and release), a TransactionalStore (transaction) or false';
 
 function checkedLogger(logger: unknown): Logger {
   if (logger === undefined) return console;
@@ -217,24 +216,4 @@ function checkedOrdering(ordering: unknown): OrderingGuard | undefined {
     throw optionError('ordering', 'true, false or { maxEntries }', ordering);
   }
   return new OrderingGuard({ maxEntries: positive('ordering.maxEntries', maxEntries, 100_000) });
-}
-
-/** The `store` option: the default `MemoryStore`, none (`false`), or one with the methods of a store contract. */
-function checkedStore(options: WebhookHandlerOptions<never>): DedupeStore | TransactionalStore | undefined {
-  if (options.store === false) return undefined;
-  const store = options.store ?? new MemoryStore();
-  if (!isStore(store)) throw optionError('store', STORE, store);
-  if (isTransactionalStore(store) && options.failOpen) {
-    throw new TypeError(
-      '[@payhook/core] failOpen cannot be used with a transactional store: handlers would run without the transaction their writes need (inbox.client(delivery)).',
-    );
-  }
-  return store;
-}
-
-function isStore(store: unknown): boolean {
-  if (typeof store !== 'object' || store === null) return false;
-  const s = store as Record<string, unknown>;
-  if (typeof s.transaction === 'function') return true;
-  return ['claim', 'renew', 'commit', 'release'].every((method) => typeof s[method] === 'function');
 }
