@@ -9,7 +9,9 @@ export { fromParserError } from './http/parser-error.js';
 export { CUSTOMER_FIELDS } from './notification/customer-fields.js';
 export { withoutTrailingZeros } from './notification/money.js';
 export { isMissing } from './notification/parse.js';
+export type { OptionChecks } from './option-checks.js';
 export {
+  createOptionChecks,
   duration,
   nonEmptyString,
   objectWith,

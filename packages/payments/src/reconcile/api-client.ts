@@ -5,7 +5,7 @@ import {
   optionalFunction,
   optionError,
   positiveInteger,
-} from '@payhook/core/adapter';
+} from '../option-checks.js';
 import { type Answer, failure, parseObject, readAnswer } from './api-answer.js';
 import { ApiError } from './api-errors.js';
 import {
@@ -215,7 +215,7 @@ function checkedSettings(options: ApiClientOptions): Settings {
   const signer = optionalFunction('signRequest', options.signRequest);
   if (signer === undefined && options.apiSecret === undefined) {
     throw new TypeError(
-      '[@payhook/core] the API client needs apiSecret (for the default HMAC-SHA256 request signature) or signRequest.',
+      '[@payhook/payments] the API client needs apiSecret (for the default HMAC-SHA256 request signature) or signRequest.',
     );
   }
   // A timer: AbortSignal.timeout past 2^31 - 1 ms fires at once, and every call would fail api.timeout.
@@ -223,7 +223,7 @@ function checkedSettings(options: ApiClientOptions): Settings {
   const authScheme = options.authScheme ?? 'SVC';
   if (typeof authScheme !== 'string' || !AUTH_SCHEME.test(authScheme)) {
     throw new TypeError(
-      `[@payhook/core] authScheme must be a word of letters, digits and '-' (the service's, e.g. in its X-API-AUTH examples), not ${JSON.stringify(authScheme)}.`,
+      `[@payhook/payments] authScheme must be a word of letters, digits and '-' (the service's, e.g. in its X-API-AUTH examples), not ${JSON.stringify(authScheme)}.`,
     );
   }
   const maxAnswerBytes = positiveInteger('maxAnswerBytes', options.maxAnswerBytes, 1_048_576);
@@ -257,7 +257,7 @@ function checkedSettings(options: ApiClientOptions): Settings {
 function segment(name: string, value: string): string {
   if (value === '.' || value === '..') {
     throw new TypeError(
-      `[@payhook/core] ${name} ${JSON.stringify(value)} cannot be sent as a path segment: URL normalisation removes it, and the request would reach another path.`,
+      `[@payhook/payments] ${name} ${JSON.stringify(value)} cannot be sent as a path segment: URL normalisation removes it, and the request would reach another path.`,
     );
   }
   return encodeURIComponent(value);
@@ -267,11 +267,11 @@ function segment(name: string, value: string): string {
 function resendPath(settings: Settings, request: ResendRequest): string {
   const operation = request.operation ?? 'purchase';
   if (typeof request.orderId !== 'string' || request.orderId === '') {
-    throw new TypeError('[@payhook/core] orderId must be a non-empty string.');
+    throw new TypeError('[@payhook/payments] orderId must be a non-empty string.');
   }
   if (!OPERATION.test(operation)) {
     throw new TypeError(
-      `[@payhook/core] operation must be a word such as purchase, not ${JSON.stringify(operation)}.`,
+      `[@payhook/payments] operation must be a word such as purchase, not ${JSON.stringify(operation)}.`,
     );
   }
   const query = new URLSearchParams({ callback: 'true' });
@@ -366,7 +366,9 @@ async function signed(
     const signing = settings.signRequest({ ...request, apiKey: settings.apiKey });
     const signature = await Promise.race([signing, timedOut]);
     if (typeof signature !== 'string' || signature === '' || /\s/.test(signature)) {
-      throw new TypeError('[@payhook/core] signRequest must return a non-empty string without whitespace.');
+      throw new TypeError(
+        '[@payhook/payments] signRequest must return a non-empty string without whitespace.',
+      );
     }
     return signature;
   } finally {

@@ -115,13 +115,13 @@ function quietly(call: () => unknown): void {
 function describeOverdue(p: OverduePayment): string {
   const order = `order ${JSON.stringify(p.orderId)} (${p.operation}, created ${p.createdAt.toISOString()})`;
   if (p.reason === 'unknown_order') {
-    return `[@payhook/core] payment watch: the service does not know ${order}: no longer watched. Check that the payment was created (its creation may have failed before reaching the service).`;
+    return `[@payhook/payments] payment watch: the service does not know ${order}: no longer watched. Check that the payment was created (its creation may have failed before reaching the service).`;
   }
   if (p.reason === 'api_unreachable') {
-    return `[@payhook/core] payment watch: the service's API could not be asked about ${order} (last: ${p.errorCode ?? p.lastResult}) for unreachableAfterMs: no longer watched. Look it up with the service once it answers.`;
+    return `[@payhook/payments] payment watch: the service's API could not be asked about ${order} (last: ${p.errorCode ?? p.lastResult}) for unreachableAfterMs: no longer watched. Look it up with the service once it answers.`;
   }
   const last = `${p.lastResult}${p.paymentStatus ? `, status ${p.paymentStatus}` : ''}${p.errorCode ? `, ${p.errorCode}` : ''}`;
-  return `[@payhook/core] payment watch: ${order} still has no final notification after ${p.tries} tries (last: ${last}): no longer watched. Look it up with the service.`;
+  return `[@payhook/payments] payment watch: ${order} still has no final notification after ${p.tries} tries (last: ${last}): no longer watched. Look it up with the service.`;
 }
 
 function describeOutage(
@@ -146,6 +146,6 @@ function describeOutage(
       : []),
     ...(reported > 0 ? [`${reported} reported api_unreachable, no longer watched`] : []),
   ].join('; ');
-  const first = failures[0]!.error.message.replace(/^\[@payhook\/core\] /, '');
-  return `[@payhook/core] payment watch: the service's API could not be reached about ${failures.length} payment(s) (${counts}${notAsked}): ${outcome}. First error: ${first}`;
+  const first = failures[0]!.error.message.replace(/^\[@payhook\/(core|payments)\] /, '');
+  return `[@payhook/payments] payment watch: the service's API could not be reached about ${failures.length} payment(s) (${counts}${notAsked}): ${outcome}. First error: ${first}`;
 }
