@@ -1,6 +1,4 @@
-import type { SignatureError, WebhookErrorCode } from '../errors.js';
-import type { WebhookResult } from '../http/answers.js';
-import type { WebhookRequest } from '../http/request.js';
+import type { WebhookErrorCode } from '../errors.js';
 import type { DriftFinding } from '../notification/drift.js';
 import type { Notification } from '../notification/types.js';
 import type { DeliveryFacts } from '../protocol/delivery.js';
@@ -259,21 +257,4 @@ function traced<T, M extends { errorCode: WebhookErrorCode | undefined; settled:
       },
     ) as T;
   });
-}
-
-export function tracedDelivery<C>(
-  handle: (request: WebhookRequest, context: C, traced?: DeliveryMessage) => Promise<WebhookResult>,
-): (request: WebhookRequest, context: C) => Promise<WebhookResult> {
-  return (request, context) => {
-    const traced = deliveryMessage('request');
-    if (traced === undefined) return handle(request, context);
-    return traceDelivery(traced, () => handle(request, context, traced), finishDelivery);
-  };
-}
-
-function finishDelivery(message: DeliveryMessage, result: WebhookResult | undefined): void {
-  message.outcome = result?.outcome;
-  message.status = result?.status;
-  message.errorCode = result?.error?.code;
-  message.hint = (result?.error as SignatureError | undefined)?.hint;
 }

@@ -115,7 +115,7 @@ function isStream(value: object): value is BodyStream {
 // Reading a stream under the limits: a Node readable through its events (paused, not destroyed, on a refusal), any
 // other (a web ReadableStream, an async iterable) through its iterator.
 
-export function tooLarge(limit: number): RequestError {
+function tooLarge(limit: number): RequestError {
   return new RequestError(
     'payload.too_large',
     `the body is larger than the ${limit}-byte limit (maxBodyBytes).`,
@@ -130,7 +130,7 @@ function isNodeReadable(stream: BodyStream): stream is NodeJS.ReadableStream {
 }
 
 /** True when a stream was read to its end by someone else (a body parser), so nothing is left to read. */
-export function isConsumed(stream: BodyStream): boolean {
+function isConsumed(stream: BodyStream): boolean {
   const s = stream as {
     readableEnded?: boolean;
     destroyed?: boolean;
@@ -147,7 +147,7 @@ export function isConsumed(stream: BodyStream): boolean {
  * `timeoutMs` in all (408). A Node stream is paused, not destroyed, on refusal, so the answer can still be sent
  * (with `Connection: close`, which frees the socket).
  */
-export function readStream(stream: BodyStream, limit: number, timeoutMs: number): Promise<Uint8Array> {
+function readStream(stream: BodyStream, limit: number, timeoutMs: number): Promise<Uint8Array> {
   if (isNodeReadable(stream)) return readNodeStream(stream, limit, timeoutMs);
   return readIterable(stream, limit, timeoutMs);
 }
