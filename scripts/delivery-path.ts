@@ -2,7 +2,8 @@
  * `pnpm delivery:path`: which of core's source files run for one handled delivery through the Express adapter on
  * MemoryStore, counted from V8's precise coverage of that delivery alone (the app is built and warmed first, so
  * module loading and setup do not count). Issue 32's measure of how many files a reader opens to follow one
- * notification.
+ * notification; issue 42 adds the functions' total and, apart, the files of every other @payhook package that ran
+ * (the adapter), so nothing is hidden by moving it out of core.
  */
 import { once } from 'node:events';
 import { Session } from 'node:inspector/promises';
@@ -38,18 +39,38 @@ const session = new Session();
 session.connect();
 await session.post('Profiler.enable');
 await session.post('Profiler.startPreciseCoverage', { callCount: true, detailed: true });
+// Signed before the counts are reset: only the delivery itself is measured.
+const body = signedForm(purchase({ order_id: 'measured' }), SECRET);
 await session.post('Profiler.takePreciseCoverage');
-const status = await post(port, signedForm(purchase({ order_id: 'measured' }), SECRET));
+const status = await post(port, body);
 const { result } = await session.post('Profiler.takePreciseCoverage');
 server.close();
 
-const files = new Map<string, number>();
+/** Functions that ran, by source file, for each package (`core`, `express`, ...). */
+const packages = new Map<string, Map<string, number>>();
 for (const script of result) {
-  if (!script.url.includes('/packages/core/src/')) continue;
+  const match = /\/packages\/([^/]+)\/src\//.exec(script.url);
+  if (!match) continue;
   const ran = script.functions.filter(
     (fn) => fn.ranges[0]!.startOffset > 0 && fn.ranges[0]!.count > 0,
   ).length;
-  if (ran > 0) files.set(relative(ROOT, fileURLToPath(script.url)), ran);
+  if (ran === 0) continue;
+  const files = packages.get(match[1]!) ?? new Map<string, number>();
+  files.set(relative(ROOT, fileURLToPath(script.url)), ran);
+  packages.set(match[1]!, files);
 }
-console.log(`one delivery answered ${status}: ${files.size} core source files ran a function`);
-for (const [file, count] of [...files].sort()) console.log(`  ${file}  ${count} functions`);
+
+function total(files: Map<string, number>): number {
+  let sum = 0;
+  for (const count of files.values()) sum += count;
+  return sum;
+}
+
+const core = packages.get('core') ?? new Map<string, number>();
+console.log(`one delivery answered ${status}: ${core.size} core source files ran ${total(core)} functions`);
+for (const [file, count] of [...core].sort()) console.log(`  ${file}  ${count} functions`);
+for (const [name, files] of [...packages].sort()) {
+  if (name === 'core') continue;
+  console.log(`@payhook/${name}: ${files.size} source files ran ${total(files)} functions`);
+  for (const [file, count] of [...files].sort()) console.log(`  ${file}  ${count} functions`);
+}

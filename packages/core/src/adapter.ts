@@ -6,13 +6,14 @@
 export { printable } from './diagnostics/printable.js';
 export { refusal } from './http/answers.js';
 export type { MiddlewareOptions, PathMatcher, WebhookMiddleware } from './http/middleware.js';
-export { createMiddleware } from './http/middleware.js';
-export { sendNodeResponse, toWebhookRequest } from './http/node.js';
+export { createMiddleware, sendNodeResponse, toWebhookRequest } from './http/middleware.js';
 export { fromParserError } from './http/parser-error.js';
 export { CUSTOMER_FIELDS } from './notification/customer-fields.js';
-export { isMissing } from './notification/missing.js';
 export { withoutTrailingZeros } from './notification/money.js';
+export { isMissing } from './notification/parse.js';
+export type { OptionChecks } from './option-checks.js';
 export {
+  createOptionChecks,
   duration,
   nonEmptyString,
   objectWith,

@@ -1,5 +1,3 @@
-import type { SignatureHint } from './verify/diagnosis.js';
-
 /**
  * Every refusal payhook answers, with the HTTP status it maps to. One table, so adapters never choose a status.
  * `docs/errors.md` has one section per code.
@@ -119,3 +117,21 @@ export class StoreError extends WebhookError {
 export class HandlerError extends WebhookError {
   override readonly name = 'HandlerError';
 }
+
+/**
+ * What most likely happened to a delivery refused for its signature (docs/errors.md lists each). Told to the
+ * operator (the log, `onError`'s error, the span), never to the sender, and never a reason to accept it.
+ */
+export type SignatureHint =
+  | 'sha1'
+  | 'sha1_length'
+  | 'sha256'
+  | 'sha256_length'
+  | 'signature_whitespace'
+  | 'data_whitespace'
+  | 'data_percent_encoded'
+  | 'data_reencoded'
+  | 'data_altered_plus_space'
+  | 'data_reserialised'
+  | 'secret_whitespace'
+  | 'secret_for_other_project';

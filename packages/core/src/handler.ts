@@ -1,9 +1,15 @@
-import { type DeliveryCapture, withCapture } from './diagnostics/capture.js';
-import { publishRefusal, tracedDelivery } from './diagnostics/channels.js';
-import { createDriftWatch } from './diagnostics/drift.js';
+import { withCapture } from './diagnostics/capture.js';
+import {
+  deliveryMessage,
+  describeDelivery,
+  driftSubscribed,
+  publishRefusal,
+  traceDelivery,
+} from './diagnostics/channels.js';
+import { reportDrift } from './diagnostics/drift.js';
 import type { DeliveryMessage } from './diagnostics/messages.js';
 import { createReport } from './diagnostics/report.js';
-import { RequestError, SignatureError, type WebhookError } from './errors.js';
+import { ERROR_STATUS, RequestError, SignatureError, type WebhookError } from './errors.js';
 import {
   accepted,
   asWebhookError,
@@ -12,140 +18,33 @@ import {
   type WebhookOutcome,
   type WebhookResult,
 } from './http/answers.js';
-import { type BodyStream, getHeader, type HeaderBag, mediaTypeOf, readEnvelope } from './http/body.js';
-import { createSenderCheck, type SenderOptions, senderAddress } from './http/sender.js';
+import { getHeader, mediaTypeOf, readEnvelope } from './http/body.js';
+import type { WebhookRequest } from './http/request.js';
+import { createSenderCheck, senderAddress } from './http/sender.js';
+import { findDrift } from './notification/drift.js';
 import type { Notification, NotificationEvent, NotificationFor } from './notification/types.js';
-import { type ResolvedOptions, resolveOptions } from './options.js';
-import type { Received } from './protocol/delivery.js';
-import { createEnqueuer } from './protocol/enqueue.js';
-import { ExactlyOnce } from './protocol/exactly-once.js';
-import { createKeyFor, type KeyFunction } from './protocol/key.js';
-import type { WebhookLedger } from './protocol/ledger.js';
-import { createProcess, createProcessor } from './protocol/process.js';
-import type { NotificationQueue } from './protocol/queue.js';
-import { type HandlerOptions, type NotificationHandler, Routes } from './protocol/routes.js';
-import { isPromiseLike } from './runtime/promise.js';
-import type { DedupeStore, TransactionalStore } from './stores/contract.js';
-import type { Secrets } from './verify/secrets.js';
-import type { SignatureAlgorithm } from './verify/signature.js';
+import { type ResolvedOptions, resolveOptions, type WebhookHandlerOptions } from './options.js';
+import type { DeliveryFacts, ProcessOptions, Received, Within } from './protocol/delivery.js';
+import { createEnqueuer, type Enqueuer } from './protocol/enqueue.js';
+import { ExactlyOnce, type Outcome, type Work } from './protocol/exactly-once.js';
+import { boundKey } from './protocol/key.js';
+import { runLedgered } from './protocol/ledger.js';
+import {
+  type HandlerOptions,
+  type NotificationHandler,
+  type Part,
+  type PartRun,
+  partRuns,
+  Routes,
+} from './protocol/routes.js';
 import { verifyEnvelope } from './verify/verify.js';
 
+export type { ErrorHook } from './diagnostics/report.js';
 export type { WebhookOutcome, WebhookResult } from './http/answers.js';
-export type { Delivery } from './protocol/delivery.js';
+export type { WebhookRequest } from './http/request.js';
+export type { WebhookHandlerOptions } from './options.js';
+export type { Delivery, ProcessOptions } from './protocol/delivery.js';
 export type { HandlerOptions, NotificationHandler } from './protocol/routes.js';
-
-/** One incoming HTTP request, as any framework can describe it. */
-export interface WebhookRequest {
-  /** The HTTP method; only POST is accepted. */
-  method?: string;
-  headers: HeaderBag;
-  /**
-   * The body: raw bytes or text the framework kept, an object a body parser built, or a stream to read.
-   * When it is absent or an empty object, `stream` is read instead.
-   */
-  body?: unknown;
-  /** The request stream, read when `body` holds nothing (no body parser ran, or one for another type). */
-  stream?: BodyStream;
-  /** The peer address of the socket, for `allowedSenders`. */
-  remoteAddress?: string;
-}
-
-/** Receives every refusal and store failure, for metrics and logs. Never sees a secret or a payload. */
-export type ErrorHook = (error: WebhookError, request: { remoteAddress: string | undefined }) => void;
-
-export interface WebhookHandlerOptions<C = undefined> extends SenderOptions {
-  /**
-   * The project's secret, several while rotating (current first), or a resolver by `pos_id`. Left out, the webhook
-   * only runs handlers with `process` (a queue worker's definition) and answers every delivery 503
-   * `secret.unavailable`; given but `undefined` (an unset environment variable) it throws when built.
-   */
-  secret?: Secrets;
-  /** @default 'sha256' */
-  algorithm?: SignatureAlgorithm;
-  /** Called for every notification (as `onAny`, before any other `onAny`). */
-  handle?: NotificationHandler<Notification, C>;
-  /**
-   * Where processed notifications are remembered; `false` turns duplicate detection off.
-   * @default new MemoryStore()
-   */
-  store?: DedupeStore | TransactionalStore | false;
-  /** @default notificationKey */
-  key?: KeyFunction;
-  /**
-   * How long a claim lives without renewal. It is renewed every third of this while the handler runs, so it
-   * bounds how long a crashed process's claim delays the redelivery, not how long a handler may take.
-   * @default 15_000
-   */
-  leaseMs?: number;
-  /**
-   * How long a handled notification is remembered as done.
-   * @default 604_800_000 (7 days)
-   */
-  ttlMs?: number;
-  /**
-   * How long a copy waits while another copy of the same notification is in progress, before answering 409.
-   * @default 5_000
-   */
-  inFlightWaitMs?: number;
-  /**
-   * The longest the request waits for the application's handlers: past it the answer is 503 (`handler.timeout`)
-   * so the service retries later, while the handlers go on (never started a second time meanwhile).
-   * @default 20_000
-   */
-  handlerTimeoutMs?: number;
-  /**
-   * The longest one call to the duplicate store may take before the answer is 503 (`store.unavailable`); with
-   * `queue`, also the longest one enqueue may take (503 `queue.unavailable`).
-   * @default 2_000
-   */
-  storeTimeoutMs?: number;
-  /** @default 1_048_576 (1 MiB) */
-  maxBodyBytes?: number;
-  /**
-   * The longest a body may take to arrive (slow senders are cut off with 408).
-   * @default 10_000
-   */
-  readTimeoutMs?: number;
-  /**
-   * A record of what each payment is (`createPaymentLedger` of `@payhook/payments`), kept where the claim is kept:
-   * every notification is recorded once it holds its claim, before its handlers (with `PostgresInbox`, inside the
-   * claim's transaction). One earlier in the payment's cycle than its state (pending after success) answers 200
-   * `stale`, one contradicting it (a failure after a success) 200 `conflict`; neither reaches a handler.
-   * @default none: every notification reaches its handlers, in the order it arrives
-   */
-  ledger?: WebhookLedger;
-  /** Sees every refusal and store failure, with the error the application threw as its `cause`. */
-  onError?: ErrorHook;
-  /**
-   * When the store fails: `false` answers 503 (the service retries, nothing is lost); `true` runs the handler
-   * without duplicate detection.
-   * @default false
-   */
-  failOpen?: boolean;
-  /**
-   * Where diagnostics go (a secret with surrounding whitespace, a store failure, what a handler threw); `false`
-   * for none.
-   * @default console
-   */
-  logger?: Pick<Console, 'warn' | 'error'> | false;
-  /**
-   * Hands every verified notification to a queue instead of running its handlers in the request (`@payhook/queue`
-   * builds one on BullMQ or PostgreSQL): the answer is 200 `queued` once the queue acknowledged the job (200
-   * `duplicate` when a job under its key is queued, running, done or dead), 503 `queue.unavailable` when it refused
-   * or did not answer within `storeTimeoutMs`. Workers run the handlers with `process`, so the web process and the
-   * workers share one webhook definition: the same `.on(...)` handlers and `key`, since a notification no handler
-   * takes is answered `ignored` here and never queued. The `ledger` records in the worker. Handlers
-   * registered `{ inline: true }` run here instead, and the job is queued once they committed (200 `handled+queued`;
-   * written by `PostgresInbox`'s transaction when the queue has `enqueueInTransaction`).
-   */
-  queue?: NotificationQueue;
-  /**
-   * Records every delivery (the notification with card and customer fields masked, and the answer) for
-   * `replayDeliveries` in `@payhook/testing`; see `createCapture`. Off when not set; a failing capture never
-   * changes or delays an answer.
-   */
-  capture?: DeliveryCapture;
-}
 
 /** The framework-agnostic webhook handler: call it with a request, answer with the result. */
 export interface WebhookHandler<C = undefined> {
@@ -204,36 +103,6 @@ export interface WebhookHandler<C = undefined> {
 }
 
 /**
- * What `process` passes on to the handlers' `delivery` about how the notification was verified.
- *
- * @example
- * await webhook.process(notification, undefined, { secretIndex: 0 });
- */
-export interface ProcessOptions {
-  /**
-   * The position of the secret its signature matched, when it was verified as a webhook; -1 (the default) when it
-   * was not (a record fetched from the API).
-   */
-  secretIndex?: number;
-  /** That secret's `id`, when secrets are named. */
-  secretId?: string;
-  /** Aborts the handlers' `delivery.signal` when it aborts (a queue worker handing the job back at shutdown). */
-  signal?: AbortSignal;
-  /**
-   * Runs only the handlers a queue worker runs: all but those registered `{ inline: true }`, which ran in the request
-   * (`createWorker` passes it). `ignored` when the notification reaches none.
-   * @default false
-   */
-  queued?: boolean;
-  /**
-   * Takes the notification as a delivery would: with the webhook's `queue`, inline handlers here and the rest
-   * queued (the answer `queued` or `handled+queued`). Ignored with `queued: true` or without a `queue`.
-   * @default false
-   */
-  enqueue?: boolean;
-}
-
-/**
  * Creates the webhook handler: checks method, sender, media type and size, verifies the signature in constant
  * time, decodes and parses the notification, drops duplicates, and calls the application's handlers, each once
  * per notification. A notification is marked processed only after its handlers succeeded; a failure answers 500
@@ -249,41 +118,104 @@ export interface ProcessOptions {
  * export const POST = (request: Request) => webhook.fetch(request);
  */
 export function createWebhookHandler<C = undefined>(options: WebhookHandlerOptions<C>): WebhookHandler<C> {
-  const resolved = resolveOptions(options);
-  const { algorithm, logger, secrets, limits, queue, capture } = resolved;
-  const checkRequest = createRequestCheck(resolved);
-  const report = createReport(resolved.onError, logger);
-  const routes = new Routes<C>();
-  if (resolved.handle) routes.addAny(resolved.handle);
-  const keyFor = createKeyFor(resolved.key, logger);
-  const once = new ExactlyOnce<C>({ ...resolved.protocol, report: (error) => report(error, undefined) });
-  const processNotification = createProcessor(resolved, routes, keyFor, once);
-  const inline = {
-    process: processNotification,
-    transactional: once.transactional,
-    ledgered: !!resolved.ledger,
-  };
-  const enqueue = queue && createEnqueuer(queue, routes, keyFor, resolved.storeTimeoutMs, inline);
-  const watchDrift = createDriftWatch(logger);
+  const webhook = new Webhook<C>(resolveOptions(options));
+  const { capture } = webhook.options;
+  // The handler and its methods made at once: there is no moment it lacks `process` or `settled`.
+  const deliver = capture
+    ? withCapture<WebhookRequest, C | undefined>(
+        (r, c) => webhook.deliver(r, c),
+        capture,
+        (n) => webhook.keyOf(n),
+      )
+    : webhook.deliver.bind(webhook);
+  const handler: WebhookHandler<C> = Object.assign(deliver, {
+    on<E extends NotificationEvent>(
+      event: E,
+      fn: NotificationHandler<NotificationFor<E>, C>,
+      handlerOptions?: HandlerOptions,
+    ) {
+      webhook.routes.add(event, fn as NotificationHandler<Notification, C>, handlerOptions);
+      return handler;
+    },
+    onAny(fn: NotificationHandler<Notification, C>, handlerOptions?: HandlerOptions) {
+      webhook.routes.addAny(fn, handlerOptions);
+      return handler;
+    },
+    async fetch(request: Request, context?: C, remoteAddress?: string) {
+      const stream = request.body ?? undefined;
+      return toResponse(
+        await deliver({ method: request.method, headers: request.headers, stream, remoteAddress }, context),
+      );
+    },
+    process: ((notification: Notification, context?: C, processOptions?: ProcessOptions) =>
+      webhook.processOutside(notification, context, processOptions)) as WebhookHandler<C>['process'],
+    settled: () => webhook.once.settled(),
+  });
+  return handler;
+}
+
+/** A delivery's 200 outcomes but those of a queue: how the handlers took a notification. */
+type Processed = Exclude<WebhookOutcome, 'refused' | 'queued' | 'handled+queued'>;
+
+/** How `process` took a notification: a delivery's 200 outcomes (a queue's with `enqueue`). */
+type Taken = Exclude<WebhookOutcome, 'refused'>;
+
+/**
+ * One webhook, its options resolved once. `deliver` is one request top to bottom, each step a method of this class
+ * or a named call into the file that decides it, down to the store's commit in `ExactlyOnce.run`.
+ */
+class Webhook<C> {
+  readonly options: ResolvedOptions<C>;
+  readonly routes = new Routes<C>();
+  readonly once: ExactlyOnce<C>;
+  readonly #report: (error: WebhookError, remoteAddress: string | undefined) => void;
+  readonly #enqueue: Enqueuer<C> | undefined;
+  readonly #senderAllowed: ((address: string | undefined) => boolean) | undefined;
+
+  constructor(options: ResolvedOptions<C>) {
+    this.options = options;
+    if (options.handle) this.routes.addAny(options.handle);
+    const report = createReport(options.onError, options.logger);
+    this.#report = report;
+    this.once = new ExactlyOnce<C>({ ...options.protocol, report: (error) => report(error, undefined) });
+    this.#senderAllowed = options.allowedSenders ? createSenderCheck(options.allowedSenders) : undefined;
+    this.#enqueue =
+      options.queue &&
+      createEnqueuer(options.queue, this.routes, (n) => this.keyOf(n), options.storeTimeoutMs, {
+        process: (received, part, within) => this.process(received, part, within),
+        transactional: this.once.transactional,
+        ledgered: options.ledger !== undefined,
+      });
+  }
+
+  /** One request, traced on `payhook:delivery` when anyone listens. */
+  deliver(request: WebhookRequest, context: C | undefined): Promise<WebhookResult> {
+    const traced = deliveryMessage('request');
+    if (traced === undefined) return this.handle(request, context, undefined);
+    return traceDelivery(traced, () => this.handle(request, context, traced), finishDelivery);
+  }
 
   /** One delivery, top to bottom: each step throws its refusal, answered at the end (a step's promise awaited). */
-  async function handle(
+  async handle(
     request: WebhookRequest,
-    context: C,
-    traced?: DeliveryMessage,
+    context: C | undefined,
+    traced: DeliveryMessage | undefined,
   ): Promise<WebhookResult> {
+    const { secrets, algorithm, limits } = this.options;
     let notification: Notification | undefined;
     try {
-      checkRequest(request);
+      this.checkRequest(request);
       const type = mediaTypeOf(getHeader(request.headers, 'content-type'));
       const read = readEnvelope(request, type, limits);
-      const envelope = isPromiseLike(read) ? await read : read;
+      const envelope = read instanceof Promise ? await read : read;
       if (secrets === undefined) throw noSecret();
       const verification = verifyEnvelope(envelope, secrets, algorithm);
-      const verified = isPromiseLike(verification) ? await verification : verification;
-      const { secret } = verified;
-      notification = verified.notification;
-      watchDrift(notification);
+      const { secret, notification: verified } =
+        verification instanceof Promise ? await verification : verification;
+      notification = verified;
+      const { logger } = this.options;
+      const drift = logger || driftSubscribed() ? findDrift(notification) : undefined;
+      if (drift !== undefined) reportDrift(notification, drift, logger);
       const received: Received<C> = {
         notification,
         context,
@@ -291,22 +223,131 @@ export function createWebhookHandler<C = undefined>(options: WebhookHandlerOptio
         secretId: secret.id,
         traced,
       };
-      const outcome: Exclude<WebhookOutcome, 'refused'> | PromiseLike<Exclude<WebhookOutcome, 'refused'>> =
-        enqueue ? enqueue(received) : processNotification(received);
-      return accepted(isPromiseLike(outcome) ? await outcome : outcome, notification);
+      const outcome = this.#enqueue ? this.#enqueue(received) : this.process(received);
+      return accepted(outcome instanceof Promise ? await outcome : outcome, notification);
     } catch (error) {
       const known = asWebhookError(error);
-      report(known, request.remoteAddress);
+      this.#report(known, request.remoteAddress);
       publishRefusal('request', known.code, known.status);
       return refusal(known, notification);
     }
   }
 
-  const deliver = tracedDelivery(handle);
-  const handler = withMethods(capture ? withCapture(deliver, capture, keyFor) : deliver, routes);
-  handler.process = createProcess(processNotification, report, enqueue || undefined);
-  handler.settled = () => once.settled();
-  return handler;
+  /** The method (405) and, with `allowedSenders`, the sender (403). */
+  checkRequest(request: WebhookRequest): void {
+    if (request.method !== undefined && request.method.toUpperCase() !== 'POST') {
+      throw new RequestError(
+        'request.method_not_allowed',
+        `${request.method} is not accepted: webhooks are POSTed.`,
+      );
+    }
+    if (this.#senderAllowed === undefined) return;
+    const sender = senderAddress(request.headers, request.remoteAddress, this.options.trustProxy);
+    if (!this.#senderAllowed(sender)) {
+      throw new RequestError('sender.forbidden', 'the sender address is not in allowedSenders.');
+    }
+  }
+
+  /**
+   * What a delivery and `process` share once a notification is verified: its key, its handlers, one run of them (two
+   * with inline and queued handlers: `part` says which, `within` runs in the inline part's transaction). With a
+   * `ledger`, the run of the notification's own key records it first (protocol/ledger.ts): a stale or conflicting
+   * notification runs no handler, answered 200 `stale` or `conflict`, and its queued part is not queued.
+   */
+  process(received: Received<C>, part: Part = 'all', within?: Within): Processed | Promise<Processed> {
+    const { notification, context, traced, signal } = received;
+    const key = this.keyOf(notification);
+    const delivery: DeliveryFacts = {
+      key,
+      secretIndex: received.secretIndex,
+      secretId: received.secretId,
+      raw: notification.raw,
+    };
+    const handlers = this.routes.match(notification);
+    if (traced) describeDelivery(traced, notification, delivery, handlers.length);
+    const { ledger } = this.options;
+    if (ledger === undefined) {
+      if (handlers.length === 0) return 'ignored';
+      // The common delivery (`pnpm bench`'s hot path): one run, nothing built for parts. A worker's queued handlers
+      // run each as a step of its own (`Work.steps`), where the store can.
+      if (!this.routes.hasInline) {
+        return this.once.run({
+          key,
+          handlers,
+          notification,
+          context,
+          delivery,
+          signal,
+          steps: part === 'queued',
+        });
+      }
+    }
+    const runs: PartRun<C>[] = this.routes.hasInline
+      ? partRuns(handlers, key, part)
+      : [{ handlers, key, steps: part === 'queued' }];
+    if (runs.length === 0) return 'ignored';
+    const works = runs.map(
+      (run): Work<C> => ({
+        ...run,
+        notification,
+        context,
+        delivery: { ...delivery, key: run.key },
+        signal,
+        within,
+      }),
+    );
+    if (ledger !== undefined) return runLedgered(ledger, works, key, this.once);
+    return works.length > 1 ? this.runParts(works) : this.once.run(works[0]!);
+  }
+
+  /** The parts' runs one after the other: `duplicate` only when each was. */
+  async runParts(works: Work<C>[]): Promise<Outcome> {
+    let outcome: Outcome = 'duplicate';
+    for (const work of works) if ((await this.once.run(work)) === 'handled') outcome = 'handled';
+    return outcome;
+  }
+
+  /** The key as stores keep it; `undefined` (with a warning) when nothing in the notification tells it apart. */
+  keyOf(notification: Notification): string | undefined {
+    const key = this.options.key(notification);
+    if (key !== undefined) return boundKey(key);
+    const { logger } = this.options;
+    if (logger) {
+      logger.warn(
+        `[@payhook/core] a ${notification.method} notification of payment ${notification.payment_id} carries nothing that tells it apart from another (a recurring charge without transaction_id or processed_at): it is handled without duplicate detection.`,
+      );
+    }
+    return undefined;
+  }
+
+  /**
+   * `webhook.process`: the processor outside a request, its refusals reported and thrown, traced when anyone listens.
+   * With `enqueue` and a webhook that has a queue, the notification is handed to it as a delivery would be.
+   */
+  processOutside(notification: Notification, context?: C, options?: ProcessOptions): Promise<Taken> {
+    const { secretIndex = -1, secretId, signal, queued, enqueue } = options ?? {};
+    const received: Received<C> = { notification, context, secretIndex, secretId, signal };
+    const part: Part = queued === true ? 'queued' : 'all';
+    const viaQueue = enqueue === true && queued !== true;
+    const traced = deliveryMessage('process');
+    if (traced === undefined) return this.processOrThrow(received, part, viaQueue);
+    return traceDelivery(
+      traced,
+      () => this.processOrThrow({ ...received, traced }, part, viaQueue),
+      finishProcess,
+    );
+  }
+
+  async processOrThrow(received: Received<C>, part: Part, viaQueue: boolean): Promise<Taken> {
+    try {
+      return await (viaQueue && this.#enqueue ? this.#enqueue(received) : this.process(received, part));
+    } catch (error) {
+      const known = asWebhookError(error);
+      this.#report(known, undefined);
+      publishRefusal('process', known.code, known.status);
+      throw known;
+    }
+  }
 }
 
 /** A delivery to a webhook built without `secret`: nothing can verify it, and the service's retry is safe. */
@@ -317,48 +358,16 @@ function noSecret(): SignatureError {
   );
 }
 
-function createRequestCheck(
-  options: Pick<ResolvedOptions<never>, 'allowedSenders' | 'trustProxy'>,
-): (request: WebhookRequest) => void {
-  const senderAllowed = options.allowedSenders ? createSenderCheck(options.allowedSenders) : undefined;
-  return (request) => {
-    if (request.method !== undefined && request.method.toUpperCase() !== 'POST') {
-      throw new RequestError(
-        'request.method_not_allowed',
-        `${request.method} is not accepted: webhooks are POSTed.`,
-      );
-    }
-    const sender = senderAllowed && senderAddress(request.headers, request.remoteAddress, options.trustProxy);
-    if (senderAllowed && !senderAllowed(sender)) {
-      throw new RequestError('sender.forbidden', 'the sender address is not in allowedSenders.');
-    }
-  };
+function finishDelivery(message: DeliveryMessage, result: WebhookResult | undefined): void {
+  message.outcome = result?.outcome;
+  message.status = result?.status;
+  message.errorCode = result?.error?.code;
+  message.hint = (result?.error as SignatureError | undefined)?.hint;
 }
 
-function withMethods<C>(
-  handle: (request: WebhookRequest, context: C) => Promise<WebhookResult>,
-  routes: Routes<C>,
-): WebhookHandler<C> {
-  const handler = handle as WebhookHandler<C>;
-  handler.on = (event, fn, options) => {
-    routes.add(event, fn as NotificationHandler<Notification, C>, options);
-    return handler;
-  };
-  handler.onAny = (fn, options) => {
-    routes.addAny(fn, options);
-    return handler;
-  };
-  handler.fetch = async (request, context, remoteAddress) =>
-    toResponse(
-      await handle(
-        {
-          method: request.method,
-          headers: request.headers,
-          stream: request.body ?? undefined,
-          remoteAddress,
-        },
-        context as C,
-      ),
-    );
-  return handler;
+function finishProcess(message: DeliveryMessage, outcome: Taken | undefined, error: unknown): void {
+  const code = (error as WebhookError | undefined)?.code;
+  message.outcome = outcome ?? 'refused';
+  message.errorCode = code;
+  message.status = code === undefined ? 200 : ERROR_STATUS[code];
 }

@@ -2,7 +2,7 @@
 // stores: `@payhook/core/redis`, `/postgres`; delivery capture: `/capture`; diagnostics channels: `/diagnostics`.
 // Sending and following payments (the API client, reconciliation, validation) is `@payhook/payments`.
 
-export type { WebhookErrorCode } from './errors.js';
+export type { SignatureHint, WebhookErrorCode } from './errors.js';
 export {
   ERROR_STATUS,
   HandlerError,
@@ -25,16 +25,15 @@ export type {
   WebhookResult,
 } from './handler.js';
 export { createWebhookHandler } from './handler.js';
-export type { BodyStream, Envelope, HeaderBag } from './http/body.js';
 export { deferContinue } from './http/continue.js';
-export { createNodeListener } from './http/node.js';
+export { createNodeListener } from './http/middleware.js';
+export type { BodyStream, Envelope, HeaderBag } from './http/request.js';
 export type { SenderOptions } from './http/sender.js';
 export { SERVICE_SENDER_ADDRESSES } from './http/sender.js';
-export { decodeData } from './notification/decode.js';
 export type { DriftFinding, DriftKind, JsonType } from './notification/drift.js';
 export { findDrift } from './notification/drift.js';
 export { currencyExponent, toMinorUnits } from './notification/money.js';
-export { parseNotification } from './notification/parse.js';
+export { decodeData, parseNotification } from './notification/parse.js';
 export { parseTimestamp } from './notification/time.js';
 export type {
   AuthNotification,
@@ -72,7 +71,6 @@ export type { StoreStep } from './protocol/store-calls.js';
 export type { ClaimResult, DedupeStore, TransactionalStore, TransactionResult } from './stores/contract.js';
 export type { MemoryStoreOptions } from './stores/memory.js';
 export { MemoryStore } from './stores/memory.js';
-export type { SignatureHint } from './verify/diagnosis.js';
 export { SIGNATURE_HINTS } from './verify/diagnosis.js';
 export type { Secret, SecretList, SecretResolver, Secrets } from './verify/secrets.js';
 export type {

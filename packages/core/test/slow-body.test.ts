@@ -10,7 +10,7 @@ import {
 import { type AddressInfo, connect, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createWebhookHandler } from '../src/handler.js';
-import { createNodeListener } from '../src/http/node.js';
+import { createNodeListener } from '../src/http/middleware.js';
 import { MemoryStore } from '../src/stores/memory.js';
 import { FORM_HEADERS, formBody, purchase, SECRET } from './fixtures.js';
 

@@ -55,6 +55,7 @@ export { createReconciler } from './reconcile/reconciler.js';
 export { createRedactor } from './reconcile/redact.js';
 export type { RequestSigner, SignableRequest } from './reconcile/request-signer.js';
 export { hmacRequestSigner } from './reconcile/request-signer.js';
+export type { PaymentRegistry } from './reconcile/watched-create.js';
 export type { CardFields } from './validation/card.js';
 export { luhnCheck, validateCard } from './validation/card.js';
 export { isValidAmount } from './validation/formats.js';
@@ -95,7 +96,6 @@ export type { WatchErrorCode } from './watch/errors.js';
 export { WatchError } from './watch/errors.js';
 export { MemoryWatchStore } from './watch/memory.js';
 export type { OverduePayment, OverdueReason, WatchLogger, WatchOutage } from './watch/overdue.js';
-export type { PaymentRegistry } from './watch/register.js';
 export type {
   PaymentWatch,
   PaymentWatchOptions,

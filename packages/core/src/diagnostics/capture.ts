@@ -1,6 +1,7 @@
 import type { FileHandle } from 'node:fs/promises';
 import type { WebhookResult } from '../http/answers.js';
-import { getHeader, type HeaderBag } from '../http/body.js';
+import { getHeader } from '../http/body.js';
+import type { HeaderBag } from '../http/request.js';
 import { invalidNotificationObject } from '../notification/parse.js';
 import type { Notification } from '../notification/types.js';
 import {

@@ -1,10 +1,7 @@
-import type { SignatureError, WebhookErrorCode } from '../errors.js';
-import type { WebhookRequest } from '../handler.js';
-import type { WebhookResult } from '../http/answers.js';
+import type { WebhookErrorCode } from '../errors.js';
 import type { DriftFinding } from '../notification/drift.js';
 import type { Notification } from '../notification/types.js';
 import type { DeliveryFacts } from '../protocol/delivery.js';
-import type { StoreStep } from '../protocol/store-calls.js';
 import { builtinModule } from '../runtime/builtins.js';
 import { isPromiseLike } from '../runtime/promise.js';
 import {
@@ -15,6 +12,7 @@ import {
   PAYHOOK_CHANNELS,
   type RefusalMessage,
   type StoreCallMessage,
+  type StoreStep,
   type WatchMessage,
 } from './messages.js';
 
@@ -267,21 +265,4 @@ function traced<T, M extends { errorCode: WebhookErrorCode | undefined; settled:
       },
     ) as T;
   });
-}
-
-export function tracedDelivery<C>(
-  handle: (request: WebhookRequest, context: C, traced?: DeliveryMessage) => Promise<WebhookResult>,
-): (request: WebhookRequest, context: C) => Promise<WebhookResult> {
-  return (request, context) => {
-    const traced = deliveryMessage('request');
-    if (traced === undefined) return handle(request, context);
-    return traceDelivery(traced, () => handle(request, context, traced), finishDelivery);
-  };
-}
-
-function finishDelivery(message: DeliveryMessage, result: WebhookResult | undefined): void {
-  message.outcome = result?.outcome;
-  message.status = result?.status;
-  message.errorCode = result?.error?.code;
-  message.hint = (result?.error as SignatureError | undefined)?.hint;
 }

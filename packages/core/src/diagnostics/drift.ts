@@ -1,4 +1,4 @@
-import { type DriftFinding, findDrift } from '../notification/drift.js';
+import type { DriftFinding } from '../notification/drift.js';
 import type { Notification } from '../notification/types.js';
 import { driftSubscribed, publishDrift } from './channels.js';
 import { printable } from './printable.js';
@@ -14,20 +14,20 @@ const logged = new Set<string>();
 const MAX_LOGGED = 1_000;
 
 /**
- * Watches each verified notification for drift (`findDrift`): published on `payhook:drift` when anyone listens,
- * and each new finding logged once per process. With neither a subscriber nor a logger it does nothing.
+ * What a verified notification carried beyond what payhook types (`findDrift`, which the handler asks only while a
+ * logger is set or anyone listens): published on `payhook:drift` when anyone listens, each new finding logged once
+ * per process.
  */
-export function createDriftWatch(logger: Logger): (notification: Notification) => void {
-  return (notification) => {
-    const subscribed = driftSubscribed();
-    if (!subscribed && !logger) return;
-    const findings = findDrift(notification);
-    if (findings === undefined) return;
-    const method = printable(String(notification.method), NAME_LENGTH);
-    if (subscribed)
-      publishDrift(`${method}.${printable(String(notification.status), NAME_LENGTH)}`, findings);
-    if (logger) logNew(logger, method, findings);
-  };
+export function reportDrift(
+  notification: Notification,
+  findings: readonly DriftFinding[],
+  logger: Logger,
+): void {
+  const method = printable(String(notification.method), NAME_LENGTH);
+  if (driftSubscribed()) {
+    publishDrift(`${method}.${printable(String(notification.status), NAME_LENGTH)}`, findings);
+  }
+  if (logger) logNew(logger, method, findings);
 }
 
 function logNew(logger: Pick<Console, 'warn'>, method: string, findings: readonly DriftFinding[]): void {

@@ -1,8 +1,6 @@
-import type { WebhookErrorCode } from '../errors.js';
+import type { SignatureHint, WebhookErrorCode } from '../errors.js';
 import type { WebhookOutcome } from '../http/answers.js';
 import type { DriftFinding } from '../notification/drift.js';
-import type { StoreStep } from '../protocol/store-calls.js';
-import type { SignatureHint } from '../verify/diagnosis.js';
 
 /**
  * The `node:diagnostics_channel` names payhook publishes on: three `TracingChannel`s (subscribe with
@@ -158,3 +156,11 @@ export interface LedgerMessage {
   /** The notification's `method` (`purchase`, `refund`). */
   readonly method: string;
 }
+
+/**
+ * A call to the duplicate store, by the method it calls: what a failure means for the notification depends on it.
+ *
+ * @example
+ * const step: StoreStep = 'claim';
+ */
+export type StoreStep = 'claim' | 'renew' | 'commit' | 'release' | 'forget' | 'transaction';

@@ -1,7 +1,11 @@
 import type { WebhookError } from '../errors.js';
-import type { ErrorHook } from '../handler.js';
-import type { Logger } from '../options.js';
 import { createHintLog } from '../verify/diagnosis.js';
+
+/** Receives every refusal and store failure, for metrics and logs. Never sees a secret or a payload. */
+export type ErrorHook = (error: WebhookError, request: { remoteAddress: string | undefined }) => void;
+
+/** Where diagnostics go: a console-like logger, or `false` for none. */
+export type Logger = Pick<Console, 'warn' | 'error'> | false;
 
 /**
  * Sends every refusal and store failure to `onError`; to the logger, from 500 up, and a refusal with a hint (what

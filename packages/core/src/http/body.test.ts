@@ -1,8 +1,9 @@
+import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { formBody, purchase, SECRET } from '../../test/fixtures.js';
 import { RequestError } from '../errors.js';
 import { createWebhookHandler } from '../handler.js';
-import { mediaTypeOf, parseRawBody } from './body.js';
+import { mediaTypeOf, parseRawBody, readEnvelope } from './body.js';
 import {
   envelopeFromObject,
   hasAtMostJsonValues,
@@ -272,5 +273,34 @@ describe('a delivery at the size limit', () => {
     const handler = createWebhookHandler({ secret: SECRET, logger: false, handle: () => undefined });
     const result = await handler({ method: 'POST', headers: FORM, body: Buffer.from(body) }, undefined);
     expect(result).toMatchObject({ status: 200, outcome: 'handled' });
+  });
+});
+
+describe('the stream, read under maxBodyBytes', () => {
+  const limits = { maxBodyBytes: 1_000, readTimeoutMs: 1_000 };
+
+  it('refuses 413 payload.too_large as soon as the bytes read pass the limit, and pauses the stream', async () => {
+    const chunks = Array.from({ length: 4 }, () => Buffer.from('a'.repeat(400)));
+    const stream = Readable.from(chunks, { objectMode: false });
+    const read = readEnvelope({ headers: FORM, stream }, 'form', limits);
+    await expect(read).rejects.toMatchObject({ code: 'payload.too_large', status: 413 });
+    expect([stream.destroyed, stream.isPaused()]).toEqual([false, true]);
+  });
+
+  it('reads a body of exactly the limit', async () => {
+    const body = formBody(purchase());
+    const stream = Readable.from([Buffer.from(body)]);
+    const envelope = await readEnvelope({ headers: FORM, stream }, 'form', {
+      ...limits,
+      maxBodyBytes: body.length,
+    });
+    expect(envelope).toEqual(parseForm(body));
+  });
+
+  it('refuses a web stream past the limit too', async () => {
+    const stream = new Blob(['a'.repeat(600), 'b'.repeat(600)]).stream();
+    await expect(readEnvelope({ headers: FORM, stream }, 'form', limits)).rejects.toMatchObject({
+      code: 'payload.too_large',
+    });
   });
 });

@@ -1,6 +1,6 @@
 import { RequestError } from '../errors.js';
-import { type JsonProblem, parseJsonObject } from '../notification/json-object.js';
-import { utf8Length, utf8Text } from '../runtime/utf8.js';
+import { type JsonProblem, parseJsonObject } from '../notification/parse.js';
+import { chunkBytes, concatBytes, utf8Bytes, utf8Length, utf8Text } from '../runtime/utf8.js';
 import {
   envelopeFromObject,
   fieldRepeated,
@@ -10,24 +10,7 @@ import {
   tooManyFields,
 } from './envelope.js';
 import { parseForm } from './form.js';
-import { isConsumed, readStream, tooLarge } from './stream.js';
-
-/** The two fields of a delivery (spec 2.6), exactly as received. */
-export interface Envelope {
-  readonly data: string;
-  readonly signature: string;
-}
-
-/** Header bags payhook reads: Node's `IncomingHttpHeaders`, a plain record, or a Fetch `Headers`. */
-export type HeaderBag = Readonly<Record<string, string | readonly string[] | undefined>> | Headers;
-
-/** A body still to be read: a Node readable, a web `ReadableStream`, or any async iterable of bytes. */
-export type BodyStream =
-  | NodeJS.ReadableStream
-  | ReadableStream<Uint8Array>
-  | AsyncIterable<Uint8Array | string>;
-
-export type MediaType = 'form' | 'json';
+import type { BodyStream, Envelope, HeaderBag, MediaType } from './request.js';
 
 export function getHeader(headers: HeaderBag, name: string): string | undefined {
   if (typeof (headers as Headers).get === 'function') return (headers as Headers).get(name) ?? undefined;
@@ -127,4 +110,135 @@ function isStream(value: object): value is BodyStream {
     typeof (value as ReadableStream).getReader === 'function' ||
     (typeof (value as AsyncIterable<unknown>)[Symbol.asyncIterator] === 'function' && !Array.isArray(value))
   );
+}
+
+// Reading a stream under the limits: a Node readable through its events (paused, not destroyed, on a refusal), any
+// other (a web ReadableStream, an async iterable) through its iterator.
+
+function tooLarge(limit: number): RequestError {
+  return new RequestError(
+    'payload.too_large',
+    `the body is larger than the ${limit}-byte limit (maxBodyBytes).`,
+  );
+}
+
+function isNodeReadable(stream: BodyStream): stream is NodeJS.ReadableStream {
+  return (
+    typeof (stream as NodeJS.ReadableStream).on === 'function' &&
+    typeof (stream as NodeJS.ReadableStream).pause === 'function'
+  );
+}
+
+/** True when a stream was read to its end by someone else (a body parser), so nothing is left to read. */
+function isConsumed(stream: BodyStream): boolean {
+  const s = stream as {
+    readableEnded?: boolean;
+    destroyed?: boolean;
+    readable?: boolean;
+    locked?: boolean;
+    bodyUsed?: boolean;
+  };
+  if (isNodeReadable(stream)) return s.readableEnded === true || s.destroyed === true || s.readable === false;
+  return s.locked === true;
+}
+
+/**
+ * Reads a body stream to bytes, refusing past `limit` bytes (413) or when the sender stalls for longer than
+ * `timeoutMs` in all (408). A Node stream is paused, not destroyed, on refusal, so the answer can still be sent
+ * (with `Connection: close`, which frees the socket).
+ */
+function readStream(stream: BodyStream, limit: number, timeoutMs: number): Promise<Uint8Array> {
+  if (isNodeReadable(stream)) return readNodeStream(stream, limit, timeoutMs);
+  return readIterable(stream, limit, timeoutMs);
+}
+
+function timeoutError(timeoutMs: number): RequestError {
+  return new RequestError(
+    'payload.timeout',
+    `the body did not arrive within ${timeoutMs} ms (readTimeoutMs).`,
+  );
+}
+
+function readNodeStream(
+  stream: NodeJS.ReadableStream,
+  limit: number,
+  timeoutMs: number,
+): Promise<Uint8Array> {
+  return new Promise((resolve, reject) => {
+    const chunks: Uint8Array[] = [];
+    let size = 0;
+    let settled = false;
+    const deadline = setTimeout(() => refuse(timeoutError(timeoutMs)), timeoutMs);
+    // Function declarations, not arrows: the listeners are this reader's steps, named where a stack trace shows them.
+    function onData(chunk: Uint8Array | string): void {
+      if (settled) return;
+      const bytes = typeof chunk === 'string' ? utf8Bytes(chunk) : chunk;
+      size += bytes.length;
+      if (size > limit) refuse(tooLarge(limit));
+      else chunks.push(bytes);
+    }
+    function onEnd(): void {
+      if (settled) return;
+      settled = true;
+      clearTimeout(deadline);
+      // After 'end' the stream emits nothing more that matters ('close' too: not called for nothing).
+      stream.removeListener('close', onClose);
+      resolve(chunks.length === 1 ? chunks[0]! : concatBytes(chunks, size));
+    }
+    // Errors are built only while they can still be the answer: 'close' always comes once the response is sent.
+    function onError(cause: unknown): void {
+      if (!settled)
+        refuse(new RequestError('payload.malformed', 'the request body could not be read.', { cause }));
+    }
+    function onClose(): void {
+      if (!settled)
+        refuse(new RequestError('payload.malformed', 'the request was closed before its body ended.'));
+    }
+    function refuse(error: RequestError): void {
+      settled = true;
+      clearTimeout(deadline);
+      stream.removeListener('data', onData);
+      stream.removeListener('end', onEnd);
+      stream.removeListener('error', onError);
+      stream.removeListener('close', onClose);
+      stream.pause();
+      reject(error);
+    }
+    stream.on('data', onData);
+    stream.on('end', onEnd);
+    stream.on('error', onError);
+    stream.on('close', onClose);
+    stream.resume();
+  });
+}
+
+async function readIterable(
+  stream: ReadableStream<Uint8Array> | AsyncIterable<Uint8Array | string>,
+  limit: number,
+  timeoutMs: number,
+): Promise<Uint8Array> {
+  const iterator = (stream as AsyncIterable<Uint8Array | string>)[Symbol.asyncIterator]();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(timeoutError(timeoutMs)), timeoutMs);
+  });
+  try {
+    for (;;) {
+      const step = await Promise.race([iterator.next(), deadline]);
+      if (step.done) break;
+      const bytes = chunkBytes(step.value);
+      size += bytes.length;
+      if (size > limit) throw tooLarge(limit);
+      chunks.push(bytes);
+    }
+    return concatBytes(chunks, size);
+  } catch (error) {
+    void iterator.return?.()?.catch(() => undefined);
+    if (error instanceof RequestError) throw error;
+    throw new RequestError('payload.malformed', 'the request body could not be read.', { cause: error });
+  } finally {
+    clearTimeout(timer);
+  }
 }

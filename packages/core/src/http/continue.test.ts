@@ -4,7 +4,7 @@ import { close, listen, postExpectingContinue } from '../../../../test/support/e
 import { formBody, purchase, SECRET } from '../../test/fixtures.js';
 import { createWebhookHandler } from '../handler.js';
 import { deferContinue } from './continue.js';
-import { createNodeListener } from './node.js';
+import { createNodeListener } from './middleware.js';
 
 const FORM = 'application/x-www-form-urlencoded';
 const LIMIT = 4096;

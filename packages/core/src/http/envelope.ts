@@ -1,5 +1,5 @@
 import { RequestError } from '../errors.js';
-import type { Envelope, MediaType } from './body.js';
+import type { Envelope, MediaType } from './request.js';
 
 export function fieldMissing(name: string): RequestError {
   return new RequestError(

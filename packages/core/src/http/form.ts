@@ -1,6 +1,5 @@
 import { RequestError } from '../errors.js';
 import { isUtf8, utf8Bytes, utf8Text } from '../runtime/utf8.js';
-import type { Envelope } from './body.js';
 import {
   fieldMissing,
   fieldRepeated,
@@ -9,6 +8,7 @@ import {
   notAString,
   tooManyFields,
 } from './envelope.js';
+import type { Envelope } from './request.js';
 
 function malformedEscape(): RequestError {
   return new RequestError('payload.malformed', 'the form body has a malformed percent-escape.');
@@ -18,8 +18,15 @@ function decodeFormValue(value: string): string {
   const percent = value.indexOf('%');
   if (percent === -1 && !value.includes('+')) return value;
   // Base64 values carry one escape, their padding (`%3D`, at most twice, at the end): no general decoding needed.
-  if (percent !== -1 && isEscapedPadding(value, percent) && !value.includes('+')) {
-    return value.slice(0, percent) + (value.length - percent === 3 ? '=' : '==');
+  const rest = value.length - percent;
+  if (percent !== -1 && (rest === 3 || rest === 6) && !value.includes('+')) {
+    // '%', '3', then 'D' or 'd', once or twice.
+    let padding = true;
+    for (let i = percent; i < value.length; i += 3) {
+      const d = value.charCodeAt(i + 2) | 0x20;
+      if (value.charCodeAt(i) !== 37 || value.charCodeAt(i + 1) !== 51 || d !== 100) padding = false;
+    }
+    if (padding) return value.slice(0, percent) + (rest === 3 ? '=' : '==');
   }
   return decodeEscapes(value);
 }
@@ -53,22 +60,6 @@ function decodeEscapes(value: string): string {
   // decodeURIComponent refuses escapes that do not spell UTF-8; so does this.
   if (!isUtf8(decoded)) throw malformedEscape();
   return utf8Text(decoded);
-}
-
-function isEscapedPadding(value: string, from: number): boolean {
-  const rest = value.length - from;
-  if (rest !== 3 && rest !== 6) return false;
-  for (let i = from; i < value.length; i += 3) {
-    // '%', '3', then 'D' or 'd'
-    if (
-      value.charCodeAt(i) !== 37 ||
-      value.charCodeAt(i + 1) !== 51 ||
-      (value.charCodeAt(i + 2) | 0x20) !== 100
-    ) {
-      return false;
-    }
-  }
-  return true;
 }
 
 type FieldName = 'data' | 'signature' | 'other';

@@ -1,4 +1,5 @@
-import { getHeader, type HeaderBag } from './body.js';
+import { getHeader } from './body.js';
+import type { HeaderBag } from './request.js';
 
 /** The address the spec names as the service's webhook sender (part 6). */
 export const SERVICE_SENDER_ADDRESSES: readonly string[] = ['35.187.74.148'];

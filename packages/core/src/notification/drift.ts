@@ -77,9 +77,13 @@ export const TYPED: ReadonlyMap<string, JsonType> = new Map<string, JsonType>([
 // Known names as `switch`es, not sets: a value from JSON.parse is a fresh string, which a set must hash first, where
 // comparing it with a few constants stops at the first differing length or character.
 
-/** `Method` (types.ts): the operations of spec 6.1 and 6.2. */
-function knownMethod(method: string): boolean {
-  switch (method) {
+/**
+ * The method (`Method` in types.ts: spec 6.1 and 6.2), status (`KnownStatus`: the public payment cycle) and status
+ * code (spec 3.1 and the service's public material: success, auth hold, refund, 3DS) of `n` that payhook does not
+ * know, added to `found`. One function of `switch`es: it runs on every delivery while a logger is set.
+ */
+function unknownNames(n: Notification, found: DriftFinding[] | undefined): DriftFinding[] | undefined {
+  switch (n.method) {
     case 'purchase':
     case 'auth':
     case 'credit':
@@ -88,29 +92,25 @@ function knownMethod(method: string): boolean {
     case 'capture':
     case 'void':
     case 'refund':
-      return true;
+      break;
     default:
-      return false;
+      found = push(found, { kind: 'method', name: cut(n.method) });
   }
-}
-
-/** `KnownStatus` (types.ts): the public payment cycle. */
-function knownStatus(status: string): boolean {
-  switch (status) {
+  switch (n.status) {
     case 'init':
     case 'pending':
     case 'processing':
     case 'success':
     case 'failure':
-      return true;
+      break;
     default:
-      return false;
+      found = push(found, { kind: 'status', name: cut(n.status) });
   }
-}
-
-/** The status codes the spec (3.1) and the service's public material show: success, auth hold, refund, 3DS. */
-function knownStatusCode(code: string): boolean {
-  return code === '1000' || code === '1002' || code === '1004' || code === '2122';
+  const code = n.status_code;
+  if (typeof code === 'string' && code !== '1000' && code !== '1002' && code !== '1004' && code !== '2122') {
+    found = push(found, { kind: 'status_code', name: cut(code) });
+  }
+  return found;
 }
 const COMMISSIONS = ['fee', 'fixed_fee', 'percent_fee'] as const;
 /** Longer names are cut: a name is a label, not a place for whatever the sender wrote. */
@@ -136,14 +136,11 @@ function jsonType(value: unknown): JsonType {
  */
 export function findDrift(notification: Notification): DriftFinding[] | undefined {
   const raw = notification.raw;
-  const typed = sentAsTyped(raw);
-  let found = typed ? undefined : fieldDrift(raw, notification);
-  const { method, status, status_code: code } = notification;
-  if (!knownMethod(method)) found = push(found, { kind: 'method', name: cut(method) });
-  if (!knownStatus(status)) found = push(found, { kind: 'status', name: cut(status) });
-  if (typeof code === 'string' && !knownStatusCode(code)) {
-    found = push(found, { kind: 'status_code', name: cut(code) });
-  }
+  let fields = 0;
+  for (const _field in raw) fields++;
+  // `sentAsTyped`, counted in place: this runs for every delivery while a logger is set.
+  const typed = typedFields(raw) === fields;
+  const found = unknownNames(notification, typed ? undefined : fieldDrift(raw, notification));
   return typed ? found : commissionDrift(raw, found);
 }
 
@@ -159,64 +156,63 @@ export function sentAsTyped(raw: Readonly<Record<string, unknown>>): boolean {
 }
 
 // A field counts 1 in `typedFields` when sent as its type, 0 when absent or of another type: the sum equals the
-// count of fields only when every field sent is typed and of its type.
-const text = (value: unknown): number => (typeof value === 'string' ? 1 : 0);
-const number = (value: unknown): number => (typeof value === 'number' ? 1 : 0);
-const flag = (value: unknown): number => (typeof value === 'boolean' ? 1 : 0);
-const isObject = (value: unknown): value is Readonly<Record<string, unknown>> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
-const object = (value: unknown): number => (isObject(value) ? 1 : 0);
-const commission = (value: unknown): number => (isObject(value) && typeof value.amount !== 'string' ? 1 : 0);
+// count of fields only when every field sent is typed and of its type. Written out, not through a helper per type:
+// this runs on every delivery while a logger is set, and each helper was a call per field.
+/** An object field (a commission's amount as a number, when `amount`): 1 when sent so, else 0. */
+function objectCount(value: unknown, amount: boolean): number {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return 0;
+  return amount && typeof (value as { amount?: unknown }).amount === 'string' ? 0 : 1;
+}
 
 /** How many fields of `TYPED` `raw` holds as their type: the same names and types, each read by its literal name. */
 function typedFields(r: Readonly<Record<string, unknown>>): number {
   return (
-    text(r.payment_id) +
-    text(r.order_id) +
-    text(r.operation_id) +
-    text(r.gateway_order_id) +
-    text(r.billing_order_id) +
-    text(r.transaction_id) +
-    text(r.pos_id) +
-    text(r.mode) +
-    text(r.method) +
-    text(r.currency) +
-    text(r.description) +
-    text(r.status) +
-    text(r.status_code) +
-    text(r.status_description) +
-    text(r.user_action_url) +
-    text(r.eci) +
-    text(r.mcc) +
-    text(r.options_3ds) +
-    text(r.payway) +
-    text(r.cc_mask) +
-    text(r.cc_token) +
-    text(r.cc_token_expiration) +
-    text(r.customer_id) +
-    text(r.customer_ip) +
-    text(r.customer_fname) +
-    text(r.customer_lname) +
-    text(r.customer_patronym) +
-    text(r.customer_email) +
-    text(r.customer_phone) +
-    text(r.customer_country) +
-    text(r.customer_birthday) +
-    text(r.result_url) +
-    text(r.created_at) +
-    text(r.processed_at) +
-    text(r.payload) +
-    text(r.bank_short_name) +
-    text(r.receipt_url) +
-    text(r.processed_currency) +
-    number(r.amount) +
-    number(r.processed_amount) +
-    flag(r.user_action_required) +
-    commission(r.fee) +
-    commission(r.fixed_fee) +
-    commission(r.percent_fee) +
-    object(r.limit_info) +
-    object(r.recurring)
+    +(typeof r.payment_id === 'string') +
+    +(typeof r.order_id === 'string') +
+    +(typeof r.operation_id === 'string') +
+    +(typeof r.gateway_order_id === 'string') +
+    +(typeof r.billing_order_id === 'string') +
+    +(typeof r.transaction_id === 'string') +
+    +(typeof r.pos_id === 'string') +
+    +(typeof r.mode === 'string') +
+    +(typeof r.method === 'string') +
+    +(typeof r.currency === 'string') +
+    +(typeof r.description === 'string') +
+    +(typeof r.status === 'string') +
+    +(typeof r.status_code === 'string') +
+    +(typeof r.status_description === 'string') +
+    +(typeof r.user_action_url === 'string') +
+    +(typeof r.eci === 'string') +
+    +(typeof r.mcc === 'string') +
+    +(typeof r.options_3ds === 'string') +
+    +(typeof r.payway === 'string') +
+    +(typeof r.cc_mask === 'string') +
+    +(typeof r.cc_token === 'string') +
+    +(typeof r.cc_token_expiration === 'string') +
+    +(typeof r.customer_id === 'string') +
+    +(typeof r.customer_ip === 'string') +
+    +(typeof r.customer_fname === 'string') +
+    +(typeof r.customer_lname === 'string') +
+    +(typeof r.customer_patronym === 'string') +
+    +(typeof r.customer_email === 'string') +
+    +(typeof r.customer_phone === 'string') +
+    +(typeof r.customer_country === 'string') +
+    +(typeof r.customer_birthday === 'string') +
+    +(typeof r.result_url === 'string') +
+    +(typeof r.created_at === 'string') +
+    +(typeof r.processed_at === 'string') +
+    +(typeof r.payload === 'string') +
+    +(typeof r.bank_short_name === 'string') +
+    +(typeof r.receipt_url === 'string') +
+    +(typeof r.processed_currency === 'string') +
+    +(typeof r.amount === 'number') +
+    +(typeof r.processed_amount === 'number') +
+    +(typeof r.user_action_required === 'boolean') +
+    objectCount(r.fee, true) +
+    objectCount(r.fixed_fee, true) +
+    objectCount(r.percent_fee, true) +
+    objectCount(r.limit_info, false) +
+    objectCount(r.recurring, false)
   );
 }
 

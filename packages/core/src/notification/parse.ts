@@ -1,7 +1,65 @@
 import { PayloadError } from '../errors.js';
-import { decodeData } from './decode.js';
-import { isMissing } from './missing.js';
+import { decodeBase64UrlText } from '../runtime/base64url.js';
 import { type Notification, PRIMARY_METHODS, SECONDARY_METHODS } from './types.js';
+
+// data → the JSON object the service sent (decodeData) → a typed Notification (parseNotification): the one pipeline
+// of a notification, `notificationFromData` for the handler and `verifyNotification`.
+
+/** Whether a field counts as not sent: absent, `null`, or the empty string (how forms and plugins leave one out). */
+export function isMissing(value: unknown): boolean {
+  return value === undefined || value === null || value === '';
+}
+
+export type JsonProblem = 'not_json' | 'not_object';
+
+/** The object a JSON text holds; otherwise throws what `refused` makes of the problem. */
+export function parseJsonObject(
+  text: string,
+  refused: (problem: JsonProblem) => Error,
+): Record<string, unknown> {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    // No cause: V8's message quotes the text (a piece of the payload), and causes end up in logs.
+    throw refused('not_json');
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw refused('not_object');
+  return value as Record<string, unknown>;
+}
+
+/**
+ * Decodes the `data` field (base64url JSON; standard base64 and missing padding tolerated) into the plain object
+ * the service sent. `JSON.parse` defines `__proto__` and `constructor` as own data properties, so they stay
+ * inert data; nothing here merges them into another object.
+ *
+ * @throws {PayloadError} `data.encoding_invalid`, `data.json_invalid` or `data.not_object`.
+ * @example
+ * const raw = decodeData(form.data); // { payment_id: '…', status: 'success', … }
+ */
+export function decodeData(data: string): Record<string, unknown> {
+  return parseDataJson(decodeDataText(data));
+}
+
+/** The JSON text inside `data`. @throws {PayloadError} `data.encoding_invalid`. */
+export function decodeDataText(data: string): string {
+  const text = decodeBase64UrlText(data);
+  if (text === undefined || text === '') {
+    throw new PayloadError('data.encoding_invalid', 'data is not base64url (or base64) text.');
+  }
+  return text;
+}
+
+/** The object a notification's JSON text holds. @throws {PayloadError} `data.json_invalid` or `data.not_object`. */
+export function parseDataJson(text: string): Record<string, unknown> {
+  return parseJsonObject(text, dataRefused);
+}
+
+function dataRefused(problem: JsonProblem): PayloadError {
+  return problem === 'not_json'
+    ? new PayloadError('data.json_invalid', 'data decodes to text that is not JSON.')
+    : new PayloadError('data.not_object', 'data decodes to JSON that is not an object.');
+}
 
 /** What a required field must hold once coerced: non-empty text, a finite number, or anything sent. */
 type Holds = 'text' | 'number' | 'sent';
@@ -21,12 +79,6 @@ const REQUIRED: readonly (readonly [field: string, holds: Holds])[] = [
 /** Spec 6.2: a capture, void or refund also names its operation. */
 const REQUIRED_SECONDARY: typeof REQUIRED = [...REQUIRED, ['operation_id', 'sent']];
 
-function holds(value: unknown, what: Holds): boolean {
-  if (what === 'text') return typeof value === 'string' && value !== '';
-  if (what === 'number') return typeof value === 'number' && Number.isFinite(value);
-  return !isMissing(value);
-}
-
 // Linear on any text: no two ways to split a run of digits.
 const DECIMAL = /^\s*[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:e[+-]?\d+)?\s*$/i;
 
@@ -44,11 +96,6 @@ function toObject(value: unknown): unknown {
 }
 
 type Kind = Notification['kind'];
-
-function kindOf(method: unknown): Kind {
-  if (typeof method !== 'string') return 'other';
-  return SECONDARY_METHODS.has(method) ? 'secondary' : PRIMARY_METHODS.has(method) ? 'primary' : 'other';
-}
 
 /**
  * Turns a decoded notification object into a typed `Notification`, tolerant of how the service and its plugins
@@ -72,7 +119,7 @@ export function parseNotification(raw: Readonly<Record<string, unknown>>): Notif
  * shallow copy taken first: cheaper than copying it into a new shape (bench/README.md, Profiling).
  */
 export function notificationFromData(data: string): Notification {
-  const parsed = decodeData(data);
+  const parsed = parseJsonObject(decodeDataText(data), dataRefused);
   return typed(parsed, { ...parsed });
 }
 
@@ -90,7 +137,15 @@ export function invalidNotificationObject(error: unknown): Readonly<Record<strin
 
 /** Types `n` in place (`raw` holds the same fields, as sent): `kind`, the coerced fields, then `raw`, hidden. */
 function typed(n: Record<string, unknown>, raw: Readonly<Record<string, unknown>>): Notification {
-  const kind = kindOf(raw.method);
+  const { method } = raw;
+  const kind: Kind =
+    typeof method !== 'string'
+      ? 'other'
+      : SECONDARY_METHODS.has(method)
+        ? 'secondary'
+        : PRIMARY_METHODS.has(method)
+          ? 'primary'
+          : 'other';
   n.kind = kind;
   const invalid = typeFields(n, kind);
   if (invalid !== undefined) {
@@ -148,7 +203,7 @@ function coerceNumber(n: Record<string, unknown>, field: string): void {
 function coerceObject(n: Record<string, unknown>, field: string): void {
   const value = n[field];
   if (value === undefined) return;
-  const object = toObject(value);
+  const object = typeof value === 'string' ? toObject(value) : value;
   // Copied only when its amount needs coercing: the nested object is shared with `raw`, which stays as sent.
   if (
     object !== null &&
@@ -167,7 +222,14 @@ function invalidFields(n: Record<string, unknown>, kind: Kind): string[] | undef
   let invalid: string[] | undefined;
   for (let i = 0; i < required.length; i++) {
     const [field, what] = required[i]!;
-    if (holds(n[field], what)) continue;
+    const value = n[field];
+    const holds =
+      what === 'text'
+        ? typeof value === 'string' && value !== ''
+        : what === 'number'
+          ? typeof value === 'number' && Number.isFinite(value)
+          : !(value === undefined || value === null || value === ''); // isMissing, read in place
+    if (holds) continue;
     invalid ??= [];
     invalid.push(field);
   }

@@ -7,7 +7,8 @@ import type { Notification } from '../notification/types.js';
  */
 export interface Received<C> {
   readonly notification: Notification;
-  readonly context: C;
+  /** The framework's request; `undefined` where there is none (`process`, and `fetch` called without one). */
+  readonly context: C | undefined;
   /** The position of the secret its signature matched; -1 when it was not verified (`process` without one). */
   readonly secretIndex: number;
   readonly secretId: string | undefined;
@@ -43,41 +44,35 @@ export interface Delivery {
 
 export type DeliveryFacts = Omit<Delivery, 'signal' | 'transaction'>;
 
-export function factsOf(received: Received<unknown>, key: string | undefined): DeliveryFacts {
-  const { secretIndex, secretId, notification } = received;
-  return { key, secretIndex, secretId, raw: notification.raw };
-}
-
 /**
- * What a handler of a run is told: the delivery facts, the run's signal (made when first read), its transaction.
- * A class, not an object literal with a getter: V8 keeps it a fast object on the hot path.
+ * What `process` passes on to the handlers' `delivery` about how the notification was verified.
+ *
+ * @example
+ * await webhook.process(notification, undefined, { secretIndex: 0 });
  */
-class RunDelivery implements Delivery {
-  readonly key: string | undefined;
-  readonly secretIndex: number;
-  readonly secretId: string | undefined;
-  readonly raw: Readonly<Record<string, unknown>>;
-  readonly transaction: unknown;
-  readonly #run: { readonly signal: AbortSignal };
-
-  constructor(facts: DeliveryFacts, run: { readonly signal: AbortSignal }, transaction: unknown) {
-    this.key = facts.key;
-    this.secretIndex = facts.secretIndex;
-    this.secretId = facts.secretId;
-    this.raw = facts.raw;
-    this.transaction = transaction;
-    this.#run = run;
-  }
-
-  get signal(): AbortSignal {
-    return this.#run.signal;
-  }
+export interface ProcessOptions {
+  /**
+   * The position of the secret its signature matched, when it was verified as a webhook; -1 (the default) when it
+   * was not (a record fetched from the API).
+   */
+  secretIndex?: number;
+  /** That secret's `id`, when secrets are named. */
+  secretId?: string;
+  /** Aborts the handlers' `delivery.signal` when it aborts (a queue worker handing the job back at shutdown). */
+  signal?: AbortSignal;
+  /**
+   * Runs only the handlers a queue worker runs: all but those registered `{ inline: true }`, which ran in the request
+   * (`createWorker` passes it). `ignored` when the notification reaches none.
+   * @default false
+   */
+  queued?: boolean;
+  /**
+   * Takes the notification as a delivery would: with the webhook's `queue`, inline handlers here and the rest
+   * queued (the answer `queued` or `handled+queued`). Ignored with `queued: true` or without a `queue`.
+   * @default false
+   */
+  enqueue?: boolean;
 }
 
-export function deliveryFor(
-  facts: DeliveryFacts,
-  run: { readonly signal: AbortSignal },
-  transaction?: unknown,
-): Delivery {
-  return new RunDelivery(facts, run, transaction);
-}
+/** Runs inside the transaction of a transactional store, after the handlers: the queued part's job (the outbox). */
+export type Within = (transaction: unknown) => Promise<unknown>;

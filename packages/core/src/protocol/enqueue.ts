@@ -3,8 +3,7 @@ import { WebhookError } from '../errors.js';
 import type { WebhookOutcome } from '../http/answers.js';
 import type { Notification } from '../notification/types.js';
 import { Timeout, withDeadline } from '../runtime/deadline.js';
-import { factsOf, type Received } from './delivery.js';
-import type { Processor } from './process.js';
+import type { Received, Within } from './delivery.js';
 import type { NotificationQueue, QueuedNotification } from './queue.js';
 import type { Routes } from './routes.js';
 
@@ -17,6 +16,17 @@ type EnqueueOutcome = Exclude<WebhookOutcome, 'refused'>;
 /** A verified notification handed to the queue instead of its handlers (but those registered `inline`). */
 export type Enqueuer<C> = (received: Received<C>) => Promise<EnqueueOutcome>;
 
+/** The webhook's run of the inline handlers, whether its store is transactional, and whether it has a ledger. */
+interface InlinePart<C> {
+  process(
+    received: Received<C>,
+    part: 'inline',
+    within?: Within,
+  ): PromiseLike<EnqueueOutcome> | EnqueueOutcome;
+  transactional: boolean;
+  ledgered: boolean;
+}
+
 /**
  * The web side of a queue: the key and the routes as `process` computes them (web and worker share one webhook
  * definition, so a notification no handler takes is answered `ignored` here and never queued), then one job bounded
@@ -28,13 +38,16 @@ export function createEnqueuer<C>(
   routes: Routes<C>,
   keyFor: (notification: Notification) => string | undefined,
   timeoutMs: number,
-  inline: { process: Processor<C>; transactional: boolean; ledgered: boolean },
+  inline: InlinePart<C>,
 ): Enqueuer<C> {
   return async (received) => {
     const { notification, secretIndex, secretId, traced } = received;
     const key = keyFor(notification);
     const handlers = routes.match(notification);
-    if (traced) describeDelivery(traced, notification, factsOf(received, key), handlers.length);
+    if (traced) {
+      const facts = { key, secretIndex, secretId, raw: notification.raw };
+      describeDelivery(traced, notification, facts, handlers.length);
+    }
     // With a ledger every notification is recorded, in the worker: its listeners may be all the merchant has.
     if (handlers.length === 0 && !inline.ledgered) return 'ignored';
     // Only what the notification holds, and which secret verified it: never the signature or the secret.

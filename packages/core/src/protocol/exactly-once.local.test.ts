@@ -4,7 +4,6 @@ import { base, DUPLICATE, FORM, formRequest, HANDLED, sleep } from '../../test/d
 import { formBody, purchase } from '../../test/fixtures.js';
 import { wrapStore } from '../../test/takeovers.js';
 import { createWebhookHandler, type WebhookHandlerOptions } from '../handler.js';
-import type { TransactionalStore } from '../stores/contract.js';
 import { MemoryStore } from '../stores/memory.js';
 
 afterEach(() => {
@@ -224,16 +223,6 @@ describe('options that cannot work', () => {
   ] as const)('refuses %s: %s at construction, naming it', (name, value) => {
     expect(() => createWebhookHandler({ secret: STORE_SECRET, [name]: value })).toThrow(
       `[@payhook/core] ${name} must be a number of milliseconds from ${name === 'inFlightWaitMs' ? 0 : 1} to 2147483647, not ${value}.`,
-    );
-  });
-
-  it('refuses failOpen with a transactional store', () => {
-    const inbox: TransactionalStore = {
-      name: 'inbox',
-      transaction: () => Promise.reject(new Error('unused')),
-    };
-    expect(() => createWebhookHandler({ secret: STORE_SECRET, store: inbox, failOpen: true })).toThrow(
-      '[@payhook/core] failOpen cannot be used with a transactional store',
     );
   });
 });

@@ -233,8 +233,7 @@ function viaProxy(storeCase: StoreCase): { store: DedupeStore | TransactionalSto
 }
 
 async function until(condition: () => boolean): Promise<void> {
-  for (let i = 0; i < 300 && !condition(); i++) await sleep(20);
-  expect(condition()).toBe(true);
+  await vi.waitFor(() => expect(condition()).toBe(true), { timeout: 6_000, interval: 20 });
 }
 
 /** Whether the store counts claims (fencing); a store without it cannot refuse a stale commit. */

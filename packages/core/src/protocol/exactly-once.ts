@@ -1,3 +1,4 @@
+import { traceStoreCall } from '../diagnostics/channels.js';
 import { StoreError, type WebhookError } from '../errors.js';
 import { sleep, Timeout } from '../runtime/deadline.js';
 import { isPromiseLike } from '../runtime/promise.js';
@@ -7,14 +8,16 @@ import {
   isTransactionalStore,
   type TransactionalStore,
 } from '../stores/contract.js';
-import { deliveryFor } from './delivery.js';
 import { boundKey } from './key.js';
 import {
+  deliveryFor,
   handlerFailed,
+  lazyDelivery,
   type Outcome,
   type Route,
   runAll,
   runHandler,
+  runOf,
   runRoute,
   settledHandler,
   type Work,
@@ -71,6 +74,8 @@ const IN_FLIGHT_DELAYS = [5, 10, 20, 40, 80, 160, 250];
 export class ExactlyOnce<C> {
   readonly #options: ExactlyOnceOptions;
   readonly #calls: StoreCalls;
+  /** The store's name, as traced (`none` without one). */
+  readonly #storeName: string;
   readonly #runs: Runs;
   /** The store, unless transactional (then `#transactional` holds it); `undefined` without duplicate detection. */
   readonly #dedupe: DedupeStore | undefined;
@@ -81,7 +86,8 @@ export class ExactlyOnce<C> {
     const { store, report } = options;
     const transactional = store !== undefined && isTransactionalStore(store);
     this.#dedupe = transactional ? undefined : (store as DedupeStore | undefined);
-    this.#calls = new StoreCalls(store?.name ?? 'none', options.storeTimeoutMs, report);
+    this.#storeName = store?.name ?? 'none';
+    this.#calls = new StoreCalls(this.#storeName, options.storeTimeoutMs, report);
     this.#runs = new Runs({
       store: this.#dedupe,
       leaseMs: options.leaseMs,
@@ -109,7 +115,7 @@ export class ExactlyOnce<C> {
     if (key !== undefined && this.#transactional) return this.#transactional.run(work, key);
     const store = this.#dedupe;
     if (store === undefined || key === undefined) return this.#runUnguarded(work);
-    if (work.handlers.length === 1 && !this.#runs.running(key)) return this.#runAtOnce(store, work, key);
+    if (work.handlers.length === 1 && !this.#runs.byKey.has(key)) return this.#runAtOnce(store, work, key);
     return this.#claimAndRun(store, work, key);
   }
 
@@ -119,26 +125,34 @@ export class ExactlyOnce<C> {
    * returns a promise on the way (the claim, the handler, the commit) goes on as a tracked run from where it is.
    */
   #runAtOnce(store: DedupeStore, work: Work<C>, key: string): Outcome | Promise<Outcome> {
-    const claim = this.#calls.invoke('claim', () => store.claim(key, this.#options.leaseMs));
-    if (isPromiseLike(claim) || claim.status === 'in_flight')
-      return this.#claimAndRun(store, work, key, claim);
-    if (claim.status === 'duplicate') return 'duplicate';
-    const run = new Run(key, work.signal);
-    const lease = this.#leaseOf(key, claim);
+    const { leaseMs, ttlMs } = this.#options;
+    const claim = traceStoreCall('claim', this.#storeName, () => store.claim(key, leaseMs));
+    // A claim answered at once has a status; a promise (or any thenable) has none and goes on as a tracked run.
+    const { status } = claim as Partial<ClaimResult>;
+    if (status === 'duplicate') return 'duplicate';
+    if (status !== 'claimed') return this.#claimAndRun(store, work, key, claim);
+    const claimed = claim as Extract<ClaimResult, { status: 'claimed' }>;
+    const { token, fence } = claimed;
+    const delivery = lazyDelivery(work.delivery, work.signal);
     try {
-      const result = runRoute(work.handlers[0]!, work, deliveryFor(work.delivery, run));
+      const result = runRoute(work.handlers[0]!, work, delivery);
       // Inside the try: reading `then` runs the application's code too (a getter, a proxy), as `await` would.
-      if (isPromiseLike(result)) return this.#runUnderLease(store, work, run, lease, result);
+      if (isPromiseLike(result)) {
+        return this.#runUnderLease(store, work, runOf(delivery), this.#leaseOf(key, claimed), result);
+      }
     } catch (cause) {
-      return this.#releaseAndThrow(store, lease, handlerFailed(cause));
+      return this.#releaseAndThrow(store, this.#leaseOf(key, claimed), handlerFailed(cause));
     }
-    const committed = this.#calls.invoke('commit', () => store.commit(key, lease.token, this.#options.ttlMs));
-    if (isPromiseLike(committed)) {
-      // Tracked as a run: a copy arriving before the commit lands waits for it, even past the lease.
-      return this.#runs.track(run, () => this.#commit(store, run, lease, committed)).then(() => 'handled');
+    const committed = traceStoreCall('commit', this.#storeName, () => store.commit(key, token, ttlMs));
+    if (committed === true) return 'handled';
+    const run = runOf(delivery);
+    if (committed === false) {
+      this.#reportStale(run, { key, token, fence, heldUntil: 0 });
+      return 'handled';
     }
-    if (committed === false) this.#reportStale(run, lease);
-    return 'handled';
+    // Tracked as a run: a copy arriving before the commit lands waits for it, even past the lease.
+    const lease = this.#leaseOf(key, claimed);
+    return this.#runs.track(run, () => this.#commit(store, run, lease, committed)).then(() => 'handled');
   }
 
   /** Claims (or goes on with `first`, a claim already asked for), waiting for a copy in progress; then runs. */
@@ -259,7 +273,7 @@ export class ExactlyOnce<C> {
 
   /** Without duplicate detection (`store: false`, no key, or a failed store with `failOpen`): once at a time here. */
   async #runUnguarded(work: Work<C>): Promise<'handled'> {
-    if (work.key !== undefined && this.#runs.running(work.key)) await this.#waitForLocalRun(work.key);
+    if (work.key !== undefined && this.#runs.byKey.has(work.key)) await this.#waitForLocalRun(work.key);
     const run = new Run(work.key, work.signal);
     await this.#runs.track(run, () => runAll(work, deliveryFor(work.delivery, run)));
     return 'handled';
@@ -277,7 +291,7 @@ export class ExactlyOnce<C> {
     const { inFlightWaitMs, leaseMs } = this.#options;
     const waitUntil = Date.now() + inFlightWaitMs;
     for (let attempt = 0; ; attempt++) {
-      if (this.#runs.running(key)) await this.#waitForLocalRun(key, waitUntil);
+      if (this.#runs.byKey.has(key)) await this.#waitForLocalRun(key, waitUntil);
       const claim = await this.#calls.claim(store, key, leaseMs, attempt === 0 ? first : undefined);
       if (claim.status !== 'in_flight') return claim;
       const delay = IN_FLIGHT_DELAYS[Math.min(attempt, IN_FLIGHT_DELAYS.length - 1)]!;

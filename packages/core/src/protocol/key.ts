@@ -1,7 +1,7 @@
-import { isMissing } from '../notification/missing.js';
+import type { Logger } from '../diagnostics/report.js';
+import { isMissing } from '../notification/parse.js';
 import type { Notification } from '../notification/types.js';
-import type { Logger } from '../options.js';
-import { digestBase64Url } from '../verify/digest.js';
+import { digestBase64Url } from '../verify/signature.js';
 
 /**
  * Computes the duplicate-detection key of a notification; `undefined` handles it without duplicate detection
@@ -41,14 +41,6 @@ export function notificationKey(notification: Notification): string | undefined 
 /** Keys up to this length are stored as they are; longer ones keep a readable start and a hash of the whole. */
 const MAX_KEY_LENGTH = 200;
 
-/**
- * A lone surrogate (UTF-8 stores turn each into U+FFFD, so two keys would meet) or a NUL (PostgreSQL refuses it).
- * `isWellFormed` answers a one-byte string without reading it, where a regular expression scans every key.
- */
-function isUnstorable(key: string): boolean {
-  return !(key as unknown as WellFormed).isWellFormed() || key.includes('\0');
-}
-
 /** `String#isWellFormed`: ES2024, in Node 20 and every runtime payhook supports; the TypeScript lib here is ES2023. */
 type WellFormed = { isWellFormed(): boolean };
 
@@ -62,7 +54,9 @@ type WellFormed = { isWellFormed(): boolean };
  * boundKey('x'.repeat(3_000)); // 'xxxx…xxxx#sha256:9f86d08…' (151 characters)
  */
 export function boundKey(key: string): string {
-  const unstorable = isUnstorable(key);
+  // A lone surrogate (UTF-8 stores turn each into U+FFFD, so two keys would meet) or a NUL (PostgreSQL refuses
+  // it). `isWellFormed` answers a one-byte string without reading it, where a regular expression scans every key.
+  const unstorable = !(key as unknown as WellFormed).isWellFormed() || key.includes('\0');
   if (key.length <= MAX_KEY_LENGTH && !unstorable) return key;
   const digest = digestBase64Url('sha256', utf16Units(key));
   const start = unstorable ? '' : key.slice(0, 100).replace(/[\ud800-\udbff]$/, '');

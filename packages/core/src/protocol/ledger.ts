@@ -2,7 +2,8 @@ import { publishLedger } from '../diagnostics/channels.js';
 import { StoreError } from '../errors.js';
 import type { Notification } from '../notification/types.js';
 import type { Delivery } from './delivery.js';
-import { type Route, runRoute } from './routes.js';
+import type { ExactlyOnce } from './exactly-once.js';
+import { type Outcome, type Route, runRoute, type Work } from './routes.js';
 
 /**
  * What a ledger decides about a notification once it recorded it. `handle`: the handlers run. `stale` (earlier in
@@ -44,7 +45,7 @@ export interface WebhookLedger {
 }
 
 /** What a ledgered run came to: `handle`, or the outcome answered instead of the handlers'. */
-export interface Ledgered<C> {
+interface Ledgered<C> {
   /** One route that records, then runs `handlers` (or not) and the decision's `after`. */
   readonly route: Route<C>;
   /** The decision of the run, once it ran (a duplicate never runs it). */
@@ -55,7 +56,7 @@ export interface Ledgered<C> {
  * The handlers of one run behind the ledger: one route (so a redelivery after a failure records again, which the
  * ledger answers as before, then runs them all again), whose decision the processor reads back for the answer.
  */
-export function ledgered<C>(ledger: WebhookLedger, handlers: readonly Route<C>[]): Ledgered<C> {
+function ledgered<C>(ledger: WebhookLedger, handlers: readonly Route<C>[]): Ledgered<C> {
   let outcome: LedgerDecision['outcome'] | undefined;
   const route: Route<C> = {
     id: `ledger#${ledger.name}`,
@@ -90,7 +91,45 @@ function ledgerUnavailable(name: string, cause: unknown): StoreError {
 }
 
 /** The ledger's own failure out of a run (wrapped as the route's `handler.failed`), answered 503 instead. */
-export function unwrapLedgerFailure(error: unknown): unknown {
+function unwrapLedgerFailure(error: unknown): unknown {
   const cause = (error as { cause?: unknown } | null)?.cause;
   return typeof cause === 'object' && cause !== null && failures.has(cause) ? cause : error;
+}
+
+/**
+ * The runs behind the ledger: the one of the notification's own key records it (a worker's queued part, under
+ * `key#queued`, was recorded by the request's inline part); a stale or conflicting decision ends there.
+ */
+export async function runLedgered<C>(
+  ledger: WebhookLedger,
+  works: readonly Work<C>[],
+  key: string | undefined,
+  once: ExactlyOnce<C>,
+): Promise<Outcome | 'stale' | 'conflict'> {
+  let outcome: Outcome = 'duplicate';
+  for (const work of works) {
+    const recording: Ledgered<C> | undefined = work.key === key ? ledgered(ledger, work.handlers) : undefined;
+    let ran: Outcome;
+    try {
+      // The outbox's job (`within`, after the handlers in the inline part's transaction) only for a notification
+      // the ledger let through: a stale one's queued part must not run in a worker either.
+      const { within } = work;
+      const gated = within && recording && { within: (tx: unknown) => gatedWithin(recording, within, tx) };
+      ran = await once.run(recording ? { ...work, ...gated, handlers: [recording.route] } : work);
+    } catch (error) {
+      throw unwrapLedgerFailure(error);
+    }
+    const decided = recording?.decided();
+    if (decided === 'stale' || decided === 'conflict') return decided;
+    if (ran === 'handled') outcome = 'handled';
+  }
+  return outcome;
+}
+
+function gatedWithin<C>(
+  recording: Ledgered<C>,
+  within: (transaction: unknown) => Promise<unknown>,
+  transaction: unknown,
+): Promise<unknown> {
+  return recording.decided() === 'handle' ? within(transaction) : Promise.resolve();
 }

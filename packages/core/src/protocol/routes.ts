@@ -2,8 +2,9 @@ import { handlerTraced, traceHandler } from '../diagnostics/channels.js';
 import { HandlerError } from '../errors.js';
 import type { WebhookOutcome } from '../http/answers.js';
 import type { Notification } from '../notification/types.js';
-import type { Delivery, DeliveryFacts } from './delivery.js';
+import type { Delivery, DeliveryFacts, Within } from './delivery.js';
 import { boundKey } from './key.js';
+import { Run } from './runs.js';
 
 /**
  * The application's code for a notification. It runs once per notification; throw to have it redelivered.
@@ -91,7 +92,8 @@ function queuedKey(key: string | undefined): string | undefined {
 export class Routes<C> {
   readonly #byEvent = new Map<string, Route<C>[]>();
   readonly #any: Route<C>[] = [];
-  #inline = false;
+  /** Whether any handler was registered `{ inline: true }` (only then a notification's handlers are split). */
+  hasInline = false;
 
   add(event: string, run: NotificationHandler<Notification, C>, options?: HandlerOptions): void {
     const list = this.#byEvent.get(event) ?? [];
@@ -103,33 +105,28 @@ export class Routes<C> {
     this.#any.push(this.#route(routeId('*', run, this.#any), run, options));
   }
 
-  get hasInline(): boolean {
-    return this.#inline;
-  }
-
   #route(
     id: string,
     run: NotificationHandler<Notification, C>,
     options: HandlerOptions | undefined,
   ): Route<C> {
     if (options?.inline !== true) return { id, run };
-    this.#inline = true;
+    this.hasInline = true;
     return { id, run, inline: true };
   }
 
   /** A new list each time: a handler added while a notification is handled waits for the next one. */
   match(notification: Notification): Route<C>[] {
     const found: Route<C>[] = [];
-    const add = (event: string) => {
-      const list = this.#byEvent.get(event);
-      if (list) found.push(...list);
-    };
     if (this.#byEvent.size > 0) {
-      add(`${notification.method}.${notification.status}`);
-      add(notification.method);
-      if (notification.kind === 'primary' && notification.recurring !== undefined) {
-        add(`recurring.${notification.status}`);
-        add('recurring');
+      const { method, status } = notification;
+      const recurring = notification.kind === 'primary' && notification.recurring !== undefined;
+      const events = recurring
+        ? [`${method}.${status}`, method, `recurring.${status}`, 'recurring']
+        : [`${method}.${status}`, method];
+      for (const event of events) {
+        const list = this.#byEvent.get(event);
+        if (list) found.push(...list);
       }
     }
     found.push(...this.#any);
@@ -156,7 +153,7 @@ export interface Work<C> {
   readonly key: string | undefined;
   readonly handlers: readonly Route<C>[];
   readonly notification: Notification;
-  readonly context: C;
+  readonly context: C | undefined;
   readonly delivery: DeliveryFacts;
   /** The caller's signal (a queue worker's): its abort aborts the handlers' `delivery.signal`. */
   readonly signal?: AbortSignal;
@@ -164,7 +161,7 @@ export interface Work<C> {
    * With a transactional store, run inside its transaction after the handlers (the transactional outbox: the queued
    * part's job, written by the transaction that commits the inline part).
    */
-  readonly within?: (transaction: unknown) => Promise<unknown>;
+  readonly within?: Within;
   /**
    * The queued handlers (a worker's part): with a transactional store each runs in a transaction of its own under
    * `key#id`, its writes committed with its completion, so a retry or a replay runs only those that had not
@@ -206,4 +203,53 @@ export function handlerFailed(cause: unknown): HandlerError {
     'the application handler failed; the notification was not marked processed and will be handled when redelivered.',
     { cause },
   );
+}
+
+/**
+ * What a handler of a run is told: the delivery facts, the run's signal, its transaction. A class, not an object
+ * literal with a getter: V8 keeps it a fast object on the hot path. Its `Run` is made when first needed (the signal
+ * read, or the handler's promise tracked): a synchronous handler that never reads it costs none.
+ */
+class RunDelivery implements Delivery {
+  readonly key: string | undefined;
+  readonly secretIndex: number;
+  readonly secretId: string | undefined;
+  readonly raw: Readonly<Record<string, unknown>>;
+  readonly transaction: unknown;
+  #run: Run | undefined;
+  readonly #callerSignal: AbortSignal | undefined;
+
+  constructor(facts: DeliveryFacts, run: Run | undefined, transaction: unknown, callerSignal?: AbortSignal) {
+    this.key = facts.key;
+    this.secretIndex = facts.secretIndex;
+    this.secretId = facts.secretId;
+    this.raw = facts.raw;
+    this.transaction = transaction;
+    this.#run = run;
+    this.#callerSignal = callerSignal;
+  }
+
+  get signal(): AbortSignal {
+    return RunDelivery.runOf(this).signal;
+  }
+
+  static runOf(delivery: RunDelivery): Run {
+    delivery.#run ??= new Run(delivery.key, delivery.#callerSignal);
+    return delivery.#run;
+  }
+}
+
+/** What a handler of `run` is told (`transaction`: a transactional store's). */
+export function deliveryFor(facts: DeliveryFacts, run: Run, transaction?: unknown): Delivery {
+  return new RunDelivery(facts, run, transaction);
+}
+
+/** What the lone handler of a run not yet made is told (`ExactlyOnce`'s synchronous path); `runOf` makes its run. */
+export function lazyDelivery(facts: DeliveryFacts, callerSignal: AbortSignal | undefined): Delivery {
+  return new RunDelivery(facts, undefined, undefined, callerSignal);
+}
+
+/** The run of a delivery from `lazyDelivery`, made now unless its handler read its signal already. */
+export function runOf(delivery: Delivery): Run {
+  return RunDelivery.runOf(delivery as RunDelivery);
 }

@@ -173,7 +173,8 @@ const ABANDON_AFTER_TIMEOUTS = 10;
  */
 export class Runs {
   readonly #options: RunsOptions;
-  readonly #byKey = new Map<string, Promise<unknown>>();
+  /** The runs in progress here by key, each its whole life: a copy of one of them waits for it (`waitFor`). */
+  readonly byKey = new Map<string, Promise<unknown>>();
   readonly #active = new Set<Run>();
   readonly #tickMs: number;
   #timer: Timer | undefined;
@@ -189,13 +190,9 @@ export class Runs {
     this.#tickMs = Math.max(5, Math.min(1_000, options.leaseMs / 3, options.handlerTimeoutMs / 4));
   }
 
-  running(key: string): Promise<unknown> | undefined {
-    return this.#byKey.get(key);
-  }
-
   /** Waits for this process's own run of `key` to settle; 409 if it is still going at `until`. */
   async waitFor(key: string, until: number): Promise<void> {
-    const running = this.#byKey.get(key);
+    const running = this.byKey.get(key);
     if (running === undefined) return;
     const left = until - Date.now();
     if (left <= 0) throw inFlight();
@@ -218,7 +215,7 @@ export class Runs {
     if (this.#unanswered++ === 0) hold(this.#timer, true);
     const done = work().finally(() => this.#forget(run));
     run.follow(done, watched);
-    if (run.key !== undefined) this.#byKey.set(run.key, done);
+    if (run.key !== undefined) this.byKey.set(run.key, done);
     const answer = run.answer(done);
     // Like a pending setTimeout, a request waiting for its answer keeps the process alive; a run that goes on after
     // its answer (past handlerTimeoutMs) does not.
@@ -292,7 +289,7 @@ export class Runs {
   #forget(run: Run): void {
     run.stop();
     this.#active.delete(run);
-    if (run.key !== undefined && this.#byKey.get(run.key) === run.done) this.#byKey.delete(run.key);
+    if (run.key !== undefined && this.byKey.get(run.key) === run.done) this.byKey.delete(run.key);
     if (this.#active.size === 0) for (const resolve of this.#idle.splice(0)) resolve();
   }
 

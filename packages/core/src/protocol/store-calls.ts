@@ -1,16 +1,11 @@
 import { traceStoreCall } from '../diagnostics/channels.js';
+import type { StoreStep } from '../diagnostics/messages.js';
 import { StoreError, type WebhookError } from '../errors.js';
 import { Timeout, withDeadline } from '../runtime/deadline.js';
 import { isPromiseLike } from '../runtime/promise.js';
 import type { ClaimResult, DedupeStore } from '../stores/contract.js';
 
-/**
- * A call to the duplicate store, by the method it calls: what a failure means for the notification depends on it.
- *
- * @example
- * const step: StoreStep = 'claim';
- */
-export type StoreStep = 'claim' | 'renew' | 'commit' | 'release' | 'forget' | 'transaction';
+export type { StoreStep };
 
 /** The end of a failure's message at each step: what was being done, and what the failure leaves behind. */
 const AFTERMATH: Record<StoreStep, string> = {

@@ -1,9 +1,8 @@
 import { WebhookError } from '../errors.js';
 import { Timeout } from '../runtime/deadline.js';
 import type { TransactionalStore, TransactionResult } from '../stores/contract.js';
-import { deliveryFor } from './delivery.js';
 import { boundKey } from './key.js';
-import { type Outcome, runAll, type Work } from './routes.js';
+import { deliveryFor, type Outcome, runAll, type Work } from './routes.js';
 import { inFlight, Run, type Runs } from './runs.js';
 import type { StoreCalls } from './store-calls.js';
 
@@ -35,7 +34,7 @@ export class Transactional {
 
   async run<C>(work: Work<C>, key: string): Promise<Outcome> {
     if (work.steps && work.handlers.length > 1) return this.#runSteps(work, key);
-    if (this.#runs.running(key)) await this.#runs.waitFor(key, Date.now() + this.#options.inFlightWaitMs);
+    if (this.#runs.byKey.has(key)) await this.#runs.waitFor(key, Date.now() + this.#options.inFlightWaitMs);
     const run = new Run(key, work.signal);
     const result = await this.#runs.track(run, () => this.#transaction(work, key, run));
     if (result.status === 'in_flight') throw inFlight();

@@ -95,7 +95,7 @@ export class MemoryStore implements DedupeStore {
       if (lease.expires > now) return IN_FLIGHT;
       this.#dropLease(lease);
     }
-    const slot = this.#find();
+    const slot = this.#slotOf(this.#h1, this.#h2, this.#h3, this.#h4);
     if (slot >= 0 && this.#table[slot * SLOT + 4]! - 1 > this.#seconds(now)) return DUPLICATE;
     // One sequence for every key: each claim of a key holds a larger fence than the one before.
     const fence = ++this.#sequence;
@@ -120,7 +120,7 @@ export class MemoryStore implements DedupeStore {
     if (lease !== undefined && lease.token !== token) return false;
     if (lease !== undefined) this.#dropLease(lease);
     const seconds = this.#seconds(this.#now());
-    let slot = this.#find();
+    let slot = this.#slotOf(this.#h1, this.#h2, this.#h3, this.#h4);
     if (slot >= 0 && this.#table[slot * SLOT + 4]! - 1 > seconds) return false;
     if (slot < 0) slot = this.#insert();
     this.#table[slot * SLOT + 4] = Math.min(MAX_EXPIRY, seconds + Math.ceil(ttlMs / 1000)) + 1;
@@ -183,10 +183,6 @@ export class MemoryStore implements DedupeStore {
     this.#h3 = hashed[2]!;
     this.#h4 = hashed[3]!;
     this.#lastKey = key;
-  }
-
-  #find(): number {
-    return this.#slotOf(this.#h1, this.#h2, this.#h3, this.#h4);
   }
 
   #slotOf(h1: number, h2: number, h3: number, h4: number): number {

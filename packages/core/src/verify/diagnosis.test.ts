@@ -2,10 +2,11 @@ import diagnostics_channel from 'node:diagnostics_channel';
 import { describe, expect, it } from 'vitest';
 import { FORM_HEADERS, purchase, SECRET } from '../../test/fixtures.js';
 import { type DeliveryMessage, PAYHOOK_CHANNELS } from '../diagnostics/messages.js';
+import type { SignatureHint } from '../errors.js';
 import { SignatureError, type WebhookError } from '../errors.js';
 import { createWebhookHandler, type WebhookHandlerOptions } from '../handler.js';
 import { encodeBase64Url } from '../runtime/base64url.js';
-import { DIAGNOSIS_MAX_DATA, diagnoseSignature, type SignatureHint } from './diagnosis.js';
+import { DIAGNOSIS_MAX_DATA, diagnoseSignature } from './diagnosis.js';
 import { sign } from './signature.js';
 import { explainDelivery, verifyNotification } from './verify.js';
 

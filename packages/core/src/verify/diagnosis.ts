@@ -1,26 +1,8 @@
-import type { WebhookError } from '../errors.js';
-import type { Envelope } from '../http/body.js';
+import type { SignatureHint, WebhookError } from '../errors.js';
+import type { Envelope } from '../http/request.js';
 import { dataCandidates } from './alterations.js';
 import { type Secret, secretValue } from './secrets.js';
 import { matchSecret, normalizeSignature, type SignatureAlgorithm } from './signature.js';
-
-/**
- * What most likely happened to a delivery refused for its signature (docs/errors.md lists each). Told to the
- * operator (the log, `onError`'s error, the span), never to the sender, and never a reason to accept it.
- */
-export type SignatureHint =
-  | 'sha1'
-  | 'sha1_length'
-  | 'sha256'
-  | 'sha256_length'
-  | 'signature_whitespace'
-  | 'data_whitespace'
-  | 'data_percent_encoded'
-  | 'data_reencoded'
-  | 'data_altered_plus_space'
-  | 'data_reserialised'
-  | 'secret_whitespace'
-  | 'secret_for_other_project';
 
 /**
  * The largest `data` a refusal is diagnosed by hashing (a notification is a few kilobytes); past it only the

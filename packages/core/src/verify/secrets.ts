@@ -1,6 +1,6 @@
 import { SignatureError } from '../errors.js';
 import { hasAtMostJsonValues } from '../http/envelope.js';
-import { decodeDataText, parseDataJson } from '../notification/decode.js';
+import { decodeDataText, parseDataJson } from '../notification/parse.js';
 
 /** A secret, optionally named so a match can be reported by name (rotation). */
 export type Secret = string | { readonly id: string; readonly secret: string };

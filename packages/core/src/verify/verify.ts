@@ -1,9 +1,9 @@
 import { SignatureError, WebhookError } from '../errors.js';
-import { type Envelope, parseRawBody } from '../http/body.js';
+import { parseRawBody } from '../http/body.js';
 import { envelopeFromObject } from '../http/envelope.js';
+import type { Envelope } from '../http/request.js';
 import { notificationFromData } from '../notification/parse.js';
 import type { Notification } from '../notification/types.js';
-import { isPromiseLike } from '../runtime/promise.js';
 import { diagnoseSignature } from './diagnosis.js';
 import {
   type Secret,
@@ -97,9 +97,12 @@ export function verifyEnvelope(
   algorithm: SignatureAlgorithm,
 ): VerifiedEnvelope | Promise<VerifiedEnvelope> {
   const check = checkAgainst(envelope.data, envelope.signature, secrets, algorithm);
-  return isPromiseLike(check)
-    ? check.then((resolved) => verifiedEnvelope(envelope, resolved, secrets, algorithm))
-    : verifiedEnvelope(envelope, check, secrets, algorithm);
+  if (check instanceof Promise) {
+    return check.then((resolved) => verifiedEnvelope(envelope, resolved, secrets, algorithm));
+  }
+  const { result } = check as SignatureCheck;
+  if (!result.valid) throw signatureRefusal(envelope, result, check as SignatureCheck, secrets, algorithm);
+  return { secret: result, notification: notificationFromData(envelope.data) };
 }
 
 /** `{` after optional whitespace: a JSON envelope (no form body starts with it; the handler goes by Content-Type). */

@@ -50,7 +50,7 @@ describe('createApiClient().resend answer size', () => {
     expect([error?.code, error?.status, error?.message]).toEqual([
       'api.answer_too_large',
       200,
-      `[@payhook/core] GET /api/v1/pos/${POS}/orders/o-1/purchase?callback=true answered 200 with a body over maxAnswerBytes (1048576 bytes): left unread; raise maxAnswerBytes if the service's records are that large.`,
+      `[@payhook/payments] GET /api/v1/pos/${POS}/orders/o-1/purchase?callback=true answered 200 with a body over maxAnswerBytes (1048576 bytes): left unread; raise maxAnswerBytes if the service's records are that large.`,
     ]);
     // The client cancelled the stream: the service could write only what the socket buffers held.
     expect(await big.sent).toBeLessThan(32 * MiB);
@@ -94,6 +94,6 @@ describe('createApiClient().resend answer size', () => {
   it.each([[0], [-1], [1.5], [Number.NaN]])('refuses maxAnswerBytes %s', (maxAnswerBytes) => {
     expect(() =>
       createApiClient({ baseUrl: 'https://pay.test', posId: POS, ...SECRETS, maxAnswerBytes }),
-    ).toThrow(`[@payhook/core] maxAnswerBytes must be a positive integer, not ${maxAnswerBytes}.`);
+    ).toThrow(`[@payhook/payments] maxAnswerBytes must be a positive integer, not ${maxAnswerBytes}.`);
   });
 });

@@ -1,7 +1,7 @@
-import type { PaymentRegistry } from '../watch/register.js';
 import { type Answer, readAnswer } from './api-answer.js';
 import { ApiError } from './api-errors.js';
 import type { RequestSigner } from './request-signer.js';
+import type { PaymentRegistry } from './watched-create.js';
 
 // One signed call to the service's API, shared by every method of the client.
 
@@ -35,7 +35,7 @@ export interface Settings {
 export function segment(name: string, value: string): string {
   if (value === '.' || value === '..') {
     throw new TypeError(
-      `[@payhook/core] ${name} ${JSON.stringify(value)} cannot be sent as a path segment: URL normalisation removes it, and the request would reach another path.`,
+      `[@payhook/payments] ${name} ${JSON.stringify(value)} cannot be sent as a path segment: URL normalisation removes it, and the request would reach another path.`,
     );
   }
   return encodeURIComponent(value);
@@ -107,7 +107,9 @@ async function signed(
     const signing = settings.signRequest({ ...request, apiKey: settings.apiKey });
     const signature = await Promise.race([signing, timedOut]);
     if (typeof signature !== 'string' || signature === '' || /\s/.test(signature)) {
-      throw new TypeError('[@payhook/core] signRequest must return a non-empty string without whitespace.');
+      throw new TypeError(
+        '[@payhook/payments] signRequest must return a non-empty string without whitespace.',
+      );
     }
     return signature;
   } finally {

@@ -94,7 +94,7 @@ describe('createApiClient().resend', () => {
       'Invalid pos_id field or credentials',
     ]);
     expect(error.message).toBe(
-      `[@payhook/core] GET /api/v1/pos/${POS}/orders/order-1/purchase?callback=true answered 401 (S-404: Invalid pos_id field or credentials): the likely causes are authScheme (sent "SVC", the spec's stand-in for the service's own word: set the word your service uses) and the request signature (signRequest, or apiSecret for the default HMAC-SHA256 of the body); then check apiKey, endpointsKey and posId.`,
+      `[@payhook/payments] GET /api/v1/pos/${POS}/orders/order-1/purchase?callback=true answered 401 (S-404: Invalid pos_id field or credentials): the likely causes are authScheme (sent "SVC", the spec's stand-in for the service's own word: set the word your service uses) and the request signature (signRequest, or apiSecret for the default HMAC-SHA256 of the body); then check apiKey, endpointsKey and posId.`,
     );
     expectNoSecret(error);
   });
@@ -129,7 +129,7 @@ describe('createApiClient().resend', () => {
     expect(error.code).toBe('api.server');
     expect([error.serviceCode, error.serviceMessage]).toEqual([undefined, undefined]);
     expect(error.message).toBe(
-      `[@payhook/core] GET /api/v1/pos/${POS}/orders/order-1/purchase?callback=true answered 502: the service failed; ask again later.`,
+      `[@payhook/payments] GET /api/v1/pos/${POS}/orders/order-1/purchase?callback=true answered 502: the service failed; ask again later.`,
     );
   });
 
@@ -140,7 +140,7 @@ describe('createApiClient().resend', () => {
     expect(error.code).toBe('api.timeout');
     expect(error.status).toBeUndefined();
     expect(error.message).toBe(
-      `[@payhook/core] GET /api/v1/pos/${POS}/orders/order-1/purchase?callback=true: no answer within 50 ms.`,
+      `[@payhook/payments] GET /api/v1/pos/${POS}/orders/order-1/purchase?callback=true: no answer within 50 ms.`,
     );
   });
 
@@ -157,7 +157,7 @@ describe('createApiClient().resend', () => {
     expect(error).toBeInstanceOf(ApiError);
     expect((error as ApiError).code).toBe('api.timeout');
     expect((error as ApiError).message).toBe(
-      `[@payhook/core] GET /api/v1/pos/${POS}/orders/order-1/purchase?callback=true: signRequest gave no signature within 50 ms (timeoutMs); nothing was sent.`,
+      `[@payhook/payments] GET /api/v1/pos/${POS}/orders/order-1/purchase?callback=true: signRequest gave no signature within 50 ms (timeoutMs); nothing was sent.`,
     );
     expect(seen).toEqual([]);
   });
@@ -231,13 +231,13 @@ describe('createApiClient().resend', () => {
     ],
   ])('refuses a wrong %s when built, naming it and never its value: %j', (_name, options, message) => {
     expect(() => createApiClient({ ...BASE, ...options } as ApiClientOptions)).toThrow(
-      new TypeError(`[@payhook/core] ${message}`),
+      new TypeError(`[@payhook/payments] ${message}`),
     );
   });
 
   it('hmacRequestSigner refuses an empty apiSecret, naming it', () => {
     expect(() => hmacRequestSigner('')).toThrow(
-      new TypeError('[@payhook/core] apiSecret must be a non-empty string, not an empty string.'),
+      new TypeError('[@payhook/payments] apiSecret must be a non-empty string, not an empty string.'),
     );
   });
 
@@ -310,7 +310,7 @@ describe('createApiClient({ authScheme })', () => {
     'refuses an authScheme that is not letters, digits and - (%j)',
     (authScheme) => {
       expect(() => api('https://pay.test', authScheme)).toThrow(
-        `[@payhook/core] authScheme must be a word of letters, digits and '-' (the service's, e.g. in its X-API-AUTH examples), not ${JSON.stringify(authScheme)}.`,
+        `[@payhook/payments] authScheme must be a word of letters, digits and '-' (the service's, e.g. in its X-API-AUTH examples), not ${JSON.stringify(authScheme)}.`,
       );
     },
   );
@@ -325,7 +325,7 @@ describe('createApiClient({ authScheme })', () => {
       );
     expect([error.code, error.message]).toEqual([
       'api.unauthorized',
-      `[@payhook/core] GET /api/v1/pos/${POS}/orders/o-1/purchase?callback=true answered 401 (S-404: no): the likely causes are authScheme (sent "ABCD") and the request signature (signRequest, or apiSecret for the default HMAC-SHA256 of the body); then check apiKey, endpointsKey and posId.`,
+      `[@payhook/payments] GET /api/v1/pos/${POS}/orders/o-1/purchase?callback=true answered 401 (S-404: no): the likely causes are authScheme (sent "ABCD") and the request signature (signRequest, or apiSecret for the default HMAC-SHA256 of the body); then check apiKey, endpointsKey and posId.`,
     ]);
   });
 });
@@ -346,11 +346,11 @@ describe('createApiClient().resend path segments', () => {
     });
     for (const orderId of ['..', '.']) {
       await expect(client.resend({ orderId })).rejects.toThrow(
-        `[@payhook/core] orderId ${JSON.stringify(orderId)} cannot be sent as a path segment: URL normalisation removes it, and the request would reach another path.`,
+        `[@payhook/payments] orderId ${JSON.stringify(orderId)} cannot be sent as a path segment: URL normalisation removes it, and the request would reach another path.`,
       );
     }
     expect(() => createApiClient({ baseUrl: url, ...SECRETS, posId: '..' })).toThrow(
-      '[@payhook/core] posId ".." cannot be sent as a path segment',
+      '[@payhook/payments] posId ".." cannot be sent as a path segment',
     );
     expect(seen).toEqual([]);
     const ids = ['a/b', '?x=1', '#top', '100%', '%2e%2e', '.hidden', 'a..b', '...'];

@@ -5,9 +5,8 @@ import {
   optionalFunction,
   optionError,
   positiveInteger,
-} from '@payhook/core/adapter';
+} from '../option-checks.js';
 import type { OperationRecord } from '../validation/requests.js';
-import { type PaymentRegistry, sendWatched } from '../watch/register.js';
 import { failure, parseObject } from './api-answer.js';
 import { call, type Settings, segment } from './api-call.js';
 import { ApiError } from './api-errors.js';
@@ -31,6 +30,7 @@ import type {
 import { splitCaptureBody, voidBody } from './operations.js';
 import { createRedactor } from './redact.js';
 import { hmacRequestSigner, type RequestSigner } from './request-signer.js';
+import { type PaymentRegistry, sendWatched } from './watched-create.js';
 
 /**
  * Where the service's API is and how to authenticate to it (spec part 5).
@@ -261,7 +261,7 @@ function checkedSettings(options: ApiClientOptions): Settings {
   const signer = optionalFunction('signRequest', options.signRequest);
   if (signer === undefined && options.apiSecret === undefined) {
     throw new TypeError(
-      '[@payhook/core] the API client needs apiSecret (for the default HMAC-SHA256 request signature) or signRequest.',
+      '[@payhook/payments] the API client needs apiSecret (for the default HMAC-SHA256 request signature) or signRequest.',
     );
   }
   // A timer: AbortSignal.timeout past 2^31 - 1 ms fires at once, and every call would fail api.timeout.
@@ -269,7 +269,7 @@ function checkedSettings(options: ApiClientOptions): Settings {
   const authScheme = options.authScheme ?? 'SVC';
   if (typeof authScheme !== 'string' || !AUTH_SCHEME.test(authScheme)) {
     throw new TypeError(
-      `[@payhook/core] authScheme must be a word of letters, digits and '-' (the service's, e.g. in its X-API-AUTH examples), not ${JSON.stringify(authScheme)}.`,
+      `[@payhook/payments] authScheme must be a word of letters, digits and '-' (the service's, e.g. in its X-API-AUTH examples), not ${JSON.stringify(authScheme)}.`,
     );
   }
   const maxAnswerBytes = positiveInteger('maxAnswerBytes', options.maxAnswerBytes, 1_048_576);
@@ -310,12 +310,12 @@ function secretAuthOf(options: ApiClientOptions, base: URL, wordAndKey: string):
   if (authForm === 'hmac') return undefined;
   if (typeof options.apiSecret !== 'string') {
     throw new TypeError(
-      "[@payhook/core] authForm 'secret' sends <authScheme> <API_KEY>:<API_SECRET>: it needs apiSecret.",
+      "[@payhook/payments] authForm 'secret' sends <authScheme> <API_KEY>:<API_SECRET>: it needs apiSecret.",
     );
   }
   if (base.protocol !== 'https:' && !LOOPBACK.test(base.hostname)) {
     throw new TypeError(
-      `[@payhook/core] authForm 'secret' sends the API secret itself in X-API-AUTH: only over https (or to loopback), and baseUrl is plain http to ${base.hostname}.`,
+      `[@payhook/payments] authForm 'secret' sends the API secret itself in X-API-AUTH: only over https (or to loopback), and baseUrl is plain http to ${base.hostname}.`,
     );
   }
   return `${wordAndKey}:${nonEmptyString('apiSecret', options.apiSecret, false)}`;
@@ -325,11 +325,11 @@ function secretAuthOf(options: ApiClientOptions, base: URL, wordAndKey: string):
 function resendPath(settings: Settings, request: ResendRequest): string {
   const operation = request.operation ?? 'purchase';
   if (typeof request.orderId !== 'string' || request.orderId === '') {
-    throw new TypeError('[@payhook/core] orderId must be a non-empty string.');
+    throw new TypeError('[@payhook/payments] orderId must be a non-empty string.');
   }
   if (!OPERATION.test(operation)) {
     throw new TypeError(
-      `[@payhook/core] operation must be a word such as purchase, not ${JSON.stringify(operation)}.`,
+      `[@payhook/payments] operation must be a word such as purchase, not ${JSON.stringify(operation)}.`,
     );
   }
   const query = new URLSearchParams({ callback: 'true' });

@@ -62,7 +62,10 @@ export class ApiError extends Error {
       violations?: readonly ApiViolation[];
     },
   ) {
-    super(`[@payhook/core] ${message}`, options?.cause === undefined ? undefined : { cause: options.cause });
+    super(
+      `[@payhook/payments] ${message}`,
+      options?.cause === undefined ? undefined : { cause: options.cause },
+    );
     this.code = code;
     this.status = options?.status;
     this.serviceCode = options?.serviceCode;

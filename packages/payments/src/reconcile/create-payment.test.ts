@@ -186,7 +186,7 @@ describe('createPayment answers', () => {
     const error = await rejected(slow.createPayment(DIRECT));
     expect([error.code, error.status, service.seen.length]).toEqual(['api.timeout', undefined, 1]);
     expect(error.message).toBe(
-      '[@payhook/core] POST /api/v1/payment: no answer within 50 ms. The payment may exist: do not create it again; ask with resend({ orderId }) or wait for its webhook.',
+      '[@payhook/payments] POST /api/v1/payment: no answer within 50 ms. The payment may exist: do not create it again; ask with resend({ orderId }) or wait for its webhook.',
     );
   });
 });

@@ -68,7 +68,7 @@ const CHECKOUT_PATH = /\/checkout\/([^/]+)\/form\/?$/;
  */
 export function prepareCreate(request: unknown, checks: CreateChecks): PreparedCreate {
   if (request === null || typeof request !== 'object' || Array.isArray(request)) {
-    throw new TypeError('[@payhook/core] a create request must be an object.');
+    throw new TypeError('[@payhook/payments] a create request must be an object.');
   }
   const body: Record<string, unknown> = { pos_id: checks.posId, ...request };
   const where = `POST ${checks.base.pathname}api/v1/${checks.split ? 'split/purchase' : 'payment'}`;

@@ -23,7 +23,7 @@ function failedCall(settings: Settings, method: string, path: string, redact: (t
 /** `GET …/pos/<pos_id>/orders/<order_id>`: the order's records. */
 export async function operations(settings: Settings, orderId: string): Promise<OrderOperation[]> {
   if (typeof orderId !== 'string' || orderId === '') {
-    throw new TypeError('[@payhook/core] orderId must be a non-empty string.');
+    throw new TypeError('[@payhook/payments] orderId must be a non-empty string.');
   }
   const built = `${settings.base.pathname}api/v1/pos/${segment('posId', settings.posId)}/orders/${segment('orderId', orderId)}`;
   const { answer, path, redact } = await call(settings, 'GET', built);

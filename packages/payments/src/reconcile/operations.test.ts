@@ -92,7 +92,7 @@ describe('createApiClient() secondary operations', () => {
     const over = await refusal(client.refund({ orderId: 'o-1', amount: 60.01, currency: 'UAH' }));
     expect(over.code).toBe('api.amount_exceeded');
     expect(over.message).toBe(
-      '[@payhook/core] POST /api/v1/refund not sent: refund_amount 60.01 UAH is more than what is left to refund (60.00); nothing was sent.',
+      '[@payhook/payments] POST /api/v1/refund not sent: refund_amount 60.01 UAH is more than what is left to refund (60.00); nothing was sent.',
     );
     const twice = await refusal(client.capture({ orderId: 'o-1', amount: 1, currency: 'UAH' }));
     expect(twice.code).toBe('api.amount_exceeded');
@@ -161,7 +161,7 @@ describe('createApiClient() secondary operations', () => {
     );
     expect(error.code).toBe('api.timeout');
     expect(error.message).toBe(
-      '[@payhook/core] POST /api/v1/refund: no answer within 50 ms. The outcome is unknown: the refund may have been made. Do not send it again (the service shows no idempotency key); learn it with getOperations("o-1") or from its webhook.',
+      '[@payhook/payments] POST /api/v1/refund: no answer within 50 ms. The outcome is unknown: the refund may have been made. Do not send it again (the service shows no idempotency key); learn it with getOperations("o-1") or from its webhook.',
     );
     expect(seen).toHaveLength(1);
   });
@@ -184,7 +184,7 @@ describe("createApiClient({ authForm: 'secret' })", () => {
 
   it('refuses the secret form over plain http to a host that is not loopback', () => {
     expect(() => clientOf('http://pay.example', { authForm: 'secret' })).toThrow(
-      "[@payhook/core] authForm 'secret' sends the API secret itself in X-API-AUTH: only over https (or to loopback), and baseUrl is plain http to pay.example.",
+      "[@payhook/payments] authForm 'secret' sends the API secret itself in X-API-AUTH: only over https (or to loopback), and baseUrl is plain http to pay.example.",
     );
     expect(() => clientOf('https://pay.example', { authForm: 'secret' })).not.toThrow();
     expect(() => clientOf('http://pay.example')).not.toThrow();

@@ -136,7 +136,7 @@ function checkedCents(field: string, value: unknown, violations: ApiViolation[])
 
 function checkOrderId(orderId: unknown): void {
   if (typeof orderId !== 'string' || orderId === '') {
-    throw new TypeError('[@payhook/core] orderId must be a non-empty string.');
+    throw new TypeError('[@payhook/payments] orderId must be a non-empty string.');
   }
 }
 

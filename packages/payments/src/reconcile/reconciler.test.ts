@@ -84,7 +84,7 @@ describe('createReconciler().run', () => {
     expect(report.counts).toEqual({ applied: 1, requested: 1, pending: 2, failed: 2, given_up: 1 });
     expect((report.results[4]!.error as ApiError).code).toBe('api.not_found');
     expect(report.results[4]!.reason).toBe(
-      '[@payhook/core] GET … answered 404: the service knows no such order.',
+      '[@payhook/payments] GET … answered 404: the service knows no such order.',
     );
     expect(report.results[6]!.reason).toBe('created 8 day(s) ago: past giveUpAfterMs.');
     expect(requests.map((r) => r.orderId).sort()).toEqual([
@@ -154,7 +154,7 @@ describe('createReconciler().run', () => {
       [
         'failed',
         'api.answer_mismatch',
-        '[@payhook/core] the service answered the record of another order than mine: not applied.',
+        '[@payhook/payments] the service answered the record of another order than mine: not applied.',
       ],
       [
         'failed',
@@ -201,7 +201,7 @@ describe('createReconciler().run', () => {
     const refused = (text: string) => [
       'failed',
       'api.answer_mismatch',
-      `[@payhook/core] ${text}: not applied.`,
+      `[@payhook/payments] ${text}: not applied.`,
     ];
     expect(report.results.map((r) => [r.status, (r.error as ApiError | undefined)?.code, r.reason])).toEqual([
       refused("the service answered, for order project, a record of another project than the client's posId"),
@@ -350,7 +350,7 @@ describe('createReconciler().run', () => {
     const { client } = stubClient({});
     expect(() =>
       createReconciler({ api: client, listPending: () => [], ...options } as ReconcilerOptions),
-    ).toThrow(new TypeError(`[@payhook/core] ${message}`));
+    ).toThrow(new TypeError(`[@payhook/payments] ${message}`));
   });
 
   it('builds with every option at a valid value', () => {

@@ -1,6 +1,7 @@
 import type { WebhookHandler, WebhookOutcome } from '@payhook/core';
 import { parseNotification, parseTimestamp } from '@payhook/core';
-import { isMissing, optionalFunction, optionError, positive } from '@payhook/core/adapter';
+import { isMissing } from '@payhook/core/adapter';
+import { optionalFunction, optionError, positive } from '../option-checks.js';
 import {
   type ApiClientOptions,
   createApiClient,

@@ -1,4 +1,5 @@
-import { hmacSha256Hex, nonEmptyString } from '@payhook/core/adapter';
+import { hmacSha256Hex } from '@payhook/core/adapter';
+import { nonEmptyString } from '../option-checks.js';
 
 /**
  * What a request signature may be computed over: the method, the path with its query exactly as sent (each

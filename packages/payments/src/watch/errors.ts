@@ -18,7 +18,7 @@ export class WatchError extends Error {
   readonly status: number = 400;
 
   constructor(code: WatchErrorCode, message: string) {
-    super(`[@payhook/core] ${message}`);
+    super(`[@payhook/payments] ${message}`);
     this.code = code;
   }
 }

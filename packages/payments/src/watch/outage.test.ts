@@ -110,7 +110,7 @@ describe('the payment watch while the service’s API cannot be reached', () => 
     expect((w.outages[0]!.error as ApiError).code).toBe('api.network');
     expect(w.logged).toEqual(
       Array(2).fill(
-        "[@payhook/core] payment watch: the service's API could not be reached about 3 payment(s) (api.network: 3): no try counted, asked again in 900000 ms (retryAfterMs). First error: GET /api/v1/pos-1/orders/o/purchase failed: ECONNREFUSED",
+        "[@payhook/payments] payment watch: the service's API could not be reached about 3 payment(s) (api.network: 3): no try counted, asked again in 900000 ms (retryAfterMs). First error: GET /api/v1/pos-1/orders/o/purchase failed: ECONNREFUSED",
       ),
     );
   });
@@ -253,7 +253,7 @@ describe('the payment watch while the service’s API cannot be reached', () => 
     await w.watch.register({ orderId: 'o' });
     await w.run(1);
     expect(w.logged.at(-1)).toBe(
-      "[@payhook/core] payment watch: the service's API could not be reached about 1 payment(s) (api.network: 1): 1 reported api_unreachable, no longer watched. First error: GET /api/v1/pos-1/orders/o/purchase failed: ECONNREFUSED",
+      "[@payhook/payments] payment watch: the service's API could not be reached about 1 payment(s) (api.network: 1): 1 reported api_unreachable, no longer watched. First error: GET /api/v1/pos-1/orders/o/purchase failed: ECONNREFUSED",
     );
   });
 

@@ -121,14 +121,14 @@ const shown = (text: string, max: number) => printable(text, max);
 function describeOverdue(p: OverduePayment): string {
   const order = `order "${shown(p.orderId, 256)}" (${shown(p.operation, 32)}, created ${p.createdAt.toISOString()})`;
   if (p.reason === 'unknown_order') {
-    return `[@payhook/core] payment watch: the service does not know ${order}: no longer watched. Check that the payment was created (its creation may have failed before reaching the service).`;
+    return `[@payhook/payments] payment watch: the service does not know ${order}: no longer watched. Check that the payment was created (its creation may have failed before reaching the service).`;
   }
   if (p.reason === 'api_unreachable') {
-    return `[@payhook/core] payment watch: the service's API could not be asked about ${order} (last: ${shown(p.errorCode ?? p.lastResult, 64)}) for unreachableAfterMs: no longer watched. Look it up with the service once it answers.`;
+    return `[@payhook/payments] payment watch: the service's API could not be asked about ${order} (last: ${shown(p.errorCode ?? p.lastResult, 64)}) for unreachableAfterMs: no longer watched. Look it up with the service once it answers.`;
   }
   const status = p.paymentStatus ? `, status ${shown(p.paymentStatus, 64)}` : '';
   const last = `${p.lastResult}${status}${p.errorCode ? `, ${shown(p.errorCode, 64)}` : ''}`;
-  return `[@payhook/core] payment watch: ${order} still has no final notification after ${p.tries} tries (last: ${last}): no longer watched. Look it up with the service.`;
+  return `[@payhook/payments] payment watch: ${order} still has no final notification after ${p.tries} tries (last: ${last}): no longer watched. Look it up with the service.`;
 }
 
 function describeOutage(
@@ -153,6 +153,6 @@ function describeOutage(
       : []),
     ...(reported > 0 ? [`${reported} reported api_unreachable, no longer watched`] : []),
   ].join('; ');
-  const first = shown(failures[0]!.error.message.replace(/^\[@payhook\/core\] /, ''), 1_000);
-  return `[@payhook/core] payment watch: the service's API could not be reached about ${failures.length} payment(s) (${counts}${notAsked}): ${outcome}. First error: ${first}`;
+  const first = shown(failures[0]!.error.message.replace(/^\[@payhook\/(core|payments)\] /, ''), 1_000);
+  return `[@payhook/payments] payment watch: the service's API could not be reached about ${failures.length} payment(s) (${counts}${notAsked}): ${outcome}. First error: ${first}`;
 }

@@ -106,7 +106,7 @@ export async function migrateWatch(client: PgQueryable, options?: MigrateOptions
     sql: watchMigrationSql(options?.table),
     failure: (missing, ms, attempts, cause) =>
       new Error(
-        `[@payhook/core] migrateWatch could not add ${missing.join(' and ')} of ${t.name}: its lock was not granted within ${ms} ms (lockTimeoutMs) in ${attempts} attempts. Nothing was changed; run it again, or raise lockTimeoutMs.`,
+        `[@payhook/payments] migrateWatch could not add ${missing.join(' and ')} of ${t.name}: its lock was not granted within ${ms} ms (lockTimeoutMs) in ${attempts} attempts. Nothing was changed; run it again, or raise lockTimeoutMs.`,
         { cause },
       ),
   });
@@ -136,7 +136,7 @@ export class PostgresWatchStore implements WatchStore {
 
   constructor(options: PostgresWatchStoreOptions) {
     if (typeof options.pool?.query !== 'function') {
-      throw new TypeError('[@payhook/core] PostgresWatchStore needs a pg Pool or Client (pool).');
+      throw new TypeError('[@payhook/payments] PostgresWatchStore needs a pg Pool or Client (pool).');
     }
     const t = watchTable(options.table);
     const name = t.name;
@@ -231,7 +231,7 @@ export class PostgresWatchStore implements WatchStore {
       if (code !== '42P01' && code !== '42703') throw error;
       const what = code === '42P01' ? 'does not exist' : 'lacks a column this version needs';
       throw new Error(
-        `[@payhook/core] the watch's table ${what}: run ${this.#table} from @payhook/core/postgres before the first payment is watched.`,
+        `[@payhook/payments] the watch's table ${what}: run ${this.#table} from @payhook/core/postgres before the first payment is watched.`,
         { cause: error },
       );
     }

@@ -7,8 +7,8 @@ import { formBody, post, purchase, SECRET } from '../../../core/test/fixtures.js
 import { createPaymentLedger } from '../ledger/ledger.js';
 import type { ResendClient, ResendRequest } from '../reconcile/api-client.js';
 import { ApiError } from '../reconcile/api-errors.js';
+import { sendWatched } from '../reconcile/watched-create.js';
 import { MemoryWatchStore } from './memory.js';
-import { sendWatched } from './register.js';
 import { createPaymentWatch, type PaymentWatchOptions } from './watch.js';
 
 const T = Date.parse('2026-11-25T09:00:00Z');

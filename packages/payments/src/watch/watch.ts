@@ -1,13 +1,7 @@
 import type { Notification, WebhookHandler } from '@payhook/core';
-import {
-  duration,
-  isMissing,
-  optionalFunction,
-  optionError,
-  positive,
-  positiveInteger,
-} from '@payhook/core/adapter';
+import { isMissing } from '@payhook/core/adapter';
 import type { PaymentLedger } from '../ledger/ledger.js';
+import { duration, optionalFunction, optionError, positive, positiveInteger } from '../option-checks.js';
 import { type ApiClientOptions, createApiClient, type ResendClient } from '../reconcile/api-client.js';
 import { BoundedWatchStore } from './bounded.js';
 import { isFinalStatus, type WatchStore, watchRefusal } from './contract.js';

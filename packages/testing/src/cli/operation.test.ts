@@ -118,7 +118,7 @@ describe('payhook operation against payhook serve', () => {
     const over = await operation('refund', '--order', 'cli-auth', '--amount', '500', '--currency', 'XTS');
     expect(over.code).toBe(1);
     expect(over.err).toMatch(
-      /^payhook operation: api\.amount_exceeded: \[@payhook\/core\] POST \/api\/v1\/refund not sent/,
+      /^payhook operation: api\.amount_exceeded: \[@payhook\/payments\] POST \/api\/v1\/refund not sent/,
     );
     const unknown = await operation('status', '--order', 'nope');
     expect(unknown.code).toBe(1);

@@ -69,7 +69,7 @@ describe('payhook reconcile against payhook serve', () => {
     expect(out).toEqual([
       'lost-1 purchase: requested (payment success)',
       'lost-2 purchase: requested (payment success)',
-      `nobody refund: failed — [@payhook/core] GET /api/v1/pos/${fake.fake.project.posId}/orders/nobody/refund?callback=true answered 404 (N-404: No such payment.): the service knows no such order.`,
+      `nobody refund: failed — [@payhook/payments] GET /api/v1/pos/${fake.fake.project.posId}/orders/nobody/refund?callback=true answered 404 (N-404: No such payment.): the service knows no such order.`,
       '3 order(s): 2 requested, 0 still pending, 1 failed.',
     ]);
     expect(code).toBe(1);
@@ -142,7 +142,7 @@ describe('payhook reconcile against a service that echoes the credentials it got
     const code = await runCli([...argv, '--endpoints-key', credentials.endpointsKey], io);
     expect([code, err]).toEqual([1, []]);
     expect(out).toEqual([
-      'o-1 purchase: failed — [@payhook/core] GET /api/v1/pos/p-1/orders/o-1/purchase?callback=true answered 401 ([redacted]: Invalid credentials: [redacted] [redacted] (secret [redacted])): the likely causes are authScheme (sent "ABCD") and the request signature (signRequest, or apiSecret for the default HMAC-SHA256 of the body); then check apiKey, endpointsKey and posId.',
+      'o-1 purchase: failed — [@payhook/payments] GET /api/v1/pos/p-1/orders/o-1/purchase?callback=true answered 401 ([redacted]: Invalid credentials: [redacted] [redacted] (secret [redacted])): the likely causes are authScheme (sent "ABCD") and the request signature (signRequest, or apiSecret for the default HMAC-SHA256 of the body); then check apiKey, endpointsKey and posId.',
       '1 order(s): 0 requested, 0 still pending, 1 failed.',
     ]);
     for (const secret of [credentials.apiKey, credentials.endpointsKey, credentials.secret, signature]) {

@@ -1,5 +1,5 @@
 import { randomInt } from 'node:crypto';
-import { SCHEME_WORD } from '../fake/auth.js';
+import { SCHEME_WORD } from '../fake/service.js';
 import { type FakeServerOptions, startFakeServer } from '../server.js';
 import { algorithmFrom, secretsFrom, UsageError } from './args.js';
 import { defineCommand, type OptionValues } from './command.js';

@@ -1,6 +1,7 @@
-import { type ApiRequest, type ApiResponse, failure, header, json, readJson } from './api.js';
+import { failure, header, json, readJson } from './api.js';
 import type { Duration } from './calendar.js';
 import { FakeServiceError } from './errors.js';
+import type { ApiRequest, ApiResponse } from './exchange.js';
 import type { DeliveryFaults } from './outbox.js';
 import type { PaymentOutcome } from './outcomes.js';
 import type { FakeService } from './service.js';

@@ -3,36 +3,10 @@ import { renderReceiptPage } from '../pages/receipt.js';
 import { authenticate } from './auth.js';
 import { checkoutPage, html } from './checkout-http.js';
 import { credentialsError, FakeServiceError } from './errors.js';
+import type { ApiRequest, ApiResponse } from './exchange.js';
 import type { OperationRoute } from './operation-requests.js';
 import type { FakeProject } from './projects.js';
 import type { FakeService } from './service.js';
-
-/**
- * One HTTP request to the fake service, as either transport describes it.
- *
- * @example
- * handleApiRequest(fake, { method: 'GET', url: '/api/v1/checkout/abc/form', headers: {}, body: '' });
- */
-export interface ApiRequest {
-  method: string;
-  /** Path and query, e.g. `/api/v1/pos/…/orders/o-1/purchase?callback=true`. */
-  url: string;
-  headers: Readonly<Record<string, string | readonly string[] | undefined>>;
-  /** The body as received; '' without one. */
-  body: string;
-}
-
-/**
- * The fake service's answer.
- *
- * @example
- * const { status, headers, body } = handleApiRequest(fake, request);
- */
-export interface ApiResponse {
-  status: number;
-  headers: Record<string, string>;
-  body: string;
-}
 
 const CHECKOUT = /^\/api\/v1\/checkout\/([^/]+)\/(form|3ds)$/;
 const RECEIPT = /^\/public\/receipt\/([^/]+)$/;

@@ -9,9 +9,6 @@ import type { FakeService } from './service.js';
  */
 const AUTH = /^(?:([A-Za-z0-9-]+)-HMAC-SHA256|([A-Za-z0-9-]+)) ([^\s:]+):(\S+)$/i;
 
-/** A scheme word as `X-API-AUTH` may carry it: letters, digits and `-`. */
-export const SCHEME_WORD = /^[A-Za-z0-9-]+$/;
-
 /** `X-API-AUTH` taken apart. */
 interface AuthHeader {
   /** The scheme word without `-HMAC-SHA256`. */

@@ -1,6 +1,5 @@
 import { randomInt } from 'node:crypto';
 import type { OperationRecord, PaymentRecord } from '@payhook/payments';
-import { SCHEME_WORD } from './auth.js';
 import { nextCharge, runCharges } from './charges.js';
 import {
   checkoutOf,
@@ -34,6 +33,9 @@ import type {
   FakeSubscriptionView,
   Wallet,
 } from './types.js';
+
+/** A scheme word as `X-API-AUTH` may carry it: letters, digits and `-`. */
+export const SCHEME_WORD = /^[A-Za-z0-9-]+$/;
 
 /**
  * A stateful fake of the payment service, with no HTTP inside: projects, payments, operations, subscriptions, a

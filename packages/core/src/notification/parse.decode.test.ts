@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { PayloadError } from '../errors.js';
 import { encodeBase64Url } from '../runtime/base64url.js';
-import { decodeData } from './decode.js';
+import { decodeData } from './parse.js';
 
 function codeOf(fn: () => unknown): string | undefined {
   try {

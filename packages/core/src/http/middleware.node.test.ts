@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FORM_HEADERS, formBody, purchase, SECRET } from '../../test/fixtures.js';
 import { createWebhookHandler } from '../handler.js';
-import { createNodeListener } from './node.js';
+import { createNodeListener } from './middleware.js';
 
 const servers: ReturnType<typeof createServer>[] = [];
 afterEach(() => {
@@ -42,7 +42,8 @@ describe('createNodeListener', () => {
     const webhook = createWebhookHandler<IncomingMessage>({
       secret: SECRET,
       logger: false,
-      handle: () => new Promise((resolve) => setTimeout(resolve, 20)),
+      // Settles a turn after the app's own answer was written: the handler's answer then finds it sent.
+      handle: () => new Promise((resolve) => setImmediate(resolve)),
     });
     const listener = createNodeListener(webhook);
     let settled: Promise<void> | undefined;

@@ -1,8 +1,15 @@
-import { ApiError } from '../reconcile/api-errors.js';
-import type { PaymentWatch } from './watch.js';
+import { ApiError } from './api-errors.js';
 
-/** What the API client needs of a watch. */
-export type PaymentRegistry = Pick<PaymentWatch, 'register' | 'forget'>;
+/**
+ * The registration hook the API client calls around each create: what it needs of a payment watch
+ * (`createPaymentWatch` returns one), so the client does not depend on the watch.
+ */
+export interface PaymentRegistry {
+  /** Records the payment before its create is sent; `false` when it was registered already. */
+  register(payment: { orderId: string; operation: string }): Promise<boolean>;
+  /** Drops a payment whose create the service refused. */
+  forget(orderId: string, operation?: string): Promise<void>;
+}
 
 /**
  * Sends a create with its payment watched from before it leaves: a process that dies between the service's answer
