@@ -194,27 +194,12 @@ async function route(
   }
   const method = req.method ?? 'GET';
   if (url.pathname === '/' && method === 'GET') {
-    const nonce = randomBytes(16).toString('base64');
-    const csp = `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'nonce-${nonce}'; connect-src 'self'; img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`;
-    send(res, 200, 'text/html; charset=utf-8', renderInspectorPage(nonce, pageSettings(context.options)), {
-      'content-security-policy': csp,
-    });
+    sendPage(res, context.options);
     return;
   }
   if (url.pathname === '/deliveries' && method === 'GET') {
     await refresh(context);
-    const since = Math.max(0, Number.parseInt(url.searchParams.get('since') ?? '0', 10) || 0);
-    sendJson(res, 200, {
-      // The list's columns only: a notification and an answer are sent when their delivery is opened.
-      deliveries: context.log.deliveries
-        .slice(since)
-        .map(({ notification: _, answer: __, answerHeaders: ___, ...columns }) => columns),
-      total: context.log.deliveries.length,
-      // The first lines that could not be read and their count: a file of garbage must not make every answer huge.
-      unreadable: context.log.unreadable.slice(0, 20),
-      unreadableCount: context.log.unreadable.length,
-      errors: context.errors,
-    });
+    sendJson(res, 200, deliveryList(context, url));
     return;
   }
   // What the page names by id must have been read: the first read may still be under way.
@@ -236,6 +221,31 @@ async function route(
     return;
   }
   sendJson(res, 404, { error: 'not found' });
+}
+
+/** The page, its script and style allowed by a nonce of this answer alone. */
+function sendPage(res: ServerResponse, options: InspectorOptions): void {
+  const nonce = randomBytes(16).toString('base64');
+  const csp = `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'nonce-${nonce}'; connect-src 'self'; img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`;
+  send(res, 200, 'text/html; charset=utf-8', renderInspectorPage(nonce, pageSettings(options)), {
+    'content-security-policy': csp,
+  });
+}
+
+/** `/deliveries?since=N`: the list's columns of the deliveries after the first N. */
+function deliveryList(context: RouteContext, url: URL): Record<string, unknown> {
+  const since = Math.max(0, Number.parseInt(url.searchParams.get('since') ?? '0', 10) || 0);
+  return {
+    // The list's columns only: a notification and an answer are sent when their delivery is opened.
+    deliveries: context.log.deliveries
+      .slice(since)
+      .map(({ notification: _, answer: __, answerHeaders: ___, ...columns }) => columns),
+    total: context.log.deliveries.length,
+    // The first lines that could not be read and their count: a file of garbage must not make every answer huge.
+    unreadable: context.log.unreadable.slice(0, 20),
+    unreadableCount: context.log.unreadable.length,
+    errors: context.errors,
+  };
 }
 
 function pageSettings(options: InspectorOptions): Record<string, unknown> {
