@@ -229,6 +229,9 @@ function roundRobinPooler(servers: number) {
   };
 }
 
+/** Node emits a warning on the next tick, which a chain of settled promises alone never reaches. */
+const warned = () => new Promise((resolve) => setImmediate(resolve));
+
 describe('a pooler that cannot keep named statements, simulated', () => {
   beforeAll(() => {
     process.on('warning', onWarning);
@@ -244,6 +247,7 @@ describe('a pooler that cannot keep named statements, simulated', () => {
     const { pool, sent } = roundRobinPooler(3);
     const store = new PostgresStore({ pool, batch: false });
     for (let i = 0; i < 10; i++) expect((await store.claim(`k${i}`, 1_000)).status).toBe('claimed');
+    await warned();
     expect(warnings).toHaveLength(1);
     expect(warnings[0]!.message).toContain('pass prepare: false to start that way.');
     const firstUnnamed = sent.findIndex((q) => q.name === undefined);
@@ -254,10 +258,11 @@ describe('a pooler that cannot keep named statements, simulated', () => {
   });
 
   it('a second store on the same pool warns for itself, once', async () => {
-    const { pool } = roundRobinPooler(2);
+    const { pool } = roundRobinPooler(3);
     for (const store of [new PostgresStore({ pool }), new PostgresStore({ pool })]) {
       for (let i = 0; i < 6; i++) await store.claim(`k${i}`, 1_000);
     }
+    await warned();
     expect(warnings.map((w) => w.code)).toEqual(['PAYHOOK_UNNAMED_STATEMENTS', 'PAYHOOK_UNNAMED_STATEMENTS']);
   });
 
@@ -268,6 +273,7 @@ describe('a pooler that cannot keep named statements, simulated', () => {
       const result = await inbox.transaction(`k${i}`, async () => 'ran');
       expect(result).toEqual({ status: 'done', value: 'ran' });
     }
+    await warned();
     expect(warnings).toHaveLength(1);
     expect(warnings[0]!.message).toMatch(/^\[@payhook\/core\] PostgresInbox: PostgreSQL answered/);
     expect(sent.at(-2)).toEqual({
