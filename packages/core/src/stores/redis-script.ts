@@ -21,6 +21,17 @@ export type RunScript = (
 
 type Call = (...args: unknown[]) => Promise<unknown>;
 
+/**
+ * Runs a script, then `WAIT replicas timeoutMs` on the connection that ran it (a cluster's: the master of the key):
+ * resolves what the script returned and how many replicas acknowledged every write made on that connection so far.
+ */
+export type RunScriptAndWait = (
+  script: string,
+  keys: readonly string[],
+  args: readonly string[],
+  wait: { readonly replicas: number; readonly timeoutMs: number },
+) => Promise<[unknown, number]>;
+
 const digests = new Map<string, string>();
 
 function sha1(script: string): string {
@@ -76,3 +87,50 @@ export function scriptRunner(client: RedisClientLike, who: string): RunScript {
     });
   };
 }
+
+interface Pipelining {
+  pipeline(commands: unknown[][]): { exec(): Promise<[Error | null, unknown][] | null> };
+}
+
+/**
+ * `RunScriptAndWait` for the client given, or `undefined` when it cannot send WAIT on the key's connection. An ioredis
+ * client (one Redis or a `Cluster`) sends the script and WAIT in one pipeline, which a cluster sends to the key's
+ * master; a node-redis client sends WAIT once the script answered, on its one connection, and a node-redis cluster
+ * sends it to the key's master (`sendCommand` routed by the key).
+ */
+export function waitingScriptRunner(client: RedisClientLike, who: string): RunScriptAndWait | undefined {
+  const methods = client as unknown as Record<string, unknown>;
+  if (typeof methods.call === 'function') {
+    if (typeof methods.pipeline !== 'function') return undefined;
+    const pipelining = client as unknown as Pipelining;
+    const send = async (head: unknown[], keys: readonly string[], args: readonly string[], wait: Wait) => {
+      const command = [...head, keys.length, ...keys, ...args];
+      const results = await pipelining.pipeline([command, ['wait', wait.replicas, wait.timeoutMs]]).exec();
+      const [[scriptError, answer] = [null, undefined], [waitError, acked] = [null, 0]] = results ?? [];
+      return { scriptError, answer, waitError, acked };
+    };
+    return async (script, keys, args, wait) => {
+      let sent = await send(['evalsha', sha1(script)], keys, args, wait);
+      if (isNoScript(sent.scriptError) || isShaRefused(sent.scriptError)) {
+        sent = await send(['eval', script], keys, args, wait);
+      }
+      if (sent.scriptError) throw sent.scriptError;
+      if (sent.waitError) throw sent.waitError;
+      return [sent.answer, Number(sent.acked)];
+    };
+  }
+  const sendCommand = methods.sendCommand;
+  if (typeof sendCommand !== 'function') return undefined;
+  const run = scriptRunner(client, who);
+  const cluster = typeof methods.getSlotMaster === 'function';
+  return async (script, keys, args, wait) => {
+    const answer = await run(script, keys, args);
+    const command = ['WAIT', String(wait.replicas), String(wait.timeoutMs)];
+    const acked = await (cluster
+      ? (sendCommand as Call).call(client, keys[0], false, command)
+      : (sendCommand as Call).call(client, command));
+    return [answer, Number(acked)];
+  };
+}
+
+type Wait = { readonly replicas: number; readonly timeoutMs: number };

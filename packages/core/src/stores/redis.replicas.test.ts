@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Cluster, Redis } from 'ioredis';
-import { createCluster } from 'redis';
+import { createClient, createCluster } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { purchaseKey, STORE_SECRET, signedPurchase } from '../../test/bodies.js';
 import { formRequest, HANDLED } from '../../test/deliveries.js';
@@ -63,38 +63,55 @@ describe('RedisStore waitForReplicas, checked when the store is built', () => {
   });
 });
 
-describe.skipIf(!redisUp)('RedisStore waitForReplicas on a Redis without replicas', () => {
-  let client: Redis;
-  beforeAll(() => {
-    client = new Redis(REDIS_URL);
-  });
-  afterAll(async () => {
-    const keys = await client.keys(`${PREFIX}*`);
-    if (keys.length > 0) await client.del(...keys);
-    client.disconnect();
-  });
+describe.skipIf(!redisUp).each(['ioredis', 'node-redis'])(
+  'RedisStore waitForReplicas with %s on a Redis without replicas',
+  (flavour) => {
+    let client: Redis;
+    let store: RedisStore;
+    let close: () => Promise<unknown>;
+    beforeAll(async () => {
+      client = new Redis(REDIS_URL);
+      if (flavour === 'ioredis') {
+        store = new RedisStore({ client, prefix: PREFIX, waitForReplicas: { replicas: 1, timeoutMs: 50 } });
+        close = async () => undefined;
+      } else {
+        const nodeRedis = await createClient({ url: REDIS_URL }).connect();
+        store = new RedisStore({
+          client: nodeRedis,
+          prefix: PREFIX,
+          waitForReplicas: { replicas: 1, timeoutMs: 50 },
+        });
+        close = () => nodeRedis.close();
+      }
+    });
+    afterAll(async () => {
+      await close();
+      const keys = await client.keys(`${PREFIX}*`);
+      if (keys.length > 0) await client.del(...keys);
+      client.disconnect();
+    });
 
-  it('answers 503 with Retry-After, says the replicas are missing, releases the claim and runs nothing', async () => {
-    const store = new RedisStore({ client, prefix: PREFIX, waitForReplicas: { replicas: 1, timeoutMs: 50 } });
-    const { webhook, runs } = await handlerOn(store);
-    const paymentId = randomUUID();
-    const answer = await webhook(formRequest(signedPurchase(paymentId)), undefined);
-    expect(answer.status).toBe(503);
-    expect(answer.headers['retry-after']).toBe('1');
-    const error = JSON.parse(answer.body).error;
-    expect(error.code).toBe('store.unavailable');
-    expect(error.message).toMatch(REFUSED_CLAIM);
-    expect(REFUSED_CLAIM.exec(error.message)!.slice(1)).toEqual(['0', '1', '50']);
-    expect(runs()).toBe(0);
-    // Released: the key keeps its fence, and its lease ended.
-    const key = `${PREFIX}${purchaseKey(paymentId)}`;
-    expect(await client.get(key)).toMatch(/^1:[0-9a-f]{32}$/);
-    expect(await client.pttl(key)).toBeLessThanOrEqual(24 * 60 * 60 * 1000);
-    // Without the option the same Redis takes it: the lease was released, so the next claim counts on.
-    const plain = new RedisStore({ client, prefix: PREFIX });
-    expect(await plain.claim(purchaseKey(paymentId), 1_000)).toMatchObject({ status: 'claimed', fence: 2 });
-  });
-});
+    it('answers 503 with Retry-After, says the replicas are missing, releases the claim and runs nothing', async () => {
+      const { webhook, runs } = await handlerOn(store);
+      const paymentId = randomUUID();
+      const answer = await webhook(formRequest(signedPurchase(paymentId)), undefined);
+      expect(answer.status).toBe(503);
+      expect(answer.headers['retry-after']).toBe('1');
+      const error = JSON.parse(answer.body).error;
+      expect(error.code).toBe('store.unavailable');
+      expect(error.message).toMatch(REFUSED_CLAIM);
+      expect(REFUSED_CLAIM.exec(error.message)!.slice(1)).toEqual(['0', '1', '50']);
+      expect(runs()).toBe(0);
+      // Released: the key keeps its fence, and its lease ended.
+      const key = `${PREFIX}${purchaseKey(paymentId)}`;
+      expect(await client.get(key)).toMatch(/^1:[0-9a-f]{32}$/);
+      expect(await client.pttl(key)).toBeLessThanOrEqual(24 * 60 * 60 * 1000);
+      // Without the option the same Redis takes it: the lease was released, so the next claim counts on.
+      const plain = new RedisStore({ client, prefix: PREFIX });
+      expect(await plain.claim(purchaseKey(paymentId), 1_000)).toMatchObject({ status: 'claimed', fence: 2 });
+    });
+  },
+);
 
 describe.skipIf(!clusterUp).each([
   {
