@@ -130,3 +130,25 @@ describe('scriptRunner', () => {
     );
   });
 });
+
+describe('scriptRunner after a failover', () => {
+  it('sends the script with EVAL when an ioredis Cluster met NOSCRIPT on a promoted replica at the end of its redirections', async () => {
+    const calls: string[] = [];
+    const client = {
+      call: () => undefined,
+      evalsha: async () => {
+        calls.push('evalsha');
+        throw new Error(
+          'Too many Cluster redirections. Last error: ReplyError: NOSCRIPT No matching script. Please use EVAL.',
+        );
+      },
+      eval: async () => {
+        calls.push('eval');
+        return 'ran';
+      },
+    };
+    const run = scriptRunner(client as unknown as RedisClientLike, 'a test');
+    expect(await run('return 1', ['key'], [])).toBe('ran');
+    expect(calls).toEqual(['evalsha', 'eval']);
+  });
+});

@@ -47,8 +47,14 @@ function messageOf(error: unknown): string {
   return String((error as { message?: unknown })?.message);
 }
 
+/** NOSCRIPT, alone or as the last error an ioredis Cluster met following a slot to a promoted replica. */
 function isNoScript(error: unknown): boolean {
-  return messageOf(error).startsWith('NOSCRIPT');
+  return /^NOSCRIPT|Last error: ReplyError: NOSCRIPT/.test(messageOf(error));
+}
+
+/** A cluster node's answer that the key's slot is served elsewhere (now, or while it migrates). */
+function isRedirect(error: unknown): boolean {
+  return /^(MOVED|ASK) /.test(messageOf(error));
 }
 
 /** EVALSHA itself refused (renamed away, or left out of the user's ACL), where EVAL may run: nothing ran. */
@@ -109,14 +115,25 @@ export function waitingScriptRunner(client: RedisClientLike, who: string): RunSc
       const [[scriptError, answer] = [null, undefined], [waitError, acked] = [null, 0]] = results ?? [];
       return { scriptError, answer, waitError, acked };
     };
+    // A Cluster follows MOVED and ASK for a pipeline only when every command got it, never with WAIT's answer beside
+    // it: the slots are read again here, and the pipeline sent to the key's new master, as for a lone command.
+    const refresh = methods.refreshSlotsCache as ((done: () => void) => void) | undefined;
     return async (script, keys, args, wait) => {
-      let sent = await send(['evalsha', sha1(script)], keys, args, wait);
-      if (isNoScript(sent.scriptError) || isShaRefused(sent.scriptError)) {
-        sent = await send(['eval', script], keys, args, wait);
+      let head: unknown[] = ['evalsha', sha1(script)];
+      for (let redirects = 0; ; redirects++) {
+        const sent = await send(head, keys, args, wait);
+        if (isNoScript(sent.scriptError) || isShaRefused(sent.scriptError)) {
+          head = ['eval', script];
+          continue;
+        }
+        if (isRedirect(sent.scriptError) && typeof refresh === 'function' && redirects < 3) {
+          await new Promise<void>((done) => refresh.call(client, () => done()));
+          continue;
+        }
+        if (sent.scriptError) throw sent.scriptError;
+        if (sent.waitError) throw sent.waitError;
+        return [sent.answer, Number(sent.acked)];
       }
-      if (sent.scriptError) throw sent.scriptError;
-      if (sent.waitError) throw sent.waitError;
-      return [sent.answer, Number(sent.acked)];
     };
   }
   const sendCommand = methods.sendCommand;

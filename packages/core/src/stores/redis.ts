@@ -132,7 +132,8 @@ export class RedisStore implements DedupeStore {
     if (!Number.isInteger(fence)) return IN_FLIGHT;
     const token = `${fence}:${random}`;
     if (acked !== undefined) {
-      await this.release(key, token).catch(() => undefined);
+      // Not awaited: on the connection it queues behind every WAIT sent before it, and the refusal needs nothing of it.
+      this.release(key, token).catch(() => undefined);
       throw new StoreError(
         'store.unavailable',
         `the duplicate store (redis) claimed the notification on its key's master, but ${this.#shortOf(acked)}: a failover now could lose the claim and let another copy run the handlers at the same time, so it was released and nothing ran; the service's retry is safe. A master short of replicas (one down, or a failover not yet followed by the old master's return as a replica) refuses every claim so: run more replicas per master, or ask for fewer.`,
