@@ -91,7 +91,7 @@ describe.skipIf(!clusterUp)('the BullMQ engine on a Redis Cluster', () => {
       failing = false;
       expect(await engine.replay({ ids: [key] })).toBe(1);
       await until(() => ran.filter((k) => k === key).length === 3, 'the replayed job');
-      expect(await engine.dead()).toEqual([]);
+      expect((await engine.dead()).map((d) => d.id)).not.toContain(key);
     } finally {
       await consumer.stop(0);
     }

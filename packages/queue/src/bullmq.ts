@@ -25,7 +25,11 @@ export interface BullMQQueueOptions extends QueueEngineOptions {
    * it makes.
    */
   connection: string | ConnectionOptions;
-  /** BullMQ's key prefix in Redis. @default 'bull' */
+  /**
+   * BullMQ's key prefix in Redis. On Redis Cluster (an ioredis `Cluster` as `connection`) it must hold a hash tag
+   * (`{…}`), so that every key of the queue is in one slot, as BullMQ's scripts need.
+   * @default 'bull', or '{bull}' when `connection` is an ioredis `Cluster`
+   */
   prefix?: string;
   /**
    * How long a worker's lock on a running job lasts without renewal (renewed every half of it while the job runs):
@@ -60,6 +64,23 @@ export function createBullMQQueue(options: BullMQQueueOptions): QueueEngine {
 }
 
 const JOB_NAME = 'notification';
+
+/**
+ * The prefix of the queue's keys: BullMQ's default, `{bull}` on an ioredis `Cluster` (whose `isCluster` is true), and
+ * a prefix given for a cluster only with a hash tag: without one the keys of a job spread over slots, and each of
+ * BullMQ's scripts fails with CROSSSLOT.
+ */
+function prefixFor(connection: ConnectionOptions, prefix: string | undefined): string | undefined {
+  const cluster = (connection as { isCluster?: unknown }).isCluster === true;
+  if (!cluster) return prefix;
+  if (prefix === undefined) return '{bull}';
+  if (!/\{[^}]+\}/.test(prefix)) {
+    throw new TypeError(
+      `[@payhook/queue] prefix must hold a hash tag on Redis Cluster, such as ${JSON.stringify(`{${prefix}}`)}, so that every key of the queue is in one slot, not ${JSON.stringify(prefix)}.`,
+    );
+  }
+  return prefix;
+}
 /** How many dead jobs one read of the failed set takes, for `dead`, `replay` and `discard` over a filter. */
 const PAGE = 100;
 
@@ -73,18 +94,19 @@ class BullMQEngine implements QueueEngine {
   constructor(options: BullMQQueueOptions) {
     const connection =
       typeof options.connection === 'string' ? { url: options.connection } : options.connection;
+    const prefix = prefixFor(connection, options.prefix);
     const shared = resolveQueueOptions(options);
     this.#queueName = shared.name;
     this.#settings = {
       connection,
-      prefix: options.prefix,
+      prefix,
       lockDurationMs: integerOption('lockDurationMs', options.lockDurationMs, 30_000),
       stalledIntervalMs: integerOption('stalledIntervalMs', options.stalledIntervalMs, 30_000),
       maxStalledCount: integerOption('maxStalledCount', options.maxStalledCount, 3, 0),
     };
     this.#queue = new Queue<StoredJob>(this.#queueName, {
       connection,
-      prefix: options.prefix,
+      prefix,
       defaultJobOptions: {
         attempts: shared.attempts,
         backoff: { type: shared.backoff.type, delay: shared.backoff.delayMs },
