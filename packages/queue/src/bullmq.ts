@@ -21,8 +21,8 @@ import { integerOption, type QueueEngineOptions, resolveQueueOptions, secondsOf 
 export interface BullMQQueueOptions extends QueueEngineOptions {
   /**
    * The Redis to hold the jobs: a URL (`redis://…`), ioredis options, or an ioredis instance (which `close` leaves
-   * open). Workers need `maxRetriesPerRequest: null` on an instance they are given; BullMQ sets it on connections
-   * it makes.
+   * open). Workers need `maxRetriesPerRequest: null` on an instance they are given (on a `Cluster`, in its
+   * `redisOptions`); BullMQ sets it on connections it makes.
    */
   connection: string | ConnectionOptions;
   /**
