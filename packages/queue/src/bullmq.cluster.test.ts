@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { QueuedNotification } from '@payhook/core';
-import { Cluster } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { clusterNodes, reachRedisCluster } from '../../core/test/servers.js';
+import { clusterNodes, REDIS_URL, reachRedis, reachRedisCluster } from '../../core/test/servers.js';
 import { createBullMQQueue } from './bullmq.js';
 import type { QueueEngine } from './engine.js';
 
@@ -10,6 +10,7 @@ import type { QueueEngine } from './engine.js';
 // keys of a queue at once, which a cluster runs only when they share a slot: a hash tag in the prefix.
 
 const clusterUp = await reachRedisCluster();
+const redisUp = await reachRedis();
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const job = (key: string): QueuedNotification => ({ key, data: { order_id: key }, secretIndex: 0 });
@@ -95,5 +96,73 @@ describe.skipIf(!clusterUp)('the BullMQ engine on a Redis Cluster', () => {
     } finally {
       await consumer.stop(0);
     }
+  });
+});
+
+describe('the BullMQ engine with waitForReplicas', () => {
+  it('refuses a waitForReplicas without a positive replicas and timeoutMs', () => {
+    expect(() =>
+      createBullMQQueue({
+        connection: 'redis://127.0.0.1:1',
+        waitForReplicas: { replicas: 0, timeoutMs: 10 },
+      }),
+    ).toThrow('[@payhook/queue] waitForReplicas.replicas must be an integer from 1, not 0.');
+    expect(() =>
+      createBullMQQueue({
+        connection: 'redis://127.0.0.1:1',
+        waitForReplicas: { replicas: 1, timeoutMs: 0 },
+      }),
+    ).toThrow('[@payhook/queue] waitForReplicas.timeoutMs must be an integer from 1, not 0.');
+  });
+
+  describe.skipIf(!redisUp)('on a Redis without replicas', () => {
+    let engine: QueueEngine;
+    const name = `no-replicas-${process.pid}`;
+    beforeAll(() => {
+      engine = createBullMQQueue({
+        connection: REDIS_URL,
+        name,
+        waitForReplicas: { replicas: 1, timeoutMs: 50 },
+      });
+    });
+    afterAll(async () => {
+      await engine?.close();
+      const redis = new Redis(REDIS_URL);
+      const keys = await redis.keys(`bull:${name}:*`);
+      if (keys.length > 0) await redis.del(...keys);
+      redis.disconnect();
+    });
+
+    it('rejects the enqueue, saying how many replicas acknowledged the job, so the web side answers 503', async () => {
+      await expect(engine.enqueue(job('k-short'), signal())).rejects.toThrow(
+        "[@payhook/queue] the job was added on its Redis master, but 0 of the 1 replicas waitForReplicas asks for acknowledged it within 50 ms: a failover now could lose it, so it is not answered queued (the service's retry finds it, or adds it again once it was lost).",
+      );
+    });
+  });
+
+  describe.skipIf(!clusterUp)('on the Redis Cluster', () => {
+    let client: Cluster;
+    let engine: QueueEngine;
+    const name = `replicas-${process.pid}`;
+    beforeAll(() => {
+      client = cluster();
+      engine = createBullMQQueue({
+        connection: client,
+        name,
+        waitForReplicas: { replicas: 1, timeoutMs: 1_000 },
+      });
+    });
+    afterAll(async () => {
+      await engine?.close();
+      for (const node of client.nodes('master')) {
+        for (const key of await node.keys(`{bull}:${name}:*`)) await node.del(key);
+      }
+      client.disconnect();
+    });
+
+    it('answers queued once the replica of the queue master acknowledged the job, duplicate for a copy', async () => {
+      expect(await engine.enqueue(job('k-replicated'), signal())).toBe('queued');
+      expect(await engine.enqueue(job('k-replicated'), signal())).toBe('duplicate');
+    });
   });
 });
