@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { QueuedNotification } from '@payhook/core';
 import { type ConnectionOptions, type Job, Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
 import { consumeWithBullMQ, type WorkerSettings } from './bullmq-consumer.js';
 import { deadOf, jobIdOf, jobIdsOf, type StoredJob } from './bullmq-jobs.js';
 import type {
@@ -40,6 +41,15 @@ export interface BullMQQueueOptions extends QueueEngineOptions {
   /** How often each worker looks for jobs whose lock expired (their worker died), to queue them again. @default 30_000 */
   stalledIntervalMs?: number;
   /**
+   * Redis replicates asynchronously: a job its master acknowledged and lost before a replica had it (the master
+   * failed, its replica was promoted) is gone, and the notification was answered 200. With this, `enqueue` sends
+   * `WAIT replicas timeoutMs` on the queue's connection after adding the job, and answers `queued` (or `duplicate`)
+   * only once that many replicas acknowledged what the connection wrote; short of them it rejects, and the web side
+   * answers 503, which the service retries. WAIT holds the connection while it waits: keep `timeoutMs` short.
+   * @default undefined (what the master acknowledged counts)
+   */
+  waitForReplicas?: { replicas: number; timeoutMs: number };
+  /**
    * How many times a job may be found stalled before it is kept as dead instead of run again (a notification that
    * crashes or blocks every worker that takes it).
    * @default 3
@@ -64,6 +74,14 @@ export function createBullMQQueue(options: BullMQQueueOptions): QueueEngine {
 }
 
 const JOB_NAME = 'notification';
+
+function waitOf(wait: BullMQQueueOptions['waitForReplicas']) {
+  if (wait === undefined) return undefined;
+  return {
+    replicas: integerOption('waitForReplicas.replicas', wait.replicas ?? Number.NaN, 1),
+    timeoutMs: integerOption('waitForReplicas.timeoutMs', wait.timeoutMs ?? Number.NaN, 1),
+  };
+}
 
 /**
  * The prefix of the queue's keys: BullMQ's default, `{bull}` on an ioredis `Cluster` (whose `isCluster` is true), and
@@ -90,6 +108,9 @@ class BullMQEngine implements QueueEngine {
   readonly #queueName: string;
   readonly #settings: WorkerSettings;
   readonly #consumers = new Set<Consumer>();
+  /** A key of the queue (its metadata hash), which routes WAIT to the queue's node on a cluster. */
+  readonly #metaKey: string;
+  readonly #wait: { readonly replicas: number; readonly timeoutMs: number } | undefined;
 
   constructor(options: BullMQQueueOptions) {
     const connection =
@@ -97,6 +118,8 @@ class BullMQEngine implements QueueEngine {
     const prefix = prefixFor(connection, options.prefix);
     const shared = resolveQueueOptions(options);
     this.#queueName = shared.name;
+    this.#metaKey = `${prefix ?? 'bull'}:${shared.name}:meta`;
+    this.#wait = waitOf(options.waitForReplicas);
     this.#settings = {
       connection,
       prefix,
@@ -125,10 +148,33 @@ class BullMQEngine implements QueueEngine {
     const copy = randomUUID();
     const jobId = jobIdOf(job.key, copy);
     await this.#queue.add(JOB_NAME, { ...job, copy }, { jobId });
-    if (job.key === undefined) return 'queued';
+    if (job.key === undefined) return this.#replicated('queued');
     // BullMQ answers an id it holds already without adding anything: the stored copy tells which enqueue added it.
     const stored = await this.#queue.getJob(jobId);
-    return stored?.data.copy === copy ? 'queued' : 'duplicate';
+    return this.#replicated(stored?.data.copy === copy ? 'queued' : 'duplicate');
+  }
+
+  /** `outcome`, once `waitForReplicas` replicas acknowledged what the queue's connection wrote (its job). */
+  async #replicated<T>(outcome: T): Promise<T> {
+    const wait = this.#wait;
+    if (wait === undefined) return outcome;
+    // On the connection that added the job (a cluster's: the queue's node, found by one of its keys).
+    // Both ioredis clients take a pipeline as commands; the union of their types does not say so.
+    const client = (await this.#queue.getBackend().client) as unknown as Pick<Redis, 'pipeline'>;
+    const results = await client
+      .pipeline([
+        ['exists', this.#metaKey],
+        ['wait', wait.replicas, wait.timeoutMs],
+      ])
+      .exec();
+    const [error, acked] = results?.[1] ?? [new Error('no answer to WAIT'), 0];
+    if (error) throw error;
+    if (Number(acked) < wait.replicas) {
+      throw new Error(
+        `[@payhook/queue] the job was added on its Redis master, but ${acked} of the ${wait.replicas} replicas waitForReplicas asks for acknowledged it within ${wait.timeoutMs} ms: a failover now could lose it, so it is not answered queued (the service's retry finds it, or adds it again once it was lost).`,
+      );
+    }
+    return outcome;
   }
 
   async consume(run: JobRunner, options: ConsumeOptions): Promise<Consumer> {
