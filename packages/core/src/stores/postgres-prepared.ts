@@ -21,7 +21,12 @@ const WARNING_CODE = 'PAYHOOK_UNNAMED_STATEMENTS';
  * transaction on any of its server connections (PgBouncer in transaction mode before 1.21) answers a statement
  * parsed on another connection "does not exist", and one parsed there by another client "already exists". The
  * first such answer turns names off for the store for good, with one warning naming `prepare: false`: the store
- * then answers every delivery, where each would otherwise have had its chance of a 503.
+ * then answers every delivery, where each would otherwise have had its chance of a 503. Exported for the stores of
+ * other payhook packages (the payment watch's).
+ *
+ * @example
+ * const prepared = new Prepared('MyStore', options.prepare);
+ * const result = await prepared.query(pool, { name: 'payhook_1f2e', text: 'SELECT 1', values: [] });
  */
 export class Prepared {
   readonly #who: string;
