@@ -118,11 +118,13 @@ export function waitingScriptRunner(client: RedisClientLike, who: string): RunSc
     // A Cluster follows MOVED and ASK for a pipeline only when every command got it, never with WAIT's answer beside
     // it: the slots are read again here, and the pipeline sent to the key's new master, as for a lone command.
     const refresh = methods.refreshSlotsCache as ((done: () => void) => void) | undefined;
+    let bySha = true;
     return async (script, keys, args, wait) => {
-      let head: unknown[] = ['evalsha', sha1(script)];
+      let head: unknown[] = bySha ? ['evalsha', sha1(script)] : ['eval', script];
       for (let redirects = 0; ; redirects++) {
         const sent = await send(head, keys, args, wait);
-        if (isNoScript(sent.scriptError) || isShaRefused(sent.scriptError)) {
+        if (head[0] === 'evalsha' && (isNoScript(sent.scriptError) || isShaRefused(sent.scriptError))) {
+          if (isShaRefused(sent.scriptError)) bySha = false;
           head = ['eval', script];
           continue;
         }
