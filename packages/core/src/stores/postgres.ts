@@ -18,7 +18,7 @@ import {
 
 // The @payhook/core/postgres entry: PostgresStore here, the inbox and the table's helpers beside it.
 export { inboxClient, PostgresInbox, type PostgresInboxOptions } from './postgres-inbox.js';
-export { Prepared } from './postgres-prepared.js';
+export { isStatementLost, Prepared } from './postgres-prepared.js';
 export {
   type MigrateOptions,
   type Migration,
