@@ -43,6 +43,19 @@ function toRequest(req: IncomingMessage, signal: AbortSignal): Request {
   return new Request(`${scheme}://${host}${req.url ?? '/'}`, init as RequestInit);
 }
 
+/** Resolves once the response can take more, or is gone. */
+function drained(res: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    res.once('drain', done);
+    res.once('close', done);
+  });
+}
+
 async function send(response: Response, res: ServerResponse): Promise<void> {
   const headers: Record<string, string> = {};
   response.headers.forEach((value, name) => {
@@ -58,7 +71,7 @@ async function send(response: Response, res: ServerResponse): Promise<void> {
   for (;;) {
     const { done, value } = await reader.read();
     if (done || res.destroyed) break;
-    if (!res.write(value)) await new Promise((resolve) => res.once('drain', resolve).once('close', resolve));
+    if (!res.write(value)) await drained(res);
   }
   res.end();
 }
