@@ -48,7 +48,7 @@ export async function startApp(
     const request = new Request('http://app.test/webhooks', {
       method: 'POST',
       headers: { 'content-type': req.headers['content-type'] ?? '' },
-      body,
+      body: new Uint8Array(body),
     });
     const answer = await webhook.fetch(request);
     const text = await answer.text();
