@@ -28,7 +28,7 @@ Secrets come from the environment only (argv is visible to other users in 'ps'):
   PAYHOOK_SECRET                 the webhook secret, only with --verify-signature`;
 
 /** Where the bin keeps its journal. */
-export type JournalChoice =
+type JournalChoice =
   | { kind: 'memory' }
   | { kind: 'file'; directory: string }
   | { kind: 'postgres'; connectionString: string; prefix: string | undefined };

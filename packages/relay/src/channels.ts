@@ -1,13 +1,11 @@
 import { json } from './answers.js';
 import { newChannelToken, tokenHash } from './auth.js';
 import { RelayError } from './errors.js';
+import { CHANNEL_NAME } from './journal/contract.js';
 import type { ResolvedOptions } from './options.js';
 import type { EventSigner } from './wire.js';
 
 // `POST /channels` (admin): a new channel, its token shown once, and the key its forwards are signed with.
-
-/** Lowercase letters, digits, `-` and `_`, starting with a letter or digit: it goes into URLs and file names. */
-export const CHANNEL_NAME = /^[a-z0-9][a-z0-9_-]{0,62}$/;
 
 /**
  * What creating a channel answers, once: keep the token and the key, the relay stores neither.

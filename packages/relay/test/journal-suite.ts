@@ -3,7 +3,7 @@ import type { Journal, JournalEntry, Retention } from '../src/index.js';
 import { delivery, digest, SERVICE } from './kit.js';
 
 /** What a journal under test is opened with. */
-export interface JournalSetup {
+interface JournalSetup {
   retention?: Retention;
   now?: () => number;
 }

@@ -1,3 +1,6 @@
+/** Lowercase letters, digits, `-` and `_`, starting with a letter or digit: it goes into URLs and file names. */
+export const CHANNEL_NAME = /^[a-z0-9][a-z0-9_-]{0,62}$/;
+
 /**
  * One delivery as the relay received it: the raw body (never parsed, never re-encoded), its media type and the
  * sender's address.
@@ -102,7 +105,7 @@ export interface ResolvedRetention {
   readonly maxEvents: number;
 }
 
-export const DEFAULT_RETENTION: ResolvedRetention = { maxAgeMs: 72 * 3_600_000, maxEvents: 10_000 };
+const DEFAULT_RETENTION: ResolvedRetention = { maxAgeMs: 72 * 3_600_000, maxEvents: 10_000 };
 
 /** The retention a journal's options ask for, checked (a `TypeError` names the bad option). */
 export function resolveRetention(retention: Retention | undefined): ResolvedRetention {

@@ -1,6 +1,7 @@
 import { mkdir, open, readFile, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
+  CHANNEL_NAME,
   type ChannelRecord,
   type ChannelStats,
   type Journal,
@@ -41,8 +42,6 @@ export interface FileJournalOptions {
   /** The clock, for tests. @default Date.now */
   now?: () => number;
 }
-
-const CHANNEL_FILE_NAME = /^[a-z0-9][a-z0-9_-]{0,62}$/;
 
 /**
  * An append-only journal on the local disk, for a relay on one server (Node.js, Bun, Deno). A delivery is
@@ -123,7 +122,7 @@ export class FileJournal implements Journal {
 
   createChannel(channel: ChannelRecord): Promise<boolean> {
     const creation = this.#registry.then(async () => {
-      if (!CHANNEL_FILE_NAME.test(channel.name)) {
+      if (!CHANNEL_NAME.test(channel.name)) {
         throw new TypeError(`[@payhook/relay] ${JSON.stringify(channel.name)} is not a channel name.`);
       }
       if (this.#channels.has(channel.name)) return false;
