@@ -15,15 +15,14 @@ export async function sha256(input: Uint8Array | string): Promise<string> {
   return encodeBase64Url(new Uint8Array(digest), { pad: false });
 }
 
+/** A key imported once for HMAC-SHA256 (importing it costs more than a short message's MAC). */
+export function hmacKey(key: string): Promise<CryptoKey> {
+  return crypto.subtle.importKey('raw', bytesOf(key), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
+}
+
 /** HMAC-SHA256 of `message` under `key`, base64url without padding. */
-export async function hmac(key: string, message: string): Promise<string> {
-  const imported = await crypto.subtle.importKey(
-    'raw',
-    bytesOf(key),
-    { name: 'HMAC', hash: 'SHA-256' },
-    false,
-    ['sign'],
-  );
+export async function hmac(key: string | CryptoKey, message: string): Promise<string> {
+  const imported = typeof key === 'string' ? await hmacKey(key) : key;
   const mac = await crypto.subtle.sign('HMAC', imported, bytesOf(message));
   return encodeBase64Url(new Uint8Array(mac), { pad: false });
 }

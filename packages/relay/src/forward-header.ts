@@ -45,8 +45,8 @@ export function channelKey(signingSecret: string, channel: string): Promise<stri
   return hmac(signingSecret, `${VERSION}/channel/${channel}`);
 }
 
-/** The header's value for one forward, signed with the channel's key. */
-export async function signRelayHeader(forward: RelayForward, key: string): Promise<string> {
+/** The header's value for one forward, signed with the channel's key (text, or imported once with `hmacKey`). */
+export async function signRelayHeader(forward: RelayForward, key: string | CryptoKey): Promise<string> {
   const signature = await hmac(key, signedText(forward));
   return [
     'v=1',

@@ -1,4 +1,5 @@
 import { encodeBase64Url } from '@payhook/core/adapter';
+import { hmacKey } from './crypto.js';
 import { channelKey, signRelayHeader } from './forward-header.js';
 import type { JournalEvent } from './journal/contract.js';
 
@@ -27,6 +28,7 @@ export interface RelayEvent {
 export class EventSigner {
   readonly #secret: string;
   readonly #keys = new Map<string, Promise<string>>();
+  readonly #imported = new Map<string, Promise<CryptoKey>>();
 
   constructor(signingSecret: string) {
     this.#secret = signingSecret;
@@ -41,11 +43,20 @@ export class EventSigner {
     return key;
   }
 
+  #importedKey(channel: string): Promise<CryptoKey> {
+    let key = this.#imported.get(channel);
+    if (!key) {
+      key = this.key(channel).then(hmacKey);
+      this.#imported.set(channel, key);
+    }
+    return key;
+  }
+
   async wire(channel: string, event: JournalEvent): Promise<RelayEvent> {
     const receivedAt = new Date(event.receivedAt);
     const header = await signRelayHeader(
       { channel, sequence: event.sequence, receivedAt, sender: event.sender, sha256: event.sha256 },
-      await this.key(channel),
+      await this.#importedKey(channel),
     );
     return {
       sequence: event.sequence,

@@ -236,6 +236,16 @@ async function openState(options: ConnectOptions): Promise<State> {
  */
 export async function connectRelay(options: ConnectOptions): Promise<void> {
   const state = await openState(options);
+  try {
+    await run(state);
+  } finally {
+    await state.store.close?.();
+  }
+}
+
+/** Connects, forwards and reconnects until stopped, refused, or out of attempts. */
+async function run(state: State): Promise<void> {
+  const { options } = state;
   const maxReconnects = options.maxReconnects ?? 10;
   const reconnect = options.reconnect ?? { initialMs: 500, maxMs: 10_000 };
   let failures = 0;
