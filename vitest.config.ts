@@ -12,7 +12,7 @@ const alias = [
   { find: /^@payhook\/testing\/nock$/, replacement: src('testing/src/nock.ts') },
   { find: /^@payhook\/queue\/(bullmq|postgres)$/, replacement: src('queue/src/$1.ts') },
   { find: /^@payhook\/payments\/(redis|postgres)$/, replacement: src('payments/src/$1.ts') },
-  { find: /^@payhook\/relay\/(file|postgres|node|client)$/, replacement: src('relay/src/$1.ts') },
+  { find: /^@payhook\/relay\/(file|postgres|redis|node|client)$/, replacement: src('relay/src/$1.ts') },
   {
     find: /^@payhook\/(core|express|fastify|koa|nestjs|opentelemetry|payments|queue|relay|testing)$/,
     replacement: src('$1/src/index.ts'),

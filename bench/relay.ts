@@ -105,22 +105,31 @@ async function createChannel(
   return (await response.json()) as { token: string; connectUrl: string; serverUrl: string };
 }
 
+/** CPU seconds (user + system) a process has used so far, from /proc (Linux; clock ticks of 10 ms). */
+function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
 /** `payhook relay connect` as a developer runs it (the built CLI), until `stop`. */
 function startClient(
   connectUrl: string,
   token: string,
   forwardTo: string,
   cursor: string,
-): () => Promise<void> {
+): { pid: number; stop: () => Promise<void> } {
   const child = spawn(
     process.execPath,
     [CLI, 'relay', 'connect', connectUrl, '--forward-to', forwardTo, '--cursor-file', cursor],
     { env: { ...process.env, PAYHOOK_RELAY_TOKEN: token }, stdio: ['ignore', 'ignore', 'ignore'] },
   );
-  return async () => {
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    child.kill('SIGTERM');
-    await exited;
+  return {
+    pid: child.pid!,
+    async stop() {
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      await exited;
+    },
   };
 }
 
@@ -174,7 +183,7 @@ async function measureLatency(options: RelayBenchOptions, work: string, log: (li
   const app = await startApp();
   const { child, base } = await startRelay(join(work, 'latency'));
   const channel = await createChannel(base, 'latency');
-  const stop = startClient(channel.connectUrl, channel.token, app.url, join(work, 'latency.cursor'));
+  const { stop } = startClient(channel.connectUrl, channel.token, app.url, join(work, 'latency.cursor'));
   try {
     await latencies(channel.serverUrl, app, 20, 1_000_000);
     const direct = await latencies(app.url, app, options.latencyDeliveries, 1);
@@ -209,11 +218,19 @@ async function measureCatchUp(options: RelayBenchOptions, work: string, log: (li
     const journaledPerSecond = options.backlog / ((performance.now() - started) / 1000);
     log(`relay: ${options.backlog} journaled at ${Math.round(journaledPerSecond)}/s; the client catches up`);
     const caughtUp = performance.now();
-    const stop = startClient(channel.connectUrl, channel.token, app.url, join(work, 'backlog.cursor'));
+    const relayCpu = cpuSeconds(child.pid!);
+    const client = startClient(channel.connectUrl, channel.token, app.url, join(work, 'backlog.cursor'));
     await until(() => app.arrived.size >= options.backlog, 300_000, 'catch-up');
     const perSecond = options.backlog / ((performance.now() - caughtUp) / 1000);
-    await stop();
+    const cpu = { client: cpuSeconds(client.pid), relay: cpuSeconds(child.pid!) - relayCpu };
+    await client.stop();
     return [
+      row(
+        "catch-up: client CPU per delivery (context: wall time follows the machine's load)",
+        (cpu.client / options.backlog) * 1000,
+        'ms',
+      ),
+      row('catch-up: relay CPU per delivery streamed (context)', (cpu.relay / options.backlog) * 1000, 'ms'),
       row(
         `relay catch-up of a ${options.backlog.toLocaleString('en-US')}-delivery backlog`,
         perSecond,

@@ -8,7 +8,7 @@ export const HELP = `Usage: payhook-relay [options]          run the relay
 Options (each also from the environment variable named):
   --port N              port to listen on (PORT; default 8443)
   --host ADDRESS        address to listen on (default 0.0.0.0)
-  --journal WHERE       a directory (file journal, default ./payhook-relay-data), postgres://… or memory
+  --journal WHERE       a directory (file journal, default ./payhook-relay-data), postgres://…, redis://… or memory
                         (PAYHOOK_RELAY_JOURNAL)
   --table-prefix P      the PostgreSQL journal's tables: <P>_channels, <P>_events (default payhook_relay)
   --public-url URL      the relay's public origin, for the server_url a new channel is told (PAYHOOK_RELAY_PUBLIC_URL)
@@ -31,7 +31,8 @@ Secrets come from the environment only (argv is visible to other users in 'ps'):
 type JournalChoice =
   | { kind: 'memory' }
   | { kind: 'file'; directory: string }
-  | { kind: 'postgres'; connectionString: string; prefix: string | undefined };
+  | { kind: 'postgres'; connectionString: string; prefix: string | undefined }
+  | { kind: 'redis'; url: string };
 
 /** Everything the bin was told, checked. */
 export interface BinConfig {
@@ -77,6 +78,7 @@ function journalFrom(value: string | undefined, prefix: string | undefined): Jou
     return { kind: 'postgres', connectionString: value, prefix };
   }
   if (prefix !== undefined) throw new UsageError('--table-prefix goes with a postgres:// journal.');
+  if (value?.startsWith('redis://') || value?.startsWith('rediss://')) return { kind: 'redis', url: value };
   return { kind: 'file', directory: value ?? './payhook-relay-data' };
 }
 

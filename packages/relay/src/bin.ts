@@ -21,6 +21,7 @@ async function openJournal(
     const journal = await FileJournal.open({ directory: choice.directory, retention });
     return { journal, describe: `file ${choice.directory}` };
   }
+  if (choice.kind === 'redis') return openRedis(choice.url, config);
   let Pool: typeof import('pg').Pool;
   try {
     Pool = (await import('pg')).default.Pool;
@@ -36,6 +37,20 @@ async function openJournal(
     ...(choice.prefix ? { prefix: choice.prefix } : {}),
   });
   return { journal, describe: 'postgres', end: () => pool.end() };
+}
+
+async function openRedis(url: string, config: BinConfig) {
+  let Redis: typeof import('ioredis').Redis;
+  try {
+    Redis = (await import('ioredis')).Redis;
+  } catch {
+    throw new UsageError('a redis:// journal needs the ioredis package: npm install ioredis');
+  }
+  const client = new Redis(url, { maxRetriesPerRequest: 1 });
+  client.on('error', () => {});
+  const { RedisJournal } = await import('./journal/redis.js');
+  const journal = new RedisJournal({ client, retention: config.retention });
+  return { journal, describe: 'redis', end: async () => void (await client.quit()) };
 }
 
 async function serve(config: BinConfig): Promise<void> {

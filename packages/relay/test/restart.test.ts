@@ -2,9 +2,10 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Redis } from 'ioredis';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
-import { DATABASE_URL, freePort, reachPostgres } from '../../core/test/servers.ts';
+import { DATABASE_URL, freePort, REDIS_URL, reachPostgres, reachRedis } from '../../core/test/servers.ts';
 import { createRelayChannel } from '../src/client/admin.js';
 import { connectRelay } from '../src/client/connect.js';
 import { fileCursor } from '../src/client/cursor.js';
@@ -22,10 +23,22 @@ if (!existsSync(join(import.meta.dirname, '..', 'dist', 'bin.js'))) {
 }
 const root = mkdtempSync(join(tmpdir(), 'payhook-relay-restart-'));
 const postgres = await reachPostgres();
+const redis = await reachRedis();
+const redisChannel = `killed-${process.pid}`;
 const prefix = `payhook_relay_k${process.pid}`;
 
 afterAll(async () => {
   rmSync(root, { recursive: true, force: true });
+  if (redis) {
+    // The bin's default prefix on the shared Redis: only this run's channel is removed.
+    const client = new Redis(REDIS_URL);
+    const record = await client.hget('{payhook-relay}:channels', redisChannel);
+    if (record)
+      await client.hdel('{payhook-relay}:tokens', (JSON.parse(record) as { tokenHash: string }).tokenHash);
+    await client.hdel('{payhook-relay}:channels', redisChannel);
+    await client.del(`{payhook-relay}:ch:${redisChannel}:seq`, `{payhook-relay}:ch:${redisChannel}:events`);
+    client.disconnect();
+  }
   if (!postgres) return;
   const pool = new pg.Pool({ connectionString: DATABASE_URL });
   await pool.query(`DROP TABLE IF EXISTS "${prefix}_events", "${prefix}_channels"`);
@@ -119,6 +132,14 @@ describe('payhook-relay killed with SIGKILL mid-stream and restarted', () => {
     'on its PostgreSQL journal: the client resumes from its cursor, every delivery once, in order',
     async () => {
       await killedMidStream(['--journal', DATABASE_URL, '--table-prefix', prefix], 'alice');
+    },
+    60_000,
+  );
+
+  it.skipIf(!redis)(
+    'on its Redis journal: the client resumes from its cursor, every delivery once, in order',
+    async () => {
+      await killedMidStream(['--journal', REDIS_URL], redisChannel);
     },
     60_000,
   );
