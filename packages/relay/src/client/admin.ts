@@ -2,6 +2,7 @@ import type { CreatedChannel } from '../channels.js';
 import { RelayError } from '../errors.js';
 import type { RelayEvent } from '../wire.js';
 import { type AppAnswer, postOnce } from './forward.js';
+import { createPoster, type Poster } from './post.js';
 
 /** The relay's refusal as a `RelayError` (`relay.refused`, with the relay's own code when it sent one). */
 async function refusalOf(response: Response, what: string): Promise<RelayError> {
@@ -96,6 +97,15 @@ export interface ReplayOptions {
  * const sent = await replayRelay({ url, token, from: 1, target: 'http://localhost:3000/webhooks' });
  */
 export async function replayRelay(options: ReplayOptions): Promise<number> {
+  const poster = createPoster(options.target);
+  try {
+    return await replayWith(options, poster);
+  } finally {
+    poster.close();
+  }
+}
+
+async function replayWith(options: ReplayOptions, poster: Poster): Promise<number> {
   const fetcher = options.fetch ?? globalThis.fetch;
   const base = options.url.replace(/\/+$/, '');
   let after = options.from - 1;
@@ -108,7 +118,7 @@ export async function replayRelay(options: ReplayOptions): Promise<number> {
     const { events } = (await response.json()) as { events: RelayEvent[] };
     const wanted = events.filter((event) => options.to === undefined || event.sequence <= options.to);
     for (const event of wanted) {
-      options.onAnswer?.(event.sequence, await postOnce(event, options.target, fetcher));
+      options.onAnswer?.(event.sequence, await postOnce(event, poster));
       sent += 1;
     }
     if (wanted.length < events.length || events.length === 0) return sent;

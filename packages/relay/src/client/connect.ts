@@ -4,6 +4,7 @@ import type { RelayEvent } from '../wire.js';
 import { type Backoff, delayFor, pause } from './backoff.js';
 import { type Cursor, type CursorStore, memoryCursor } from './cursor.js';
 import { type AppAnswer, bodyOf, forward } from './forward.js';
+import { createPoster, type Poster } from './post.js';
 import { readSse } from './sse.js';
 
 /**
@@ -62,7 +63,7 @@ export interface ConnectOptions {
   onReport?: (report: ConnectReport) => void;
   /** Stops the client: the delivery in progress finishes and its cursor is saved first. */
   signal?: AbortSignal;
-  /** @default globalThis.fetch */
+  /** What reads the relay. (The app is posted to with node:http or node:https.) @default globalThis.fetch */
   fetch?: typeof fetch;
 }
 
@@ -71,6 +72,7 @@ interface State {
   readonly fetch: typeof fetch;
   readonly url: string;
   readonly store: CursorStore;
+  readonly poster: Poster;
   cursor: Cursor;
   opened: boolean;
 }
@@ -95,8 +97,7 @@ async function deliver(state: State, event: RelayEvent): Promise<boolean> {
     throw new Error(`delivery ${event.sequence} arrived damaged (its SHA-256 differs); reading it again`);
   }
   const report = state.options.onReport;
-  const answer = await forward(event, state.options.forwardTo, {
-    fetch: state.fetch,
+  const answer = await forward(event, state.poster, {
     retry: state.options.retry,
     signal: state.options.signal,
     onRetry: (answer, attempt, waitMs) =>
@@ -215,7 +216,8 @@ async function openState(options: ConnectOptions): Promise<State> {
     );
   }
   const cursor = saved ?? { url, sequence: 0, deliveredAt: undefined };
-  return { options, fetch: options.fetch ?? globalThis.fetch, url, store, cursor, opened: false };
+  const poster = createPoster(options.forwardTo);
+  return { options, fetch: options.fetch ?? globalThis.fetch, url, store, poster, cursor, opened: false };
 }
 
 /**
@@ -239,6 +241,7 @@ export async function connectRelay(options: ConnectOptions): Promise<void> {
   try {
     await run(state);
   } finally {
+    state.poster.close();
     await state.store.close?.();
   }
 }

@@ -2,6 +2,7 @@ import { decodeBase64Url } from '@payhook/core/adapter';
 import { RELAY_HEADER } from '../forward-header.js';
 import type { RelayEvent } from '../wire.js';
 import { type Backoff, delayFor, pause } from './backoff.js';
+import type { Poster } from './post.js';
 
 /**
  * The app's answer to one forwarded delivery: its status, core's `outcome` when the body names one, and how long
@@ -33,31 +34,20 @@ export function bodyOf(event: RelayEvent): Uint8Array {
 }
 
 function causeOf(error: unknown): string {
-  const cause = (error as { cause?: { code?: unknown } }).cause;
-  if (typeof cause?.code === 'string') return cause.code;
-  return error instanceof Error ? error.name : 'error';
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === 'string') return code;
+  return error instanceof Error ? error.message : 'error';
 }
 
 /** Posts one delivery to the app once: the body as journaled, its media type and the signed relay header. */
-export async function postOnce(
-  event: RelayEvent,
-  target: string,
-  fetcher: typeof fetch,
-  signal?: AbortSignal,
-): Promise<AppAnswer> {
+export async function postOnce(event: RelayEvent, poster: Poster): Promise<AppAnswer> {
   const started = performance.now();
   const headers: Record<string, string> = { [RELAY_HEADER]: event.header };
   if (event.mediaType) headers['content-type'] = event.mediaType;
   try {
-    const response = await fetcher(target, {
-      method: 'POST',
-      headers,
-      body: bodyOf(event) as Uint8Array<ArrayBuffer>,
-      ...(signal ? { signal } : {}),
-    });
-    const text = await response.text();
+    const { status, text } = await poster.post(bodyOf(event), headers);
     const outcome = /"outcome"\s*:\s*"([a-z+_]{1,40})"/.exec(text)?.[1];
-    return { status: response.status, outcome, ms: performance.now() - started, error: undefined };
+    return { status, outcome, ms: performance.now() - started, error: undefined };
   } catch (error) {
     return { status: 0, outcome: undefined, ms: performance.now() - started, error: causeOf(error) };
   }
@@ -73,9 +63,8 @@ export type RetryReport = (answer: AppAnswer, attempt: number, waitMs: number) =
  */
 export async function forward(
   event: RelayEvent,
-  target: string,
+  poster: Poster,
   options: {
-    fetch: typeof fetch;
     retry?: Backoff | undefined;
     signal?: AbortSignal | undefined;
     onRetry?: RetryReport;
@@ -83,7 +72,7 @@ export async function forward(
 ): Promise<AppAnswer | undefined> {
   for (let attempt = 1; ; attempt++) {
     if (options.signal?.aborted) return undefined;
-    const answer = await postOnce(event, target, options.fetch);
+    const answer = await postOnce(event, poster);
     if (!retryable(answer.status)) return answer;
     const waitMs = delayFor(options.retry, attempt);
     options.onRetry?.(answer, attempt, waitMs);
