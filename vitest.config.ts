@@ -81,6 +81,7 @@ export default defineConfig({
         'packages/payments/src/**': { statements: 96, branches: 93, functions: 98, lines: 97 },
         'packages/opentelemetry/src/**': { statements: 95, branches: 80, functions: 100, lines: 100 },
         'packages/nestjs/src/**': { statements: 97, branches: 84, functions: 100, lines: 98 },
+        'packages/relay/src/**': { statements: 91, branches: 84, functions: 92, lines: 93 },
         'packages/testing/src/**': { statements: 85, branches: 78, functions: 88, lines: 86 },
       },
     },

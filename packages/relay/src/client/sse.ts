@@ -33,33 +33,50 @@ function splitLines(buffer: string): { lines: string[]; rest: string } {
 export async function* readSse(body: ReadableStream<Uint8Array>): AsyncGenerator<SseMessage> {
   const decoder = new TextDecoder();
   const reader = body.getReader();
+  const message = { event: '', data: [] as string[], id: undefined as string | undefined };
   let buffer = '';
-  let event = '';
-  let data: string[] = [];
-  let id: string | undefined;
   try {
     for (;;) {
       const { done, value } = await reader.read();
-      if (done) return;
-      const split = splitLines(buffer + decoder.decode(value, { stream: true }));
+      // At the end, a last '\r' no longer waits for a '\n'.
+      const text = done
+        ? buffer.endsWith('\r')
+          ? `${buffer}\n`
+          : buffer
+        : buffer + decoder.decode(value, { stream: true });
+      const split = splitLines(text);
       buffer = split.rest;
       for (const line of split.lines) {
-        if (line === '') {
-          if (data.length > 0) yield { event: event || 'message', data: data.join('\n'), id };
-          event = '';
-          data = [];
-          continue;
-        }
-        if (line.startsWith(':')) continue;
-        const colon = line.indexOf(':');
-        const field = colon === -1 ? line : line.slice(0, colon);
-        const value = colon === -1 ? '' : line.slice(colon + 1).replace(/^ /, '');
-        if (field === 'event') event = value;
-        else if (field === 'data') data.push(value);
-        else if (field === 'id') id = value;
+        const dispatched = readLine(message, line);
+        if (dispatched) yield dispatched;
       }
+      if (done) return;
     }
   } finally {
     await reader.cancel().catch(() => {});
   }
+}
+
+/** Applies one line to the event being read; the event, once a blank line ends it (and it has data). */
+function readLine(
+  message: { event: string; data: string[]; id: string | undefined },
+  line: string,
+): SseMessage | undefined {
+  if (line === '') {
+    const event =
+      message.data.length > 0
+        ? { event: message.event || 'message', data: message.data.join('\n'), id: message.id }
+        : undefined;
+    message.event = '';
+    message.data = [];
+    return event;
+  }
+  if (line.startsWith(':')) return undefined;
+  const colon = line.indexOf(':');
+  const field = colon === -1 ? line : line.slice(0, colon);
+  const value = colon === -1 ? '' : line.slice(colon + 1).replace(/^ /, '');
+  if (field === 'event') message.event = value;
+  else if (field === 'data') message.data.push(value);
+  else if (field === 'id') message.id = value;
+  return undefined;
 }
