@@ -1,4 +1,4 @@
-import { sha256 } from '../crypto.js';
+import { createHash } from 'node:crypto';
 import { RelayError } from '../errors.js';
 import type { RelayEvent } from '../wire.js';
 import { type Backoff, delayFor, pause } from './backoff.js';
@@ -93,7 +93,8 @@ function agoMs(state: State): number | undefined {
 /** Forwards one delivery unless the cursor is past it, then moves the cursor; false when stopped first. */
 async function deliver(state: State, event: RelayEvent): Promise<boolean> {
   if (event.sequence <= state.cursor.sequence) return true;
-  if ((await sha256(bodyOf(event))) !== event.sha256) {
+  // node:crypto, not the relay's Web Crypto: synchronous, and this runs once per delivery of a catch-up.
+  if (createHash('sha256').update(bodyOf(event)).digest('base64url') !== event.sha256) {
     throw new Error(`delivery ${event.sequence} arrived damaged (its SHA-256 differs); reading it again`);
   }
   const report = state.options.onReport;
