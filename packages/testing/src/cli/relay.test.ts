@@ -1,14 +1,19 @@
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:http';
+import { createServer, type IncomingMessage } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createNodeListener, createWebhookHandler, MemoryStore } from '@payhook/core';
 import { createRelay, MemoryJournal } from '@payhook/relay';
-import { fileCursor } from '@payhook/relay/client';
+import { connectRelay, fileCursor, memoryCursor } from '@payhook/relay/client';
 import { createRelayServer } from '@payhook/relay/node';
 import { afterAll, describe, expect, it } from 'vitest';
 import { closing, listen } from '../../../../test/support/listen.ts';
+import { TEST_CARDS } from '../fake/outcomes.js';
+import { startFakeServer } from '../server.js';
 import { memoryIO } from './io.js';
 import { runCli } from './run.js';
+import { runServe } from './serve.js';
+import { throughRelay } from './serve-relay.js';
 
 const ADMIN = 'admin-token-for-cli-tests-0123';
 const root = mkdtempSync(join(tmpdir(), 'payhook-cli-relay-'));
@@ -142,5 +147,67 @@ describe('payhook relay (in process)', () => {
       expect(await runCli(argv, io), argv.join(' ')).toBe(2);
       expect(err[0]).toBe(`payhook relay: ${message}`);
     }
+  });
+
+  it("serve --relay: the fake's webhooks go to the relay channel, and connect brings them to the app", async () => {
+    const { base, token } = await relay();
+    const handled: string[] = [];
+    const webhook = createWebhookHandler<IncomingMessage>({
+      secret: 'serve-relay-secret',
+      store: new MemoryStore(),
+      logger: false,
+    });
+    webhook.onAny((notification) => void handled.push(notification.order_id));
+    const app = await listen(createServer(createNodeListener(webhook)));
+    const fake = await startFakeServer({
+      secret: 'serve-relay-secret',
+      transport: throughRelay(`${base}/in/alice`),
+    });
+    closing.push(() => fake.close());
+    const stop = new AbortController();
+    const client = connectRelay({
+      url: `${base}/out/alice`,
+      token,
+      forwardTo: app,
+      cursor: memoryCursor(),
+      signal: stop.signal,
+    });
+    fake.fake.createPayment({
+      pos_id: fake.fake.project.posId,
+      mode: 'direct',
+      method: 'purchase',
+      amount: 5,
+      currency: 'UAH',
+      description: 'Tea',
+      order_id: 'via-relay',
+      cc_number: TEST_CARDS.success,
+      exp_month: 12,
+      exp_year: 2030,
+      card_cvv: '123',
+      server_url: 'http://unreachable.invalid/webhooks',
+    });
+    await fake.fake.idle();
+    while (handled.length === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+    stop.abort();
+    await client;
+    expect(handled).toEqual(['via-relay']);
+    // The fake records the payment's server_url; its answer (200) is the relay's.
+    expect(fake.fake.deliveries.map((d) => [d.url, d.status, d.body])).toEqual([
+      ['http://unreachable.invalid/webhooks', 200, '{"ok":true,"sequence":1}'],
+    ]);
+  });
+
+  it('serve --relay prints where webhooks go, and refuses a URL that is not http(s)', async () => {
+    const { io, out } = memoryIO('');
+    const argv = ['--port', '0', '--secret', 's', '--relay', 'http://127.0.0.1:8443/in/alice'];
+    expect(await runServe(argv, io, AbortSignal.abort())).toBe(0);
+    expect(out.at(-1)).toBe(
+      "webhooks: to the relay at http://127.0.0.1:8443/in/alice, not the payments' server_url",
+    );
+    const bad = memoryIO('');
+    expect(
+      await runServe(['--port', '0', '--secret', 's', '--relay', 'ftp://x'], bad.io, AbortSignal.abort()),
+    ).toBe(2);
+    expect(bad.err[0]).toBe('payhook serve: --relay must be http or https, not ftp:.');
   });
 });

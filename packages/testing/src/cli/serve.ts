@@ -1,13 +1,14 @@
 import { randomInt } from 'node:crypto';
 import { SCHEME_WORD } from '../fake/auth.js';
 import { type FakeServerOptions, startFakeServer } from '../server.js';
-import { algorithmFrom, noArguments, parseCommand, secretsFrom, UsageError } from './args.js';
+import { algorithmFrom, httpUrlFrom, noArguments, parseCommand, secretsFrom, UsageError } from './args.js';
 import { type CliIO, printable } from './io.js';
+import { throughRelay } from './serve-relay.js';
 import { untilSignal } from './until-signal.js';
 
 const USAGE = `Usage: payhook serve --port P --secret S [--api-key K] [--endpoints-key E] [--pos-id ID] [--sector NAME] [--seed N]
                      [--merchant-name NAME] [--split-sum equal|at_most|ignore] [--refund-webhook-code 1000|1004]
-                     [--algorithm sha256|sha1] [--auth-scheme WORD] [--strict]
+                     [--algorithm sha256|sha1] [--auth-scheme WORD] [--strict] [--relay URL]
 
 Runs the fake payment service on http://127.0.0.1:P (P = 0 picks a free port): the API, the hosted checkout and
 the 3DS pages, webhooks signed with S. Credentials not given are generated and printed. PAYHOOK_SECRET may
@@ -27,6 +28,8 @@ WORD <api_key>:<API secret>. The API secret is S unless PAYHOOK_API_SECRET (envi
                   with spaces, card fields on a hosted request, fields sent empty, init_recurring with auth, split
                   sums, another scheme word than --auth-scheme)
 --refund-webhook-code  status_code of refund webhooks (spec 3.1 shows 1000, the default; 1004 on a response)
+--relay URL       post every webhook to this @payhook/relay channel (http://127.0.0.1:8443/in/alice) instead of
+                  the payments' server_url: with 'payhook relay connect', the whole path runs on one machine
 
 Admin routes (header X-API-KEY: the endpoints key), for end-to-end tests in any language:
   GET  /__payhook/clock                     the fake clock (it follows the wall clock)
@@ -69,6 +72,7 @@ const FLAGS = {
   algorithm: { type: 'string' },
   'auth-scheme': { type: 'string' },
   strict: { type: 'boolean' },
+  relay: { type: 'string' },
 } as const;
 
 type ServeFlags = NonNullable<ReturnType<typeof parseCommand<typeof FLAGS>>>['values'];
@@ -105,6 +109,7 @@ function serverOptions(values: ServeFlags, io: CliIO): FakeServerOptions {
   }
   const authScheme = schemeFrom(values['auth-scheme']);
   const apiSecret = io.env.PAYHOOK_API_SECRET || undefined;
+  const relay = values.relay === undefined ? undefined : httpUrlFrom('--relay', values.relay).href;
   return {
     port,
     seed,
@@ -121,6 +126,7 @@ function serverOptions(values: ServeFlags, io: CliIO): FakeServerOptions {
     ...(values.strict ? { strict: true } : {}),
     ...(apiSecret !== undefined ? { apiSecret } : {}),
     ...(authScheme !== undefined ? { authScheme } : {}),
+    ...(relay !== undefined ? { transport: throughRelay(relay) } : {}),
   };
 }
 
@@ -135,11 +141,13 @@ function serverOptions(values: ServeFlags, io: CliIO): FakeServerOptions {
  */
 export async function runServe(argv: string[], io: CliIO, signal: AbortSignal): Promise<number> {
   let server: Awaited<ReturnType<typeof startFakeServer>>;
+  let relay: string | undefined;
   try {
     const parsed = parseCommand(argv, FLAGS, io, USAGE);
     if (parsed === undefined) return 0;
     const { values, positionals } = parsed;
     noArguments(positionals);
+    relay = values.relay;
     server = await startFakeServer(serverOptions(values, io));
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;
@@ -157,6 +165,7 @@ export async function runServe(argv: string[], io: CliIO, signal: AbortSignal): 
   );
   io.stdout(`X-API-KEY: ${project.endpointsKey}`);
   io.stdout(`listening on ${server.url}`);
+  if (relay !== undefined) io.stdout(`webhooks: to the relay at ${relay}, not the payments' server_url`);
   if (!signal.aborted)
     await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
   await server.close();
