@@ -6,7 +6,7 @@ import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 // and a catch-up is nothing but these posts, one after another.
 
 /** What the app answered: its status and the start of its body (enough for core's `outcome`). */
-export interface PostAnswer {
+interface PostAnswer {
   readonly status: number;
   readonly text: string;
 }
