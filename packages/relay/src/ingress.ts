@@ -1,5 +1,5 @@
 import { PayloadError, RequestError, SignatureError, verifyNotification } from '@payhook/core';
-import { createSenderCheck, senderAddress } from '@payhook/core/adapter';
+import { createSenderCheck, senderAddress, withDeadline } from '@payhook/core/adapter';
 import { json } from './answers.js';
 import { sha256 } from './crypto.js';
 import { RelayError } from './errors.js';
@@ -131,24 +131,17 @@ function checkSignature(body: Uint8Array, verify: NonNullable<ResolvedOptions['v
   }
 }
 
+/** The write, or 503: `journal.timeout` past `writeTimeoutMs`, `journal.unavailable` when it failed. */
 async function withinDeadline(append: Promise<number>, ms: number): Promise<number> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () =>
-        reject(
-          new RelayError(
-            'journal.timeout',
-            `the journal did not confirm the write within ${ms} ms (writeTimeoutMs): answered 503 so the service delivers again.`,
-          ),
-        ),
-      ms,
-    );
-  });
   // A write that lands after the deadline must not become an unhandled rejection.
   append.catch(() => {});
+  const late = () =>
+    new RelayError(
+      'journal.timeout',
+      `the journal did not confirm the write within ${ms} ms (writeTimeoutMs): answered 503 so the service delivers again.`,
+    );
   try {
-    return await Promise.race([append, late]);
+    return await withDeadline(append, ms, late);
   } catch (error) {
     if (error instanceof RelayError) throw error;
     throw new RelayError(
@@ -158,7 +151,5 @@ async function withinDeadline(append: Promise<number>, ms: number): Promise<numb
         cause: error,
       },
     );
-  } finally {
-    clearTimeout(timer);
   }
 }
