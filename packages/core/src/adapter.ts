@@ -9,6 +9,7 @@ export type { MiddlewareOptions, PathMatcher, WebhookMiddleware } from './http/m
 export { createMiddleware } from './http/middleware.js';
 export { sendNodeResponse, toWebhookRequest } from './http/node.js';
 export { fromParserError } from './http/parser-error.js';
+export { createSenderCheck, senderAddress } from './http/sender.js';
 export { CUSTOMER_FIELDS } from './notification/customer-fields.js';
 export { isMissing } from './notification/missing.js';
 export { withoutTrailingZeros } from './notification/money.js';
