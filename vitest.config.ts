@@ -12,8 +12,9 @@ const alias = [
   { find: /^@payhook\/testing\/(fake|nock)$/, replacement: src('testing/src/$1.ts') },
   { find: /^@payhook\/queue\/(bullmq|postgres)$/, replacement: src('queue/src/$1.ts') },
   { find: /^@payhook\/payments\/(redis|postgres)$/, replacement: src('payments/src/$1.ts') },
+  { find: /^@payhook\/relay\/(file|postgres|redis|node|client)$/, replacement: src('relay/src/$1.ts') },
   {
-    find: /^@payhook\/(core|express|fastify|koa|nestjs|opentelemetry|payments|queue|testing)$/,
+    find: /^@payhook\/(core|express|fastify|koa|nestjs|opentelemetry|payments|queue|relay|testing)$/,
     replacement: src('$1/src/index.ts'),
   },
 ];
@@ -80,6 +81,7 @@ export default defineConfig({
         'packages/payments/src/**': { statements: 96, branches: 93, functions: 98, lines: 97 },
         'packages/opentelemetry/src/**': { statements: 95, branches: 80, functions: 100, lines: 100 },
         'packages/nestjs/src/**': { statements: 97, branches: 84, functions: 100, lines: 98 },
+        'packages/relay/src/**': { statements: 91, branches: 84, functions: 92, lines: 93 },
         'packages/testing/src/**': { statements: 85, branches: 78, functions: 88, lines: 86 },
       },
     },

@@ -5,7 +5,8 @@ import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 /** The packages the rows import, each measured as its build (dist), as a merchant installs it. */
-const PACKAGES = ['core', 'express', 'koa', 'opentelemetry', 'payments', 'queue']; // core first: the others' builds read its types
+// core first: the others' builds read its types; relay before testing, whose CLI (`payhook relay`) loads it.
+const PACKAGES = ['core', 'express', 'koa', 'opentelemetry', 'payments', 'queue', 'relay', 'testing'];
 
 function newestSource(dir: string): number {
   let newest = 0;

@@ -1,4 +1,4 @@
-// `pnpm bench [--quick] [--only micro,http,memory,stores,queue]`: payhook against the libraries a merchant would pick
+// `pnpm bench [--quick] [--only micro,http,memory,stores,queue,relay]`: payhook against the libraries a merchant would pick
 // instead and against the hand-written floor. Prints one table and writes bench/results.json.
 import { writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
@@ -8,13 +8,14 @@ import type { HttpRowResult } from './http.js';
 import type { MemoryRow } from './memory.js';
 import type { MicroRow } from './micro.js';
 import type { QueueRow } from './queue.js';
+import type { RelayRow } from './relay.js';
 import type { SkippedStore, StoreRow } from './stores.js';
 import { formatResults, type Results } from './table.js';
 import { computeRatios } from './targets.js';
 
 const started = performance.now();
 
-const SECTIONS = ['micro', 'http', 'memory', 'stores', 'queue'] as const;
+const SECTIONS = ['micro', 'http', 'memory', 'stores', 'queue', 'relay'] as const;
 type Section = (typeof SECTIONS)[number];
 
 const args = process.argv.slice(2);
@@ -56,6 +57,7 @@ const settings = quick
         burst: 120,
         warmup: 10,
       },
+      relay: { latencyDeliveries: 200, backlog: 2_000, rss: [1_000, 20_000] as [number, number] },
     }
   : {
       micro: { rounds: 5, timeMs: 300, pool: 16_000 },
@@ -72,6 +74,7 @@ const settings = quick
         burst: 120,
         warmup: 10,
       },
+      relay: { latencyDeliveries: 1_000, backlog: 10_000, rss: [1_000, 100_000] as [number, number] },
     };
 
 const loadAtStart = loadavg();
@@ -80,6 +83,7 @@ let http: HttpRowResult[] = [];
 let memory: MemoryRow[] = [];
 let stores: StoreRow[] = [];
 let queue: QueueRow[] = [];
+let relay: RelayRow[] = [];
 const skipped: SkippedStore[] = [];
 
 if (only.has('micro')) {
@@ -110,6 +114,11 @@ if (only.has('queue')) {
   skipped.push(...result.skipped);
 }
 
+if (only.has('relay')) {
+  log('relay: the bin on a file journal and payhook relay connect, on loopback');
+  relay = await (await import('./relay.js')).runRelay(settings.relay, log);
+}
+
 const results: Results = {
   date: new Date().toISOString(),
   mode: quick ? 'quick' : 'full',
@@ -123,6 +132,7 @@ const results: Results = {
   memory,
   stores,
   queue,
+  relay,
   skipped,
   ratios: computeRatios(micro, http, memory, stores, queue),
 };

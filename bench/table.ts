@@ -2,6 +2,7 @@ import type { HttpRowResult } from './http.js';
 import type { MemoryRow } from './memory.js';
 import type { MicroRow } from './micro.js';
 import type { QueueRow } from './queue.js';
+import type { RelayRow } from './relay.js';
 import type { SkippedStore, StoreRow } from './stores.js';
 import type { Ratio } from './targets.js';
 
@@ -20,6 +21,8 @@ export interface Results {
   stores: StoreRow[];
   /** Absent from runs before the queue rows existed. */
   queue?: QueueRow[];
+  /** Absent from runs before the relay rows existed. */
+  relay?: RelayRow[];
   skipped: (SkippedStore | { name: string; reason: string })[];
   ratios: Ratio[];
 }
@@ -154,6 +157,21 @@ export function formatResults(results: Results): string {
           `${fixed(row.min, row.unit === 'ms' ? 2 : 0)} – ${fixed(row.max, row.unit === 'ms' ? 2 : 0)}`,
           row.unit === 'ms' ? 'ms p50' : row.unit,
           row.p99 ? fixed(row.p99.median, 2) : '',
+        ]),
+      ),
+    );
+  }
+  if (results.relay && results.relay.length > 0) {
+    out.push(
+      '',
+      markdown(
+        ['relay row (loopback, built bin and CLI)', 'value', 'unit', 'target', ''],
+        results.relay.map((row) => [
+          row.name,
+          fixed(row.value, row.unit === 'deliveries/s' ? 0 : 2),
+          row.unit,
+          row.target ?? 'context',
+          row.pass === undefined ? '' : row.pass ? 'pass' : 'MISS',
         ]),
       ),
     );

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # `pnpm test:setup` (the first step of `pnpm test`): makes sure what the test suite talks to is there — Redis at
 # REDIS_URL, PostgreSQL at DATABASE_URL (defaults redis://127.0.0.1:6379 and
-# postgres://postgres@127.0.0.1:5432/test) and Chromium at /usr/bin/chromium for the hosted-checkout browser test.
+# postgres://postgres@127.0.0.1:5432/test), Chromium at /usr/bin/chromium for the hosted-checkout browser test, and
+# for the tests of a merchant's fleet a Redis Cluster at REDIS_CLUSTER_URLS and PgBouncer at PGBOUNCER_URL
+# (scripts/scale-services.sh says how they are started).
 #
 # As root on Debian/Ubuntu (apt-get), it installs the missing Debian packages and starts local servers: a fresh
 # machine needs nothing else. Elsewhere it says what is missing and how to get it; the tests that need it are
@@ -45,17 +47,22 @@ wait_for() { # wait_for <host> <port> <what>
   say "$3 did not start listening on $1:$2"; return 1
 }
 
+# shellcheck source=scale-services.sh
+source "${BASH_SOURCE[0]%/*}/scale-services.sh"
+
 redis_host=$(host_of "$redis_url"); redis_port=$(port_of "$redis_url" 6379)
 pg_host=$(host_of "$database_url"); pg_port=$(port_of "$database_url" 5432)
 pg_db=${database_url##*/}; pg_db=${pg_db%%\?*}; pg_db=${pg_db:-test}
 
-redis_ok=0; pg_ok=0; chromium_ok=0
+redis_ok=0; pg_ok=0; chromium_ok=0; cluster_ok=0; pgbouncer_ok=0
 listening "$redis_host" "$redis_port" && redis_ok=1
 listening "$pg_host" "$pg_port" && pg_ok=1
 [ -x "$chromium" ] && chromium_ok=1
+cluster_formed && cluster_ok=1
+listening "$pgbouncer_host" "$pgbouncer_port" && pgbouncer_ok=1
 
-if [ "$redis_ok$pg_ok$chromium_ok" = 111 ]; then
-  say "Redis ($redis_host:$redis_port), PostgreSQL ($pg_host:$pg_port) and Chromium ($chromium) are there"
+if [ "$redis_ok$pg_ok$chromium_ok$cluster_ok$pgbouncer_ok" = 11111 ]; then
+  say "Redis ($redis_host:$redis_port), PostgreSQL ($pg_host:$pg_port), Chromium ($chromium), the Redis Cluster ($cluster_where) and PgBouncer ($pgbouncer_host:$pgbouncer_port) are there"
   exit 0
 fi
 
@@ -64,7 +71,8 @@ can_install=0
 
 if [ "$can_install" = 1 ]; then
   packages=()
-  if [ "$redis_ok" = 0 ] && is_local "$redis_host" && ! command -v redis-server >/dev/null 2>&1; then
+  if { { [ "$redis_ok" = 0 ] && is_local "$redis_host"; } || { [ "$cluster_ok" = 0 ] && is_local "$cluster_host"; }; } \
+    && ! command -v redis-server >/dev/null 2>&1; then
     packages+=(redis-server)
   fi
   fresh_postgres=0
@@ -72,6 +80,9 @@ if [ "$can_install" = 1 ]; then
     packages+=(postgresql); fresh_postgres=1
   fi
   [ "$chromium_ok" = 0 ] && packages+=(chromium)
+  if [ "$pgbouncer_ok" = 0 ] && is_local "$pgbouncer_host" && ! command -v pgbouncer >/dev/null 2>&1; then
+    packages+=(pgbouncer)
+  fi
   if [ "${#packages[@]}" -gt 0 ]; then
     say "installing ${packages[*]} (Debian packages, as root)"
     run apt-get update -qq || say "apt-get update failed; trying the install anyway"
@@ -106,6 +117,13 @@ if [ "$can_install" = 1 ]; then
       || sql "create database \"$pg_db\"" >/dev/null || say "could not create the database $pg_db"
   fi
   [ -x "$chromium" ] && chromium_ok=1
+
+  if [ "$cluster_ok" = 0 ] && is_local "$cluster_host"; then
+    start_redis_cluster && cluster_ok=1
+  fi
+  if [ "$pgbouncer_ok" = 0 ] && is_local "$pgbouncer_host" && [ "$pg_ok" = 1 ]; then
+    start_pgbouncer && pgbouncer_ok=1
+  fi
   [ "$DRY_RUN" = 1 ] && exit 0
 fi
 
@@ -113,6 +131,8 @@ missing=()
 [ "$redis_ok" = 0 ] && missing+=("Redis at $redis_host:$redis_port: apt-get install redis-server (or brew install redis), start it, or set REDIS_URL")
 [ "$pg_ok" = 0 ] && missing+=("PostgreSQL at $pg_host:$pg_port: apt-get install postgresql (or brew install postgresql), database $pg_db reachable as in DATABASE_URL")
 [ "$chromium_ok" = 0 ] && missing+=("Chromium at $chromium: apt-get install chromium")
+[ "$cluster_ok" = 0 ] && missing+=("a Redis Cluster at $cluster_where: three masters and three replicas (redis-server --cluster-enabled yes, then redis-cli --cluster create … --cluster-replicas 1), or set REDIS_CLUSTER_URLS")
+[ "$pgbouncer_ok" = 0 ] && missing+=("PgBouncer at $pgbouncer_host:$pgbouncer_port: apt-get install pgbouncer, pool_mode = transaction in front of PostgreSQL, or set PGBOUNCER_URL")
 [ "${#missing[@]}" = 0 ] && exit 0
 
 for line in "${missing[@]}"; do say "MISSING $line"; done

@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { createNodeListener, createWebhookHandler, type Delivery } from '@payhook/core';
 import { PostgresInbox } from '@payhook/core/postgres';
 import { createWorker, type QueueEngine } from '@payhook/queue';
+import { Cluster } from 'ioredis';
 import pg from 'pg';
 
 const env = (name: string): string => {
@@ -17,9 +18,11 @@ const env = (name: string): string => {
 };
 const role = process.argv[2];
 const engineName = env('SOAK_ENGINE');
+// A fleet reaches PostgreSQL through PgBouncer in transaction mode, where named statements cannot be kept.
+const fleet = process.env.SOAK_FLEET === '1';
 const pool = new pg.Pool({ connectionString: env('DATABASE_URL'), max: 10 });
 pool.on('error', () => {});
-const inbox = new PostgresInbox({ pool, table: env('SOAK_INBOX') });
+const inbox = new PostgresInbox({ pool, table: env('SOAK_INBOX'), ...(fleet ? { prepare: false } : {}) });
 const queue = await openEngine();
 
 async function openEngine(): Promise<QueueEngine> {
@@ -35,8 +38,16 @@ async function openEngine(): Promise<QueueEngine> {
     });
   }
   const { createBullMQQueue } = await import('@payhook/queue/bullmq');
+  const cluster = process.env.SOAK_REDIS_CLUSTER;
   return createBullMQQueue({
-    connection: env('REDIS_URL'),
+    // A cluster: its prefix is {bull}; a job is answered queued only once a replica holds it.
+    connection: cluster
+      ? new Cluster(
+          cluster.split(',').map((port) => ({ host: '127.0.0.1', port: Number(port) })),
+          { redisOptions: { maxRetriesPerRequest: null } },
+        )
+      : env('REDIS_URL'),
+    ...(cluster ? { waitForReplicas: { replicas: 1, timeoutMs: 500 } } : {}),
     name,
     lockDurationMs: 2_000,
     stalledIntervalMs: 1_000,

@@ -1,5 +1,5 @@
 /**
- * `pnpm queue:soak [--engine bullmq|postgres|both] [--notifications 2000] [--copies 3] [--kill-every-ms 2500]`:
+ * `pnpm queue:soak [--engine bullmq|postgres|both] [--fleet] [--notifications 2000] [--copies 3] [--kill-every-ms 1500]`:
  * several machines sharing one queue, with workers dying.
  *
  * Per engine: 3 web processes and 2 workers (scripts/queue-soak-child.ts) on one Redis (BullMQ) or one PostgreSQL
@@ -11,6 +11,12 @@
  * handlers' completions are kept by PostgresInbox for both engines: a handler's effect and its completion commit
  * together, which is what makes "exactly once" hold through a kill -9 (with RedisStore a kill between the effect and
  * the commit runs the handler again: docs/stores.md). Exits 1 on any miss.
+ *
+ * `--fleet`: the same where a merchant's fleet has outgrown one machine. Every process reaches PostgreSQL through
+ * PgBouncer in transaction mode (PGBOUNCER_URL, as `pnpm test:setup` starts it; `prepare: false`), and BullMQ runs on
+ * a Redis Cluster of three masters with a replica each (a private one, started here) with `waitForReplicas`; once,
+ * a few seconds in, the master holding the queue is killed (SIGKILL), its replica takes over, and it is started
+ * again as the new master's replica. docs/scaling-out.md holds its figures.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -21,12 +27,14 @@ import { migrate } from '@payhook/core/postgres';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { purchase } from '../examples/shared/src/deliveries.ts';
+import { PrivateRedisCluster } from '../packages/core/test/redis-cluster.ts';
 import { FORM, signedForm } from '../test/support/signed-form.ts';
 import { ROOT } from './check-packages.ts';
 
 const { values } = parseArgs({
   options: {
     engine: { type: 'string', default: 'both' },
+    fleet: { type: 'boolean', default: false },
     notifications: { type: 'string', default: '2000' },
     copies: { type: 'string', default: '3' },
     'kill-every-ms': { type: 'string', default: '1500' },
@@ -40,6 +48,8 @@ const KILL_EVERY_MS = Number(values['kill-every-ms']);
 const TIMEOUT_MS = Number(values['timeout-s']) * 1000;
 const DATABASE_URL = process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
 const REDIS_URL = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
+const PGBOUNCER_URL = process.env.PGBOUNCER_URL || 'postgres://postgres@127.0.0.1:6432/test';
+const FLEET = values.fleet === true;
 const SECRET = randomBytes(24).toString('base64url');
 
 interface Child {
@@ -68,12 +78,17 @@ function start(role: 'web' | 'worker', env: NodeJS.ProcessEnv): Child {
 }
 
 /** Posts one copy until it is answered 200 (as the service retries a 5xx or 409), and returns the outcome. */
+/** The refusals of the current soak, by status and code (each one retried, as the service retries them). */
+const refusals = new Map<string, number>();
+
 async function deliver(url: string, body: string): Promise<string> {
   for (let attempt = 1; ; attempt++) {
     try {
       const res = await fetch(`${url}/`, { method: 'POST', headers: { 'content-type': FORM }, body });
       const answer = (await res.json()) as { outcome?: string; error?: { code: string } };
       if (res.status === 200) return answer.outcome ?? 'unknown';
+      const refusal = `${res.status} ${answer.error?.code}`;
+      refusals.set(refusal, (refusals.get(refusal) ?? 0) + 1);
       if (res.status < 409 || attempt > 50) throw new Error(`answered ${res.status} ${answer.error?.code}`);
     } catch (error) {
       if (attempt > 50) throw error;
@@ -109,19 +124,31 @@ async function soak(engine: string, pool: pg.Pool): Promise<string[]> {
   await pool.query(
     `CREATE TABLE ${names.ledger} (key text NOT NULL, handler text NOT NULL, pid int NOT NULL)`,
   );
+  // The fleet's BullMQ runs on a cluster of its own: the soak kills one of its masters.
+  const cluster = FLEET && engine === 'bullmq' ? await PrivateRedisCluster.start() : undefined;
   const env = {
     SOAK_ENGINE: engine,
     SOAK_QUEUE: `payhook-soak-${id}`,
     SOAK_INBOX: names.inbox,
     SOAK_LEDGER: names.ledger,
     SOAK_SECRET: SECRET,
-    DATABASE_URL,
+    DATABASE_URL: FLEET ? PGBOUNCER_URL : DATABASE_URL,
     REDIS_URL,
+    ...(FLEET ? { SOAK_FLEET: '1' } : {}),
+    ...(cluster
+      ? {
+          SOAK_REDIS_CLUSTER: cluster
+            .startupNodes()
+            .map((n) => n.port)
+            .join(','),
+        }
+      : {}),
   };
   const webs = [0, 1, 2].map(() => start('web', env));
   const workers = [start('worker', env), start('worker', env)];
   const urls = await Promise.all(webs.map((web) => web.ready));
   await Promise.all(workers.map((worker) => worker.ready));
+  const failover = cluster ? killTheQueueMaster(cluster) : undefined;
   let kills = 0;
   let killing = true;
   const killer = (async () => {
@@ -135,6 +162,7 @@ async function soak(engine: string, pool: pg.Pool): Promise<string[]> {
       await workers[which]!.ready;
     }
   })();
+  refusals.clear();
   const begun = Date.now();
   const problems: string[] = [];
   try {
@@ -149,6 +177,7 @@ async function soak(engine: string, pool: pg.Pool): Promise<string[]> {
     }
     killing = false;
     await killer;
+    const failedOver = await failover;
     await sleep(2_000); // a late duplicate run would show up here
     const wrong = await pool.query(
       `SELECT key, handler, count(*)::int AS runs FROM ${names.ledger} GROUP BY key, handler HAVING count(*) <> 1`,
@@ -163,9 +192,14 @@ async function soak(engine: string, pool: pg.Pool): Promise<string[]> {
       `${engine}: ${NOTIFICATIONS} notifications × ${COPIES} copies answered in ${sent} ms (${JSON.stringify(Object.fromEntries(outcomes))}); ` +
         `${kills} workers killed, ${writers} worker processes wrote the ledger; ` +
         `${distinct} of ${expectedRows} handler runs recorded after ${Date.now() - begun} ms; ` +
-        `${wrong.rowCount} ran more than once`,
+        `refused and retried: ${JSON.stringify(Object.fromEntries(refusals))}; ` +
+        `${wrong.rowCount} ran more than once` +
+        (failedOver ? `; ${failedOver}` : ''),
     );
-    if (queued !== NOTIFICATIONS)
+    // In the fleet, a copy whose job was added but not acknowledged by the replica in time is refused (503
+    // queue.unavailable) and its retry, finding the job, is answered duplicate: no copy of it says queued.
+    const refusedAfterAdding = FLEET ? (refusals.get('503 queue.unavailable') ?? 0) : 0;
+    if (queued > NOTIFICATIONS || queued < NOTIFICATIONS - refusedAfterAdding)
       problems.push(`${engine}: ${queued} copies queued, expected ${NOTIFICATIONS}`);
     if (distinct !== expectedRows)
       problems.push(`${engine}: ${expectedRows - distinct} handler runs missing`);
@@ -177,9 +211,34 @@ async function soak(engine: string, pool: pg.Pool): Promise<string[]> {
     killing = false;
     for (const child of [...webs, ...workers]) child.process.kill('SIGKILL');
     await pool.query(`DROP TABLE IF EXISTS ${names.ledger}, ${names.inbox}`);
-    await dropQueue(engine, env.SOAK_QUEUE, pool);
+    if (cluster) await cluster.dispose();
+    else await dropQueue(engine, env.SOAK_QUEUE, pool);
   }
   return problems;
+}
+
+/**
+ * A few seconds in, SIGKILL of the master that holds the queue (its `{bull}` slot), then, once its replica answers
+ * as master, the old one started again (it rejoins as the new master's replica); resolves what happened, in words.
+ */
+async function killTheQueueMaster(cluster: PrivateRedisCluster): Promise<string> {
+  const begun = Date.now();
+  await sleep(5_000);
+  const slot = Number(
+    (await cluster.cli(cluster.startupNodes()[0]!.port, 'cluster', 'keyslot', '{bull}')).trim(),
+  );
+  const { master } = await cluster.shardOf(slot);
+  const killedAt = Date.now();
+  await cluster.kill(master);
+  for (;;) {
+    const now = await cluster.shardOf(slot).catch(() => undefined);
+    if (now !== undefined && now.master !== master) break;
+    await sleep(100);
+  }
+  const tookOver = Date.now() - killedAt;
+  await cluster.restart(master);
+  await cluster.healthy();
+  return `the queue's Redis master was killed ${killedAt - begun} ms in, its replica answered as master ${tookOver} ms later`;
 }
 
 /** Deletes the run's queue: BullMQ's keys (default prefix `bull`), or pg-boss's queue with its jobs. */

@@ -9,12 +9,15 @@ import { freePort } from '../packages/core/test/servers.ts';
 
 // scripts/ensure-services.sh (`pnpm test:setup`) in its dry run: the probes point at ports nothing listens on, a
 // Chromium path that does not exist and a PATH holding only a stub apt-get, as on a fresh Debian machine; the
-// running Redis and PostgreSQL of this machine are never touched.
+// running Redis, PostgreSQL, Redis Cluster and PgBouncer of this machine are never touched. The cluster gets six
+// ports (its nodes), the others one each.
 const SCRIPT = resolve(fileURLToPath(new URL('../scripts/ensure-services.sh', import.meta.url)));
 const work = mkdtempSync(join(tmpdir(), 'payhook-setup-'));
 const servers: Server[] = [];
-let closed: [number, number];
-let open: [number, number];
+/** Redis, PostgreSQL, PgBouncer, then the cluster's six nodes. */
+type Ports = [number, number, number, ...number[]];
+let closed: Ports;
+let open: Ports;
 
 function listen(): Promise<Server> {
   return new Promise((done) => {
@@ -26,9 +29,10 @@ function listen(): Promise<Server> {
 beforeAll(async () => {
   writeFileSync(join(work, 'apt-get'), '#!/bin/sh\nexit 0\n');
   chmodSync(join(work, 'apt-get'), 0o755);
-  closed = [await freePort(), await freePort()];
-  for (let i = 0; i < 2; i++) servers.push(await listen());
-  open = servers.map((s) => (s.address() as { port: number }).port) as [number, number];
+  closed = [] as unknown as Ports;
+  for (let i = 0; i < 9; i++) closed.push(await freePort());
+  for (let i = 0; i < 9; i++) servers.push(await listen());
+  open = servers.map((s) => (s.address() as { port: number }).port) as Ports;
 });
 
 afterAll(async () => {
@@ -36,7 +40,7 @@ afterAll(async () => {
   rmSync(work, { recursive: true, force: true });
 });
 
-function setup(env: { uid: string; ports: [number, number]; chromium: string; ci?: boolean }) {
+function setup(env: { uid: string; ports: Ports; chromium: string; ci?: boolean }) {
   const result = spawnSync('/bin/bash', [SCRIPT], {
     encoding: 'utf8',
     env: {
@@ -46,6 +50,11 @@ function setup(env: { uid: string; ports: [number, number]; chromium: string; ci
       ENSURE_SERVICES_CHROMIUM: env.chromium,
       REDIS_URL: `redis://127.0.0.1:${env.ports[0]}`,
       DATABASE_URL: `postgres://postgres@127.0.0.1:${env.ports[1]}/test`,
+      PGBOUNCER_URL: `postgres://postgres@127.0.0.1:${env.ports[2]}/test`,
+      REDIS_CLUSTER_URLS: env.ports
+        .slice(3)
+        .map((port) => `redis://127.0.0.1:${port}`)
+        .join(','),
       ...(env.ci ? { CI: 'true' } : {}),
     },
   });
@@ -53,16 +62,16 @@ function setup(env: { uid: string; ports: [number, number]; chromium: string; ci
 }
 
 describe('pnpm test:setup (scripts/ensure-services.sh)', () => {
-  it('as root on a fresh Debian machine: installs Redis, PostgreSQL and Chromium and starts both servers', () => {
-    const [redis, pg] = closed;
+  it('as root on a fresh Debian machine: installs Redis, PostgreSQL, Chromium and PgBouncer, starts the servers, the Redis Cluster and PgBouncer', () => {
+    const [redis, pg, bouncer, ...nodes] = closed;
     const missing = join(work, 'no-chromium');
     expect(setup({ uid: '0', ports: closed, chromium: missing, ci: true })).toEqual({
       status: 0,
       stdout: '',
       lines: [
-        'test:setup: installing redis-server postgresql chromium (Debian packages, as root)',
+        'test:setup: installing redis-server postgresql chromium pgbouncer (Debian packages, as root)',
         'test:setup: would run: apt-get update -qq',
-        'test:setup: would run: env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends redis-server postgresql chromium',
+        'test:setup: would run: env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends redis-server postgresql chromium pgbouncer',
         `test:setup: starting redis-server on 127.0.0.1:${redis} (no persistence)`,
         'test:setup: would run: mkdir -p /var/lib/redis /var/log/redis',
         `test:setup: would run: redis-server --daemonize yes --bind 127.0.0.1 -::1 --port ${redis} --save  --appendonly no --dir /var/lib/redis --logfile /var/log/redis/payhook-tests.log`,
@@ -70,12 +79,24 @@ describe('pnpm test:setup (scripts/ensure-services.sh)', () => {
         'test:setup: would run: sed -i -e 1i host all all 127.0.0.1/32 trust -e 1i host all all ::1/128 trust /etc/postgresql/<version>/main/pg_hba.conf',
         `test:setup: starting the PostgreSQL cluster (the one just installed)/main on port ${pg}`,
         'test:setup: would run: pg_ctlcluster --skip-systemctl-redirect <version> main start',
+        `test:setup: starting the Redis Cluster on 127.0.0.1:${nodes[0]}…${nodes[5]} (6 nodes, no persistence)`,
+        'test:setup: would run: mkdir -p /var/lib/payhook-scale /var/log/redis',
+        ...nodes.flatMap((port) => [
+          `test:setup: would run: rm -f /var/lib/payhook-scale/nodes-${port}.conf`,
+          `test:setup: would run: redis-server --daemonize yes --bind 127.0.0.1 --port ${port} --cluster-enabled yes --cluster-config-file nodes-${port}.conf --cluster-node-timeout 2000 --save  --appendonly no --dir /var/lib/payhook-scale --logfile /var/log/redis/payhook-cluster-${port}.log`,
+        ]),
+        `test:setup: would run: redis-cli --cluster create ${nodes.map((port) => `127.0.0.1:${port}`).join(' ')} --cluster-replicas 1 --cluster-yes`,
+        `test:setup: starting PgBouncer on 127.0.0.1:${bouncer} (transaction mode) in front of 127.0.0.1:${pg}`,
+        'test:setup: would run: mkdir -p /var/lib/payhook-scale/pgbouncer',
+        `test:setup: would write /var/lib/payhook-scale/pgbouncer.ini (pool_mode = transaction, auth_type = trust, listen_port = ${bouncer})`,
+        'test:setup: would run: chown -R postgres /var/lib/payhook-scale/pgbouncer',
+        'test:setup: would run: runuser -u postgres -- pgbouncer -d /var/lib/payhook-scale/pgbouncer.ini',
       ],
     });
   });
 
   it('as another user outside CI: names what is missing and how to get it, and says the tests will skip', () => {
-    const [redis, pg] = closed;
+    const [redis, pg, bouncer, ...nodes] = closed;
     const missing = join(work, 'no-chromium');
     expect(setup({ uid: '1000', ports: closed, chromium: missing })).toEqual({
       status: 0,
@@ -84,6 +105,8 @@ describe('pnpm test:setup (scripts/ensure-services.sh)', () => {
         `test:setup: MISSING Redis at 127.0.0.1:${redis}: apt-get install redis-server (or brew install redis), start it, or set REDIS_URL`,
         `test:setup: MISSING PostgreSQL at 127.0.0.1:${pg}: apt-get install postgresql (or brew install postgresql), database test reachable as in DATABASE_URL`,
         `test:setup: MISSING Chromium at ${missing}: apt-get install chromium`,
+        `test:setup: MISSING a Redis Cluster at 127.0.0.1:${nodes[0]}…${nodes[5]}: three masters and three replicas (redis-server --cluster-enabled yes, then redis-cli --cluster create … --cluster-replicas 1), or set REDIS_CLUSTER_URLS`,
+        `test:setup: MISSING PgBouncer at 127.0.0.1:${bouncer}: apt-get install pgbouncer, pool_mode = transaction in front of PostgreSQL, or set PGBOUNCER_URL`,
         'test:setup: the tests that need these will be SKIPPED (with a notice); as root on Debian this script installs them',
       ],
     });
@@ -91,7 +114,12 @@ describe('pnpm test:setup (scripts/ensure-services.sh)', () => {
 
   it('as another user under CI=true: fails before the tests would', () => {
     const [redis] = closed;
-    const result = setup({ uid: '1000', ports: [redis, open[1]], chromium: '/bin/sh', ci: true });
+    const result = setup({
+      uid: '1000',
+      ports: [redis, ...open.slice(1)] as Ports,
+      chromium: '/bin/sh',
+      ci: true,
+    });
     expect(result).toEqual({
       status: 1,
       stdout: '',
@@ -102,12 +130,32 @@ describe('pnpm test:setup (scripts/ensure-services.sh)', () => {
     });
   });
 
+  it('as root where Redis and PostgreSQL run already: adds only the Redis Cluster and PgBouncer', () => {
+    const [bouncer, ...nodes] = closed.slice(2);
+    const result = setup({
+      uid: '0',
+      ports: [open[0], open[1], bouncer!, ...nodes],
+      chromium: '/bin/sh',
+      ci: true,
+    });
+    expect(result.status).toBe(0);
+    expect(result.lines.slice(0, 3)).toEqual([
+      'test:setup: installing redis-server pgbouncer (Debian packages, as root)',
+      'test:setup: would run: apt-get update -qq',
+      'test:setup: would run: env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends redis-server pgbouncer',
+    ]);
+    expect(result.lines.filter((line) => line.includes('starting'))).toEqual([
+      `test:setup: starting the Redis Cluster on 127.0.0.1:${nodes[0]}…${nodes[5]} (6 nodes, no persistence)`,
+      `test:setup: starting PgBouncer on 127.0.0.1:${bouncer} (transaction mode) in front of 127.0.0.1:${open[1]}`,
+    ]);
+  });
+
   it('leaves a machine that has everything alone, even as root', () => {
     expect(setup({ uid: '0', ports: open, chromium: '/bin/sh', ci: true })).toEqual({
       status: 0,
       stdout: '',
       lines: [
-        `test:setup: Redis (127.0.0.1:${open[0]}), PostgreSQL (127.0.0.1:${open[1]}) and Chromium (/bin/sh) are there`,
+        `test:setup: Redis (127.0.0.1:${open[0]}), PostgreSQL (127.0.0.1:${open[1]}), Chromium (/bin/sh), the Redis Cluster (127.0.0.1:${open[3]}…${open[8]}) and PgBouncer (127.0.0.1:${open[2]}) are there`,
       ],
     });
   });

@@ -8,6 +8,7 @@ export { refusal } from './http/answers.js';
 export type { MiddlewareOptions, PathMatcher, WebhookMiddleware } from './http/middleware.js';
 export { createMiddleware, sendNodeResponse, toWebhookRequest } from './http/middleware.js';
 export { fromParserError } from './http/parser-error.js';
+export { createSenderCheck, senderAddress } from './http/sender.js';
 export { CUSTOMER_FIELDS } from './notification/customer-fields.js';
 export { withoutTrailingZeros } from './notification/money.js';
 export { isMissing } from './notification/parse.js';

@@ -10,6 +10,16 @@ export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 /** The PostgreSQL database the tests share: `DATABASE_URL`, or the local default. */
 export const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
+/**
+ * The Redis Cluster the tests share (three masters, three replicas): `REDIS_CLUSTER_URLS`, comma-separated, or the
+ * six local nodes scripts/ensure-services.sh starts (ports 30001 to 30006).
+ */
+const REDIS_CLUSTER_URLS = (
+  process.env.REDIS_CLUSTER_URLS ?? [1, 2, 3, 4, 5, 6].map((n) => `redis://127.0.0.1:3000${n}`).join(',')
+).split(',');
+/** PgBouncer in transaction mode in front of `DATABASE_URL`'s server: `PGBOUNCER_URL`, or the local default. */
+export const PGBOUNCER_URL = process.env.PGBOUNCER_URL ?? 'postgres://postgres@127.0.0.1:6432/test';
+
 const CI = process.env.CI === 'true';
 
 /** Resolves true when a server answers; `probe` must settle by itself within a couple of seconds. */
@@ -44,8 +54,8 @@ function redact(url: string): string {
   return url.replace(/\/\/[^@/]*@/, '//***@');
 }
 
-/** Sends PING over a raw socket and waits for +PONG. */
-function pingRedis(url: string, timeoutMs = 2_000): Promise<void> {
+/** Sends one inline command over a raw socket; resolves the first chunk of its answer. */
+function askRedis(url: string, command: string, timeoutMs: number): Promise<string> {
   const { hostname, port } = new URL(url);
   return new Promise((resolve, reject) => {
     const socket = createConnection({ host: hostname || '127.0.0.1', port: Number(port || 6379) });
@@ -57,14 +67,27 @@ function pingRedis(url: string, timeoutMs = 2_000): Promise<void> {
       clearTimeout(timer);
       reject(error);
     });
-    socket.once('connect', () => socket.write('PING\r\n'));
+    socket.once('connect', () => socket.write(`${command}\r\n`));
     socket.once('data', (chunk) => {
       clearTimeout(timer);
       socket.destroy();
-      if (chunk.toString().startsWith('+PONG')) resolve();
-      else reject(new Error(chunk.toString().trim()));
+      resolve(chunk.toString());
     });
   });
+}
+
+/** Sends PING over a raw socket and waits for +PONG. */
+export async function pingRedis(url: string, timeoutMs = 2_000): Promise<void> {
+  const answer = await askRedis(url, 'PING', timeoutMs);
+  if (!answer.startsWith('+PONG')) throw new Error(answer.trim());
+}
+
+/** Resolves once the node at `url` says `cluster_state:ok`; rejects with what it said otherwise. */
+export async function clusterOk(url: string, timeoutMs = 2_000): Promise<void> {
+  const answer = await askRedis(url, 'CLUSTER INFO', timeoutMs);
+  if (!answer.includes('cluster_state:ok')) {
+    throw new Error(/cluster_state:\w+|^-.*$/m.exec(answer)?.[0] ?? answer.trim());
+  }
 }
 
 /**
@@ -120,6 +143,53 @@ export function reachPostgres(): Promise<boolean> {
         }
       : undefined,
   );
+}
+
+/**
+ * True when every node of the shared Redis Cluster answers and says `cluster_state:ok`. Nothing starts it here:
+ * scripts/ensure-services.sh does (`pnpm test:setup`). Same skip/fail rule as `reachRedis`.
+ */
+export function reachRedisCluster(): Promise<boolean> {
+  return reach('Redis Cluster', REDIS_CLUSTER_URLS.join(','), async () => {
+    for (const url of REDIS_CLUSTER_URLS) await clusterOk(url);
+  });
+}
+
+/** The shared cluster's nodes as ioredis's `Cluster` takes them. */
+export function clusterNodes(): { host: string; port: number }[] {
+  return REDIS_CLUSTER_URLS.map((url) => {
+    const { hostname, port } = new URL(url);
+    return { host: hostname, port: Number(port || 6379) };
+  });
+}
+
+/**
+ * True when PgBouncer answers a query for `PGBOUNCER_URL`'s database, and its admin console says it is PgBouncer
+ * (a plain PostgreSQL on that port would pass every test without proving anything about a pooler). Started by
+ * scripts/ensure-services.sh; same skip/fail rule as `reachRedis`.
+ */
+export function reachPgBouncer(): Promise<boolean> {
+  return reach('PgBouncer', PGBOUNCER_URL, async () => {
+    await queryOnce(PGBOUNCER_URL, 'select 1');
+    const admin = new URL(PGBOUNCER_URL);
+    admin.pathname = '/pgbouncer';
+    const pools = await queryOnce(admin.toString(), 'SHOW CONFIG');
+    const mode = (pools.rows as { key: string; value: string }[]).find((r) => r.key === 'pool_mode');
+    if (mode?.value !== 'transaction') {
+      throw new Error(`its pool_mode is ${mode?.value ?? 'unknown'}, not transaction`);
+    }
+  });
+}
+
+async function queryOnce(url: string, text: string): Promise<pg.QueryResult> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2_000 });
+  client.on('error', () => {});
+  try {
+    await client.connect();
+    return await client.query(text);
+  } finally {
+    await client.end().catch(() => {});
+  }
 }
 
 /** A free TCP port on 127.0.0.1, from the kernel. */

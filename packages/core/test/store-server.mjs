@@ -1,5 +1,6 @@
 // One webhook instance for the multi-process store tests, on the BUILT package (dist). Configured by env:
 //   STORE=redis|postgres|inbox, CLIENT=ioredis|node-redis (redis), BATCH=0 (postgres: batch: false), REDIS_URL,
+//   REDIS_CLUSTER (redis: a cluster's nodes, host:port,… instead of REDIS_URL), PREPARE=0 (postgres, inbox),
 //   DATABASE_URL, PREFIX, TABLE,
 //   APP_TABLE (inbox: the application's own table), LEASE_MS, HANDLER_MS, HANG_ON (a payment_id whose handler
 //   never returns, for the SIGKILL test), SECRET.
@@ -15,7 +16,27 @@ async function createStore() {
   if (env.STORE === 'redis') {
     const { RedisStore } = await import('@payhook/core/redis');
     let client;
-    if (env.CLIENT === 'node-redis') {
+    const nodes = env.REDIS_CLUSTER?.split(',').map((node) => {
+      const [host, port] = node.split(':');
+      return { host, port: Number(port) };
+    });
+    if (nodes && env.CLIENT === 'node-redis') {
+      const { createCluster } = await import('redis');
+      client = createCluster({
+        rootNodes: nodes.map(({ host, port }) => ({
+          url: `redis://${host}:${port}`,
+          disableOfflineQueue: true,
+        })),
+        defaults: { disableOfflineQueue: true },
+      });
+      client.on('error', () => {});
+      await client.connect();
+    } else if (nodes) {
+      const { Cluster } = await import('ioredis');
+      client = new Cluster(nodes, { enableOfflineQueue: false, redisOptions: { maxRetriesPerRequest: 1 } });
+      client.on('error', () => {});
+      await new Promise((resolve) => client.once('ready', resolve));
+    } else if (env.CLIENT === 'node-redis') {
       const { createClient } = await import('redis');
       client = createClient({
         url: env.REDIS_URL,
@@ -41,11 +62,12 @@ async function createStore() {
   const { PostgresInbox, PostgresStore } = await import('@payhook/core/postgres');
   const pool = new pg.Pool({ connectionString: env.DATABASE_URL, max: 8, connectionTimeoutMillis: 2_000 });
   pool.on('error', () => {});
+  const prepare = env.PREPARE !== '0';
   if (env.STORE === 'inbox') {
-    const inbox = new PostgresInbox({ pool, table: env.TABLE });
+    const inbox = new PostgresInbox({ pool, table: env.TABLE, prepare });
     return { store: inbox, inbox };
   }
-  return { store: new PostgresStore({ pool, table: env.TABLE, batch: env.BATCH !== '0' }) };
+  return { store: new PostgresStore({ pool, table: env.TABLE, batch: env.BATCH !== '0', prepare }) };
 }
 
 const { store, inbox } = await createStore();

@@ -6,15 +6,21 @@ import { pool, post } from './deliveries.js';
 import { allHandled, type Instance, startInstances, tally } from './instances.js';
 import {
   CuttableProxy,
+  clusterNodes,
   DATABASE_URL,
+  PGBOUNCER_URL,
   PrivateRedis,
   REDIS_URL,
+  reachPgBouncer,
   reachPostgres,
   reachRedis,
+  reachRedisCluster,
 } from './servers.js';
 
 const redisUp = await reachRedis();
 const postgresUp = await reachPostgres();
+const clusterUp = await reachRedisCluster();
+const bouncerUp = postgresUp && (await reachPgBouncer());
 const RUN = String(process.pid);
 const HANDLED = { ok: true, outcome: 'handled' };
 const DUPLICATE = { ok: true, outcome: 'duplicate' };
@@ -61,6 +67,37 @@ const SCENARIOS: Scenario[] = [
     },
     appTable: `payhook_test_mp_app_${RUN}`,
   },
+  // Where a merchant's fleet puts them: a Redis Cluster (the two clients alternating), PgBouncer in transaction mode
+  // (with the default options for the store, prepare: false for the inbox, as docs/scaling-out.md advises).
+  {
+    name: 'Redis store on a Redis Cluster',
+    up: clusterUp,
+    env: {
+      STORE: 'redis',
+      REDIS_CLUSTER: clusterNodes()
+        .map(({ host, port }) => `${host}:${port}`)
+        .join(','),
+      PREFIX: `payhook-test:mp:${RUN}:`,
+    },
+    each: (i) => ({ CLIENT: i % 2 === 0 ? 'ioredis' : 'node-redis' }),
+  },
+  {
+    name: 'PostgreSQL store through PgBouncer',
+    up: bouncerUp,
+    env: { STORE: 'postgres', DATABASE_URL: PGBOUNCER_URL, TABLE: `payhook_test_mp_pgb_${RUN}` },
+  },
+  {
+    name: 'PostgreSQL inbox through PgBouncer',
+    up: bouncerUp,
+    env: {
+      STORE: 'inbox',
+      PREPARE: '0',
+      DATABASE_URL: PGBOUNCER_URL,
+      TABLE: `payhook_test_mp_inbox_pgb_${RUN}`,
+      APP_TABLE: `payhook_test_mp_app_pgb_${RUN}`,
+    },
+    appTable: `payhook_test_mp_app_pgb_${RUN}`,
+  },
 ];
 
 let db: pg.Pool | undefined;
@@ -99,6 +136,15 @@ afterAll(async () => {
     const keys = await redis.keys(`payhook-test:mp:${RUN}:*`);
     if (keys.length > 0) await redis.del(...keys);
     redis.disconnect();
+  }
+  if (clusterUp) {
+    const { Cluster } = await import('ioredis');
+    const cluster = new Cluster(clusterNodes());
+    await new Promise((resolve) => cluster.once('ready', resolve));
+    for (const node of cluster.nodes('master')) {
+      for (const key of await node.keys(`payhook-test:mp:${RUN}:*`)) await node.del(key);
+    }
+    cluster.disconnect();
   }
 });
 
@@ -294,23 +340,24 @@ describe.skipIf(!redisUp)('Redis outage across processes', () => {
   });
 });
 
-describe.skipIf(!postgresUp).each(SCENARIOS.filter((s) => s.env.TABLE))(
-  '$name outage across processes',
-  (scenario) => {
-    let proxy: CuttableProxy;
-    let instances: Instance[];
-    beforeAll(async () => {
-      const target = new URL(DATABASE_URL);
-      proxy = await CuttableProxy.start({ host: target.hostname, port: Number(target.port || 5432) });
-      target.host = `127.0.0.1:${proxy.port}`;
-      instances = await startInstances(2, { ...scenario.env, DATABASE_URL: target.toString() });
-    });
-    afterAll(async () => {
-      await Promise.all((instances ?? []).map((instance) => instance.stop()));
-      await proxy?.close();
-    });
+describe.each(SCENARIOS.filter((s) => s.env.TABLE))('$name outage across processes', (scenario) => {
+  let proxy: CuttableProxy;
+  let instances: Instance[];
+  beforeAll(async () => {
+    if (!scenario.up) return;
+    const target = new URL(scenario.env.DATABASE_URL!);
+    proxy = await CuttableProxy.start({ host: target.hostname, port: Number(target.port || 5432) });
+    target.host = `127.0.0.1:${proxy.port}`;
+    instances = await startInstances(2, { ...scenario.env, DATABASE_URL: target.toString() });
+  });
+  afterAll(async () => {
+    await Promise.all((instances ?? []).map((instance) => instance.stop()));
+    await proxy?.close();
+  });
 
-    it('answers 503 store.unavailable while PostgreSQL is unreachable; after it returns nothing is lost', async () => {
+  it.skipIf(!scenario.up)(
+    'answers 503 store.unavailable while PostgreSQL is unreachable; after it returns nothing is lost',
+    async () => {
       const all = await expectNothingLostAcrossOutage(instances, 'postgres', {
         begin: () => proxy.cut(),
         end: () => proxy.restore(),
@@ -320,6 +367,6 @@ describe.skipIf(!postgresUp).each(SCENARIOS.filter((s) => s.env.TABLE))(
         expect(rows.size).toBe(40);
         expect([...rows.values()].every((n) => n === 1)).toBe(true);
       }
-    });
-  },
-);
+    },
+  );
+});

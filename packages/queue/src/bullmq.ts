@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { QueuedNotification } from '@payhook/core';
 import { type ConnectionOptions, type Job, Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
 import { consumeWithBullMQ, type WorkerSettings } from './bullmq-consumer.js';
 import { deadOf, jobIdOf, jobIdsOf, type StoredJob, waitingOf } from './bullmq-jobs.js';
 import type {
@@ -24,11 +25,15 @@ import { integerOption, type QueueEngineOptions, resolveQueueOptions, secondsOf 
 export interface BullMQQueueOptions extends QueueEngineOptions {
   /**
    * The Redis to hold the jobs: a URL (`redis://…`), ioredis options, or an ioredis instance (which `close` leaves
-   * open). Workers need `maxRetriesPerRequest: null` on an instance they are given; BullMQ sets it on connections
-   * it makes.
+   * open). Workers need `maxRetriesPerRequest: null` on an instance they are given (on a `Cluster`, in its
+   * `redisOptions`); BullMQ sets it on connections it makes.
    */
   connection: string | ConnectionOptions;
-  /** BullMQ's key prefix in Redis. @default 'bull' */
+  /**
+   * BullMQ's key prefix in Redis. On Redis Cluster (an ioredis `Cluster` as `connection`) it must hold a hash tag
+   * (`{…}`), so that every key of the queue is in one slot, as BullMQ's scripts need.
+   * @default 'bull', or '{bull}' when `connection` is an ioredis `Cluster`
+   */
   prefix?: string;
   /**
    * How long a worker's lock on a running job lasts without renewal (renewed every half of it while the job runs):
@@ -38,6 +43,15 @@ export interface BullMQQueueOptions extends QueueEngineOptions {
   lockDurationMs?: number;
   /** How often each worker looks for jobs whose lock expired (their worker died), to queue them again. @default 30_000 */
   stalledIntervalMs?: number;
+  /**
+   * Redis replicates asynchronously: a job its master acknowledged and lost before a replica had it (the master
+   * failed, its replica was promoted) is gone, and the notification was answered 200. With this, `enqueue` sends
+   * `WAIT replicas timeoutMs` on the queue's connection after adding the job, and answers `queued` (or `duplicate`)
+   * only once that many replicas acknowledged what the connection wrote; short of them it rejects, and the web side
+   * answers 503, which the service retries. WAIT holds the connection while it waits: keep `timeoutMs` short.
+   * @default undefined (what the master acknowledged counts)
+   */
+  waitForReplicas?: { replicas: number; timeoutMs: number };
   /**
    * How many times a job may be found stalled before it is kept as dead instead of run again (a notification that
    * crashes or blocks every worker that takes it).
@@ -63,6 +77,31 @@ export function createBullMQQueue(options: BullMQQueueOptions): QueueEngine {
 }
 
 const JOB_NAME = 'notification';
+
+function waitOf(wait: BullMQQueueOptions['waitForReplicas']) {
+  if (wait === undefined) return undefined;
+  return {
+    replicas: integerOption('waitForReplicas.replicas', wait.replicas ?? Number.NaN, 1),
+    timeoutMs: integerOption('waitForReplicas.timeoutMs', wait.timeoutMs ?? Number.NaN, 1),
+  };
+}
+
+/**
+ * The prefix of the queue's keys: BullMQ's default, `{bull}` on an ioredis `Cluster` (whose `isCluster` is true), and
+ * a prefix given for a cluster only with a hash tag: without one the keys of a job spread over slots, and each of
+ * BullMQ's scripts fails with CROSSSLOT.
+ */
+function prefixFor(connection: ConnectionOptions, prefix: string | undefined): string | undefined {
+  const cluster = (connection as { isCluster?: unknown }).isCluster === true;
+  if (!cluster) return prefix;
+  if (prefix === undefined) return '{bull}';
+  if (!/\{[^}]+\}/.test(prefix)) {
+    throw new TypeError(
+      `[@payhook/queue] prefix must hold a hash tag on Redis Cluster, such as ${JSON.stringify(`{${prefix}}`)}, so that every key of the queue is in one slot, not ${JSON.stringify(prefix)}.`,
+    );
+  }
+  return prefix;
+}
 /** How many dead jobs one read of the failed set takes, for `dead`, `replay` and `discard` over a filter. */
 /** The states of a job queued and not running. */
 const WAITING = ['waiting', 'prioritized', 'delayed'] as const;
@@ -74,22 +113,28 @@ class BullMQEngine implements QueueEngine {
   readonly #queueName: string;
   readonly #settings: WorkerSettings;
   readonly #consumers = new Set<Consumer>();
+  /** A key of the queue (its metadata hash), which routes WAIT to the queue's node on a cluster. */
+  readonly #metaKey: string;
+  readonly #wait: { readonly replicas: number; readonly timeoutMs: number } | undefined;
 
   constructor(options: BullMQQueueOptions) {
     const connection =
       typeof options.connection === 'string' ? { url: options.connection } : options.connection;
+    const prefix = prefixFor(connection, options.prefix);
     const shared = resolveQueueOptions(options);
     this.#queueName = shared.name;
+    this.#metaKey = `${prefix ?? 'bull'}:${shared.name}:meta`;
+    this.#wait = waitOf(options.waitForReplicas);
     this.#settings = {
       connection,
-      prefix: options.prefix,
+      prefix,
       lockDurationMs: integerOption('lockDurationMs', options.lockDurationMs, 30_000),
       stalledIntervalMs: integerOption('stalledIntervalMs', options.stalledIntervalMs, 30_000),
       maxStalledCount: integerOption('maxStalledCount', options.maxStalledCount, 3, 0),
     };
     this.#queue = new Queue<StoredJob>(this.#queueName, {
       connection,
-      prefix: options.prefix,
+      prefix,
       defaultJobOptions: {
         attempts: shared.attempts,
         backoff: { type: shared.backoff.type, delay: shared.backoff.delayMs },
@@ -108,10 +153,33 @@ class BullMQEngine implements QueueEngine {
     const copy = randomUUID();
     const jobId = jobIdOf(job.key, copy);
     await this.#queue.add(JOB_NAME, { ...job, copy }, { jobId });
-    if (job.key === undefined) return 'queued';
+    if (job.key === undefined) return this.#replicated('queued');
     // BullMQ answers an id it holds already without adding anything: the stored copy tells which enqueue added it.
     const stored = await this.#queue.getJob(jobId);
-    return stored?.data.copy === copy ? 'queued' : 'duplicate';
+    return this.#replicated(stored?.data.copy === copy ? 'queued' : 'duplicate');
+  }
+
+  /** `outcome`, once `waitForReplicas` replicas acknowledged what the queue's connection wrote (its job). */
+  async #replicated<T>(outcome: T): Promise<T> {
+    const wait = this.#wait;
+    if (wait === undefined) return outcome;
+    // On the connection that added the job (a cluster's: the queue's node, found by one of its keys).
+    // Both ioredis clients take a pipeline as commands; the union of their types does not say so.
+    const client = (await this.#queue.getBackend().client) as unknown as Pick<Redis, 'pipeline'>;
+    const results = await client
+      .pipeline([
+        ['exists', this.#metaKey],
+        ['wait', wait.replicas, wait.timeoutMs],
+      ])
+      .exec();
+    const [error, acked] = results?.[1] ?? [new Error('no answer to WAIT'), 0];
+    if (error) throw error;
+    if (Number(acked) < wait.replicas) {
+      throw new Error(
+        `[@payhook/queue] the job was added on its Redis master, but ${acked} of the ${wait.replicas} replicas waitForReplicas asks for acknowledged it within ${wait.timeoutMs} ms: a failover now could lose it, so it is not answered queued (the service's retry finds it, or adds it again once it was lost).`,
+      );
+    }
+    return outcome;
   }
 
   async consume(run: JobRunner, options: ConsumeOptions): Promise<Consumer> {

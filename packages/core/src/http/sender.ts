@@ -23,6 +23,13 @@ function normalize(address: string): string {
   return trimmed.startsWith('::ffff:') && trimmed.includes('.') ? trimmed.slice(7) : trimmed;
 }
 
+/**
+ * The sender's address: the first entry of `X-Forwarded-For` (or the one the `n`-th trusted proxy added) under
+ * `trustProxy`, else the socket's address; an IPv4-mapped IPv6 address (`::ffff:1.2.3.4`) read as IPv4.
+ *
+ * @example
+ * const sender = senderAddress(request.headers, socket.remoteAddress, 1);
+ */
 export function senderAddress(
   headers: HeaderBag,
   remoteAddress: string | undefined,
@@ -39,6 +46,14 @@ export function senderAddress(
   return remoteAddress === undefined ? undefined : normalize(remoteAddress);
 }
 
+/**
+ * A check of a sender against the allowed addresses (compared as `senderAddress` normalises them); an unknown
+ * sender is never allowed.
+ *
+ * @example
+ * const allowed = createSenderCheck(SERVICE_SENDER_ADDRESSES);
+ * if (!allowed(senderAddress(headers, remoteAddress, false))) return forbidden();
+ */
 export function createSenderCheck(allowed: readonly string[]): (address: string | undefined) => boolean {
   const set = new Set(allowed.map(normalize));
   return (address) => address !== undefined && set.has(address);

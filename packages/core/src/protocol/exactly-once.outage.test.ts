@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { Redis } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { signedPurchase } from '../../test/bodies.js';
 import { base, deferred, formRequest, HANDLED, sleep } from '../../test/deliveries.js';
-import { CuttableProxy, DATABASE_URL, REDIS_URL } from '../../test/servers.js';
-import { type StoreCase, storeCases } from '../../test/store-cases.js';
+import { CuttableProxy, clusterNodes, DATABASE_URL, PGBOUNCER_URL, REDIS_URL } from '../../test/servers.js';
+import { type StoreCase, type StoreServer, storeCases } from '../../test/store-cases.js';
 import type { WebhookError } from '../errors.js';
 import { createWebhookHandler, type WebhookHandlerOptions } from '../handler.js';
 import type { DedupeStore, TransactionalStore } from '../stores/contract.js';
@@ -175,46 +175,65 @@ describe('a store unreachable past the lease, on fake timers (MemoryStore shared
   });
 });
 
-/** The real stores, each reached by the first instance through a proxy that the test cuts. */
+/**
+ * The real stores, each reached by the first instance through proxies that the test cuts: one in front of Redis,
+ * PostgreSQL or PgBouncer, one in front of each node of the Redis Cluster (the client maps the addresses the cluster
+ * announces to them).
+ */
 const REAL = servers.cases.filter((c) => !c.fake);
-let redisProxy: CuttableProxy | undefined;
-let postgresProxy: CuttableProxy | undefined;
+const proxies = new Map<StoreServer, CuttableProxy[]>();
 const closers: Array<() => Promise<unknown>> = [];
 
 beforeAll(async () => {
-  const redis = new URL(REDIS_URL);
-  const postgres = new URL(DATABASE_URL);
-  redisProxy = await CuttableProxy.start({ host: redis.hostname, port: Number(redis.port || 6379) });
-  postgresProxy = await CuttableProxy.start({ host: postgres.hostname, port: Number(postgres.port || 5432) });
+  const hostPort = (url: string, port: number) => ({
+    host: new URL(url).hostname,
+    port: Number(new URL(url).port || port),
+  });
+  proxies.set('redis', [await CuttableProxy.start(hostPort(REDIS_URL, 6379))]);
+  proxies.set('postgres', [await CuttableProxy.start(hostPort(DATABASE_URL, 5432))]);
+  proxies.set('pgbouncer', [await CuttableProxy.start(hostPort(PGBOUNCER_URL, 6432))]);
+  proxies.set('redis cluster', await Promise.all(clusterNodes().map((node) => CuttableProxy.start(node))));
 });
 
 afterAll(async () => {
   for (const close of closers) await close().catch(() => {});
-  await redisProxy?.close();
-  await postgresProxy?.close();
+  for (const list of proxies.values()) for (const proxy of list) await proxy.close();
 });
 
-/** A second connection to `storeCase`'s server through its proxy; `ready` resolves once it answers again. */
+/** A second connection to `storeCase`'s server through its proxies; `ready` resolves once it answers again. */
 function viaProxy(storeCase: StoreCase): { store: DedupeStore | TransactionalStore; ready(): Promise<void> } {
-  if (storeCase.name === 'RedisStore') {
+  const [proxy] = proxies.get(storeCase.server)!;
+  const prefix = `payhook-test:outage:${process.pid}:`;
+  if (storeCase.server === 'redis') {
     // The same server and database (REDIS_URL's /N) as the near instance, through the proxy.
     const url = new URL(REDIS_URL);
-    url.host = `127.0.0.1:${redisProxy!.port}`;
+    url.host = `127.0.0.1:${proxy!.port}`;
     const client = new Redis(url.toString(), { retryStrategy: () => 20 });
     client.on('error', () => {});
     closers.push(async () => client.disconnect());
-    const store = new RedisStore({ client, prefix: `payhook-test:outage:${process.pid}:` });
-    return { store, ready: () => until(() => client.status === 'ready') };
+    return { store: new RedisStore({ client, prefix }), ready: () => until(() => client.status === 'ready') };
   }
-  const url = new URL(DATABASE_URL);
-  url.host = `127.0.0.1:${postgresProxy!.port}`;
+  if (storeCase.server === 'redis cluster') {
+    const nodes = clusterNodes();
+    const natMap = Object.fromEntries(
+      proxies
+        .get('redis cluster')!
+        .map((p, i) => [`${nodes[i]!.host}:${nodes[i]!.port}`, { host: '127.0.0.1', port: p.port }]),
+    );
+    const startup = proxies.get('redis cluster')!.map((p) => ({ host: '127.0.0.1', port: p.port }));
+    const client = new Cluster(startup, { natMap, clusterRetryStrategy: () => 20 });
+    client.on('error', () => {});
+    closers.push(async () => client.disconnect());
+    return { store: new RedisStore({ client, prefix }), ready: () => until(() => client.status === 'ready') };
+  }
+  const url = new URL(storeCase.server === 'pgbouncer' ? PGBOUNCER_URL : DATABASE_URL);
+  url.host = `127.0.0.1:${proxy!.port}`;
   const pool = new pg.Pool({ connectionString: url.toString(), max: 4 });
   pool.on('error', () => {});
   closers.push(() => pool.end());
-  const store =
-    storeCase.name === 'PostgresInbox'
-      ? new PostgresInbox({ pool, table: servers.table })
-      : new PostgresStore({ pool, table: servers.table });
+  const store = storeCase.transactional
+    ? new PostgresInbox({ pool, table: servers.table })
+    : new PostgresStore({ pool, table: servers.table });
   return {
     store,
     ready: async () => {
@@ -229,6 +248,19 @@ function viaProxy(storeCase: StoreCase): { store: DedupeStore | TransactionalSto
         await sleep(20);
       }
     },
+  };
+}
+
+/** Cuts (or restores, stalls, resumes) every proxy in front of `storeCase`'s server. */
+function network(storeCase: StoreCase) {
+  const each = (act: (proxy: CuttableProxy) => void) => () => {
+    for (const proxy of proxies.get(storeCase.server)!) act(proxy);
+  };
+  return {
+    cut: each((p) => p.cut()),
+    restore: each((p) => p.restore()),
+    stall: each((p) => p.stall()),
+    resume: each((p) => p.resume()),
   };
 }
 
@@ -248,7 +280,7 @@ describe.each(REAL.filter((c) => !c.transactional))(
     it.skipIf(!storeCase.up)(
       'aborts the first run’s signal, lets the second instance run, and reports the refused stale commit once',
       async () => {
-        const proxy = storeCase.name === 'RedisStore' ? redisProxy! : postgresProxy!;
+        const proxy = network(storeCase);
         const far = viaProxy(storeCase);
         const near = storeCase.make() as DedupeStore;
         const { gate, signals, a, first, second, body } = twoInstances(far.store, near, REAL_OPTIONS);
@@ -280,8 +312,9 @@ describe.each(REAL.filter((c) => !c.transactional))(
   },
 );
 
-describe.skipIf(!REAL.some((c) => c.transactional && c.up))('two instances on one PostgreSQL inbox', () => {
-  const inboxCase = () => REAL.find((c) => c.transactional)!;
+describe.each(REAL.filter((c) => c.transactional))('two instances on one $name', (inbox) => {
+  const inboxCase = () => inbox;
+  const proxy = network(inbox);
   const rows = async (id: string) =>
     (
       await servers
@@ -289,74 +322,80 @@ describe.skipIf(!REAL.some((c) => c.transactional && c.up))('two instances on on
         .query(`SELECT id FROM ${servers.appTable} WHERE id LIKE $1 ORDER BY id`, [`${id}:%`])
     ).rows.map((r: { id: string }) => r.id);
 
-  it('commits one effect when the first instance is cut off mid-handler and the second runs the notification', async () => {
-    const far = viaProxy(inboxCase());
-    const near = inboxCase().make() as PostgresInbox<pg.PoolClient>;
-    const inboxes = [far.store as PostgresInbox<pg.PoolClient>, near];
-    const gate = deferred();
-    const paymentId = randomUUID();
-    let started = 0;
-    const signals: AbortSignal[] = [];
-    const instance = (index: number) =>
-      createWebhookHandler({ ...base(inboxes[index]!), ...REAL_OPTIONS }).on(
-        'purchase',
-        async (_n, _c, delivery) => {
-          await inboxes[index]!.client(delivery).query(`INSERT INTO ${servers.appTable} (id) VALUES ($1)`, [
-            `${paymentId}:${index === 0 ? 'first' : 'second'}`,
-          ]);
-          signals.push(delivery.signal);
-          started++; // its row written, not yet committed
-          if (index === 0) await gate.promise;
-        },
-      );
-    const [first, second] = [instance(0), instance(1)];
-    const body = signedPurchase(paymentId);
+  it.skipIf(!inbox.up)(
+    'commits one effect when the first instance is cut off mid-handler and the second runs the notification',
+    async () => {
+      const far = viaProxy(inboxCase());
+      const near = inboxCase().make() as PostgresInbox<pg.PoolClient>;
+      const inboxes = [far.store as PostgresInbox<pg.PoolClient>, near];
+      const gate = deferred();
+      const paymentId = randomUUID();
+      let started = 0;
+      const signals: AbortSignal[] = [];
+      const instance = (index: number) =>
+        createWebhookHandler({ ...base(inboxes[index]!), ...REAL_OPTIONS }).on(
+          'purchase',
+          async (_n, _c, delivery) => {
+            await inboxes[index]!.client(delivery).query(`INSERT INTO ${servers.appTable} (id) VALUES ($1)`, [
+              `${paymentId}:${index === 0 ? 'first' : 'second'}`,
+            ]);
+            signals.push(delivery.signal);
+            started++; // its row written, not yet committed
+            if (index === 0) await gate.promise;
+          },
+        );
+      const [first, second] = [instance(0), instance(1)];
+      const body = signedPurchase(paymentId);
 
-    const answer = first(formRequest(body), undefined);
-    await until(() => started === 1);
-    postgresProxy!.cut();
-    // The first run hears that its transaction is gone (its connection died) while its handler still waits.
-    await until(() => signals[0]!.aborted);
-    expect((signals[0]!.reason as WebhookError).code).toBe('claim.lost');
-    expect((await second(formRequest(body), undefined)).body).toBe(HANDLED);
-    expect(signals[1]!.aborted).toBe(false);
-    postgresProxy!.restore();
-    gate.resolve();
-    const result = await answer;
-    expect(result.status).toBe(503);
-    expect(JSON.parse(result.body).error.code).toBe('store.unavailable');
-    expect(await rows(paymentId)).toEqual([`${paymentId}:second`]);
-  });
+      const answer = first(formRequest(body), undefined);
+      await until(() => started === 1);
+      proxy.cut();
+      // The first run hears that its transaction is gone (its connection died) while its handler still waits.
+      await until(() => signals[0]!.aborted);
+      expect((signals[0]!.reason as WebhookError).code).toBe('claim.lost');
+      expect((await second(formRequest(body), undefined)).body).toBe(HANDLED);
+      expect(signals[1]!.aborted).toBe(false);
+      proxy.restore();
+      gate.resolve();
+      const result = await answer;
+      expect(result.status).toBe(503);
+      expect(JSON.parse(result.body).error.code).toBe('store.unavailable');
+      expect(await rows(paymentId)).toEqual([`${paymentId}:second`]);
+    },
+  );
 
-  it('answers 503 store.unavailable within storeTimeoutMs when the COMMIT stalls, and the retry is a duplicate once it lands', async () => {
-    const far = viaProxy(inboxCase());
-    const inbox = far.store as PostgresInbox<pg.PoolClient>;
-    const paymentId = randomUUID();
-    let runs = 0;
-    const webhook = createWebhookHandler({
-      ...base(inbox),
-      ...REAL_OPTIONS,
-      handlerTimeoutMs: 5_000,
-    }).on('purchase', async (_n, _c, delivery) => {
-      runs++;
-      await inbox
-        .client(delivery)
-        .query(`INSERT INTO ${servers.appTable} (id) VALUES ($1)`, [`${paymentId}:row`]);
-      // The database freezes as the handler returns: the COMMIT goes out and no answer comes back.
-      postgresProxy!.stall();
-    });
-    const body = signedPurchase(paymentId);
-    const frozen = await webhook(formRequest(body), undefined);
-    expect(frozen.status).toBe(503);
-    expect(JSON.parse(frozen.body).error).toEqual({
-      code: 'store.unavailable',
-      message:
-        '[@payhook/core] the duplicate store (postgres) did not answer within 500 ms (storeTimeoutMs) when committing the transaction after the handlers finished; if the commit landed the retry is answered duplicate, if not the handlers run again.',
-    });
-    postgresProxy!.resume();
-    const retry = await webhook(formRequest(body), undefined);
-    expect(retry.body).toBe('{"ok":true,"outcome":"duplicate"}');
-    expect(runs).toBe(1);
-    expect(await rows(paymentId)).toEqual([`${paymentId}:row`]);
-  });
+  it.skipIf(!inbox.up)(
+    'answers 503 store.unavailable within storeTimeoutMs when the COMMIT stalls, and the retry is a duplicate once it lands',
+    async () => {
+      const far = viaProxy(inboxCase());
+      const inbox = far.store as PostgresInbox<pg.PoolClient>;
+      const paymentId = randomUUID();
+      let runs = 0;
+      const webhook = createWebhookHandler({
+        ...base(inbox),
+        ...REAL_OPTIONS,
+        handlerTimeoutMs: 5_000,
+      }).on('purchase', async (_n, _c, delivery) => {
+        runs++;
+        await inbox
+          .client(delivery)
+          .query(`INSERT INTO ${servers.appTable} (id) VALUES ($1)`, [`${paymentId}:row`]);
+        // The database freezes as the handler returns: the COMMIT goes out and no answer comes back.
+        proxy.stall();
+      });
+      const body = signedPurchase(paymentId);
+      const frozen = await webhook(formRequest(body), undefined);
+      expect(frozen.status).toBe(503);
+      expect(JSON.parse(frozen.body).error).toEqual({
+        code: 'store.unavailable',
+        message:
+          '[@payhook/core] the duplicate store (postgres) did not answer within 500 ms (storeTimeoutMs) when committing the transaction after the handlers finished; if the commit landed the retry is answered duplicate, if not the handlers run again.',
+      });
+      proxy.resume();
+      const retry = await webhook(formRequest(body), undefined);
+      expect(retry.body).toBe('{"ok":true,"outcome":"duplicate"}');
+      expect(runs).toBe(1);
+      expect(await rows(paymentId)).toEqual([`${paymentId}:row`]);
+    },
+  );
 });

@@ -1,4 +1,5 @@
 import type { TransactionalStore, TransactionResult } from './contract.js';
+import { ALREADY_PREPARED, isStatementLost, NO_SUCH_STATEMENT, Prepared } from './postgres-prepared.js';
 import {
   explained,
   LOCK_NOT_AVAILABLE,
@@ -28,10 +29,6 @@ export interface PostgresInboxOptions<C extends PgPoolClientLike> extends Postgr
 
 /** Borrowed clients already given an error listener (pooled clients come back; add it once each). */
 const guarded = new WeakSet<object>();
-
-/** SQLSTATEs of an `EXECUTE` of a statement the session no longer has (`DISCARD ALL`), and of a second `PREPARE`. */
-const NO_SUCH_STATEMENT = '26000';
-const ALREADY_PREPARED = '42P05';
 
 /**
  * How long the claim waits on a lock before the inbox asks which lock it is (the table's or a concurrent copy's
@@ -84,8 +81,9 @@ export class PostgresInbox<C extends PgPoolClientLike = PgPoolClientLike> implem
   readonly #table: Table;
   readonly #ttlMs: number;
   readonly #claim: Statement;
-  /** The claim as an SQL-level prepared statement, for the round trip that also carries BEGIN. */
-  readonly #session: { readonly name: string; readonly prepare: string } | undefined;
+  /** The claim as an SQL-level prepared statement, for the round trip that also carries BEGIN, while names are on. */
+  readonly #session: { readonly name: string; readonly prepare: string };
+  readonly #prepared: Prepared;
 
   constructor(options: PostgresInboxOptions<C>) {
     if (typeof options.pool?.connect !== 'function') {
@@ -103,11 +101,10 @@ export class PostgresInbox<C extends PgPoolClientLike = PgPoolClientLike> implem
       SET done = true, token = NULL, expires_at = excluded.expires_at, fence = i.fence + 1
       WHERE i.expires_at <= now()
       RETURNING fence, set_config('lock_timeout', current_setting('payhook.lock_timeout'), true) AS lock_timeout`;
-    this.#claim = statement(claim, options.prepare);
-    if (options.prepare ?? true) {
-      const name = nameOf(`PREPARE (text, float8) AS ${claim}`);
-      this.#session = { name, prepare: `PREPARE ${name} (text, float8) AS ${claim}` };
-    }
+    this.#claim = statement(claim);
+    const name = nameOf(`PREPARE (text, float8) AS ${claim}`);
+    this.#session = { name, prepare: `PREPARE ${name} (text, float8) AS ${claim}` };
+    this.#prepared = new Prepared('PostgresInbox', options.prepare);
   }
 
   async transaction<T>(
@@ -166,20 +163,36 @@ export class PostgresInbox<C extends PgPoolClientLike = PgPoolClientLike> implem
   }
 
   /**
+   * BEGIN and the claim. A named claim the connection turned out not to hold, or to hold already, even after
+   * `#beginWithClaim`'s one try again (only a pooler moving the transaction between connections does that), turns
+   * names off for this inbox (one warning) and is claimed again unnamed: it ran nothing.
+   */
+  async #claimRow(client: C, key: string, options: ClaimOptions | undefined): Promise<ClaimState> {
+    try {
+      return await this.#claimRowAs(client, key, options);
+    } catch (error) {
+      if (!this.#prepared.named || !isStatementLost(error)) throw error;
+      this.#prepared.stop(error);
+      await client.query('ROLLBACK');
+      return this.#claimRowAs(client, key, options);
+    }
+  }
+
+  /**
    * BEGIN and the claim; anything but `claimed` is rolled back. BEGIN carries the lock_timeout the transaction
    * has (stashed for the claim to put back) and the claim's own bound, which must be in place before the claim
    * statement starts: a table lock (a migration) is waited for before any of the statement's own expressions run.
    * The first claim waits `PROBE_MS` at most; a longer wait is told apart by `#claimAfterWait`.
    */
-  async #claimRow(client: C, key: string, options: ClaimOptions | undefined): Promise<ClaimState> {
+  async #claimRowAs(client: C, key: string, options: ClaimOptions | undefined): Promise<ClaimState> {
     const waitMs = options?.lockTimeoutMs;
     const probeMs = waitMs === undefined ? undefined : Math.min(PROBE_MS, Math.max(1, Math.ceil(waitMs)));
     let claimed: PgResult | undefined;
     try {
       claimed =
-        this.#session !== undefined && quotes(client)
+        this.#prepared.named && quotes(client)
           ? await this.#beginWithClaim(client, begin(probeMs), key, this.#session)
-          : await client.query(begin(probeMs)).then(() => client.query(this.#claim([key, this.#ttlMs])));
+          : await client.query(begin(probeMs)).then(() => client.query(this.#claimStatement(key)));
     } catch (error) {
       if ((error as { code?: unknown }).code !== LOCK_NOT_AVAILABLE) throw explained(error, this.#table);
       await client.query('ROLLBACK');
@@ -218,12 +231,17 @@ export class PostgresInbox<C extends PgPoolClientLike = PgPoolClientLike> implem
     }
     onWaiting?.();
     try {
-      return await client.query(this.#claim([key, this.#ttlMs]));
+      return await client.query(this.#claimStatement(key));
     } catch (error) {
       if ((error as { code?: unknown }).code !== LOCK_NOT_AVAILABLE) throw explained(error, this.#table);
       await client.query('ROLLBACK');
       return undefined;
     }
+  }
+
+  /** The claim as one protocol-level statement: named while names are on. */
+  #claimStatement(key: string) {
+    return this.#prepared.config(this.#claim([key, this.#ttlMs]));
   }
 
   /**

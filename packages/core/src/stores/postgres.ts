@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Batcher } from './batcher.js';
 import { DUPLICATE, IN_FLIGHT } from './claims.js';
 import type { ClaimResult, DedupeStore } from './contract.js';
+import { Prepared } from './postgres-prepared.js';
 import {
   explained,
   type PgQueryable,
@@ -17,6 +18,7 @@ import {
 
 // The @payhook/core/postgres entry: PostgresStore here, the inbox and the table's helpers beside it.
 export { inboxClient, PostgresInbox, type PostgresInboxOptions } from './postgres-inbox.js';
+export { isStatementLost, Prepared } from './postgres-prepared.js';
 export {
   type MigrateOptions,
   type Migration,
@@ -85,7 +87,8 @@ function rounds<T extends { readonly key: string }>(items: readonly T[]): T[][] 
  * counted on), plus a `SELECT` only when the key is live; `commit` writes the done row for the TTL only while the
  * caller's token holds the key or nobody does, and answers `false` otherwise (a stale run: fencing); `renew` and
  * `release` act only for the token's holder (`release` ends the lease and keeps the row and its fence). Times come
- * from the database clock, so instances need not agree on time. Every statement is a named prepared statement;
+ * from the database clock, so instances need not agree on time. Every statement is a named prepared statement
+ * (unnamed with `prepare: false`, or from the first time a pooler shows it cannot keep them, said in one warning);
  * claims and commits made while others are under way share one statement (`batch`, on by default).
  *
  * @example
@@ -100,6 +103,7 @@ export class PostgresStore implements DedupeStore {
   readonly #pool: PgQueryable;
   readonly #table: Table;
   readonly #sql: StoreStatements;
+  readonly #prepared: Prepared;
   readonly #claimBatcher: Batcher<Claim, ClaimResult | undefined> | undefined;
   readonly #commitBatcher: Batcher<Commit, boolean> | undefined;
 
@@ -110,7 +114,8 @@ export class PostgresStore implements DedupeStore {
     this.#pool = options.pool;
     const t = tableOf(options.table);
     this.#table = t;
-    this.#sql = storeStatements(t, options.prepare);
+    this.#sql = storeStatements(t);
+    this.#prepared = new Prepared('PostgresStore', options.prepare);
     if (options.batch ?? true) {
       const lanes = { lanes: BATCH_LANES, max: MAX_BATCH };
       this.#claimBatcher = new Batcher((claims) => this.#claimAll(claims), lanes);
@@ -159,7 +164,7 @@ export class PostgresStore implements DedupeStore {
   }
 
   #query(config: PgQueryConfig): Promise<PgResult> {
-    return this.#pool.query(config).catch((error: unknown) => {
+    return this.#prepared.query(this.#pool, config).catch((error: unknown) => {
       throw explained(error, this.#table);
     });
   }
@@ -219,7 +224,7 @@ export class PostgresStore implements DedupeStore {
 }
 
 /** PostgresStore's statements on table `t`: one row each, and the batched forms over arrays of keys. */
-function storeStatements(t: Table, prepare: boolean | undefined) {
+function storeStatements(t: Table) {
   const takeOver = `ON CONFLICT (key) DO UPDATE
     SET done = false, token = excluded.token, expires_at = excluded.expires_at, fence = i.fence + 1
     WHERE i.expires_at <= now()`;
@@ -227,19 +232,16 @@ function storeStatements(t: Table, prepare: boolean | undefined) {
     `INSERT INTO ${t.name} AS i (key, done, token, expires_at, fence)
     VALUES ($1, false, $2, now() + $3 * interval '1 millisecond', 1)
     ${takeOver} RETURNING fence`,
-    prepare,
   );
   const claims = statement(
     `INSERT INTO ${t.name} AS i (key, done, token, expires_at, fence)
     SELECT c.key, false, c.token, now() + c.ms * interval '1 millisecond', 1
     FROM unnest($1::text[], $2::text[], $3::float8[]) WITH ORDINALITY AS c(key, token, ms, n) ORDER BY c.n
     ${takeOver} RETURNING key, fence`,
-    prepare,
   );
-  const state = statement(`SELECT done FROM ${t.name} WHERE key = $1 AND expires_at > now()`, prepare);
+  const state = statement(`SELECT done FROM ${t.name} WHERE key = $1 AND expires_at > now()`);
   const states = statement(
     `SELECT key, done FROM ${t.name} WHERE key = ANY($1::text[]) AND expires_at > now()`,
-    prepare,
   );
   // The caller's token still holds the key (not committed yet), or nobody holds it (a lease that ran out).
   const fenced = `ON CONFLICT (key) DO UPDATE
@@ -249,25 +251,21 @@ function storeStatements(t: Table, prepare: boolean | undefined) {
     `INSERT INTO ${t.name} AS i (key, done, token, expires_at)
     VALUES ($1, true, $2, now() + $3 * interval '1 millisecond')
     ${fenced} RETURNING 1`,
-    prepare,
   );
   const commits = statement(
     `INSERT INTO ${t.name} AS i (key, done, token, expires_at)
     SELECT c.key, true, c.token, now() + c.ms * interval '1 millisecond'
     FROM unnest($1::text[], $2::text[], $3::float8[]) WITH ORDINALITY AS c(key, token, ms, n) ORDER BY c.n
     ${fenced} RETURNING key`,
-    prepare,
   );
   const renew = statement(
     `UPDATE ${t.name} SET expires_at = now() + $3 * interval '1 millisecond'
     WHERE key = $1 AND token = $2 AND NOT done`,
-    prepare,
   );
   const release = statement(
     `UPDATE ${t.name} SET expires_at = now() WHERE key = $1 AND token = $2 AND NOT done AND expires_at > now()`,
-    prepare,
   );
-  const forget = statement(`DELETE FROM ${t.name} WHERE key = $1 AND done`, prepare);
+  const forget = statement(`DELETE FROM ${t.name} WHERE key = $1 AND done`);
   return { claim, claims, state, states, commit, commits, renew, release, forget };
 }
 

@@ -3,7 +3,7 @@ import { Redis } from 'ioredis';
 import { createClient } from 'redis';
 import { describe, expect, it } from 'vitest';
 import { REDIS_URL, reachRedis } from '../../test/servers.js';
-import { type RedisClientLike, scriptRunner } from './redis-script.js';
+import { type RedisClientLike, scriptRunner, waitingScriptRunner } from './redis-script.js';
 
 const redisUp = await reachRedis();
 
@@ -128,5 +128,61 @@ describe('scriptRunner', () => {
     expect(() => scriptRunner({} as RedisClientLike, 'RedisWatchStore')).toThrow(
       '[@payhook/core] RedisWatchStore needs a Redis client with eval: pass an ioredis or node-redis client.',
     );
+  });
+});
+
+describe('scriptRunner after a failover', () => {
+  it('sends the script with EVAL when an ioredis Cluster met NOSCRIPT on a promoted replica at the end of its redirections', async () => {
+    const calls: string[] = [];
+    const client = {
+      call: () => undefined,
+      evalsha: async () => {
+        calls.push('evalsha');
+        throw new Error(
+          'Too many Cluster redirections. Last error: ReplyError: NOSCRIPT No matching script. Please use EVAL.',
+        );
+      },
+      eval: async () => {
+        calls.push('eval');
+        return 'ran';
+      },
+    };
+    const run = scriptRunner(client as unknown as RedisClientLike, 'a test');
+    expect(await run('return 1', ['key'], [])).toBe('ran');
+    expect(calls).toEqual(['evalsha', 'eval']);
+  });
+});
+
+describe('waitingScriptRunner', () => {
+  /** An ioredis-like client whose pipelines record their first command and answer `answer(command)`. */
+  function pipelining(answer: (name: string) => [Error | null, unknown]) {
+    const sent: string[] = [];
+    const client = {
+      call: () => undefined,
+      eval: async () => undefined,
+      pipeline: (commands: unknown[][]) => ({
+        exec: async () => {
+          const name = String(commands[0]![0]);
+          sent.push(`${name} + ${commands[1]![0]}`);
+          return [answer(name), [null, 1]];
+        },
+      }),
+    };
+    return { client: client as unknown as RedisClientLike, sent };
+  }
+
+  it('sends the script with EVAL from then on when the server refuses EVALSHA itself, WAIT with it each time', async () => {
+    const refused = new Error("ERR unknown command 'evalsha', with args beginning with: ");
+    const { client, sent } = pipelining((name) => (name === 'evalsha' ? [refused, null] : [null, 'ran']));
+    const run = waitingScriptRunner(client, 'a test')!;
+    expect(await run('return 1', ['k'], [], { replicas: 1, timeoutMs: 10 })).toEqual(['ran', 1]);
+    expect(await run('return 1', ['k'], [], { replicas: 1, timeoutMs: 10 })).toEqual(['ran', 1]);
+    expect(sent).toEqual(['evalsha + wait', 'eval + wait', 'eval + wait']);
+  });
+
+  it('is undefined for a client it cannot send WAIT with', () => {
+    expect(
+      waitingScriptRunner({ eval: async () => 1 } as unknown as RedisClientLike, 'a test'),
+    ).toBeUndefined();
   });
 });

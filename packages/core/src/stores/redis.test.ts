@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { Redis } from 'ioredis';
-import { createClient } from 'redis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Cluster, Redis } from 'ioredis';
+import { createClient, createCluster } from 'redis';
+import { afterAll, beforeAll, describe, expect, it, test } from 'vitest';
 import { purchaseKey, STORE_SECRET, signedPurchase } from '../../test/bodies.js';
 import { formRequest } from '../../test/deliveries.js';
-import { freePort, REDIS_URL, reachRedis } from '../../test/servers.js';
+import { clusterNodes, freePort, REDIS_URL, reachRedis, reachRedisCluster } from '../../test/servers.js';
 import {
   commitAfterLapse,
   expectOnceUnderConcurrency,
@@ -18,6 +18,7 @@ import { type RedisClientLike, RedisStore } from './redis.js';
 const FENCE_MEMORY_MS = 24 * 60 * 60 * 1000;
 
 const redisUp = await reachRedis();
+const clusterUp = await reachRedisCluster();
 const PREFIX = `payhook-test:redis-unit:${process.pid}:`;
 
 interface Flavour {
@@ -62,22 +63,70 @@ const FLAVOURS: Flavour[] = [
   },
 ];
 
-describe.skipIf(!redisUp).each(FLAVOURS)('RedisStore with $name', (flavour) => {
-  let admin: Redis;
+/** The same clients on the shared Redis Cluster (three masters, three replicas): each script's one key finds its node. */
+const CLUSTER_FLAVOURS: Flavour[] = [
+  {
+    name: 'an ioredis Cluster',
+    async connect() {
+      const client = new Cluster(clusterNodes());
+      client.on('error', () => {});
+      await new Promise((resolve) => client.once('ready', resolve));
+      return { client, close: async () => void client.disconnect() };
+    },
+  },
+  {
+    name: 'a node-redis cluster',
+    async connect() {
+      const client = createCluster({
+        rootNodes: clusterNodes().map(({ host, port }) => ({ url: `redis://${host}:${port}` })),
+      });
+      client.on('error', () => {});
+      await client.connect();
+      return { client, close: async () => void (await client.close()) };
+    },
+  },
+];
+
+/** What the tests read and write beside the store: one Redis, or an ioredis Cluster (each key on its own node). */
+interface Admin {
+  get(key: string): Promise<string | null>;
+  set(key: string, value: string, px: 'PX', ms: number): Promise<unknown>;
+  pttl(key: string): Promise<number>;
+  pexpire(key: string, ms: number): Promise<number>;
+  del(key: string): Promise<number>;
+  exists(key: string): Promise<number>;
+  disconnect(): void;
+}
+
+const SERVERS = [
+  ...FLAVOURS.map((flavour) => ({ flavour, on: 'one Redis', up: redisUp })),
+  ...CLUSTER_FLAVOURS.map((flavour) => ({ flavour, on: 'the Redis Cluster', up: clusterUp })),
+];
+
+describe.each(SERVERS)('RedisStore with $flavour.name on $on', ({ flavour, on, up }) => {
+  // Every test below skips when its server is not there (reachRedis / reachRedisCluster said so, loudly).
+  const it = up ? test : test.skip;
+  let admin: Admin;
   let client: RedisClientLike;
   let close: () => Promise<void>;
   let store: RedisStore;
   const prefix = `${PREFIX}${flavour.name}:`;
+  const cluster = on === 'the Redis Cluster';
 
   beforeAll(async () => {
-    admin = new Redis(REDIS_URL);
+    if (!up) return;
+    admin = cluster ? new Cluster(clusterNodes()) : new Redis(REDIS_URL);
     ({ client, close } = await flavour.connect(REDIS_URL));
     store = new RedisStore({ client, prefix });
   });
 
   afterAll(async () => {
-    const keys = await admin.keys(`${prefix}*`);
-    if (keys.length > 0) await admin.del(...keys);
+    if (!up) return;
+    const nodes = admin instanceof Cluster ? admin.nodes('master') : [admin as Redis];
+    for (const node of nodes) {
+      const keys = await node.keys(`${prefix}*`);
+      for (const key of keys) await node.del(key);
+    }
     await close();
     admin.disconnect();
   });

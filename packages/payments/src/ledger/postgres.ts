@@ -1,6 +1,8 @@
 import {
+  isStatementLost,
   type MigrateOptions,
   type PgQueryable,
+  Prepared,
   runMigration,
   type Statement,
   statement,
@@ -18,7 +20,9 @@ export interface PostgresLedgerStoreOptions {
    */
   table?: string;
   /**
-   * Send the statements as named prepared statements (off behind a pooler that cannot keep them).
+   * Send the statements as named prepared statements. Behind a pooler that cannot keep them (PgBouncer before 1.21
+   * in transaction mode) the store turns them off at the server's first refusal, with one warning; `false` starts
+   * without them.
    * @default true
    */
   prepare?: boolean;
@@ -91,13 +95,14 @@ export class PostgresLedgerStore implements LedgerStore {
   readonly #migrate: string;
   readonly #append: Statement;
   readonly #read: Statement;
+  readonly #prepared: Prepared;
 
   constructor(options: PostgresLedgerStoreOptions) {
     if (typeof options.pool?.query !== 'function') {
       throw new TypeError('[@payhook/payments] PostgresLedgerStore needs a pg Pool or Client (pool).');
     }
     const t = ledgerTable(options.table);
-    const prepare = options.prepare !== false;
+    this.#prepared = new Prepared('PostgresLedgerStore', options.prepare);
     this.#pool = options.pool;
     this.#migrate = t.migrate;
     // A key recorded before appends nothing: the second SELECT answers the row as it was (committed earlier, or
@@ -112,14 +117,15 @@ export class PostgresLedgerStore implements LedgerStore {
        SELECT facts, at FROM up
        UNION ALL
        SELECT facts, array_position(keys, $2::text) - 1 FROM ${t.name} WHERE order_id = $1 AND NOT EXISTS (SELECT 1 FROM up)`,
-      prepare,
     );
-    this.#read = statement(`SELECT facts FROM ${t.name} WHERE order_id = $1`, prepare);
+    this.#read = statement(`SELECT facts FROM ${t.name} WHERE order_id = $1`);
   }
 
   async append(orderId: string, fact: LedgerFact, transaction?: unknown): Promise<Appended> {
-    const db = isQueryable(transaction) ? transaction : this.#pool;
-    const result = await this.#query(db, this.#append, [orderId, fact.k, JSON.stringify(fact)]);
+    const values = [orderId, fact.k, JSON.stringify(fact)];
+    const result = isQueryable(transaction)
+      ? await this.#inTransaction(transaction, this.#append, values)
+      : await this.#query(this.#pool, this.#append, values);
     const row = result.rows[0] as { facts: LedgerFact[]; at: number } | undefined;
     if (row === undefined) {
       throw new Error(
@@ -134,9 +140,23 @@ export class PostgresLedgerStore implements LedgerStore {
     return (result.rows[0] as { facts: LedgerFact[] } | undefined)?.facts ?? [];
   }
 
-  async #query(db: PgQueryable, query: Statement, values: unknown[]) {
+  /**
+   * Within the caller's transaction a refused named statement cannot be sent again (the transaction is aborted):
+   * names go off for the next deliveries, and this one fails as any store error does (the delivery is redelivered).
+   */
+  async #inTransaction(db: PgQueryable, query: Statement, values: unknown[]) {
     try {
-      return await db.query(query(values));
+      return await this.#query(db, query, values, false);
+    } catch (error) {
+      if (isStatementLost(error)) this.#prepared.stop(error);
+      throw error;
+    }
+  }
+
+  async #query(db: PgQueryable, query: Statement, values: unknown[], retry = true) {
+    try {
+      const config = query(values);
+      return await (retry ? this.#prepared.query(db, config) : db.query(this.#prepared.config(config)));
     } catch (error) {
       if ((error as { code?: unknown } | null)?.code !== '42P01') throw error;
       throw new Error(

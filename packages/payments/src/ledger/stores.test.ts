@@ -1,7 +1,14 @@
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DATABASE_URL, REDIS_URL, reachPostgres, reachRedis } from '../../../core/test/servers.js';
+import {
+  DATABASE_URL,
+  PGBOUNCER_URL,
+  REDIS_URL,
+  reachPgBouncer,
+  reachPostgres,
+  reachRedis,
+} from '../../../core/test/servers.js';
 import type { LedgerFact } from './fact.js';
 import { migrateLedger, PostgresLedgerStore } from './postgres.js';
 import { RedisLedgerStore } from './redis.js';
@@ -11,6 +18,7 @@ import { RedisLedgerStore } from './redis.js';
 
 const redisUp = await reachRedis();
 const postgresUp = await reachPostgres();
+const bouncerUp = postgresUp && (await reachPgBouncer());
 const suffix = `${process.pid}_${Date.now() % 100_000}`;
 const table = `payhook_ledgerstore_${suffix}`;
 const prefix = `payhook-test:ledgerstore:${suffix}:`;
@@ -71,6 +79,44 @@ describe.skipIf(!postgresUp)('PostgresLedgerStore', () => {
     );
   });
 });
+
+describe.skipIf(!bouncerUp)(
+  'PostgresLedgerStore through PgBouncer (transaction mode, default options)',
+  () => {
+    it('answers every append, in and out of a transaction, once the pooler loses its named statements', async () => {
+      const pooled = new pg.Pool({ connectionString: PGBOUNCER_URL, max: 8 });
+      const warnings: string[] = [];
+      const onWarning = (warning: Error & { code?: string }) => {
+        if (warning.code === 'PAYHOOK_UNNAMED_STATEMENTS') warnings.push(warning.message);
+      };
+      process.on('warning', onWarning);
+      try {
+        const store = new PostgresLedgerStore({ pool: pooled, table });
+        // Concurrent appends and reads on the pooler's connections: a name parsed on one is missing on another.
+        const orders = Array.from({ length: 40 }, (_, i) => `o-pgb-${suffix}-${i}`);
+        await Promise.all(orders.map((order) => store.append(order, fact(`${order}:a`, 'pending'))));
+        await Promise.all(orders.map((order) => store.read(order)));
+        await Promise.all(orders.map((order) => store.append(order, fact(`${order}:b`))));
+        for (const order of orders)
+          expect((await store.read(order)).map((f) => f.s)).toEqual(['pending', 'success']);
+        // Within a transaction (as with PostgresInbox): the statement goes unnamed once names are off.
+        const client = await pooled.connect();
+        try {
+          await client.query('BEGIN');
+          await store.append(`o-pgb-${suffix}-tx`, fact('tx'), client);
+          await client.query('COMMIT');
+        } finally {
+          client.release();
+        }
+        expect((await store.read(`o-pgb-${suffix}-tx`)).map((f) => f.k)).toEqual(['tx']);
+        expect(warnings.length).toBeLessThanOrEqual(1);
+      } finally {
+        process.off('warning', onWarning);
+        await pooled.end();
+      }
+    });
+  },
+);
 
 describe.skipIf(!redisUp)('RedisLedgerStore', () => {
   it('appends with one script per delivery, and a key recorded before appends nothing', async () => {

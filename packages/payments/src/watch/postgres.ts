@@ -1,6 +1,7 @@
 import {
   type MigrateOptions,
   type PgQueryable,
+  Prepared,
   runMigration,
   type Statement,
   statement,
@@ -18,7 +19,8 @@ export interface PostgresWatchStoreOptions {
    */
   table?: string;
   /**
-   * Send the statements as named prepared statements (off behind a pooler that cannot keep them).
+   * Send the statements as named prepared statements. Behind a pooler that cannot keep them (PgBouncer before 1.21
+   * in transaction mode) the first refusal turns them off for good, with one warning; `false` starts that way.
    * @default true
    */
   prepare?: boolean;
@@ -133,6 +135,7 @@ export class PostgresWatchStore implements WatchStore {
   readonly #take: Statement;
   readonly #remove: Statement;
   readonly #giveBack: Statement;
+  readonly #prepared: Prepared;
 
   constructor(options: PostgresWatchStoreOptions) {
     if (typeof options.pool?.query !== 'function') {
@@ -140,13 +143,12 @@ export class PostgresWatchStore implements WatchStore {
     }
     const t = watchTable(options.table);
     const name = t.name;
-    const prepare = options.prepare !== false;
+    this.#prepared = new Prepared('PostgresWatchStore', options.prepare);
     this.#pool = options.pool;
     this.#table = t.migrate;
     this.#add = statement(
       `INSERT INTO ${name} (id, order_id, operation, created_at, deadline, tries)
        VALUES ($1, $2, $3, ${MS('$4')}, ${MS('$5')}, $6) ON CONFLICT (id) DO NOTHING`,
-      prepare,
     );
     this.#take = statement(
       // RETURNING keeps no order: the rows come back sorted by the deadline they had when taken.
@@ -159,9 +161,8 @@ export class PostgresWatchStore implements WatchStore {
                                 due.unreachable_since AS since)
        SELECT order_id, operation, tries, ${EPOCH_MS('created_at')} AS created_at, ${EPOCH_MS('since')} AS since
        FROM taken ORDER BY due_at`,
-      prepare,
     );
-    this.#remove = statement(`DELETE FROM ${name} WHERE id = $1`, prepare);
+    this.#remove = statement(`DELETE FROM ${name} WHERE id = $1`);
     // Given back by the entry's latest take (its deadline still the one that take set): the earliest of the
     // unreachable_since stored, pending and given; by an earlier take: only held pending (WatchStore.giveBack).
     this.#giveBack = statement(
@@ -171,7 +172,6 @@ export class PostgresWatchStore implements WatchStore {
          pending_since = CASE WHEN w.deadline = ${MS('g.deadline')}
            THEN NULL ELSE least(w.pending_since, ${MS('g.since')}) END
        FROM unnest($1::text[], $2::float8[], $3::float8[]) AS g(id, since, deadline) WHERE w.id = g.id`,
-      prepare,
     );
   }
 
@@ -224,7 +224,7 @@ export class PostgresWatchStore implements WatchStore {
 
   async #query(query: Statement, values: unknown[]) {
     try {
-      return await this.#pool.query(query(values));
+      return await this.#prepared.query(this.#pool, query(values));
     } catch (error) {
       const code = (error as { code?: unknown } | null)?.code;
       // 42703: a table made before unreachable_since, this code deployed before migrateWatch added it.

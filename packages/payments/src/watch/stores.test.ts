@@ -1,7 +1,16 @@
-import { Redis } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DATABASE_URL, REDIS_URL, reachPostgres, reachRedis } from '../../../core/test/servers.js';
+import {
+  clusterNodes,
+  DATABASE_URL,
+  PGBOUNCER_URL,
+  REDIS_URL,
+  reachPgBouncer,
+  reachPostgres,
+  reachRedis,
+  reachRedisCluster,
+} from '../../../core/test/servers.js';
 import type { WatchedPayment, WatchStore } from './contract.js';
 import { MemoryWatchStore } from './memory.js';
 import { migrateWatch, PostgresWatchStore, watchMigrationSql } from './postgres.js';
@@ -9,16 +18,30 @@ import { RedisWatchStore } from './redis.js';
 
 const redisUp = await reachRedis();
 const postgresUp = await reachPostgres();
+const clusterUp = await reachRedisCluster();
+const bouncerUp = postgresUp && (await reachPgBouncer());
 const suffix = `${process.pid}_${Date.now() % 100_000}`;
 const table = `payhook_watchstore_${suffix}`;
+/** The table the store through PgBouncer uses, made by migrateWatch through the pooler too. */
+const pooledTable = `payhook_watchstore_pgb_${suffix}`;
 const prefix = `payhook-test:watchstore:${suffix}:`;
 let redis: Redis | undefined;
+let cluster: Cluster | undefined;
 let pool: pg.Pool | undefined;
+let pooled: pg.Pool | undefined;
 beforeAll(async () => {
   if (redisUp) redis = new Redis(REDIS_URL);
+  if (clusterUp) {
+    cluster = new Cluster(clusterNodes());
+    await new Promise((resolve) => cluster!.once('ready', resolve));
+  }
   if (postgresUp) {
     pool = new pg.Pool({ connectionString: DATABASE_URL, max: 4 });
     await migrateWatch(pool, { table });
+  }
+  if (bouncerUp) {
+    pooled = new pg.Pool({ connectionString: PGBOUNCER_URL, max: 8 });
+    await migrateWatch(pooled, { table: pooledTable });
   }
 });
 afterAll(async () => {
@@ -27,7 +50,14 @@ afterAll(async () => {
     if (keys.length > 0) await redis.del(...keys);
     redis.disconnect();
   }
-  await pool?.query(`DROP TABLE IF EXISTS ${table}`);
+  if (cluster) {
+    for (const node of cluster.nodes('master')) {
+      for (const key of await node.keys(`${prefix}*`)) await node.del(key);
+    }
+    cluster.disconnect();
+  }
+  await pooled?.end();
+  await pool?.query(`DROP TABLE IF EXISTS ${table}, ${pooledTable}`);
   await pool?.end();
 });
 
@@ -45,6 +75,21 @@ const STORES = [
     make: async (): Promise<WatchStore> => {
       await pool!.query(`DELETE FROM ${table}`);
       return new PostgresWatchStore({ pool: pool!, table });
+    },
+  },
+  // Where a merchant's fleet puts them: the `{watch}` hash tag keeps both keys in one slot of the cluster; the
+  // pooler runs each statement on any of its connections (the default options, as a merchant would leave them).
+  {
+    name: 'RedisWatchStore on a Redis Cluster',
+    up: clusterUp,
+    make: (): WatchStore => new RedisWatchStore({ client: cluster!, prefix: `${prefix}${n++}:` }),
+  },
+  {
+    name: 'PostgresWatchStore through PgBouncer',
+    up: bouncerUp,
+    make: async (): Promise<WatchStore> => {
+      await pool!.query(`DELETE FROM ${pooledTable}`);
+      return new PostgresWatchStore({ pool: pooled!, table: pooledTable });
     },
   },
 ];
@@ -83,6 +128,16 @@ describe.each(STORES)('$name', ({ up, make }) => {
       ]);
     },
   );
+
+  it.skipIf(!up)('takes each of 100 payments added at once exactly once, by 8 runs at once', async () => {
+    const store = await make();
+    const ids = Array.from({ length: 100 }, (_, i) => `many-${i}`);
+    expect(await Promise.all(ids.map((id, i) => store.add(payment(id, T + i))))).toEqual(ids.map(() => true));
+    const runs = await Promise.all(Array.from({ length: 8 }, () => store.take(T + 1_000, T + 50_000, 20)));
+    const taken = runs.flat().map((p) => p.orderId);
+    expect(taken.sort()).toEqual([...ids].sort());
+    expect(await Promise.all(ids.map((id) => store.remove(id, 'purchase')))).toEqual(ids.map(() => true));
+  });
 
   it.skipIf(!up)('hands a batch back sorted by deadline, whatever order it was written in', async () => {
     const store = await make();

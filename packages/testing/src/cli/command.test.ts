@@ -126,6 +126,7 @@ describe('every payhook command', () => {
     'drift',
     'serve',
     'queue',
+    'relay',
   ];
 
   it('is each command the top-level help lists, so a new one is held to the skeleton too', async () => {

@@ -5,6 +5,7 @@ import { type CliIO, printable } from './io.js';
 import { operationCommand } from './operation.js';
 import { queueCommand } from './queue.js';
 import { reconcileCommand } from './reconcile.js';
+import { relayCommand } from './relay.js';
 import { replayCommand } from './replay.js';
 import { resendCommand } from './resend.js';
 import { sendCommand } from './send.js';
@@ -27,6 +28,7 @@ Commands:
   drift    count what a capture file's notifications carried beyond what payhook types (new fields, statuses…)
   serve    run the fake payment service
   queue    list, replay or discard the dead notifications of @payhook/queue; list or purge the waiting ones (--database URL or --redis URL)
+  relay    forward a channel of a payhook-relay to an app on this machine; replay, status, channel create
 
 Run 'payhook <command> --help' for a command's options.
 Secrets may come from PAYHOOK_SECRET instead of --secret (argv is visible to other users in 'ps').`;
@@ -43,6 +45,7 @@ const COMMANDS: Record<string, Command> = {
   drift: driftCommand,
   serve: serveCommand,
   queue: queueCommand,
+  relay: relayCommand,
 };
 
 /**

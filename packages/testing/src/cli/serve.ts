@@ -1,14 +1,15 @@
 import { randomInt } from 'node:crypto';
 import { SCHEME_WORD } from '../fake/service.js';
 import { type FakeServerOptions, startFakeServer } from '../server.js';
-import { algorithmFrom, secretsFrom, UsageError } from './args.js';
+import { algorithmFrom, httpUrlFrom, secretsFrom, UsageError } from './args.js';
 import { defineCommand, type OptionValues } from './command.js';
 import type { CliIO } from './io.js';
+import { throughRelay } from './serve-relay.js';
 import { whenAborted } from './until-signal.js';
 
 const USAGE = `Usage: payhook serve --port P --secret S [--api-key K] [--endpoints-key E] [--pos-id ID] [--sector NAME] [--seed N]
                      [--merchant-name NAME] [--split-sum equal|at_most|ignore] [--refund-webhook-code 1000|1004]
-                     [--algorithm sha256|sha1] [--auth-scheme WORD] [--strict]
+                     [--algorithm sha256|sha1] [--auth-scheme WORD] [--strict] [--relay URL]
 
 Runs the fake payment service on http://127.0.0.1:P (P = 0 picks a free port): the API, the hosted checkout and
 the 3DS pages, webhooks signed with S. Credentials not given are generated and printed. PAYHOOK_SECRET may
@@ -28,6 +29,8 @@ WORD <api_key>:<API secret>. The API secret is S unless PAYHOOK_API_SECRET (envi
                   with spaces, card fields on a hosted request, fields sent empty, init_recurring with auth, split
                   sums, another scheme word than --auth-scheme)
 --refund-webhook-code  status_code of refund webhooks (spec 3.1 shows 1000, the default; 1004 on a response)
+--relay URL       post every webhook to this @payhook/relay channel (http://127.0.0.1:8443/in/alice) instead of
+                  the payments' server_url: with 'payhook relay connect', the whole path runs on one machine
 
 Admin routes (header X-API-KEY: the endpoints key), for end-to-end tests in any language:
   GET  /__payhook/clock                     the fake clock (it follows the wall clock)
@@ -57,7 +60,7 @@ function portFrom(value: string | undefined): number {
 }
 
 const FLAGS = {
-  text: 'port api-key endpoints-key pos-id sector merchant-name seed split-sum refund-webhook-code algorithm auth-scheme',
+  text: 'port api-key endpoints-key pos-id sector merchant-name seed split-sum refund-webhook-code algorithm auth-scheme relay',
   list: 'secret',
   flag: 'strict',
 } as const;
@@ -96,6 +99,7 @@ function serverOptions(values: ServeFlags, io: CliIO): FakeServerOptions {
   }
   const authScheme = schemeFrom(values['auth-scheme']);
   const apiSecret = io.env.PAYHOOK_API_SECRET || undefined;
+  const relay = values.relay === undefined ? undefined : httpUrlFrom('--relay', values.relay).href;
   return {
     port,
     seed,
@@ -112,6 +116,7 @@ function serverOptions(values: ServeFlags, io: CliIO): FakeServerOptions {
     ...(values.strict ? { strict: true } : {}),
     ...(apiSecret !== undefined ? { apiSecret } : {}),
     ...(authScheme !== undefined ? { authScheme } : {}),
+    ...(relay !== undefined ? { transport: throughRelay(relay) } : {}),
   };
 }
 
@@ -147,6 +152,8 @@ export const serveCommand = defineCommand({
         : 'webhooks: signed with SHA-256 (the spec, 44 characters); public plugins verify SHA-1: restart with --algorithm sha1',
     );
     io.stdout(`listening on ${server.url}`);
+    if (values.relay !== undefined)
+      io.stdout(`webhooks: to the relay at ${values.relay}, not the payments' server_url`);
     await whenAborted(signal);
     await server.close();
     return 0;

@@ -1,0 +1,72 @@
+import { createHash } from 'node:crypto';
+import { signedForm } from '../../../test/support/signed-form.ts';
+import { purchase, SECRET } from '../../core/test/fixtures.ts';
+import type { CreatedChannel, Journal, Relay, RelayOptions } from '../src/index.js';
+import { createRelay } from '../src/index.js';
+
+export { SECRET };
+export const ADMIN = 'admin-token-for-tests-0123456789';
+export const SIGNING_SECRET = 'signing-secret-for-tests-0123456789abcdef';
+export const SERVICE = '35.187.74.148';
+export const FORM = 'application/x-www-form-urlencoded';
+export const ORIGIN = 'http://relay.test';
+
+/** A relay over `journal` with the test secrets and no log output. */
+export function relayOver(journal: Journal, options: Partial<RelayOptions> = {}): Relay {
+  return createRelay({
+    journal,
+    adminToken: ADMIN,
+    signingSecret: SIGNING_SECRET,
+    logger: false,
+    ...options,
+  });
+}
+
+/** Creates a channel through the admin route; its answer (token and key). */
+export async function channel(relay: Relay, name: string): Promise<CreatedChannel> {
+  const response = await relay.fetch(
+    new Request(`${ORIGIN}/channels`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name }),
+    }),
+  );
+  if (response.status !== 201)
+    throw new Error(`channel ${name}: ${response.status} ${await response.text()}`);
+  return (await response.json()) as CreatedChannel;
+}
+
+/** The service's delivery of purchase `n`: a signed form body with its own order id. */
+export function delivery(n: number, secret = SECRET): string {
+  return signedForm(purchase({ order_id: `order-${n}`, payment_id: `pay-${n}` }), secret);
+}
+
+/** Posts a body to `/in/<name>` as the service does, from `sender`. */
+export function deliver(
+  relay: Relay,
+  name: string,
+  body: string | Uint8Array,
+  sender = SERVICE,
+  headers: Record<string, string> = { 'content-type': FORM },
+): Promise<Response> {
+  return relay.fetch(
+    new Request(`${ORIGIN}/in/${name}`, { method: 'POST', headers, body: body as BodyInit }),
+    { remoteAddress: sender },
+  );
+}
+
+/** A long-poll read of a channel with `token`. */
+export function poll(
+  relay: Relay,
+  name: string,
+  token: string | undefined,
+  query = 'after=0',
+): Promise<Response> {
+  const headers: Record<string, string> = token === undefined ? {} : { authorization: `Bearer ${token}` };
+  return relay.fetch(new Request(`${ORIGIN}/out/${name}/events?${query}`, { headers }));
+}
+
+/** SHA-256 as base64url without padding, by node:crypto (independent of the relay's Web Crypto). */
+export function digest(bytes: Uint8Array | string): string {
+  return createHash('sha256').update(bytes).digest('base64url');
+}
