@@ -179,9 +179,13 @@ describe.skipIf(!redisUp)('RedisStore on a Redis Cluster whose master fails', ()
     const figures = figuresFor(ids);
     const { runs, instances, ready, close } = fleet(cluster, prefix, waitForReplicas, figures);
     await ready;
+    // Paced (24 lanes × 25 deliveries, 150 ms apart: 3.75 s at least), so deliveries span the kill at 300 ms and
+    // the 2–3 s until the replica takes over however fast the machine answers.
     const tasks = ids.flatMap((id, n) => {
       const body = signedPurchase(id);
-      return [0, 1].map((c) => () => deliver(instances[(n + c) % 3]!, id, body, runs, figures));
+      return [0, 1].map(
+        (c) => () => sleep(150).then(() => deliver(instances[(n + c) % 3]!, id, body, runs, figures)),
+      );
     });
     const { master } = await cluster.shardOf(0);
     const killing = (async () => {
