@@ -53,7 +53,7 @@ const shopUrl = 'http://127.0.0.1:' + shopServer.address().port;
 const api = mockPaymentApi({ baseUrl: 'https://api.payments.test', secret: SHOP_SECRET });
 const pay = (orderId) => fetch('https://api.payments.test/api/v1/payment', { method: 'POST', headers: api.headers(),
   body: JSON.stringify({ pos_id: api.project.posId, mode: 'direct', method: 'purchase', amount: 12.5, currency: 'XTS',
-    description: 'Green tea', order_id: orderId, cc_number: testing.TEST_CARDS.success, exp_month: 12,
+    description: 'Green tea', order_id: orderId, cc_number: packages.testingFake.TEST_CARDS.success, exp_month: 12,
     exp_year: 2030, card_cvv: '737', customer_ip: '203.0.113.7', server_url: shopUrl + '/webhooks',
     result_url: shopUrl + '/thanks' }) });
 try {
