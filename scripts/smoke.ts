@@ -27,6 +27,7 @@ for (const fn of ['createMiddleware', 'toWebhookRequest', 'sendNodeResponse', 'r
   assert(typeof packages.coreAdapter[fn] === 'function', '@payhook/core/adapter exports ' + fn);
 for (const fn of ['validatePaymentRequest', 'validateSplitPurchaseRequest', 'validateCard', 'createReconciler', 'createApiClient', 'hmacRequestSigner', 'createPaymentWatch'])
   assert(typeof packages.payments[fn] === 'function', '@payhook/payments exports ' + fn);
+assert(typeof packages.relay.createRelay === 'function' && typeof packages.relayClient.connectRelay === 'function' && typeof packages.relayFile.FileJournal === 'function', '@payhook/relay, /client and /file load (pg and ioredis, optional peers, not needed)');
 assert(typeof packages.paymentsRedis.RedisWatchStore === 'function' && typeof packages.paymentsPostgres.PostgresWatchStore === 'function', '@payhook/payments/redis and /postgres export the watch stores');
 assert(typeof packages.capture.createCapture === 'function' && packages.capture.DEFAULT_MASKED_FIELDS.includes('cc_token'), '@payhook/core/capture exports createCapture and DEFAULT_MASKED_FIELDS');
 assert(packages.diagnostics.PAYHOOK_CHANNELS.delivery === 'payhook:delivery', '@payhook/core/diagnostics exports PAYHOOK_CHANNELS');
@@ -167,6 +168,9 @@ import * as coreAdapterPkg from '@payhook/core/adapter';
 import * as paymentsPkg from '@payhook/payments';
 import * as paymentsRedisPkg from '@payhook/payments/redis';
 import * as paymentsPostgresPkg from '@payhook/payments/postgres';
+import * as relayPkg from '@payhook/relay';
+import * as relayClientPkg from '@payhook/relay/client';
+import * as relayFilePkg from '@payhook/relay/file';
 import * as capturePkg from '@payhook/core/capture';
 import * as diagnosticsPkg from '@payhook/core/diagnostics';
 import * as opentelemetryPkg from '@payhook/opentelemetry';
@@ -174,7 +178,7 @@ import * as queuePkg from '@payhook/queue';
 import * as bullmqPkg from '@payhook/queue/bullmq';
 import * as pgbossPkg from '@payhook/queue/postgres';
 import * as otelSdk from '@opentelemetry/sdk-trace-base';
-const packages = { core: corePkg, express: expressPkg, koa: koaPkg, fastify: fastifyPkg, nestjs: nestjsPkg, testing: testingPkg, testingFake: testingFakePkg, redis: redisPkg, postgres: postgresPkg, coreAdapter: coreAdapterPkg, payments: paymentsPkg, paymentsRedis: paymentsRedisPkg, paymentsPostgres: paymentsPostgresPkg, capture: capturePkg, diagnostics: diagnosticsPkg, opentelemetry: opentelemetryPkg, queue: queuePkg, bullmq: bullmqPkg, pgboss: pgbossPkg };`);
+const packages = { core: corePkg, express: expressPkg, koa: koaPkg, fastify: fastifyPkg, nestjs: nestjsPkg, testing: testingPkg, testingFake: testingFakePkg, redis: redisPkg, postgres: postgresPkg, coreAdapter: coreAdapterPkg, payments: paymentsPkg, paymentsRedis: paymentsRedisPkg, paymentsPostgres: paymentsPostgresPkg, relay: relayPkg, relayClient: relayClientPkg, relayFile: relayFilePkg, capture: capturePkg, diagnostics: diagnosticsPkg, opentelemetry: opentelemetryPkg, queue: queuePkg, bullmq: bullmqPkg, pgboss: pgbossPkg };`);
 
 const CJS = `(async () => {${RUNTIME_CHECK(`const MODE = 'cjs';
 const http = require('node:http');
@@ -184,7 +188,7 @@ const fastifyLib = require('fastify');
 const nestCommon = require('@nestjs/common');
 const nestCore = require('@nestjs/core');
 const otelSdk = require('@opentelemetry/sdk-trace-base');
-const packages = { opentelemetry: require('@payhook/opentelemetry'), core: require('@payhook/core'), express: require('@payhook/express'), koa: require('@payhook/koa'), fastify: require('@payhook/fastify'), nestjs: require('@payhook/nestjs'), testing: require('@payhook/testing'), testingFake: require('@payhook/testing/fake'), redis: require('@payhook/core/redis'), postgres: require('@payhook/core/postgres'), coreAdapter: require('@payhook/core/adapter'), payments: require('@payhook/payments'), paymentsRedis: require('@payhook/payments/redis'), paymentsPostgres: require('@payhook/payments/postgres'), capture: require('@payhook/core/capture'), diagnostics: require('@payhook/core/diagnostics'), queue: require('@payhook/queue'), bullmq: require('@payhook/queue/bullmq'), pgboss: require('@payhook/queue/postgres') };`)}})().catch((error) => { console.error(error); process.exit(1); });\n`;
+const packages = { opentelemetry: require('@payhook/opentelemetry'), core: require('@payhook/core'), express: require('@payhook/express'), koa: require('@payhook/koa'), fastify: require('@payhook/fastify'), nestjs: require('@payhook/nestjs'), testing: require('@payhook/testing'), testingFake: require('@payhook/testing/fake'), redis: require('@payhook/core/redis'), postgres: require('@payhook/core/postgres'), coreAdapter: require('@payhook/core/adapter'), payments: require('@payhook/payments'), paymentsRedis: require('@payhook/payments/redis'), paymentsPostgres: require('@payhook/payments/postgres'), relay: require('@payhook/relay'), relayClient: require('@payhook/relay/client'), relayFile: require('@payhook/relay/file'), capture: require('@payhook/core/capture'), diagnostics: require('@payhook/core/diagnostics'), queue: require('@payhook/queue'), bullmq: require('@payhook/queue/bullmq'), pgboss: require('@payhook/queue/postgres') };`)}})().catch((error) => { console.error(error); process.exit(1); });\n`;
 
 const TYPED = `import type { IncomingMessage } from 'node:http';
 import { createNodeListener, createWebhookHandler, type Notification, type WebhookErrorCode, WebhookError } from '@payhook/core';
