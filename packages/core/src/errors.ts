@@ -44,8 +44,9 @@ export class WebhookError extends Error {
   readonly status: number;
   readonly expose = true;
 
-  constructor(code: WebhookErrorCode, message: string, options?: { cause?: unknown }) {
-    super(`[@payhook/core] ${message}`, options);
+  /** `options.source`: the package the message starts with, for packages built on core (`@payhook/payments`). */
+  constructor(code: WebhookErrorCode, message: string, options?: { cause?: unknown; source?: string }) {
+    super(`[${options?.source ?? '@payhook/core'}] ${message}`, options);
     this.code = code;
     this.status = ERROR_STATUS[code];
   }

@@ -61,6 +61,7 @@ export class BoundedWatchStore implements WatchStore {
       const what = `the payment watch's store (${this.name}) did not answer within ${this.#timeoutMs} ms`;
       throw new StoreError('store.unavailable', `${what} (storeTimeoutMs) when ${DOING[step]}.`, {
         cause: error,
+        source: '@payhook/payments',
       });
     }
   }

@@ -82,7 +82,7 @@ describe('a watch over a store that stopped answering', () => {
     expect(error).toMatchObject({ code: 'store.unavailable', status: 503 });
     expect((error as Error).message).toBe(
       // A StoreError: core's class, whose messages start with core's name.
-      "[@payhook/core] the payment watch's store (hung) did not answer within 20 ms (storeTimeoutMs) when taking the overdue payments; the run asked the service nothing (a take that lands later gives its tries back).",
+      "[@payhook/payments] the payment watch's store (hung) did not answer within 20 ms (storeTimeoutMs) when taking the overdue payments; the run asked the service nothing (a take that lands later gives its tries back).",
     );
     await expect(joined).rejects.toBe(error);
     await expect(watch.reconcileOverdue()).rejects.toThrow(/store \(hung\) did not answer within 20 ms/);
