@@ -15,6 +15,9 @@ import express from 'express';
 import { purchase } from '../packages/core/test/fixtures.ts';
 import { FORM, signedForm } from '../test/support/signed-form.ts';
 
+// Functions the TypeScript loader (tsx, esbuild's keepNames) writes into a module to keep closures' names: not in
+// core's source, so not counted (it put `__name` in http/body.ts, run 5 times a delivery, counted as core's).
+const LOADER_HELPERS = new Set(['__name']);
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const SECRET = 'delivery-path-secret';
 
@@ -52,7 +55,7 @@ for (const script of result) {
   const match = /\/packages\/([^/]+)\/src\//.exec(script.url);
   if (!match) continue;
   const ran = script.functions.filter(
-    (fn) => fn.ranges[0]!.startOffset > 0 && fn.ranges[0]!.count > 0,
+    (fn) => fn.ranges[0]!.startOffset > 0 && fn.ranges[0]!.count > 0 && !LOADER_HELPERS.has(fn.functionName),
   ).length;
   if (ran === 0) continue;
   const files = packages.get(match[1]!) ?? new Map<string, number>();

@@ -7,7 +7,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { purchase } from '../examples/shared/src/deliveries.ts';
-import { encodeBase64Url } from '../packages/core/src/runtime/base64url.ts';
+import { encodeBase64Url } from '../packages/core/src/runtime/bytes.ts';
 import { encodeForm, envelope, signedData, signedForm } from './support/signed-form.ts';
 
 // The run happens in a child process on the built packages, so everything it prints is caught: console, direct

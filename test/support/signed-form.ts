@@ -1,6 +1,6 @@
 // The one place tests and scripts build a delivery body. It imports core's sources, not a package entry, so core's
 // own tests can use it (no dependency on @payhook/testing) and it does not change with core's public surface.
-import { encodeBase64Url } from '../../packages/core/src/runtime/base64url.ts';
+import { encodeBase64Url } from '../../packages/core/src/runtime/bytes.ts';
 import { type SignatureOptions, sign } from '../../packages/core/src/verify/signature.ts';
 
 /** The service's media type for deliveries. */

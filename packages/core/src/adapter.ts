@@ -23,7 +23,7 @@ export {
   positive,
   positiveInteger,
 } from './option-checks.js';
-export { decodeBase64Url, encodeBase64Url } from './runtime/base64url.js';
+export { decodeBase64Url, encodeBase64Url } from './runtime/bytes.js';
 export { Timeout, withDeadline } from './runtime/deadline.js';
 export { hmacSha256Hex } from './runtime/hmac.js';
 export { Batcher } from './stores/batcher.js';

@@ -3,7 +3,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { signedData } from '../../../test/support/signed-form.ts';
 import { FORM_HEADERS, formBody, post, purchase, refund, SECRET, setup } from '../test/fixtures.js';
 import { createWebhookHandler, type WebhookRequest } from './handler.js';
-import { encodeBase64Url } from './runtime/base64url.js';
+import { encodeBase64Url } from './runtime/bytes.js';
 import type { DedupeStore } from './stores/contract.js';
 import { sign } from './verify/signature.js';
 

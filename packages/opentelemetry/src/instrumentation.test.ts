@@ -20,7 +20,7 @@ import { createPaymentLedger } from '@payhook/payments';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { purchase } from '../../../examples/shared/src/deliveries.ts';
 import { encodeForm, envelope, signedData, signedForm } from '../../../test/support/signed-form.ts';
-import { encodeBase64Url } from '../../core/src/runtime/base64url.ts';
+import { encodeBase64Url } from '../../core/src/runtime/bytes.ts';
 import { asyncMemoryStore } from '../../core/test/fixtures.ts';
 import { TestReader } from '../test/metrics.ts';
 import { ATTRIBUTES, PayhookInstrumentation } from './index.js';

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { signedData } from '../../../../test/support/signed-form.js';
 import { formBody, post, purchase, SECRET } from '../../test/fixtures.js';
 import { createWebhookHandler } from '../handler.js';
-import { encodeBase64Url } from '../runtime/base64url.js';
+import { encodeBase64Url } from '../runtime/bytes.js';
 import { type CapturedDelivery, createCapture } from './capture.js';
 import { maskCardNumbers } from './capture-mask.js';
 

@@ -12,7 +12,7 @@ import {
   positive,
   positiveInteger,
 } from '../option-checks.js';
-import { utf8Bytes } from '../runtime/utf8.js';
+import { utf8Bytes } from '../runtime/bytes.js';
 import { createMasker, DEFAULT_MASKED_FIELDS, maskCardNumbers } from './capture-mask.js';
 
 export { DEFAULT_MASKED_FIELDS } from './capture-mask.js';

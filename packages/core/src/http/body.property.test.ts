@@ -2,7 +2,7 @@ import { isUtf8 } from 'node:buffer';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { decodeData } from '../notification/parse.js';
-import { plusForSpace } from '../runtime/base64url.js';
+import { plusForSpace } from '../runtime/bytes.js';
 import { resolveSecrets } from '../verify/secrets.js';
 import { matchSecret, normalizeSignature } from '../verify/signature.js';
 import { mediaTypeOf, parseRawBody } from './body.js';

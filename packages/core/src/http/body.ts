@@ -1,6 +1,6 @@
 import { RequestError } from '../errors.js';
 import { type JsonProblem, parseJsonObject } from '../notification/parse.js';
-import { chunkBytes, concatBytes, utf8Bytes, utf8Length, utf8Text } from '../runtime/utf8.js';
+import { chunkBytes, concatBytes, utf8Bytes, utf8Length, utf8Text } from '../runtime/bytes.js';
 import {
   envelopeFromObject,
   fieldRepeated,

@@ -1,5 +1,5 @@
 import { RequestError } from '../errors.js';
-import { isUtf8, utf8Bytes, utf8Text } from '../runtime/utf8.js';
+import { isUtf8, utf8Bytes, utf8Text } from '../runtime/bytes.js';
 import {
   fieldMissing,
   fieldRepeated,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { PayloadError } from '../errors.js';
-import { encodeBase64Url } from '../runtime/base64url.js';
+import { encodeBase64Url } from '../runtime/bytes.js';
 import { decodeData } from './parse.js';
 
 function codeOf(fn: () => unknown): string | undefined {

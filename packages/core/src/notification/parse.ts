@@ -1,5 +1,5 @@
 import { PayloadError } from '../errors.js';
-import { decodeBase64UrlText } from '../runtime/base64url.js';
+import { decodeBase64UrlText } from '../runtime/bytes.js';
 import { type Notification, PRIMARY_METHODS, SECONDARY_METHODS } from './types.js';
 
 // data → the JSON object the service sent (decodeData) → a typed Notification (parseNotification): the one pipeline

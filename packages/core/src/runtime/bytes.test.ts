@@ -1,11 +1,12 @@
+import { isUtf8 as nodeIsUtf8 } from 'node:buffer';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { importWithBuiltins } from '../../test/builtins.js';
-import * as withNode from './base64url.js';
+import * as withNode from './bytes.js';
 
 // Every test runs twice: on Node's Buffer, and as on a runtime without `node:buffer` (workerd without
 // nodejs_compat), where the module encodes and decodes by itself.
-const withoutNode = await importWithBuiltins(undefined, () => import('./base64url.js'));
+const withoutNode = await importWithBuiltins(undefined, () => import('./bytes.js'));
 const text = (bytes: Uint8Array | undefined) => (bytes ? Buffer.from(bytes).toString() : bytes);
 
 describe.each([
@@ -123,6 +124,54 @@ describe('without node:buffer', () => {
         expect(withoutNode.decodeBase64Url(encoded)).toEqual(bytes);
         expect(withoutNode.decodeBase64UrlText(encoded)).toBe(Buffer.from(bytes).toString());
       }),
+    );
+  });
+});
+
+// Any text: astral characters, lone surrogates (UTF-8 turns them into U+FFFD) and a leading byte-order mark.
+const anyText = fc.oneof(
+  fc.string({ unit: 'grapheme' }),
+  fc.string({ unit: 'binary' }),
+  fc.constant('\ufeffa\ud800'),
+);
+// Any bytes: valid UTF-8 and not (truncated sequences, overlongs, stray continuations).
+const anyBytes = fc.oneof(
+  fc.uint8Array({ maxLength: 40 }),
+  fc.string({ unit: 'grapheme' }).map((text) => new TextEncoder().encode(text)),
+);
+
+describe('UTF-8 without node:buffer', () => {
+  it('works on plain Uint8Arrays, not Buffers', () =>
+    expect(Buffer.isBuffer(withoutNode.utf8Bytes('a'))).toBe(false));
+
+  it('encodes and measures any text as Buffer does', () => {
+    fc.assert(
+      fc.property(anyText, (text) => {
+        expect(withoutNode.utf8Bytes(text)).toEqual(Uint8Array.from(Buffer.from(text)));
+        expect(withoutNode.utf8Length(text)).toBe(Buffer.byteLength(text));
+      }),
+      { numRuns: 2_000 },
+    );
+  });
+
+  it('decodes and checks any bytes as Buffer and isUtf8 do', () => {
+    fc.assert(
+      fc.property(anyBytes, (bytes) => {
+        expect(withoutNode.utf8Text(bytes)).toBe(Buffer.from(bytes).toString());
+        expect(withoutNode.isUtf8(bytes)).toBe(nodeIsUtf8(bytes));
+      }),
+      { numRuns: 2_000 },
+    );
+  });
+
+  it('copies a chunk and joins chunks', () => {
+    const chunk = Uint8Array.of(1, 2);
+    const copy = withoutNode.chunkBytes(chunk);
+    chunk[0] = 9;
+    expect(copy).toEqual(Uint8Array.of(1, 2));
+    expect(withoutNode.chunkBytes('é')).toEqual(Uint8Array.of(0xc3, 0xa9));
+    expect(withoutNode.concatBytes([copy, Uint8Array.of(3), new Uint8Array(0)], 3)).toEqual(
+      Uint8Array.of(1, 2, 3),
     );
   });
 });

@@ -1,5 +1,5 @@
 import type { SignatureHint } from '../errors.js';
-import { decodeBase64UrlText, encodeBase64Url } from '../runtime/base64url.js';
+import { decodeBase64UrlText, encodeBase64Url } from '../runtime/bytes.js';
 
 /** Which alteration of `data` a candidate undoes: the hints of `diagnoseSignature` about `data`. */
 type DataAlteration = Extract<SignatureHint, `data_${string}`>;

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { FORM_HEADERS, purchase, SECRET } from '../../test/fixtures.js';
 import { SignatureError, type WebhookError } from '../errors.js';
 import { createWebhookHandler } from '../handler.js';
-import { encodeBase64Url } from '../runtime/base64url.js';
+import { encodeBase64Url } from '../runtime/bytes.js';
 import { dataCandidates } from './alterations.js';
 import {
   createHintLog,

@@ -5,7 +5,7 @@ import { type DeliveryMessage, PAYHOOK_CHANNELS } from '../diagnostics/messages.
 import type { SignatureHint } from '../errors.js';
 import { SignatureError, type WebhookError } from '../errors.js';
 import { createWebhookHandler, type WebhookHandlerOptions } from '../handler.js';
-import { encodeBase64Url } from '../runtime/base64url.js';
+import { encodeBase64Url } from '../runtime/bytes.js';
 import { DIAGNOSIS_MAX_DATA, diagnoseSignature } from './diagnosis.js';
 import { sign } from './signature.js';
 import { explainDelivery, verifyNotification } from './verify.js';

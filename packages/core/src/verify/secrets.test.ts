@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import { encodeBase64Url } from '../runtime/base64url.js';
+import { encodeBase64Url } from '../runtime/bytes.js';
 import { checkSecretOption, resolveSecrets, secretSource } from './secrets.js';
 import { sign, verifySignature } from './signature.js';
 

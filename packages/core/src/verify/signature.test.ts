@@ -3,7 +3,7 @@ import * as crypto from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { importWithBuiltins } from '../../test/builtins.js';
-import { encodeBase64Url } from '../runtime/base64url.js';
+import { encodeBase64Url } from '../runtime/bytes.js';
 import { matchSecret, normalizeSignature, sign, verifySignature } from './signature.js';
 
 // An independent base64url: by hand from the alphabet, not through Buffer's 'base64'.

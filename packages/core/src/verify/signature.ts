@@ -1,8 +1,14 @@
-import { base64UrlOf, canonicalDigest, plusForSpaceBytes, withPadding } from '../runtime/base64url.js';
 import { nodeCrypto } from '../runtime/builtins.js';
+import {
+  base64UrlOf,
+  canonicalDigest,
+  concatBytes,
+  plusForSpaceBytes,
+  utf8Bytes,
+  withPadding,
+} from '../runtime/bytes.js';
 import { isPromiseLike } from '../runtime/promise.js';
 import { sha1, sha256 } from '../runtime/sha.js';
-import { concatBytes, utf8Bytes } from '../runtime/utf8.js';
 import {
   checkSecretOption,
   resolveSecrets,

@@ -8,7 +8,7 @@ import {
   type WebhookErrorCode,
 } from '../errors.js';
 import { createWebhookHandler } from '../handler.js';
-import { encodeBase64Url } from '../runtime/base64url.js';
+import { encodeBase64Url } from '../runtime/bytes.js';
 import { sign } from './signature.js';
 import { type NotificationInput, verifyEnvelope, verifyNotification } from './verify.js';
 
