@@ -182,11 +182,12 @@ describe('createPayment answers', () => {
 
   it('sends a create that gets no answer once, and says how to learn whether the payment exists', async () => {
     const service = await startApiService(() => {});
-    const slow = createApiClient({ baseUrl: service.url, posId: POS, ...SECRETS, timeoutMs: 50 });
+    // Long enough for the request to reach the server on a loaded machine (50 ms did not, once): it never answers.
+    const slow = createApiClient({ baseUrl: service.url, posId: POS, ...SECRETS, timeoutMs: 1_000 });
     const error = await rejected(slow.createPayment(DIRECT));
     expect([error.code, error.status, service.seen.length]).toEqual(['api.timeout', undefined, 1]);
     expect(error.message).toBe(
-      '[@payhook/payments] POST /api/v1/payment: no answer within 50 ms. The payment may exist: do not create it again; ask with resend({ orderId }) or wait for its webhook.',
+      '[@payhook/payments] POST /api/v1/payment: no answer within 1000 ms. The payment may exist: do not create it again; ask with resend({ orderId }) or wait for its webhook.',
     );
   });
 });
