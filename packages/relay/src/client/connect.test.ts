@@ -96,6 +96,20 @@ describe.each(['sse', 'long-poll'] as const)('connectRelay over %s', (transport)
   });
 });
 
+describe('connectRelay to an app whose core has the relay option', () => {
+  it('has allowedSenders check the original sender: the service’s delivery handled, another sender’s refused 403', async () => {
+    const { relay, app, client } = await setup('long-poll');
+    client();
+    expect((await deliver(relay, 'alice', delivery(1))).status).toBe(200);
+    expect((await deliver(relay, 'alice', delivery(2), '203.0.113.9')).status).toBe(200);
+    await app.waitFor(2);
+    expect(app.received.map((r) => [r.sequence, r.sender, r.outcome, r.code])).toEqual([
+      [1, SERVICE, 'handled', undefined],
+      [2, '203.0.113.9', 'refused', 'sender.forbidden'],
+    ]);
+  });
+});
+
 describe('connectRelay', () => {
   it('retries a delivery the app answered 503 until it takes it, and reports each answer', async () => {
     const journal = new MemoryJournal();
