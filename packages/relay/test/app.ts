@@ -24,13 +24,15 @@ async function bytesOf(req: IncomingMessage): Promise<Buffer> {
 /**
  * The merchant's app behind the client: hashes the bytes received and hands them, with the relay's header, to core's
  * handler (MemoryStore), given the channel key as its `relay` option and the service's address as `allowedSenders`,
- * so the sender it checks is the original one the header names; its `handled` count per order shows exactly-once.
+ * (or `senders`: the relay's own address as it saw the test's deliveries), so the sender it checks is the original
+ * one the header names; its `handled` count per order shows exactly-once.
  * The header's fields are read with `verifyRelayHeader` for the record. `delayMs` makes it slow, so that a client
  * falls behind the relay.
  */
 export async function startApp(
   key: string,
   delayMs = 0,
+  senders: readonly string[] = [SERVICE],
 ): Promise<{
   url: string;
   received: Received[];
@@ -43,7 +45,7 @@ export async function startApp(
     secret: SECRET,
     store: new MemoryStore(),
     logger: false,
-    allowedSenders: [SERVICE],
+    allowedSenders: senders,
     relay: { key },
   }).on('purchase.success', (notification) => {
     handled.set(notification.order_id, (handled.get(notification.order_id) ?? 0) + 1);
