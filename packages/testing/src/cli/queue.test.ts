@@ -74,7 +74,10 @@ describe('payhook queue: usage', () => {
     ],
     [['list', '--database', 'postgres://x', '--redis', 'redis://x'], 'give one engine'],
     [['list', '--redis', 'redis://x', '--schema', 's'], '--schema goes with --database.'],
-    [['list', '--database', 'postgres://x', '--prefix', 'p'], '--prefix goes with --redis.'],
+    [
+      ['list', '--database', 'postgres://x', '--prefix', 'p'],
+      '--prefix goes with --redis or --redis-cluster.',
+    ],
     [['drain', ...db], 'the action is list, replay, discard, waiting or purge, not "drain".'],
     [[...db], 'the action is list, replay, discard, waiting or purge, not "".'],
     [['waiting', 'k-1', ...db], 'unexpected argument "k-1".'],
