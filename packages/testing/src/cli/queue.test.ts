@@ -65,6 +65,10 @@ describe('payhook queue: usage', () => {
     ],
     [['list', '--redis', 'redis://x', '--redis-cluster', 'redis://y'], 'give one engine'],
     [
+      ['list', '--redis-cluster', 'redis://x:1,http://user:hunter2@x:1'],
+      '--redis-cluster takes redis:// or rediss:// URLs, not "http://x:1".',
+    ],
+    [
       ['list', '--redis-cluster', 'http://x:1'],
       '--redis-cluster takes redis:// or rediss:// URLs, not "http://x:1".',
     ],
