@@ -175,7 +175,9 @@ describe('connectRelay', () => {
     const port = new URL(stopped).port;
     await closing.pop()!();
     const reports: ConnectReport[] = [];
-    const started = performance.now();
+    // Counted, not timed: a client that went on past its 4 attempts is stopped at its 5th report, and then ends
+    // some other way than relay.unreachable.
+    const stop = new AbortController();
     await expect(
       connectRelay({
         url: `http://127.0.0.1:${port}/out/alice`,
@@ -183,10 +185,13 @@ describe('connectRelay', () => {
         forwardTo: 'http://127.0.0.1:9/',
         maxReconnects: 4,
         reconnect: { initialMs: 10, maxMs: 20 },
-        onReport: (report) => reports.push(report),
+        signal: stop.signal,
+        onReport: (report) => {
+          reports.push(report);
+          if (reports.length > 4) stop.abort();
+        },
       }),
     ).rejects.toMatchObject({ code: 'relay.unreachable' });
-    expect(performance.now() - started).toBeLessThan(5_000);
     expect(reports.map((r) => r.type)).toEqual(['disconnected', 'disconnected', 'disconnected']);
     expect(reports[0]).toMatchObject({ reason: 'ECONNREFUSED', failures: 1 });
   });
