@@ -64,6 +64,9 @@ describe('payhook-relay arguments', () => {
         tls: true,
       },
     });
+    expect(usage(['--journal', 'redis+cluster://u:secret@h:1,h:x'])).toBe(
+      'a redis+cluster:// journal node is not host:port.',
+    );
     expect(usage(['--journal', 'redis+cluster://'])).toBe(
       'a redis+cluster:// journal names its nodes: redis+cluster://host:port[,host:port…].',
     );
