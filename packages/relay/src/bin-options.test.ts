@@ -67,6 +67,10 @@ describe('payhook-relay arguments', () => {
     expect(usage(['--journal', 'redis+cluster://u:secret@h:1,h:x'])).toBe(
       'a redis+cluster:// journal node is not host:port.',
     );
+    // A URL of a scheme it does not know is not a directory name: a typo must not journal to ./redis+clustr:/….
+    expect(usage(['--journal', 'redis+clustr://u:secret@h:1'])).toBe(
+      '--journal takes a directory, postgres://, redis://, redis+cluster:// or memory, not a redis+clustr:// URL.',
+    );
     expect(usage(['--journal', 'redis+cluster://'])).toBe(
       'a redis+cluster:// journal names its nodes: redis+cluster://host:port[,host:port…].',
     );
