@@ -89,6 +89,12 @@ function journalFrom(value: string | undefined, prefix: string | undefined): Jou
   if (value?.startsWith('redis://') || value?.startsWith('rediss://')) return { kind: 'redis', url: value };
   if (value?.startsWith('redis+cluster://') || value?.startsWith('rediss+cluster://'))
     return clusterFrom(value);
+  const scheme = value === undefined ? undefined : /^([a-z][a-z0-9+.-]*):\/\//i.exec(value)?.[1];
+  if (scheme !== undefined) {
+    throw new UsageError(
+      `--journal takes a directory, postgres://, redis://, redis+cluster:// or memory, not a ${scheme}:// URL.`,
+    );
+  }
   return { kind: 'file', directory: value ?? './payhook-relay-data' };
 }
 
