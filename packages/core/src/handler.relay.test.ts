@@ -54,6 +54,13 @@ describe('the relay option', () => {
     expect(seen).toHaveLength(1);
   });
 
+  it('reads an IPv4-mapped original sender as IPv4, as it reads a socket’s address', async () => {
+    const { handler } = setup({ allowedSenders: SERVICE_SENDER_ADDRESSES, relay: { key: KEY } });
+    const body = formBody(purchase());
+    const result = await handler(forwarded(body, header(body, { sender: `::ffff:${SERVICE}` })), undefined);
+    expect([result.status, result.sender]).toEqual([200, SERVICE]);
+  });
+
   it('refuses 403 sender.forbidden when the original sender is outside allowedSenders, though the client is in it', async () => {
     const { handler, seen } = setup({ allowedSenders: ['127.0.0.1'], relay: { key: KEY } });
     const body = formBody(purchase());
