@@ -20,7 +20,7 @@ import {
 } from './http/answers.js';
 import { getHeader, mediaTypeOf, readEnvelope } from './http/body.js';
 import type { Envelope, MediaType, WebhookRequest } from './http/request.js';
-import { createSenderCheck, senderAddress } from './http/sender.js';
+import { createSenderCheck, normalizeAddress, senderAddress } from './http/sender.js';
 import { findDrift } from './notification/drift.js';
 import type { Notification, NotificationEvent, NotificationFor } from './notification/types.js';
 import { type ResolvedOptions, resolveOptions, type WebhookHandlerOptions } from './options.js';
@@ -267,7 +267,7 @@ class Webhook<C> {
     const { relay, limits, trustProxy } = this.options;
     const relayed = await readRelayed(request, type, limits, relay!);
     if (relayed !== undefined)
-      return { envelope: relayed.envelope, sender: this.checkSender(relayed.sender) };
+      return { envelope: relayed.envelope, sender: this.checkSender(normalizeAddress(relayed.sender)) };
     const sender = this.checkSender(senderAddress(request.headers, request.remoteAddress, trustProxy));
     return { envelope: readEnvelope(request, type, limits), sender };
   }

@@ -46,7 +46,8 @@ export interface RelayTrustOptions {
   /**
    * Refuse a header whose delivery reached the relay longer ago than this (`relay.header_stale`). A replay
    * (`payhook relay replay`, a client catching up after a weekend) carries the original arrival time, so set it
-   * only above the relay's retention, or where no replay is wanted.
+   * only above the relay's retention, or where no replay is wanted. Compared with this machine's clock: allow for
+   * the skew between it and the relay's.
    * @default none: a replayed delivery is answered `duplicate` by the store, as any copy
    */
   maxAgeMs?: number;
