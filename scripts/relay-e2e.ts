@@ -81,8 +81,19 @@ async function child(args: string[], env: Record<string, string>, ready: string)
   return process_;
 }
 
-/** The Express app: `express.raw` keeps the bytes (hashed here), core's middleware reads them as it would the stream. */
-async function startApp(pool: pg.Pool, table: string, received: string[], handled: Map<string, number>) {
+/**
+ * The Express app: `express.raw` keeps the bytes (hashed here), core's middleware reads them as it would the stream,
+ * with the channel's key as its `relay` option: each forward's signed header is checked against those bytes (401
+ * otherwise), and `allowedSenders` checks the sender it names, the fake's address as the relay saw it (loopback here,
+ * as the client's is: the relay's client tests show the original sender deciding).
+ */
+async function startApp(
+  pool: pg.Pool,
+  table: string,
+  key: string,
+  received: string[],
+  handled: Map<string, number>,
+) {
   await migrate(pool, { table });
   const app = express();
   app.post(
@@ -92,12 +103,16 @@ async function startApp(pool: pg.Pool, table: string, received: string[], handle
       received.push(sha(req.body as Buffer));
       next();
     },
-    webhookMiddleware({ secret: SECRET, store: new PostgresStore({ pool, table }), logger: false }).onAny(
-      (notification) => {
-        const key = notificationKey(notification) ?? `unkeyed ${notification.payment_id}`;
-        handled.set(key, (handled.get(key) ?? 0) + 1);
-      },
-    ),
+    webhookMiddleware({
+      secret: SECRET,
+      store: new PostgresStore({ pool, table }),
+      logger: false,
+      allowedSenders: ['127.0.0.1'],
+      relay: { key },
+    }).onAny((notification) => {
+      const key = notificationKey(notification) ?? `unkeyed ${notification.payment_id}`;
+      handled.set(key, (handled.get(key) ?? 0) + 1);
+    }),
   );
   const server = createServer(app);
   await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
@@ -156,7 +171,7 @@ export async function relayEndToEnd(options: {
       adminToken: ADMIN,
       name: 'e2e',
     });
-    const app = await startApp(pool, `${prefix}_inbox`, result.received, result.handled);
+    const app = await startApp(pool, `${prefix}_inbox`, channel.key, result.received, result.handled);
     stops.push(() => new Promise((done) => app.server.close(done)));
     const client = await child(
       [

@@ -1,6 +1,6 @@
 /**
- * `pnpm runtimes`: `handler.fetch` and the API client on the runtimes besides Node.js. Packs @payhook/core and
- * @payhook/payments, installs the tarballs with npm into a fresh project together with the runtimes from npm (`bun`, `deno`, and
+ * `pnpm runtimes`: `handler.fetch` and the API client on the runtimes besides Node.js, and the relay in workerd. Packs
+ * @payhook/core, @payhook/payments and @payhook/relay, installs the tarballs with npm into a fresh project together with the runtimes from npm (`bun`, `deno`, and
  * `miniflare` with its `workerd`; npm takes the newest releases whose `engines` accept this Node.js), starts the
  * fake payment service (`startFakeServer` of @payhook/testing) in this process, then:
  *
@@ -13,16 +13,21 @@
  *   bundled with esbuild as wrangler does, under its `wrangler.toml`'s compatibility date and flags: no
  *   `nodejs_compat`, so core hashes and decodes without `node:` modules, and the client signs with Web Crypto)
  *   the same way, the client's calls from inside the Worker, then again with `nodejs_compat` added (core then
- *   takes `node:crypto` and `node:buffer` where the runtime offers them).
+ *   takes `node:crypto` and `node:buffer` where the runtime offers them);
+ * - in workerd, with and without `nodejs_compat`, the relay: `createRelay` of the packed @payhook/relay on its
+ *   memory journal, bundled as a Worker: two channels created, a long-poll held on the empty one, a delivery in
+ *   (answered once journaled), the long-poll woken with it, the SSE stream giving it too, its bytes and SHA-256 as
+ *   sent, its `X-Payhook-Relay` header verified with the channel's key, another channel's token 403.
  *
  * Each prints `<runtime> <version>: 200 handled, then 200 duplicate` and `<runtime> <version>: client <CLIENT>`;
- * anything else fails the script. Needs core and payments built (`pnpm runtimes` builds them). `--keep` keeps the temp dir.
+ * anything else fails the script. Needs core, payments and relay built (`pnpm runtimes` builds them). `--keep` keeps the temp dir.
  */
 import { execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { signedForm } from '../test/support/signed-form.ts';
 import { packPackages, ROOT } from './check-packages.ts';
 import { runMain } from './run-main.ts';
 import { sh } from './smoke.ts';
@@ -188,6 +193,94 @@ try {
 }
 `;
 
+/** The relay's line: what a delivery through `createRelay` in workerd must come to. */
+const RELAY_EXPECTED =
+  'relay journaled #1, long-poll woken with #1, SSE #1, sha256 equal, header verified, another token 403';
+
+/**
+ * `createRelay` as a Worker: the in-memory journal (one isolate's memory: what a miniflare run shows; a deployed
+ * Worker needs a journal it reaches over the network, docs/relay.md), built at the first request, since a Worker's
+ * global scope may not start timers or generate random values.
+ */
+const RELAY_WORKER = `import { createRelay, MemoryJournal } from '@payhook/relay';
+let relay;
+export default {
+  fetch(request, env) {
+    relay ??= createRelay({ journal: new MemoryJournal(), adminToken: env.ADMIN_TOKEN,
+      signingSecret: env.SIGNING_SECRET, logger: false });
+    return relay.fetch(request, { remoteAddress: request.headers.get('cf-connecting-ip') ?? undefined });
+  },
+};
+`;
+
+/**
+ * Node.js drives the relay's Worker in miniflare: two channels created with the admin token, a long-poll of the
+ * first held while it is empty, a delivery posted (from the service's address, as Cloudflare names it in
+ * CF-Connecting-IP) and answered once journaled, the long-poll woken with it, the SSE stream from the start giving it
+ * too, its bytes and SHA-256 equal to those sent, its header verified with the channel's key by core's check, and the
+ * second channel's token refused 403.
+ */
+const RELAY_CHECK = `import { createRequire } from 'node:module';
+import { createHash } from 'node:crypto';
+import { Miniflare } from 'miniflare';
+import { verifyRelayHeader } from '@payhook/relay';
+const require = createRequire(import.meta.url);
+const { compatibilityDate, compatibilityFlags, body } = JSON.parse(process.argv[2]);
+const ADMIN = 'admin-token-for-the-runtimes-check';
+const mf = new Miniflare({ modules: true, scriptPath: 'dist/relay-worker.js', compatibilityDate, compatibilityFlags,
+  bindings: { ADMIN_TOKEN: ADMIN, SIGNING_SECRET: 'signing-secret-for-the-runtimes-check-0123456789' } });
+const base = 'http://relay.test';
+const fail = (what, value) => { throw new Error(what + ': ' + JSON.stringify(value)); };
+try {
+  const create = async (name) => {
+    const response = await mf.dispatchFetch(base + '/channels', { method: 'POST', headers: {
+      authorization: 'Bearer ' + ADMIN, 'content-type': 'application/json' }, body: JSON.stringify({ name }) });
+    if (response.status !== 201) fail('channel ' + name, [response.status, await response.text()]);
+    return response.json();
+  };
+  const alice = await create('alice');
+  const bob = await create('bob');
+  const auth = (token) => ({ authorization: 'Bearer ' + token });
+  // Held while the channel is empty: the delivery below wakes it.
+  const polled = mf.dispatchFetch(base + '/out/alice/events?after=0&wait=20', { headers: auth(alice.token) });
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  const posted = await mf.dispatchFetch(base + '/in/alice', { method: 'POST', body, headers: {
+    'content-type': 'application/x-www-form-urlencoded', 'cf-connecting-ip': '35.187.74.148' } });
+  const answer = await posted.json();
+  if (posted.status !== 200 || answer.sequence !== 1) fail('the delivery', [posted.status, answer]);
+  const poll = await (await polled).json();
+  const event = poll.events?.[0];
+  if (poll.events?.length !== 1 || event.sequence !== 1) fail('the long-poll', poll);
+  const stream = await mf.dispatchFetch(base + '/out/alice', { headers: { ...auth(alice.token),
+    accept: 'text/event-stream', 'last-event-id': '0' } });
+  const reader = stream.body.getReader();
+  let text = '';
+  while (!/event: delivery\\ndata: .+\\n/.test(text)) {
+    const { value, done } = await reader.read();
+    if (done) fail('the SSE stream ended', text);
+    text += new TextDecoder().decode(value);
+  }
+  await reader.cancel();
+  const sse = JSON.parse(/event: delivery\\ndata: (.+)\\n/.exec(text)[1]);
+  if (sse.sequence !== 1) fail('the SSE delivery', sse);
+  const bytes = Buffer.from(event.body, 'base64url');
+  const sha256 = createHash('sha256').update(body).digest('base64url');
+  if (bytes.toString() !== body || event.sha256 !== sha256 || sse.sha256 !== sha256)
+    fail('the bytes', { sent: sha256, polled: event.sha256, streamed: sse.sha256 });
+  const forward = await verifyRelayHeader(event.header, bytes, alice.key);
+  if (forward.sender !== '35.187.74.148' || forward.sequence !== 1) fail('the header', forward);
+  const other = await mf.dispatchFetch(base + '/out/alice/events?after=0', { headers: auth(bob.token) });
+  if (other.status !== 403) fail("another channel's token", other.status);
+  const flags = compatibilityFlags.length > 0 ? ', ' + compatibilityFlags.join(', ') : ', no flags';
+  console.log('workerd ' + require('workerd/package.json').version + ' (miniflare '
+    + require('miniflare/package.json').version + flags + '): relay journaled #' + answer.sequence
+    + ', long-poll woken with #' + event.sequence + ', SSE #' + sse.sequence
+    + ', sha256 equal, header verified, another token ' + other.status);
+} finally {
+  await mf.dispose();
+}
+`;
+
 interface WorkersRecipe {
   worker: string;
   compatibilityDate: string;
@@ -214,6 +307,34 @@ export function workersRecipe(markdown: string): WorkersRecipe {
   };
 }
 
+/** What wrangler's bundler does for a Worker: esbuild, the workerd conditions, node: built-ins left to nodejs_compat. */
+const WORKER_BUNDLE = [
+  '--bundle',
+  '--format=esm',
+  '--platform=neutral',
+  '--main-fields=module,main',
+  '--conditions=workerd,worker,browser',
+  '--external:node:*',
+  '--log-level=warning',
+];
+
+/** A signed delivery's form body, as the service posts it. */
+function signedDelivery(orderId: string): string {
+  const notification = {
+    payment_id: `p-${orderId}`,
+    order_id: orderId,
+    pos_id: 'pos-1',
+    mode: 'direct',
+    method: 'purchase',
+    amount: 10,
+    currency: 'XTS',
+    status: 'success',
+    status_code: '1000',
+    created_at: '2026-01-01T00:00:00',
+  };
+  return signedForm(notification, SECRET);
+}
+
 /** `sh` without blocking this process: the fake payment service answers in it while the runtime runs. */
 function run(command: string, args: string[], cwd: string): Promise<string> {
   return new Promise((resolve, reject) => {
@@ -237,7 +358,11 @@ async function main(): Promise<void> {
   const { posId, apiKey, endpointsKey, apiSecret } = server.fake.project;
   const api = { baseUrl: server.url, posId, apiKey, endpointsKey, apiSecret };
   try {
-    const tarballs = packPackages(join(work, 'tarballs'), ['@payhook/core', '@payhook/payments']);
+    const tarballs = packPackages(join(work, 'tarballs'), [
+      '@payhook/core',
+      '@payhook/payments',
+      '@payhook/relay',
+    ]);
     const app = join(work, 'consumer');
     mkdirSync(join(app, 'src'), { recursive: true });
     writeFileSync(
@@ -301,23 +426,7 @@ async function main(): Promise<void> {
     writeFileSync(join(app, 'src', 'app.js'), WORKER_APP);
     writeFileSync(join(app, 'src', 'entry.js'), WORKER_ENTRY);
     writeFileSync(join(app, 'workerd-check.mjs'), WORKERD_CHECK);
-    // What wrangler's bundler does for a Worker: esbuild, the workerd conditions, node: built-ins left to
-    // nodejs_compat.
-    sh(
-      bin('esbuild'),
-      [
-        'src/entry.js',
-        '--bundle',
-        '--format=esm',
-        '--platform=neutral',
-        '--main-fields=module,main',
-        '--conditions=workerd,worker,browser',
-        '--external:node:*',
-        '--outfile=dist/worker.js',
-        '--log-level=warning',
-      ],
-      app,
-    );
+    sh(bin('esbuild'), [...WORKER_BUNDLE, 'src/entry.js', '--outfile=dist/worker.js'], app);
     if (recipe.compatibilityFlags.includes('nodejs_compat')) {
       throw new Error(
         'the Cloudflare Workers recipe sets nodejs_compat: core needs no flag, so the recipe does not',
@@ -332,6 +441,19 @@ async function main(): Promise<void> {
       });
       const out = await run(process.execPath, ['workerd-check.mjs', settings], app);
       expect('workerd', out, [EXPECTED, `client ${CLIENT_EXPECTED}`]);
+    }
+
+    writeFileSync(join(app, 'src', 'relay-worker.js'), RELAY_WORKER);
+    writeFileSync(join(app, 'relay-check.mjs'), RELAY_CHECK);
+    sh(bin('esbuild'), [...WORKER_BUNDLE, 'src/relay-worker.js', '--outfile=dist/relay-worker.js'], app);
+    const body = signedDelivery('relay-1');
+    for (const flags of [recipe.compatibilityFlags, [...recipe.compatibilityFlags, 'nodejs_compat']]) {
+      const settings = JSON.stringify({
+        compatibilityDate: recipe.compatibilityDate,
+        compatibilityFlags: flags,
+        body,
+      });
+      expect('workerd', await run(process.execPath, ['relay-check.mjs', settings], app), [RELAY_EXPECTED]);
     }
 
     const passed = [...new Set(results.map((line) => line.split(':')[0]))];

@@ -19,6 +19,7 @@ const EXPRESS = createRequire(join(ROOT, 'packages', 'express', 'package.json'))
 
 const SECRET = `live-${randomBytes(18).toString('base64url')}`;
 const OLD_SECRET = `old-${randomBytes(18).toString('base64url')}`;
+const RELAY_KEY = `relay-${randomBytes(18).toString('base64url')}`;
 const CARD_TOKEN = `tok_${randomBytes(12).toString('hex')}`;
 
 const notification = (fields: Record<string, unknown> = {}) =>
@@ -59,7 +60,15 @@ import { PassThrough } from 'node:stream';
 const core = await import(${JSON.stringify(pathToFileURL(CORE).href)});
 const { webhookMiddleware } = await import(${JSON.stringify(pathToFileURL(ADAPTER).href)});
 const express = (await import(${JSON.stringify(pathToFileURL(EXPRESS).href)})).default;
-const { SECRET, OLD_SECRET } = process.env;
+const { SECRET, OLD_SECRET, RELAY_KEY } = process.env;
+const { createHash, createHmac } = await import('node:crypto');
+// The relay's header over a body, as @payhook/relay signs it (core's relay option reads it).
+const relayed = (body, key = RELAY_KEY, at = Date.now()) => {
+  const sha = createHash('sha256').update(body).digest('base64url');
+  const text = ['payhook-relay/v1', 'alice', 1, at, '10.9.8.7', sha].join('\\n');
+  const sig = createHmac('sha256', key).update(text).digest('base64url');
+  return { ...FORM, 'x-payhook-relay': 'v=1;channel=alice;seq=1;at=' + at + ';sender=10.9.8.7;sha256=' + sha + ';sig=' + sig };
+};
 
 const BODY = JSON.parse(process.env.BODIES);
 const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
@@ -75,6 +84,7 @@ const main = core.createWebhookHandler({ secret: [SECRET, { id: 'old', secret: O
 const handlers = {
   main,
   sender: core.createWebhookHandler({ secret: SECRET, allowedSenders: ['10.9.8.7'], handle: app }),
+  relayed: core.createWebhookHandler({ secret: SECRET, relay: { key: RELAY_KEY, maxAgeMs: 60_000 }, handle: app }),
   resolver: core.createWebhookHandler({ secret: () => undefined, handle: app }),
   vault: core.createWebhookHandler({ secret: () => { throw new Error('vault unreachable'); }, handle: app }),
   stuck: core.createWebhookHandler({ secret: SECRET, store: stuck, inFlightWaitMs: 20, handle: app }),
@@ -90,6 +100,11 @@ const never = { async *[Symbol.asyncIterator]() { await new Promise(() => {}); }
 const calls = [
   ['main', { ...post(BODY.valid), method: 'GET' }],
   ['sender', post(BODY.valid)],
+  ['relayed', post(BODY.valid, { ...FORM, 'x-payhook-relay': 'v=2' })],
+  ['relayed', post(BODY.valid, relayed(BODY.valid, 'another-key'))],
+  ['relayed', post(BODY.valid, relayed(BODY.large))],
+  ['relayed', post(BODY.valid, relayed(BODY.valid, RELAY_KEY, Date.now() - 3_600_000))],
+  ['relayed', { ...post({ data: 'x', signature: 'y' }, relayed(BODY.valid)) }],
   ['main', post(BODY.valid, { 'content-type': 'text/plain' })],
   ['main', post(BODY.large)],
   ['main', { method: 'POST', headers: FORM, stream: never }],
@@ -153,7 +168,13 @@ beforeAll(() => {
   work = mkdtempSync(join(tmpdir(), 'payhook-logs-'));
   const script = join(work, 'run.mjs');
   writeFileSync(script, RUN);
-  const env: NodeJS.ProcessEnv = { ...process.env, SECRET, OLD_SECRET, BODIES: JSON.stringify(BODIES) };
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    SECRET,
+    OLD_SECRET,
+    RELAY_KEY,
+    BODIES: JSON.stringify(BODIES),
+  };
   delete env.NODE_ENV;
   const result = spawnSync(process.execPath, [script], { encoding: 'utf8', env, timeout: 60_000 });
   exitStatus = result.status;
@@ -171,6 +192,11 @@ describe('log output of a run with every refusal', () => {
     expect(codes).toEqual([
       'request.method_not_allowed',
       'sender.forbidden',
+      'relay.header_invalid',
+      'relay.signature_invalid',
+      'relay.body_mismatch',
+      'relay.header_stale',
+      'relay.body_unavailable',
       'media_type.unsupported',
       'payload.too_large',
       'payload.timeout',
@@ -227,7 +253,7 @@ describe('log output of a run with every refusal', () => {
   it('never prints a secret, a card token or a payload', () => {
     const payloadMarkers = ['"cc_token"', '"payment_id"', '"order_id":"boom"', 'eyJ']; // eyJ: base64 of '{"'
     // Not even a piece: V8 quotes about ten characters of the text in a JSON.parse error, so any 8 are checked.
-    for (const value of [SECRET, OLD_SECRET, CARD_TOKEN]) {
+    for (const value of [SECRET, OLD_SECRET, RELAY_KEY, CARD_TOKEN]) {
       for (let i = 0; i + 8 <= value.length; i++) expect(output).not.toContain(value.slice(i, i + 8));
     }
     for (const marker of payloadMarkers) expect(output).not.toContain(marker);

@@ -27,3 +27,5 @@ export { decodeBase64Url, encodeBase64Url } from './runtime/bytes.js';
 export { Timeout, withDeadline } from './runtime/deadline.js';
 export { hmacSha256Hex } from './runtime/hmac.js';
 export { Batcher } from './stores/batcher.js';
+export type { RelayForward } from './verify/relay-header.js';
+export { RELAY_HEADER, relaySignedText, verifyRelayForward } from './verify/relay-header.js';

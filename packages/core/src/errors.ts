@@ -5,6 +5,11 @@
 export const ERROR_STATUS = {
   'request.method_not_allowed': 405,
   'sender.forbidden': 403,
+  'relay.header_invalid': 401,
+  'relay.signature_invalid': 401,
+  'relay.body_mismatch': 401,
+  'relay.header_stale': 401,
+  'relay.body_unavailable': 500,
   'media_type.unsupported': 415,
   'payload.too_large': 413,
   'payload.timeout': 408,

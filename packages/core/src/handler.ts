@@ -19,8 +19,8 @@ import {
   type WebhookResult,
 } from './http/answers.js';
 import { getHeader, mediaTypeOf, readEnvelope } from './http/body.js';
-import type { WebhookRequest } from './http/request.js';
-import { createSenderCheck, senderAddress } from './http/sender.js';
+import type { Envelope, MediaType, WebhookRequest } from './http/request.js';
+import { createSenderCheck, normalizeAddress, senderAddress } from './http/sender.js';
 import { findDrift } from './notification/drift.js';
 import type { Notification, NotificationEvent, NotificationFor } from './notification/types.js';
 import { type ResolvedOptions, resolveOptions, type WebhookHandlerOptions } from './options.js';
@@ -37,6 +37,7 @@ import {
   partRuns,
   Routes,
 } from './protocol/routes.js';
+import { readRelayed } from './verify/relay-header.js';
 import { verifyEnvelope } from './verify/verify.js';
 
 export type { ErrorHook } from './diagnostics/report.js';
@@ -203,10 +204,13 @@ class Webhook<C> {
   ): Promise<WebhookResult> {
     const { secrets, algorithm, limits } = this.options;
     let notification: Notification | undefined;
+    let sender: string | undefined;
     try {
-      this.checkRequest(request);
+      sender = this.checkRequest(request);
       const type = mediaTypeOf(getHeader(request.headers, 'content-type'));
-      const read = readEnvelope(request, type, limits);
+      let read: Envelope | Promise<Envelope>;
+      if (this.options.relay === undefined) read = readEnvelope(request, type, limits);
+      else ({ envelope: read, sender } = await this.readRelayed(request, type));
       const envelope = read instanceof Promise ? await read : read;
       if (secrets === undefined) throw noSecret();
       const verification = verifyEnvelope(envelope, secrets, algorithm);
@@ -224,28 +228,48 @@ class Webhook<C> {
         traced,
       };
       const outcome = this.#enqueue ? this.#enqueue(received) : this.process(received);
-      return accepted(outcome instanceof Promise ? await outcome : outcome, notification);
+      return accepted(outcome instanceof Promise ? await outcome : outcome, notification, sender);
     } catch (error) {
       const known = asWebhookError(error);
       this.#report(known, request.remoteAddress);
       publishRefusal('request', known.code, known.status);
-      return refusal(known, notification);
+      return refusal(known, notification, sender);
     }
   }
 
-  /** The method (405) and, with `allowedSenders`, the sender (403). */
-  checkRequest(request: WebhookRequest): void {
+  /**
+   * The method (405) and, with `allowedSenders`, the sender (403), whose address it returns; with `relay`, the
+   * sender is checked once the relay's header was (`readRelayed`).
+   */
+  checkRequest(request: WebhookRequest): string | undefined {
     if (request.method !== undefined && request.method.toUpperCase() !== 'POST') {
       throw new RequestError(
         'request.method_not_allowed',
         `${request.method} is not accepted: webhooks are POSTed.`,
       );
     }
-    if (this.#senderAllowed === undefined) return;
-    const sender = senderAddress(request.headers, request.remoteAddress, this.options.trustProxy);
-    if (!this.#senderAllowed(sender)) {
+    if (this.#senderAllowed === undefined || this.options.relay !== undefined) return undefined;
+    return this.checkSender(senderAddress(request.headers, request.remoteAddress, this.options.trustProxy));
+  }
+
+  checkSender(sender: string | undefined): string | undefined {
+    if (this.#senderAllowed !== undefined && !this.#senderAllowed(sender)) {
       throw new RequestError('sender.forbidden', 'the sender address is not in allowedSenders.');
     }
+    return sender;
+  }
+
+  /** With `relay`: the envelope and the sender, the original one when the relay's header names it, checked. */
+  async readRelayed(
+    request: WebhookRequest,
+    type: MediaType,
+  ): Promise<{ envelope: Envelope | Promise<Envelope>; sender: string | undefined }> {
+    const { relay, limits, trustProxy } = this.options;
+    const relayed = await readRelayed(request, type, limits, relay!);
+    if (relayed !== undefined)
+      return { envelope: relayed.envelope, sender: this.checkSender(normalizeAddress(relayed.sender)) };
+    const sender = this.checkSender(senderAddress(request.headers, request.remoteAddress, trustProxy));
+    return { envelope: readEnvelope(request, type, limits), sender };
   }
 
   /**

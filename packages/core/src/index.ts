@@ -72,6 +72,7 @@ export type { ClaimResult, DedupeStore, TransactionalStore, TransactionResult } 
 export type { MemoryStoreOptions } from './stores/memory.js';
 export { MemoryStore } from './stores/memory.js';
 export { SIGNATURE_HINTS } from './verify/diagnosis.js';
+export type { RelayTrustOptions } from './verify/relay-header.js';
 export type { Secret, SecretList, SecretResolver, Secrets } from './verify/secrets.js';
 export type {
   SignatureAlgorithm,

@@ -18,6 +18,7 @@ import type { NotificationQueue } from './protocol/queue.js';
 import type { NotificationHandler } from './protocol/routes.js';
 import { chooseStore } from './stores/choice.js';
 import type { DedupeStore, TransactionalStore } from './stores/contract.js';
+import { type RelayCheck, type RelayTrustOptions, relayCheck } from './verify/relay-header.js';
 import { type SecretSource, type Secrets, secretSource } from './verify/secrets.js';
 import { checkAlgorithm, type SignatureAlgorithm } from './verify/signature.js';
 
@@ -116,6 +117,16 @@ export interface WebhookHandlerOptions<C = undefined> extends SenderOptions {
    * changes or delays an answer.
    */
   capture?: DeliveryCapture;
+  /**
+   * Deliveries forwarded by `@payhook/relay` (`payhook relay connect`): with this channel's key, a delivery
+   * carrying a valid `X-Payhook-Relay` header is checked by `allowedSenders` (and recorded by `capture`) with the
+   * original sender the relay saw, not the client's address. The header must be signed with the key and name the
+   * SHA-256 of the bytes received, or the delivery is refused 401 (`relay.header_invalid`,
+   * `relay.signature_invalid`, `relay.body_mismatch`, `relay.header_stale`). A delivery without the header is
+   * taken as a direct one (its socket or `trustProxy` address). The webhook's signature is verified either way.
+   * @default none: the header is ignored
+   */
+  relay?: RelayTrustOptions;
 }
 
 export interface ResolvedOptions<C> {
@@ -135,6 +146,7 @@ export interface ResolvedOptions<C> {
   readonly queue: NotificationQueue | undefined;
   readonly storeTimeoutMs: number;
   readonly capture: DeliveryCapture | undefined;
+  readonly relay: RelayCheck | undefined;
 }
 
 /**
@@ -184,6 +196,7 @@ export function resolveOptions<C>(options: WebhookHandlerOptions<C>): ResolvedOp
       options.capture === undefined
         ? undefined
         : objectWith<DeliveryCapture>('capture', options.capture, ['record'], CAPTURE),
+    relay: relayCheck(options.relay),
   };
 }
 

@@ -14,7 +14,7 @@ export const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127
  * The Redis Cluster the tests share (three masters, three replicas): `REDIS_CLUSTER_URLS`, comma-separated, or the
  * six local nodes scripts/ensure-services.sh starts (ports 30001 to 30006).
  */
-const REDIS_CLUSTER_URLS = (
+export const REDIS_CLUSTER_URLS = (
   process.env.REDIS_CLUSTER_URLS ?? [1, 2, 3, 4, 5, 6].map((n) => `redis://127.0.0.1:3000${n}`).join(',')
 ).split(',');
 /** PgBouncer in transaction mode in front of `DATABASE_URL`'s server: `PGBOUNCER_URL`, or the local default. */

@@ -8,11 +8,18 @@ import {
 } from '@payhook/core';
 import { migrate, PostgresInbox, PostgresStore } from '@payhook/core/postgres';
 import { RedisStore } from '@payhook/core/redis';
-import { Redis } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
 import pg from 'pg';
 import { afterAll, beforeAll } from 'vitest';
 import { formBody, post, purchase, refund } from '../../core/test/fixtures.js';
-import { DATABASE_URL, REDIS_URL, reachPostgres, reachRedis } from '../../core/test/servers.js';
+import {
+  clusterNodes,
+  DATABASE_URL,
+  REDIS_URL,
+  reachPostgres,
+  reachRedis,
+  reachRedisCluster,
+} from '../../core/test/servers.js';
 import type { LedgerStore } from '../src/ledger/contract.js';
 import type { Transition } from '../src/ledger/entry.js';
 import { createPaymentLedger, type PaymentLedger, type PaymentLedgerOptions } from '../src/ledger/ledger.js';
@@ -99,15 +106,21 @@ export interface LedgerCase {
 
 export async function ledgerCases(name: string) {
   const redisUp = await reachRedis();
+  const clusterUp = await reachRedisCluster();
   const postgresUp = await reachPostgres();
   const suffix = `${name}_${process.pid}`;
   const inbox = `payhook_ledger_inbox_${suffix}`;
   const ledgerTable = `payhook_ledger_${suffix}`;
   const prefix = `payhook-test:ledger:${suffix}:`;
   let redis: Redis | undefined;
+  let cluster: Cluster | undefined;
   let pool: pg.Pool | undefined;
   beforeAll(async () => {
     if (redisUp) redis = new Redis(REDIS_URL);
+    if (clusterUp) {
+      cluster = new Cluster(clusterNodes());
+      await new Promise((resolve) => cluster!.once('ready', resolve));
+    }
     if (postgresUp) {
       pool = new pg.Pool({ connectionString: DATABASE_URL, max: 12 });
       await pool.query(`DROP TABLE IF EXISTS ${inbox}, ${ledgerTable}`);
@@ -120,6 +133,12 @@ export async function ledgerCases(name: string) {
       const keys = await redis.keys(`${prefix}*`);
       if (keys.length > 0) await redis.del(...keys);
       redis.disconnect();
+    }
+    if (cluster) {
+      for (const node of cluster.nodes('master')) {
+        for (const key of await node.keys(`${prefix}*`)) await node.del(key);
+      }
+      cluster.disconnect();
     }
     await pool?.query(`DROP TABLE IF EXISTS ${inbox}, ${ledgerTable}`);
     await pool?.end();
@@ -139,6 +158,14 @@ export async function ledgerCases(name: string) {
       shared: true,
       claims: () => new RedisStore({ client: redis!, prefix }),
       ledgerStore: () => new RedisLedgerStore({ client: redis!, prefix }),
+    },
+    {
+      // Each payment's two ledger keys share its `{order_id}` tag; the claims spread over the masters.
+      name: 'Redis Cluster',
+      up: clusterUp,
+      shared: true,
+      claims: () => new RedisStore({ client: cluster!, prefix }),
+      ledgerStore: () => new RedisLedgerStore({ client: cluster!, prefix }),
     },
     {
       name: 'PostgreSQL',

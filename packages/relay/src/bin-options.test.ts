@@ -44,6 +44,38 @@ describe('payhook-relay arguments', () => {
     );
   });
 
+  it('reads a Redis Cluster journal: redis+cluster:// with its nodes comma-separated, credentials and TLS', () => {
+    expect(parseBin(['--journal', 'redis+cluster://10.0.0.1:7000,10.0.0.2:7001'], env)).toMatchObject({
+      journal: {
+        kind: 'redis-cluster',
+        nodes: [
+          { host: '10.0.0.1', port: 7000 },
+          { host: '10.0.0.2', port: 7001 },
+        ],
+        tls: false,
+      },
+    });
+    expect(parseBin(['--journal', 'rediss+cluster://relay:p%40ss@redis-0'], env)).toMatchObject({
+      journal: {
+        kind: 'redis-cluster',
+        nodes: [{ host: 'redis-0', port: 6379 }],
+        username: 'relay',
+        password: 'p@ss',
+        tls: true,
+      },
+    });
+    expect(usage(['--journal', 'redis+cluster://u:secret@h:1,h:x'])).toBe(
+      'a redis+cluster:// journal node is not host:port.',
+    );
+    // A URL of a scheme it does not know is not a directory name: a typo must not journal to ./redis+clustr:/….
+    expect(usage(['--journal', 'redis+clustr://u:secret@h:1'])).toBe(
+      '--journal takes a directory, postgres://, redis://, redis+cluster:// or memory, not a redis+clustr:// URL.',
+    );
+    expect(usage(['--journal', 'redis+cluster://'])).toBe(
+      'a redis+cluster:// journal names its nodes: redis+cluster://host:port[,host:port…].',
+    );
+  });
+
   it('reads the edge checks, retention, TLS and the public URL', () => {
     const config = parseBin(
       [

@@ -8,7 +8,8 @@ export const HELP = `Usage: payhook-relay [options]          run the relay
 Options (each also from the environment variable named):
   --port N              port to listen on (PORT; default 8443)
   --host ADDRESS        address to listen on (default 0.0.0.0)
-  --journal WHERE       a directory (file journal, default ./payhook-relay-data), postgres://…, redis://… or memory
+  --journal WHERE       a directory (file journal, default ./payhook-relay-data), postgres://…, redis://…,
+                        redis+cluster://host:port[,host:port…] (Redis Cluster; rediss+cluster:// for TLS) or memory
                         (PAYHOOK_RELAY_JOURNAL)
   --table-prefix P      the PostgreSQL journal's tables: <P>_channels, <P>_events (default payhook_relay)
   --public-url URL      the relay's public origin, for the server_url a new channel is told (PAYHOOK_RELAY_PUBLIC_URL)
@@ -32,7 +33,14 @@ type JournalChoice =
   | { kind: 'memory' }
   | { kind: 'file'; directory: string }
   | { kind: 'postgres'; connectionString: string; prefix: string | undefined }
-  | { kind: 'redis'; url: string };
+  | { kind: 'redis'; url: string }
+  | {
+      kind: 'redis-cluster';
+      nodes: { host: string; port: number }[];
+      username?: string;
+      password?: string;
+      tls: boolean;
+    };
 
 /** Everything the bin was told, checked. */
 export interface BinConfig {
@@ -79,7 +87,55 @@ function journalFrom(value: string | undefined, prefix: string | undefined): Jou
   }
   if (prefix !== undefined) throw new UsageError('--table-prefix goes with a postgres:// journal.');
   if (value?.startsWith('redis://') || value?.startsWith('rediss://')) return { kind: 'redis', url: value };
+  if (value?.startsWith('redis+cluster://') || value?.startsWith('rediss+cluster://'))
+    return clusterFrom(value);
+  const scheme = value === undefined ? undefined : /^([a-z][a-z0-9+.-]*):\/\//i.exec(value)?.[1];
+  if (scheme !== undefined) {
+    throw new UsageError(
+      `--journal takes a directory, postgres://, redis://, redis+cluster:// or memory, not a ${scheme}:// URL.`,
+    );
+  }
   return { kind: 'file', directory: value ?? './payhook-relay-data' };
+}
+
+/**
+ * `redis+cluster://[user:password@]host:port[,host:port…]`: a URL cannot hold several hosts, so the nodes are read
+ * here; ioredis finds the cluster's other nodes from any of them.
+ */
+function clusterFrom(value: string): JournalChoice {
+  const tls = value.startsWith('rediss+');
+  const rest = value.slice(value.indexOf('://') + 3).replace(/\/.*$/, '');
+  const at = rest.lastIndexOf('@');
+  const credentials = at < 0 ? undefined : rest.slice(0, at);
+  const nodes = (at < 0 ? rest : rest.slice(at + 1))
+    .split(',')
+    .map((node) => node.trim())
+    .filter((node) => node !== '')
+    .map((node) => {
+      let url: URL;
+      try {
+        url = new URL(`redis://${node}`);
+      } catch {
+        // Said without the text, which may hold a password.
+        throw new UsageError('a redis+cluster:// journal node is not host:port.');
+      }
+      return { host: url.hostname.replace(/^\[|\]$/g, ''), port: Number(url.port || 6379) };
+    });
+  if (nodes.length === 0) {
+    throw new UsageError(
+      'a redis+cluster:// journal names its nodes: redis+cluster://host:port[,host:port…].',
+    );
+  }
+  const colon = credentials?.indexOf(':') ?? -1;
+  const username = credentials === undefined ? '' : credentials.slice(0, colon < 0 ? undefined : colon);
+  const password = credentials === undefined || colon < 0 ? undefined : credentials.slice(colon + 1);
+  return {
+    kind: 'redis-cluster',
+    nodes,
+    ...(username ? { username: decodeURIComponent(username) } : {}),
+    ...(password === undefined ? {} : { password: decodeURIComponent(password) }),
+    tls,
+  };
 }
 
 function sendersFrom(value: string | undefined): readonly string[] | undefined {

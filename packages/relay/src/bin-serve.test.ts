@@ -4,7 +4,14 @@ import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { DATABASE_URL, REDIS_URL, reachPostgres, reachRedis } from '../../core/test/servers.ts';
+import {
+  clusterNodes,
+  DATABASE_URL,
+  REDIS_URL,
+  reachPostgres,
+  reachRedis,
+  reachRedisCluster,
+} from '../../core/test/servers.ts';
 import { ADMIN, delivery, FORM, SIGNING_SECRET } from '../test/kit.js';
 import { type BinConfig, parseBin } from './bin-options.js';
 import { type RunningRelay, startRelay } from './bin-serve.js';
@@ -14,6 +21,7 @@ const root = mkdtempSync(join(tmpdir(), 'payhook-relay-bin-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 const postgres = await reachPostgres();
 const redis = await reachRedis();
+const cluster = await reachRedisCluster();
 
 function config(args: string[]): BinConfig {
   const env = { PAYHOOK_RELAY_SIGNING_SECRET: SIGNING_SECRET, PAYHOOK_RELAY_ADMIN_TOKEN: ADMIN };
@@ -65,6 +73,26 @@ describe("the bin's relay, started in process", () => {
     // The bin's default prefix on the shared Redis: only this channel is removed.
     const { Redis } = await import('ioredis');
     const client = new Redis(REDIS_URL);
+    const record = JSON.parse((await client.hget('{payhook-relay}:channels', channel))!) as {
+      tokenHash: string;
+    };
+    await client.hdel('{payhook-relay}:tokens', record.tokenHash);
+    await client.hdel('{payhook-relay}:channels', channel);
+    await client.del(`{payhook-relay}:ch:${channel}:seq`, `{payhook-relay}:ch:${channel}:events`);
+    client.disconnect();
+  });
+
+  it.skipIf(!cluster)('on a Redis Cluster journal (redis+cluster://, every node named)', async () => {
+    const channel = `bin-cluster-${process.pid}`;
+    const nodes = clusterNodes().map(({ host, port }) => `${host}:${port}`);
+    const run = await roundTrip(['--journal', `redis+cluster://${nodes.join(',')}`], channel);
+    expect(run).toMatchObject({
+      status: 200,
+      body: { sequence: 1 },
+      lines: [expect.stringContaining('(journal: redis cluster)')],
+    });
+    const { Cluster } = await import('ioredis');
+    const client = new Cluster(clusterNodes());
     const record = JSON.parse((await client.hget('{payhook-relay}:channels', channel))!) as {
       tokenHash: string;
     };

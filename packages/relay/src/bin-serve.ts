@@ -20,6 +20,7 @@ async function openJournal(
     return { journal, describe: `file ${choice.directory}` };
   }
   if (choice.kind === 'redis') return openRedis(choice.url, config);
+  if (choice.kind === 'redis-cluster') return openRedisCluster(choice, config);
   let Pool: typeof import('pg').Pool;
   try {
     Pool = (await import('pg')).default.Pool;
@@ -49,6 +50,31 @@ async function openRedis(url: string, config: BinConfig) {
   const { RedisJournal } = await import('./journal/redis.js');
   const journal = new RedisJournal({ client, retention: config.retention });
   return { journal, describe: 'redis', end: async () => void (await client.quit()) };
+}
+
+async function openRedisCluster(
+  choice: Extract<BinConfig['journal'], { kind: 'redis-cluster' }>,
+  config: BinConfig,
+) {
+  let Cluster: typeof import('ioredis').Cluster;
+  try {
+    Cluster = (await import('ioredis')).Cluster;
+  } catch {
+    throw new UsageError('a redis+cluster:// journal needs the ioredis package: npm install ioredis');
+  }
+  const { nodes, username, password, tls } = choice;
+  const client = new Cluster(nodes, {
+    redisOptions: {
+      maxRetriesPerRequest: 1,
+      ...(username ? { username } : {}),
+      ...(password === undefined ? {} : { password }),
+      ...(tls ? { tls: {} } : {}),
+    },
+  });
+  client.on('error', () => {});
+  const { RedisJournal } = await import('./journal/redis.js');
+  const journal = new RedisJournal({ client, retention: config.retention });
+  return { journal, describe: 'redis cluster', end: async () => void (await client.quit()) };
 }
 
 /** A running relay server: its address, and `close` (server, relay, journal and its client). */

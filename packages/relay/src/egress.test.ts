@@ -1,5 +1,5 @@
-import { describe, expect, it } from 'vitest';
-import { channel, deliver, delivery, digest, ORIGIN, poll, relayOver } from '../test/kit.js';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { channel, deliver, delivery, digest, ORIGIN, poll, relayOver, TIMERS, within } from '../test/kit.js';
 import { readSse, type SseMessage } from './client/sse.js';
 import { verifyRelayHeader } from './forward-header.js';
 import { MemoryJournal } from './journal/memory.js';
@@ -34,8 +34,14 @@ async function open(relay: Relay, name: string, token: string, headers: Record<s
   };
 }
 
+afterEach(() => {
+  vi.useRealTimers();
+});
+
 describe('GET /out/<channel> (SSE)', () => {
   it('streams deliveries in order with id = sequence, then each new one as it is journaled', async () => {
+    // The stream's poll and heartbeat are timers, faked and never advanced: only the append's wake-up brings #3.
+    vi.useFakeTimers({ toFake: [...TIMERS] });
     const relay = relayOver(new MemoryJournal());
     const { token } = await channel(relay, 'alice');
     await deliver(relay, 'alice', delivery(1));
@@ -47,10 +53,8 @@ describe('GET /out/<channel> (SSE)', () => {
       ['delivery', '1'],
       ['delivery', '2'],
     ]);
-    const started = performance.now();
     await deliver(relay, 'alice', delivery(3));
-    const [third] = await stream.next(1);
-    expect(performance.now() - started).toBeLessThan(500);
+    const [third] = await within(stream.next(1));
     expect((JSON.parse(third!.data) as RelayEvent).sha256).toBe(digest(delivery(3)));
     await stream.close();
   });
@@ -114,15 +118,30 @@ describe('GET /out/<channel> (SSE)', () => {
 
 describe('GET /out/<channel>/events (long-poll)', () => {
   it('holds an empty read until a delivery arrives, up to ?wait seconds', async () => {
+    // The wait and the poll are timers, faked and never advanced: the read is held, and only the append answers it.
+    vi.useFakeTimers({ toFake: [...TIMERS] });
     const relay = relayOver(new MemoryJournal());
     const { token } = await channel(relay, 'alice');
-    const started = performance.now();
     const waiting = poll(relay, 'alice', token, 'after=0&wait=5');
-    setTimeout(() => void deliver(relay, 'alice', delivery(1)), 100);
-    const answer = (await (await waiting).json()) as { events: RelayEvent[]; last: number };
+    await expect(within(waiting)).rejects.toThrow('not settled within 100 turns');
+    await deliver(relay, 'alice', delivery(1));
+    const answer = (await (await within(waiting)).json()) as { events: RelayEvent[]; last: number };
     expect(answer.events.map((e) => e.sequence)).toEqual([1]);
     expect(answer.last).toBe(1);
-    expect(performance.now() - started).toBeLessThan(2_000);
+  });
+
+  it('answers an empty read once ?wait seconds passed with nothing', async () => {
+    // The clock too: the wait's deadline is a time, counted on the clock the timers advance.
+    vi.useFakeTimers({ toFake: [...TIMERS, 'Date'] });
+    const relay = relayOver(new MemoryJournal());
+    const { token } = await channel(relay, 'alice');
+    const waiting = poll(relay, 'alice', token, 'after=0&wait=5');
+    await expect(within(waiting)).rejects.toThrow('not settled'); // the read reached its wait
+    await vi.advanceTimersByTimeAsync(4_990);
+    await expect(within(waiting)).rejects.toThrow('not settled');
+    await vi.advanceTimersByTimeAsync(10);
+    const answer = (await (await within(waiting)).json()) as { events: RelayEvent[]; last: number };
+    expect([answer.events, answer.last]).toEqual([[], 0]);
   });
 
   it('answers at once with the events after the cursor, at most ?limit', async () => {

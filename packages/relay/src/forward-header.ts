@@ -1,37 +1,16 @@
-import { hmac, sameText, sha256 } from './crypto.js';
-import { RelayError } from './errors.js';
+import { WebhookError } from '@payhook/core';
+import { type RelayForward, relaySignedText, verifyRelayForward } from '@payhook/core/adapter';
+import { hmac } from './crypto.js';
+import { RelayError, type RelayErrorCode } from './errors.js';
+
+// The header's text and its check live in @payhook/core (its `relay` option reads the header too): the relay signs
+// what core verifies, and `verifyRelayHeader` is core's check with the relay's error codes.
 
 /** The header every forwarded delivery carries: what the relay saw, signed with the channel's key. */
-export const RELAY_HEADER = 'x-payhook-relay';
-
-/**
- * What the relay says about one delivery it journaled: the channel, its sequence there, when it arrived, the
- * sender's address as the relay saw it, and the SHA-256 of the body (base64url, no padding).
- *
- * @example
- * const forward: RelayForward = await verifyRelayHeader(header, body, process.env.RELAY_KEY!);
- * console.log(forward.sender, forward.sequence);
- */
-export interface RelayForward {
-  readonly channel: string;
-  readonly sequence: number;
-  readonly receivedAt: Date;
-  readonly sender: string;
-  readonly sha256: string;
-}
+export { RELAY_HEADER } from '@payhook/core/adapter';
+export type { RelayForward };
 
 const VERSION = 'payhook-relay/v1';
-
-function signedText(forward: RelayForward): string {
-  return [
-    VERSION,
-    forward.channel,
-    forward.sequence,
-    forward.receivedAt.getTime(),
-    forward.sender,
-    forward.sha256,
-  ].join('\n');
-}
 
 /**
  * The key a channel's forwards are signed with: HMAC-SHA256 of the channel's name under the relay's signing
@@ -47,7 +26,7 @@ export function channelKey(signingSecret: string, channel: string): Promise<stri
 
 /** The header's value for one forward, signed with the channel's key (text, or imported once with `hmacKey`). */
 export async function signRelayHeader(forward: RelayForward, key: string | CryptoKey): Promise<string> {
-  const signature = await hmac(key, signedText(forward));
+  const signature = await hmac(key, relaySignedText(forward));
   return [
     'v=1',
     `channel=${forward.channel}`,
@@ -59,52 +38,18 @@ export async function signRelayHeader(forward: RelayForward, key: string | Crypt
   ].join(';');
 }
 
-function fieldsOf(header: string): Map<string, string> {
-  const fields = new Map<string, string>();
-  for (const part of header.split(';')) {
-    const at = part.indexOf('=');
-    if (at <= 0) continue;
-    const name = part.slice(0, at).trim();
-    if (fields.has(name)) throw invalid('a field is repeated');
-    fields.set(name, part.slice(at + 1).trim());
-  }
-  return fields;
-}
-
-function invalid(why: string): RelayError {
-  return new RelayError(
-    'forward.header_invalid',
-    `the ${RELAY_HEADER} header is malformed (${why}): it is added by @payhook/relay's client; a request without it did not come through the relay.`,
-  );
-}
-
-function parseHeader(header: string | null | undefined): { forward: RelayForward; signature: string } {
-  if (!header) throw invalid('absent');
-  const fields = fieldsOf(header);
-  if (fields.get('v') !== '1') throw invalid('not version 1');
-  const sequence = Number(fields.get('seq'));
-  const at = Number(fields.get('at'));
-  const [channel, sender, digest, signature] = ['channel', 'sender', 'sha256', 'sig'].map((k) =>
-    fields.get(k),
-  );
-  if (!Number.isSafeInteger(sequence) || sequence < 1) throw invalid('seq');
-  if (!Number.isSafeInteger(at)) throw invalid('at');
-  if (!channel || sender === undefined || !digest || !signature) throw invalid('a field is missing');
-  let decodedSender: string;
-  try {
-    decodedSender = decodeURIComponent(sender);
-  } catch {
-    throw invalid('sender');
-  }
-  const forward = { channel, sequence, receivedAt: new Date(at), sender: decodedSender, sha256: digest };
-  return { forward, signature };
-}
+/** Core's codes for a refused header, as the relay's. */
+const CODES: Readonly<Record<string, RelayErrorCode>> = {
+  'relay.header_invalid': 'forward.header_invalid',
+  'relay.signature_invalid': 'forward.signature_invalid',
+  'relay.body_mismatch': 'forward.body_mismatch',
+};
 
 /**
  * Checks the `X-Payhook-Relay` header of a forwarded delivery against the body received and the channel's key
  * (or several, during a rotation) and returns what the relay saw: the original sender, the sequence. Trust the
  * sender only from a forward that passed this check; the body's SHA-256 must match, so a signed header cannot be
- * moved onto another body.
+ * moved onto another body. Core's handler does the same with its `relay` option.
  *
  * @throws {RelayError} `forward.header_invalid` (absent or malformed), `forward.signature_invalid` (no key
  *   signed it), `forward.body_mismatch` (the body is not the one the relay journaled).
@@ -118,23 +63,10 @@ export async function verifyRelayHeader(
   body: Uint8Array | string,
   keys: string | readonly string[],
 ): Promise<RelayForward> {
-  const { forward, signature } = parseHeader(header);
-  const text = signedText(forward);
-  let signed = false;
-  for (const key of typeof keys === 'string' ? [keys] : keys) {
-    if (sameText(await hmac(key, text), signature)) signed = true;
+  try {
+    return await verifyRelayForward(header, body, keys);
+  } catch (error) {
+    if (!(error instanceof WebhookError) || CODES[error.code] === undefined) throw error;
+    throw new RelayError(CODES[error.code]!, error.message.replace('[@payhook/core] ', ''), { cause: error });
   }
-  if (!signed) {
-    throw new RelayError(
-      'forward.signature_invalid',
-      `the ${RELAY_HEADER} header is not signed with this channel's key: check the key printed when the channel was created.`,
-    );
-  }
-  if (!sameText(await sha256(body), forward.sha256)) {
-    throw new RelayError(
-      'forward.body_mismatch',
-      'the body is not the one the relay journaled (its SHA-256 differs): something between the client and this app changed it.',
-    );
-  }
-  return forward;
 }

@@ -70,3 +70,26 @@ export function poll(
 export function digest(bytes: Uint8Array | string): string {
   return createHash('sha256').update(bytes).digest('base64url');
 }
+
+/**
+ * The timers a test fakes (and never advances, or advances itself) so that only the behaviour under test can settle
+ * a promise: a stream's poll and heartbeat, a long-poll's wait, a write's deadline. `setImmediate` stays real: it
+ * counts the event loop's turns (`within`).
+ */
+export const TIMERS = ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval'] as const;
+
+/**
+ * `promise`'s value if it settles within `turns` turns of the event loop, else a rejection: a count of turns, not a
+ * wall-clock bound, so a loaded machine cannot make it fail, and with timers faked nothing but the code under test
+ * can settle it.
+ */
+export async function within<T>(promise: Promise<T>, turns = 100): Promise<T> {
+  const late = Symbol('late');
+  const waited = (async () => {
+    for (let i = 0; i < turns; i++) await new Promise((resolve) => setImmediate(resolve));
+    return late;
+  })();
+  const value = await Promise.race([promise, waited]);
+  if (value === late) throw new Error(`not settled within ${turns} turns of the event loop`);
+  return value as T;
+}

@@ -88,7 +88,8 @@ async function killedMidStream(journal: string[], name: string): Promise<void> {
   let relay = await startRelay(port, journal);
   const base = `http://127.0.0.1:${port}`;
   const created = await createRelayChannel({ relay: base, adminToken: ADMIN, name });
-  const app = await startApp(created.key, 10);
+  // The relay saw each delivery come from loopback: the app's allowedSenders takes that original sender.
+  const app = await startApp(created.key, 10, ['127.0.0.1']);
   const stop = new AbortController();
   const client = connectRelay({
     url: created.connectUrl,

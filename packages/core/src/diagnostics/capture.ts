@@ -40,6 +40,11 @@ export interface CapturedDelivery {
   durationMs?: number;
   /** What most likely caused a refused signature (`sha1`, `secret_whitespace`: docs/errors.md). */
   hint?: string;
+  /**
+   * The sender's address as the handler read it (`WebhookResult.sender`): with `allowedSenders` or `relay` only,
+   * the original sender for a delivery through the relay.
+   */
+  sender?: string;
 }
 
 /** What only the handler knows of a delivery, beside its request and answer. */
@@ -277,6 +282,7 @@ function captured(
     ...(facts.key === undefined ? {} : { key: facts.key }),
     ...(facts.durationMs === undefined ? {} : { durationMs: facts.durationMs }),
     ...(contentType ? { contentType } : {}),
+    ...(result.sender === undefined ? {} : { sender: maskCardNumbers(result.sender).slice(0, 100) }),
     ...(raw ? { notification: mask(raw) as Record<string, unknown> } : {}),
   };
 }

@@ -26,6 +26,12 @@ export interface WebhookResult {
   error?: WebhookError;
   /** The decoded notification: on every 200, and on a refusal that came after the signature was verified. */
   notification?: Notification;
+  /**
+   * The sender's address as the handler read it: for `allowedSenders` (the socket's, or `X-Forwarded-For`'s under
+   * `trustProxy`) or, with `relay`, the original sender a valid relay header names. Absent when neither option is
+   * set, or when the request was refused before it was read.
+   */
+  sender?: string;
 }
 
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -43,21 +49,24 @@ const BODIES = {
 export function accepted(
   outcome: Exclude<WebhookOutcome, 'refused'>,
   notification: Notification,
+  sender?: string,
 ): WebhookResult {
-  return {
+  const result: WebhookResult = {
     status: 200,
     headers: { 'content-type': JSON_TYPE },
     body: BODIES[outcome],
     outcome,
     notification,
   };
+  if (sender !== undefined) result.sender = sender;
+  return result;
 }
 
 /**
  * The answer for a refusal: status from the error, a short JSON reason, and hints for the client; with the
  * notification when it was refused after its signature was verified (a handler failure, a store outage).
  */
-export function refusal(error: WebhookError, notification?: Notification): WebhookResult {
+export function refusal(error: WebhookError, notification?: Notification, sender?: string): WebhookResult {
   return {
     status: error.status,
     headers: { 'content-type': JSON_TYPE, ...error.headers },
@@ -65,6 +74,7 @@ export function refusal(error: WebhookError, notification?: Notification): Webho
     outcome: 'refused',
     error,
     ...(notification ? { notification } : {}),
+    ...(sender === undefined ? {} : { sender }),
   };
 }
 

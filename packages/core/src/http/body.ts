@@ -99,6 +99,32 @@ export function readEnvelope(
   return envelopeFromObject({});
 }
 
+/**
+ * The body's bytes as received, for a check over them before the envelope is read (the `relay` option's SHA-256):
+ * raw bytes or text a framework kept, or the stream, read within the limits. An object a body parser built has lost
+ * them: 500 `relay.body_unavailable`.
+ */
+export async function readRawBody(request: BodySource, limits: BodyLimits): Promise<Uint8Array | string> {
+  const { maxBodyBytes, readTimeoutMs } = limits;
+  const length = getHeader(request.headers, 'content-length');
+  if (length !== undefined && Number(length) > maxBodyBytes) throw tooLarge(maxBodyBytes);
+  const body = request.body;
+  if (typeof body === 'string' || body instanceof Uint8Array) {
+    if ((typeof body === 'string' ? utf8Length(body) : body.length) > maxBodyBytes)
+      throw tooLarge(maxBodyBytes);
+    return body;
+  }
+  const parsed = body !== null && typeof body === 'object' && !isStream(body) && !isEmptyObject(body);
+  const stream = body !== null && typeof body === 'object' && isStream(body) ? body : request.stream;
+  if (parsed || stream === undefined || isConsumed(stream)) {
+    throw new RequestError(
+      'relay.body_unavailable',
+      'a delivery through the relay is checked against the bytes it carried, and a body parser kept only an object: mount the webhook before body parsers, or keep the raw body (e.g. express.raw) and pass it as body.',
+    );
+  }
+  return readStream(stream, maxBodyBytes, readTimeoutMs);
+}
+
 function isEmptyObject(value: object): boolean {
   for (const _ in value) return false;
   return true;

@@ -18,7 +18,8 @@ export interface SenderOptions {
   trustProxy?: boolean | number;
 }
 
-function normalize(address: string): string {
+/** An address as the sender check compares it: trimmed, an IPv4-mapped IPv6 address (`::ffff:1.2.3.4`) as IPv4. */
+export function normalizeAddress(address: string): string {
   const trimmed = address.trim();
   return trimmed.startsWith('::ffff:') && trimmed.includes('.') ? trimmed.slice(7) : trimmed;
 }
@@ -40,10 +41,10 @@ export function senderAddress(
     if (forwarded) {
       const hops = forwarded.split(',');
       const index = trustProxy === true ? 0 : Math.max(0, hops.length - trustProxy);
-      return normalize(hops[index]!);
+      return normalizeAddress(hops[index]!);
     }
   }
-  return remoteAddress === undefined ? undefined : normalize(remoteAddress);
+  return remoteAddress === undefined ? undefined : normalizeAddress(remoteAddress);
 }
 
 /**
@@ -55,6 +56,6 @@ export function senderAddress(
  * if (!allowed(senderAddress(headers, remoteAddress, false))) return forbidden();
  */
 export function createSenderCheck(allowed: readonly string[]): (address: string | undefined) => boolean {
-  const set = new Set(allowed.map(normalize));
+  const set = new Set(allowed.map(normalizeAddress));
   return (address) => address !== undefined && set.has(address);
 }

@@ -102,7 +102,7 @@ export function normalizeSignature(
  * Compares two strings of equal length in time that depends on the length only (no early exit), like
  * `timingSafeEqual` without turning the digest into a Buffer.
  */
-function equalInConstantTime(a: string, b: string): boolean {
+export function equalInConstantTime(a: string, b: string): boolean {
   let difference = a.length ^ b.length;
   for (let i = 0; i < a.length; i++) difference |= a.charCodeAt(i) ^ b.charCodeAt(i);
   return difference === 0;

@@ -7,7 +7,9 @@ export interface RedisLedgerStoreOptions {
   client: RedisClientLike;
   /**
    * Put in front of each payment's two keys (`<prefix>ledger:{<order_id>}:log`, a list of facts, and
-   * `…:keys`, a hash of delivery key → position); the `{order_id}` hash tag keeps both in one Cluster slot.
+   * `…:keys`, a hash of delivery key → position); the `{order_id}` hash tag keeps both in one Cluster slot, so the
+   * payments spread over the cluster's masters (on a cluster, an order id starting with `}` is tagged
+   * `{#<order_id>}`, and a prefix holding an empty `{}` is refused when the store is built).
    * @default 'payhook:'
    */
   prefix?: string;
@@ -29,6 +31,19 @@ redis.call('PEXPIRE', KEYS[1], ARGV[3])
 redis.call('PEXPIRE', KEYS[2], ARGV[3])
 return {tonumber(at), redis.call('LRANGE', KEYS[1], 0, -1)}`;
 
+/** The tag Redis Cluster hashes `key` by (the text of its first `{…}` when not empty), or `undefined`: the whole key. */
+function hashTag(key: string): string | undefined {
+  const open = key.indexOf('{');
+  const close = open < 0 ? -1 : key.indexOf('}', open + 1);
+  return close > open + 1 ? key.slice(open + 1, close) : undefined;
+}
+
+/** An ioredis `Cluster` (`isCluster`) or a node-redis cluster (`getSlotMaster`). */
+function isCluster(client: RedisClientLike): boolean {
+  const methods = client as { isCluster?: unknown; getSlotMaster?: unknown };
+  return methods.isCluster === true || typeof methods.getSlotMaster === 'function';
+}
+
 /**
  * The ledger's store in Redis, shared by every instance: each payment's log a list, appended by one Lua script per
  * delivery (atomic: concurrent deliveries of one payment are put in one order every instance reads).
@@ -42,10 +57,18 @@ export class RedisLedgerStore implements LedgerStore {
   readonly #run: RunScript;
   readonly #prefix: string;
   readonly #ttl: string;
+  /** On a cluster: an order id that would leave its `{…}` tag empty is tagged `{#<order_id>}` instead. */
+  readonly #cluster: boolean;
 
   constructor(options: RedisLedgerStoreOptions) {
     this.#run = scriptRunner(options.client, 'RedisLedgerStore');
     this.#prefix = options.prefix ?? 'payhook:';
+    this.#cluster = isCluster(options.client);
+    if (this.#cluster && hashTag(`${this.#prefix}ledger:{#}`) === undefined) {
+      throw new TypeError(
+        `[@payhook/payments] RedisLedgerStore prefix must not hold an empty hash tag ("{}") on Redis Cluster: each payment's two keys would then be in two slots, not ${JSON.stringify(this.#prefix)}.`,
+      );
+    }
     this.#ttl = String(Math.max(1, Math.ceil(options.ttlMs ?? 90 * 24 * 60 * 60 * 1000)));
   }
 
@@ -67,7 +90,10 @@ export class RedisLedgerStore implements LedgerStore {
   }
 
   #keys(orderId: string): [string, string] {
-    const base = `${this.#prefix}ledger:{${orderId}}`;
+    let base = `${this.#prefix}ledger:{${orderId}}`;
+    // An order id starting with `}` leaves the tag empty, and a cluster would hash the log and its keys apart. Only
+    // on a cluster (where such a payment could not be recorded before), so no key kept on one Redis moves.
+    if (this.#cluster && hashTag(base) === undefined) base = `${this.#prefix}ledger:{#${orderId}}`;
     return [`${base}:log`, `${base}:keys`];
   }
 }

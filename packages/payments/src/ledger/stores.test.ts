@@ -1,13 +1,15 @@
-import { Redis } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  clusterNodes,
   DATABASE_URL,
   PGBOUNCER_URL,
   REDIS_URL,
   reachPgBouncer,
   reachPostgres,
   reachRedis,
+  reachRedisCluster,
 } from '../../../core/test/servers.js';
 import type { LedgerFact } from './fact.js';
 import { migrateLedger, PostgresLedgerStore } from './postgres.js';
@@ -17,6 +19,7 @@ import { RedisLedgerStore } from './redis.js';
 // on Redis), and that an append is idempotent by the delivery's key.
 
 const redisUp = await reachRedis();
+const clusterUp = await reachRedisCluster();
 const postgresUp = await reachPostgres();
 const bouncerUp = postgresUp && (await reachPgBouncer());
 const suffix = `${process.pid}_${Date.now() % 100_000}`;
@@ -138,5 +141,35 @@ describe.skipIf(!redisUp)('RedisLedgerStore', () => {
     expect(again.log.map((f) => f.k)).toEqual(['k1', 'k2']);
     expect(await redis!.pttl(`${prefix}ledger:{o-redis}:log`)).toBeGreaterThan(50_000);
     expect(await store.read('never')).toEqual([]);
+  });
+});
+
+describe.skipIf(!clusterUp)('RedisLedgerStore on a Redis Cluster', () => {
+  let cluster: Cluster;
+  beforeAll(async () => {
+    cluster = new Cluster(clusterNodes());
+    await new Promise((resolve) => cluster.once('ready', resolve));
+  });
+  afterAll(async () => {
+    for (const node of cluster.nodes('master')) {
+      for (const key of await node.keys(`${prefix}*`)) await node.del(key);
+    }
+    cluster.disconnect();
+  });
+
+  it('appends and reads any order id, one whose text would leave the {order_id} hash tag empty too', async () => {
+    const store = new RedisLedgerStore({ client: cluster, prefix, ttlMs: 60_000 });
+    for (const orderId of ['o-cluster', '}starts-with-a-brace', 'a}b{c']) {
+      expect((await store.append(orderId, fact('k1', 'pending'))).at).toBe(0);
+      const again = await store.append(orderId, fact('k2'));
+      expect([again.at, again.log.map((f) => f.k)]).toEqual([1, ['k1', 'k2']]);
+      expect((await store.read(orderId)).map((f) => f.k)).toEqual(['k1', 'k2']);
+    }
+  });
+
+  it('refuses a prefix whose own {} would leave every key untagged, when built', () => {
+    expect(() => new RedisLedgerStore({ client: cluster, prefix: 'app{}:' })).toThrow(
+      '[@payhook/payments] RedisLedgerStore prefix must not hold an empty hash tag ("{}") on Redis Cluster: each payment\'s two keys would then be in two slots, not "app{}:".',
+    );
   });
 });

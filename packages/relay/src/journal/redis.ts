@@ -29,7 +29,9 @@ export interface RedisJournalOptions {
   /** A connected `ioredis` client, shared with the rest of the app. */
   client: RedisCommander;
   /**
-   * Put in front of every key. The default's `{…}` hash tag keeps every key in one slot of a Redis Cluster.
+   * Put in front of every key. The default's `{…}` hash tag keeps every key in one slot of a Redis Cluster; on an
+   * ioredis `Cluster` a prefix without one is refused when the journal is built (its scripts span several keys).
+   * The journal's keys then all live on one shard: one relay's deliveries, not a merchant's whole data set.
    * @default '{payhook-relay}:'
    */
   prefix?: string;
@@ -98,6 +100,25 @@ function eventOf([id, fields]: StreamEntry): JournalEvent {
   };
 }
 
+/** True when Redis Cluster hashes every key starting with `prefix` by one tag: a non-empty `{…}`, the first. */
+function hasHashTag(prefix: string): boolean {
+  const open = prefix.indexOf('{');
+  return open >= 0 && prefix.indexOf('}', open + 1) > open + 1;
+}
+
+/**
+ * The prefix, refused on an ioredis `Cluster` (whose `isCluster` is true) without a hash tag: the scripts touch a
+ * channel's counter and stream with the channel and token hashes, which a cluster runs only within one slot.
+ */
+function checkedPrefix(client: RedisCommander, prefix: string): string {
+  if ((client as { isCluster?: unknown }).isCluster === true && !hasHashTag(prefix)) {
+    throw new TypeError(
+      `[@payhook/relay] prefix must hold a hash tag on Redis Cluster, such as ${JSON.stringify(`{${prefix.replace(/:$/, '')}}:`)}, so that every key of the journal is in one slot, not ${JSON.stringify(prefix)}.`,
+    );
+  }
+  return prefix;
+}
+
 /**
  * A journal in Redis, shared by several relay instances. As durable as the server's persistence: with
  * `appendonly yes` and `appendfsync always` an acknowledged delivery survives a crash of Redis; with the default
@@ -115,7 +136,7 @@ export class RedisJournal implements Journal {
 
   constructor(options: RedisJournalOptions) {
     this.#client = options.client;
-    this.#prefix = options.prefix ?? '{payhook-relay}:';
+    this.#prefix = checkedPrefix(options.client, options.prefix ?? '{payhook-relay}:');
     this.#retention = resolveRetention(options.retention);
     this.#now = options.now ?? Date.now;
   }

@@ -2,16 +2,25 @@ import { createWebhookHandler, type QueuedNotification } from '@payhook/core';
 import { createWorker, type QueueEngine, type WorkerOptions } from '@payhook/queue';
 import { createBullMQQueue } from '@payhook/queue/bullmq';
 import { createPostgresQueue } from '@payhook/queue/postgres';
-import { Redis } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DATABASE_URL, REDIS_URL, reachPostgres, reachRedis } from '../../../core/test/servers.js';
+import {
+  clusterNodes,
+  DATABASE_URL,
+  REDIS_CLUSTER_URLS,
+  REDIS_URL,
+  reachPostgres,
+  reachRedis,
+  reachRedisCluster,
+} from '../../../core/test/servers.js';
 import { fakePurchase } from '../fixtures/primary.js';
 import { memoryIO } from './io.js';
 import { runCli } from './run.js';
 
 const postgresUp = await reachPostgres();
 const redisUp = await reachRedis();
+const clusterUp = await reachRedisCluster();
 // Its own schema and key prefix, so parallel test files and other engineers never share a queue.
 const SCHEMA = `payhook_queue_cli_test_${process.pid}`;
 const PREFIX = `payhook-cli-test-${process.pid}`;
@@ -35,13 +44,44 @@ async function cli(...args: string[]) {
 
 const db = ['--database', DATABASE_URL, '--schema', SCHEMA, '--queue', QUEUE];
 const redis = ['--redis', REDIS_URL, '--prefix', PREFIX, '--queue', QUEUE];
+/** The cluster's nodes, the first two as two flags and the rest in one, comma-separated: both forms are taken. */
+const CLUSTER_PREFIX = `{${PREFIX}}`;
+const clusterFlags = [
+  '--redis-cluster',
+  REDIS_CLUSTER_URLS[0]!,
+  '--redis-cluster',
+  REDIS_CLUSTER_URLS.slice(1).join(','),
+  '--prefix',
+  CLUSTER_PREFIX,
+  '--queue',
+  QUEUE,
+];
 
 describe('payhook queue: usage', () => {
   it.each([
-    [['list'], 'give one engine: --database URL (PostgreSQL) or --redis URL (BullMQ).'],
+    [
+      ['list'],
+      'give one engine: --database URL (PostgreSQL), or --redis URL or --redis-cluster URL (BullMQ).',
+    ],
+    [['list', '--redis', 'redis://x', '--redis-cluster', 'redis://y'], 'give one engine'],
+    [
+      ['list', '--redis-cluster', 'redis://x:1,http://user:hunter2@x:1'],
+      '--redis-cluster takes redis:// or rediss:// URLs, not "http://x:1".',
+    ],
+    [
+      ['list', '--redis-cluster', 'http://x:1'],
+      '--redis-cluster takes redis:// or rediss:// URLs, not "http://x:1".',
+    ],
+    [
+      ['list', '--redis-cluster', 'redis://x', '--prefix', 'bull'],
+      '--prefix must hold a hash tag on Redis Cluster, such as "{bull}", so that every key of the queue is in one slot, not "bull".',
+    ],
     [['list', '--database', 'postgres://x', '--redis', 'redis://x'], 'give one engine'],
     [['list', '--redis', 'redis://x', '--schema', 's'], '--schema goes with --database.'],
-    [['list', '--database', 'postgres://x', '--prefix', 'p'], '--prefix goes with --redis.'],
+    [
+      ['list', '--database', 'postgres://x', '--prefix', 'p'],
+      '--prefix goes with --redis or --redis-cluster.',
+    ],
     [['drain', ...db], 'the action is list, replay, discard, waiting or purge, not "drain".'],
     [[...db], 'the action is list, replay, discard, waiting or purge, not "".'],
     [['waiting', 'k-1', ...db], 'unexpected argument "k-1".'],
@@ -64,7 +104,7 @@ describe('payhook queue: usage', () => {
     const { code, out } = await cli('--help');
     expect(code).toBe(0);
     expect(out[0]).toMatch(
-      /^Usage: payhook queue list\|replay\|discard\|waiting\|purge \(--database URL \| --redis URL\)/,
+      /^Usage: payhook queue list\|replay\|discard\|waiting\|purge \(--database URL \| --redis URL \| --redis-cluster URL…\)/,
     );
     const top = memoryIO();
     await runCli(['--help'], top.io);
@@ -131,7 +171,40 @@ const setups: Array<[string, Setup]> = [
       },
     },
   ],
+  [
+    'Redis Cluster (--redis-cluster, BullMQ)',
+    {
+      up: clusterUp,
+      flags: clusterFlags,
+      open: (name = QUEUE) =>
+        createBullMQQueue({
+          connection: openCluster(),
+          prefix: CLUSTER_PREFIX,
+          name,
+          attempts: 2,
+          backoff: { type: 'fixed', delayMs: 0 },
+        }),
+      now: async () => new Date(),
+      cleanUp: async () => {
+        for (const cluster of clusters.splice(0)) {
+          for (const node of cluster.nodes('master')) {
+            const keys = await node.keys(`${CLUSTER_PREFIX}:*`);
+            if (keys.length > 0) await node.del(...keys);
+          }
+          cluster.disconnect();
+        }
+      },
+    },
+  ],
 ];
+
+/** The test's own clients of the shared cluster (an engine leaves an instance it was given open). */
+const clusters: Cluster[] = [];
+function openCluster(): Cluster {
+  const cluster = new Cluster(clusterNodes(), { redisOptions: { maxRetriesPerRequest: null } });
+  clusters.push(cluster);
+  return cluster;
+}
 
 async function withPool<T>(use: (pool: pg.Pool) => Promise<T>): Promise<T> {
   const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 1 });
