@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createDraws, DELAY_LADDER, describeFaults, drawFaults, type FaultSpace } from './draw.js';
 
-const SPACE: FaultSpace = { steps: [0, 1, 3, 4], droppable: [1] };
+const SPACE: FaultSpace = { steps: [0, 1, 3, 4], length: 6 };
 
 describe('drawFaults', () => {
   it('draws the same faults for the same seed and run', () => {
@@ -17,36 +17,43 @@ describe('drawFaults', () => {
     ).toBeGreaterThan(10);
   });
 
-  it('places faults only on webhook-causing steps, drops only where a later step recovers them', () => {
+  it('places faults only on webhook-causing steps and releases a hold after a later step', () => {
     const kinds = new Set<string>();
     for (let run = 0; run < 500; run++) {
       for (const fault of drawFaults(SPACE, 3, run)) {
         kinds.add(fault.kind);
         expect(SPACE.steps).toContain(fault.step);
-        if (fault.kind === 'drop') expect(fault.step).toBe(1);
         if (fault.kind === 'duplicate') expect([1, 2, 3]).toContain(fault.copies);
         if (fault.kind === 'delay') expect(DELAY_LADDER).toContain(fault.ms);
         if (fault.kind === 'hold') {
-          expect(SPACE.steps).toContain(fault.releaseAfter);
-          expect(fault.releaseAfter).toBeGreaterThanOrEqual(fault.step);
+          expect(fault.releaseAfter).toBeGreaterThan(fault.step);
+          expect(fault.releaseAfter).toBeLessThan(SPACE.length);
         }
       }
     }
     expect([...kinds].sort()).toEqual(['delay', 'drop', 'duplicate', 'hold']);
   });
 
-  it('never drops and otherwise faults the same step, and holds at most one step a run', () => {
+  it('never drops and duplicates or delays one step, and holds at most one step a run', () => {
     for (let run = 0; run < 500; run++) {
       const faults = drawFaults(SPACE, 11, run);
       expect(faults.filter((f) => f.kind === 'hold').length).toBeLessThanOrEqual(1);
       for (const drop of faults.filter((f) => f.kind === 'drop')) {
-        expect(faults.filter((f) => f.step === drop.step)).toEqual([drop]);
+        expect(faults.filter((f) => f.step === drop.step && f.kind !== 'hold')).toEqual([drop]);
       }
     }
   });
 
   it('draws nothing for a scenario without webhook-causing steps', () => {
-    expect(drawFaults({ steps: [], droppable: [] }, 1, 0)).toEqual([]);
+    expect(drawFaults({ steps: [], length: 3 }, 1, 0)).toEqual([]);
+  });
+
+  it('releases a hold on the last step right after it', () => {
+    const holds = Array.from({ length: 200 }, (_, run) => drawFaults({ steps: [2], length: 3 }, 5, run))
+      .flat()
+      .filter((fault) => fault.kind === 'hold');
+    expect(holds.length).toBeGreaterThan(0);
+    for (const hold of holds) expect(hold).toEqual({ step: 2, kind: 'hold', releaseAfter: 2 });
   });
 });
 

@@ -15,15 +15,15 @@ export type PlacedFault =
   | { readonly step: number; readonly kind: 'drop' };
 
 /**
- * Where faults may go in one scenario: its webhook-causing steps, and those of them whose lost webhook a later
- * step recovers (a reconcile), the only ones a drop is drawn for.
+ * Where faults may go in one scenario: the indices of its webhook-causing steps, and how many steps it has (a hold
+ * is released after any later step).
  *
  * @example
- * const space: FaultSpace = { steps: [0, 2, 3], droppable: [0] };
+ * const space: FaultSpace = { steps: [0, 2, 3], length: 5 };
  */
 export interface FaultSpace {
   readonly steps: readonly number[];
-  readonly droppable: readonly number[];
+  readonly length: number;
 }
 
 /** Fake-clock delays drawn, shortest first: shrinking walks down this ladder. */
@@ -43,31 +43,30 @@ export function createDraws(seed: number, run: number): () => number {
 }
 
 /**
- * The fault set of run `run` of `seed` over `space`: each step may get a duplicate (1 to 3 copies), a delay
- * (from `DELAY_LADDER`) or, where a later step recovers it, a drop instead; and about one run in three holds the
- * webhooks of one step until after the same or a later step and releases them in reverse (a reorder). The same
- * seed and run give the same faults; a run may draw none.
+ * The fault set of run `run` of `seed` over `space`: each step may get a duplicate (1 to 3 copies) and a delay
+ * (from `DELAY_LADDER`), or instead a drop (its first attempt lost, which the service's retry recovers); and about
+ * one run in three holds the webhooks of one step until after a later step and releases them in reverse (a
+ * reorder). The same seed and run give the same faults; a run may draw none.
  *
  * @example
- * drawFaults({ steps: [0, 1], droppable: [] }, 42, 0); // the same list on every call
+ * drawFaults({ steps: [0, 1], length: 2 }, 42, 0); // the same list on every call
  */
 export function drawFaults(space: FaultSpace, seed: number, run: number): PlacedFault[] {
   const draw = createDraws(seed, run);
   const pick = <T>(items: readonly T[]): T => items[Math.floor(draw() * items.length)]!;
   const faults: PlacedFault[] = [];
   for (const step of space.steps) {
-    if (space.droppable.includes(step) && draw() < 0.1) {
+    if (draw() < 0.1) {
       faults.push({ step, kind: 'drop' });
       continue;
     }
     if (draw() < 0.3) faults.push({ step, kind: 'duplicate', copies: 1 + Math.floor(draw() * MOST_COPIES) });
     if (draw() < 0.3) faults.push({ step, kind: 'delay', ms: pick(DELAY_LADDER) });
   }
-  const holdable = space.steps.filter((step) => !faults.some((f) => f.step === step && f.kind === 'drop'));
-  if (holdable.length > 0 && draw() < 0.35) {
-    const step = pick(holdable);
-    const releaseAfter = pick(space.steps.filter((later) => later >= step));
-    faults.push({ step, kind: 'hold', releaseAfter });
+  if (space.steps.length > 0 && draw() < 0.35) {
+    const step = pick(space.steps);
+    const later = Array.from({ length: space.length - step - 1 }, (_, i) => step + 1 + i);
+    faults.push({ step, kind: 'hold', releaseAfter: later.length > 0 ? pick(later) : step });
   }
   return sortFaults(faults);
 }

@@ -69,7 +69,7 @@ describe('shrinkFaults', () => {
 
   it('ends 1-minimal on drawn sets: no single fault of the result can go', async () => {
     for (let run = 0; run < 40; run++) {
-      const drawn = drawFaults({ steps: [0, 1, 2, 3, 4, 5], droppable: [2] }, 9, run);
+      const drawn = drawFaults({ steps: [0, 1, 2, 3, 4, 5], length: 6 }, 9, run);
       if (drawn.length < 2) continue;
       const rule: FailurePredicate = async (set) =>
         set.filter((f) => f.kind !== 'delay').length >= 2 || set.some((f) => f.kind === 'drop');
