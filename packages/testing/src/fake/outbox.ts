@@ -179,6 +179,16 @@ function outcomeOf(body: string): unknown {
   }
 }
 
+/**
+ * Held items newest webhook first, each webhook's copies kept in their order: copies are identical, and the first
+ * one sent is the one no receiver can have seen (reversing the copies too made the receiver's right answer to the
+ * second, `duplicate`, look like a store remembering an earlier run).
+ */
+function newestFirst(held: readonly Pending[]): Pending[] {
+  const webhooks = [...new Set(held.map((item) => item.webhookId))].reverse();
+  return webhooks.flatMap((id) => held.filter((item) => item.webhookId === id));
+}
+
 interface OutboxOptions {
   now: () => number;
   transport?: WebhookTransport;
@@ -237,10 +247,13 @@ export class Outbox implements Timeline {
     this.#paused = true;
   }
 
-  /** Releases held webhooks (`reverse` sends the newest first) and delivers what is due. */
+  /**
+   * Releases held webhooks (`reverse` sends the newest webhook first, the copies of each in their order) and
+   * delivers what is due.
+   */
   resume(options?: { reverse?: boolean }): Promise<void> {
     this.#paused = false;
-    const held = options?.reverse ? [...this.#held].reverse() : this.#held;
+    const held = options?.reverse ? newestFirst(this.#held) : this.#held;
     this.#held = [];
     this.#queue.push(...held);
     return this.#drain();

@@ -254,6 +254,35 @@ describe('FakeService webhook delivery faults', () => {
     expect(fake.deliveries.map((d) => d.at.toISOString())).toEqual(['2026-04-01T08:00:30.000Z']);
   });
 
+  it('releases held webhooks newest first, the copies of each in their order', async () => {
+    const answers = new Map<string, number>();
+    const fake = new FakeService({
+      secret: SECRET,
+      now: '2026-04-01T08:00:00Z',
+      seed: 31,
+      transport: async (message: WebhookMessage) => {
+        const seen = answers.get(message.data) ?? 0;
+        answers.set(message.data, seen + 1);
+        return {
+          status: 200,
+          body: JSON.stringify({ ok: true, outcome: seen === 0 ? 'handled' : 'duplicate' }),
+        };
+      },
+    });
+    fake.outbox.pause();
+    fake.setDeliveryFaults({ duplicate: 1 });
+    pay(fake, { order_id: 'held-1' });
+    fake.setDeliveryFaults({});
+    pay(fake, { order_id: 'held-2' });
+    await fake.outbox.resume({ reverse: true });
+    expect(fake.deliveries.map((d) => [d.notification.order_id, d.duplicate])).toEqual([
+      ['held-2', false],
+      ['held-1', false],
+      ['held-1', true],
+    ]);
+    expect(fake.outbox.unexpectedDuplicates()).toEqual([]);
+  });
+
   it('refuses to move the clock backwards', async () => {
     const { fake } = setup();
     await expect(fake.clock.advanceTo('2026-03-01T00:00:00Z')).rejects.toThrow(
