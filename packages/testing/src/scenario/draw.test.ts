@@ -44,6 +44,15 @@ describe('drawFaults', () => {
     }
   });
 
+  it('keeps only the kinds asked for, from the same draws', () => {
+    for (let run = 0; run < 100; run++) {
+      const all = drawFaults(SPACE, 13, run);
+      expect(drawFaults(SPACE, 13, run, ['hold', 'duplicate'])).toEqual(
+        all.filter((f) => f.kind === 'hold' || f.kind === 'duplicate'),
+      );
+    }
+  });
+
   it('draws nothing for a scenario without webhook-causing steps', () => {
     expect(drawFaults({ steps: [], length: 3 }, 1, 0)).toEqual([]);
   });

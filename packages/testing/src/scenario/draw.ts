@@ -26,6 +26,17 @@ export interface FaultSpace {
   readonly length: number;
 }
 
+/**
+ * The kinds of fault exploration draws.
+ *
+ * @example
+ * const reorders: FaultKind[] = ['hold', 'delay'];
+ */
+export type FaultKind = PlacedFault['kind'];
+
+/** Every kind of fault, in the order a step's faults are listed. */
+export const FAULT_KINDS: readonly FaultKind[] = ['drop', 'hold', 'duplicate', 'delay'];
+
 /** Fake-clock delays drawn, shortest first: shrinking walks down this ladder. */
 export const DELAY_LADDER: readonly number[] = [1_000, 60_000, 3_600_000];
 
@@ -46,12 +57,18 @@ export function createDraws(seed: number, run: number): () => number {
  * The fault set of run `run` of `seed` over `space`: each step may get a duplicate (1 to 3 copies) and a delay
  * (from `DELAY_LADDER`), or instead a drop (its first attempt lost, which the service's retry recovers); and about
  * one run in three holds the webhooks of one step until after a later step and releases them in reverse (a
- * reorder). The same seed and run give the same faults; a run may draw none.
+ * reorder). Only the `kinds` given are kept, from the same draws. The same seed and run give the same faults; a
+ * run may draw none.
  *
  * @example
  * drawFaults({ steps: [0, 1], length: 2 }, 42, 0); // the same list on every call
  */
-export function drawFaults(space: FaultSpace, seed: number, run: number): PlacedFault[] {
+export function drawFaults(
+  space: FaultSpace,
+  seed: number,
+  run: number,
+  kinds: readonly FaultKind[] = FAULT_KINDS,
+): PlacedFault[] {
   const draw = createDraws(seed, run);
   const pick = <T>(items: readonly T[]): T => items[Math.floor(draw() * items.length)]!;
   const faults: PlacedFault[] = [];
@@ -68,7 +85,7 @@ export function drawFaults(space: FaultSpace, seed: number, run: number): Placed
     const later = Array.from({ length: space.length - step - 1 }, (_, i) => step + 1 + i);
     faults.push({ step, kind: 'hold', releaseAfter: later.length > 0 ? pick(later) : step });
   }
-  return sortFaults(faults);
+  return sortFaults(faults.filter((fault) => kinds.includes(fault.kind)));
 }
 
 const KIND_ORDER = { drop: 0, hold: 1, duplicate: 2, delay: 3 } as const;
