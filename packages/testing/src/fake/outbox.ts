@@ -89,7 +89,21 @@ export interface DeliveryFaults {
    * @default false
    */
   drop?: boolean;
+  /**
+   * Lose the first attempt of every webhook enqueued while set: it never reaches the receiver (recorded as an
+   * attempt with `error`), and the retry schedule sends it again, as the service does after any unanswered attempt.
+   * @default false
+   */
+  loseFirstAttempt?: boolean;
+  /**
+   * Keep every webhook enqueued while set in the outbox, as `pause` does, until `resume` releases them.
+   * @default false
+   */
+  hold?: boolean;
 }
+
+/** The `error` of an attempt lost to the `loseFirstAttempt` fault. */
+export const LOST_ATTEMPT = 'lost on the way (fault): the receiver never saw this attempt';
 
 interface Pending {
   webhookId: number;
@@ -97,6 +111,8 @@ interface Pending {
   duplicate: boolean;
   /** The first time this notification goes to this url: no receiver can have seen it. */
   firstTime: boolean;
+  /** The `loseFirstAttempt` fault: attempt 1 never reaches the receiver. */
+  lose: boolean;
   dueAt: number;
   url: string;
   notification: Readonly<Record<string, unknown>>;
@@ -297,8 +313,8 @@ export class Outbox implements Timeline {
     return this.#held.length;
   }
 
-  /** Signs `notification` with `secret` and queues it for `url`, applying the current faults. */
-  enqueue(url: string, record: object, secret: string): void {
+  /** Signs `notification` with `secret` and queues it for `url`, applying the current faults; answers its webhook id. */
+  enqueue(url: string, record: object, secret: string): number {
     const json = JSON.stringify(record);
     const data = encodeBase64Url(json);
     // What a receiver decodes, and a snapshot: later changes of the record do not show in the log.
@@ -310,7 +326,7 @@ export class Outbox implements Timeline {
     this.#sent.add(identity);
     if (this.#faults.drop) {
       this.dropped.push({ url, notification });
-      return;
+      return webhookId;
     }
     const dueAt = this.#now() + (this.#faults.delayMs ?? 0);
     const copies = 1 + Math.max(0, this.#faults.duplicate ?? 0);
@@ -320,16 +336,18 @@ export class Outbox implements Timeline {
         attempt: 1,
         duplicate: i > 0,
         firstTime: firstTime && i === 0,
+        lose: this.#faults.loseFirstAttempt === true,
         dueAt,
         url,
         notification,
         data,
         signature,
       };
-      if (this.#paused) this.#held.push(item);
+      if (this.#paused || this.#faults.hold) this.#held.push(item);
       else this.#queue.push(item);
     }
     void this.#drain();
+    return webhookId;
   }
 
   /** Resolves when every due webhook was attempted (held and future ones excepted). */
@@ -368,10 +386,13 @@ export class Outbox implements Timeline {
     const at = new Date(this.#now());
     let answer: TransportAnswer | undefined;
     let error: string | undefined;
-    try {
-      answer = await this.#transport({ url: item.url, data: item.data, signature: item.signature });
-    } catch (cause) {
-      error = describeError(cause);
+    if (item.lose && item.attempt === 1) error = LOST_ATTEMPT;
+    else {
+      try {
+        answer = await this.#transport({ url: item.url, data: item.data, signature: item.signature });
+      } catch (cause) {
+        error = describeError(cause);
+      }
     }
     const ok = answer !== undefined && answer.status >= 200 && answer.status < 300;
     const attempt: DeliveryAttempt = {
