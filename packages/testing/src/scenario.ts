@@ -3,6 +3,9 @@
 // the app over HTTP, with delivery faults per step and expectations checked as it goes.
 export { builtInScenarios } from './scenario/builtins.js';
 export { defineScenario } from './scenario/define.js';
+export type { FaultKind, PlacedFault } from './scenario/draw.js';
+export type { ExploreFailure, ExploreOptions, ExploreResult } from './scenario/explore.js';
+export { exploreScenario } from './scenario/explore.js';
 export { loadScenario, parseScenario, serializeScenario } from './scenario/load.js';
 export { runScenario } from './scenario/runner.js';
 export { formatTimeline } from './scenario/timeline.js';
