@@ -1,3 +1,4 @@
+import type { ExploreRow } from './explore.js';
 import type { HttpRowResult } from './http.js';
 import type { MemoryRow } from './memory.js';
 import type { MicroRow } from './micro.js';
@@ -23,6 +24,8 @@ export interface Results {
   queue?: QueueRow[];
   /** Absent from runs before the relay rows existed. */
   relay?: RelayRow[];
+  /** Absent from runs before the exploration row existed. */
+  explore?: ExploreRow[];
   skipped: (SkippedStore | { name: string; reason: string })[];
   ratios: Ratio[];
 }
@@ -172,6 +175,22 @@ export function formatResults(results: Results): string {
           row.unit,
           row.target ?? 'context',
           row.pass === undefined ? '' : row.pass ? 'pass' : 'MISS',
+        ]),
+      ),
+    );
+  }
+  if (results.explore && results.explore.length > 0) {
+    out.push(
+      '',
+      markdown(
+        ['exploration row (loopback, wall time)', 'median', 'min – max', 'unit', 'target', ''],
+        results.explore.map((row) => [
+          row.name,
+          fixed(row.median, 2),
+          `${fixed(row.min, 2)} – ${fixed(row.max, 2)}`,
+          row.unit,
+          row.target,
+          row.pass ? 'pass' : 'MISS',
         ]),
       ),
     );
