@@ -1,4 +1,4 @@
-// `pnpm bench [--quick] [--only micro,http,memory,stores,queue,relay]`: payhook against the libraries a merchant would pick
+// `pnpm bench [--quick] [--only micro,http,memory,stores,queue,relay,scenario]`: payhook against the libraries a merchant would pick
 // instead and against the hand-written floor. Prints one table and writes bench/results.json.
 import { writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
@@ -9,13 +9,14 @@ import type { MemoryRow } from './memory.js';
 import type { MicroRow } from './micro.js';
 import type { QueueRow } from './queue.js';
 import type { RelayRow } from './relay.js';
+import type { ScenarioRow } from './scenario.js';
 import type { SkippedStore, StoreRow } from './stores.js';
 import { formatResults, type Results } from './table.js';
 import { computeRatios } from './targets.js';
 
 const started = performance.now();
 
-const SECTIONS = ['micro', 'http', 'memory', 'stores', 'queue', 'relay'] as const;
+const SECTIONS = ['micro', 'http', 'memory', 'stores', 'queue', 'relay', 'scenario'] as const;
 type Section = (typeof SECTIONS)[number];
 
 const args = process.argv.slice(2);
@@ -58,6 +59,7 @@ const settings = quick
         warmup: 10,
       },
       relay: { latencyDeliveries: 200, backlog: 2_000, rss: [1_000, 20_000] as [number, number] },
+      scenario: { runs: 5 },
     }
   : {
       micro: { rounds: 5, timeMs: 300, pool: 16_000 },
@@ -75,6 +77,7 @@ const settings = quick
         warmup: 10,
       },
       relay: { latencyDeliveries: 1_000, backlog: 10_000, rss: [1_000, 100_000] as [number, number] },
+      scenario: { runs: 20 },
     };
 
 const loadAtStart = loadavg();
@@ -84,6 +87,7 @@ let memory: MemoryRow[] = [];
 let stores: StoreRow[] = [];
 let queue: QueueRow[] = [];
 let relay: RelayRow[] = [];
+let scenario: ScenarioRow[] = [];
 const skipped: SkippedStore[] = [];
 
 if (only.has('micro')) {
@@ -119,6 +123,11 @@ if (only.has('relay')) {
   relay = await (await import('./relay.js')).runRelay(settings.relay, log);
 }
 
+if (only.has('scenario')) {
+  log(`scenario: built-in scenarios end to end, ${settings.scenario.runs} runs each`);
+  scenario = await (await import('./scenario.js')).runScenarioRows(settings.scenario);
+}
+
 const results: Results = {
   date: new Date().toISOString(),
   mode: quick ? 'quick' : 'full',
@@ -133,6 +142,7 @@ const results: Results = {
   stores,
   queue,
   relay,
+  scenario,
   skipped,
   ratios: computeRatios(micro, http, memory, stores, queue),
 };

@@ -3,6 +3,7 @@ import type { MemoryRow } from './memory.js';
 import type { MicroRow } from './micro.js';
 import type { QueueRow } from './queue.js';
 import type { RelayRow } from './relay.js';
+import type { ScenarioRow } from './scenario.js';
 import type { SkippedStore, StoreRow } from './stores.js';
 import type { Ratio } from './targets.js';
 
@@ -23,6 +24,8 @@ export interface Results {
   queue?: QueueRow[];
   /** Absent from runs before the relay rows existed. */
   relay?: RelayRow[];
+  /** Absent from runs before the scenario rows existed. */
+  scenario?: ScenarioRow[];
   skipped: (SkippedStore | { name: string; reason: string })[];
   ratios: Ratio[];
 }
@@ -172,6 +175,22 @@ export function formatResults(results: Results): string {
           row.unit,
           row.target ?? 'context',
           row.pass === undefined ? '' : row.pass ? 'pass' : 'MISS',
+        ]),
+      ),
+    );
+  }
+  if (results.scenario && results.scenario.length > 0) {
+    out.push(
+      '',
+      markdown(
+        ['scenario row (wall time a run)', 'median', 'min – max', 'unit', 'target', ''],
+        results.scenario.map((row) => [
+          row.name,
+          fixed(row.median, 1),
+          `${fixed(row.min, 1)} – ${fixed(row.max, 1)}`,
+          row.unit,
+          row.target,
+          row.pass ? 'pass' : 'MISS',
         ]),
       ),
     );
