@@ -1,4 +1,4 @@
-// `pnpm bench [--quick] [--only micro,http,memory,stores,queue,relay,explore]`: payhook against the libraries a merchant would pick
+// `pnpm bench [--quick] [--only micro,http,memory,stores,queue,relay,scenario,explore]`: payhook against the libraries a merchant would pick
 // instead and against the hand-written floor. Prints one table and writes bench/results.json.
 import { writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
@@ -10,13 +10,14 @@ import type { MemoryRow } from './memory.js';
 import type { MicroRow } from './micro.js';
 import type { QueueRow } from './queue.js';
 import type { RelayRow } from './relay.js';
+import type { ScenarioRow } from './scenario.js';
 import type { SkippedStore, StoreRow } from './stores.js';
 import { formatResults, type Results } from './table.js';
 import { computeRatios } from './targets.js';
 
 const started = performance.now();
 
-const SECTIONS = ['micro', 'http', 'memory', 'stores', 'queue', 'relay', 'explore'] as const;
+const SECTIONS = ['micro', 'http', 'memory', 'stores', 'queue', 'relay', 'scenario', 'explore'] as const;
 type Section = (typeof SECTIONS)[number];
 
 const args = process.argv.slice(2);
@@ -59,6 +60,7 @@ const settings = quick
         warmup: 10,
       },
       relay: { latencyDeliveries: 200, backlog: 2_000, rss: [1_000, 20_000] as [number, number] },
+      scenario: { runs: 5 },
       explore: { rounds: 1, runs: 200, scenario: 'purchase-two-refunds' },
     }
   : {
@@ -77,6 +79,7 @@ const settings = quick
         warmup: 10,
       },
       relay: { latencyDeliveries: 1_000, backlog: 10_000, rss: [1_000, 100_000] as [number, number] },
+      scenario: { runs: 20 },
       explore: { rounds: 3, runs: 200, scenario: 'purchase-two-refunds' },
     };
 
@@ -87,6 +90,7 @@ let memory: MemoryRow[] = [];
 let stores: StoreRow[] = [];
 let queue: QueueRow[] = [];
 let relay: RelayRow[] = [];
+let scenario: ScenarioRow[] = [];
 let explore: ExploreRow[] = [];
 const skipped: SkippedStore[] = [];
 
@@ -123,6 +127,11 @@ if (only.has('relay')) {
   relay = await (await import('./relay.js')).runRelay(settings.relay, log);
 }
 
+if (only.has('scenario')) {
+  log(`scenario: built-in scenarios end to end, ${settings.scenario.runs} runs each`);
+  scenario = await (await import('./scenario.js')).runScenarioRows(settings.scenario);
+}
+
 if (only.has('explore')) {
   log(
     `explore: ${settings.explore.rounds} rounds of ${settings.explore.runs} runs of ${settings.explore.scenario}`,
@@ -144,6 +153,7 @@ const results: Results = {
   stores,
   queue,
   relay,
+  scenario,
   explore,
   skipped,
   ratios: computeRatios(micro, http, memory, stores, queue),

@@ -4,6 +4,7 @@ import type { MemoryRow } from './memory.js';
 import type { MicroRow } from './micro.js';
 import type { QueueRow } from './queue.js';
 import type { RelayRow } from './relay.js';
+import type { ScenarioRow } from './scenario.js';
 import type { SkippedStore, StoreRow } from './stores.js';
 import type { Ratio } from './targets.js';
 
@@ -24,6 +25,8 @@ export interface Results {
   queue?: QueueRow[];
   /** Absent from runs before the relay rows existed. */
   relay?: RelayRow[];
+  /** Absent from runs before the scenario rows existed. */
+  scenario?: ScenarioRow[];
   /** Absent from runs before the exploration row existed. */
   explore?: ExploreRow[];
   skipped: (SkippedStore | { name: string; reason: string })[];
@@ -175,6 +178,22 @@ export function formatResults(results: Results): string {
           row.unit,
           row.target ?? 'context',
           row.pass === undefined ? '' : row.pass ? 'pass' : 'MISS',
+        ]),
+      ),
+    );
+  }
+  if (results.scenario && results.scenario.length > 0) {
+    out.push(
+      '',
+      markdown(
+        ['scenario row (wall time a run)', 'median', 'min – max', 'unit', 'target', ''],
+        results.scenario.map((row) => [
+          row.name,
+          fixed(row.median, 1),
+          `${fixed(row.min, 1)} – ${fixed(row.max, 1)}`,
+          row.unit,
+          row.target,
+          row.pass ? 'pass' : 'MISS',
         ]),
       ),
     );

@@ -1,0 +1,34 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from '../src/scenario/test-app.js';
+import { assertBuilt, runCli } from './run-cli.js';
+
+const SECRET = 'scenario-child-secret';
+let app: TestApp;
+
+beforeAll(async () => {
+  assertBuilt();
+  app = await startTestApp(SECRET);
+});
+
+afterAll(() => app.close());
+
+describe('the built payhook scenario', () => {
+  it('finds the built-in scenarios shipped beside dist/', async () => {
+    const listed = await runCli(['scenario', 'list', '--json']);
+    expect(listed.code).toBe(0);
+    const names = listed.stdout
+      .trim()
+      .split('\n')
+      .map((line) => (JSON.parse(line) as { name: string }).name);
+    expect(names).toContain('subscription-three-charges');
+    expect(names.length).toBeGreaterThanOrEqual(8);
+  });
+
+  it('runs one against an app over HTTP, the secret from PAYHOOK_SECRET', async () => {
+    const run = await runCli(['scenario', 'run', 'purchase-two-refunds', '--target', app.target], {
+      env: { PAYHOOK_SECRET: SECRET },
+    });
+    expect([run.code, run.stderr]).toEqual([0, '']);
+    expect(run.stdout.split('\n')[0]).toBe('✔ passed  scenario purchase-two-refunds, seed 1');
+  });
+});
