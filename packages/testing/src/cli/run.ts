@@ -28,7 +28,7 @@ Commands:
   inspect  a local page over a capture file and the fake's deliveries: filter, diff, edit, replay, save as fixture
   drift    count what a capture file's notifications carried beyond what payhook types (new fields, statuses…)
   serve    run the fake payment service
-  scenario run a whole payment life (3-D Secure, refunds, subscriptions…) with delivery faults against an app; list them
+  scenario run a whole payment life (3-D Secure, refunds, subscriptions…) with delivery faults against an app; explore the faults that break it; list them
   queue    list, replay or discard the dead notifications of @payhook/queue; list or purge the waiting ones (--database URL or --redis URL)
   relay    forward a channel of a payhook-relay to an app on this machine; replay, status, channel create
 

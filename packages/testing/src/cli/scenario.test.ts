@@ -105,8 +105,8 @@ describe('payhook scenario', () => {
       ['run', '--target', 'http://127.0.0.1:1/webhooks'],
       'payhook scenario: name the scenario: a file or a built-in name.',
     ],
-    [['explode'], 'payhook scenario: unknown action "explode" (run, list).'],
-    [[], 'payhook scenario: name an action: run, list.'],
+    [['explode'], 'payhook scenario: unknown action "explode" (run, explore, list).'],
+    [[], 'payhook scenario: name an action: run, explore, list.'],
     [
       ['run', 'auth-voided', '--target', 'http://127.0.0.1:1/', '--seed', 'x'],
       'payhook scenario: --seed must be a whole number from 0 to 4294967295, not "x".',

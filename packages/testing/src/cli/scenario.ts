@@ -7,13 +7,18 @@ import { ScenarioError } from '../scenario/validate.js';
 import { httpUrlFrom, secretsFrom, UsageError } from './args.js';
 import { defineCommand } from './command.js';
 import { type CliIO, jsonText, printable } from './io.js';
+import { exploreAction } from './scenario-explore.js';
 
-const SCENARIO_HELP = `Usage: payhook scenario run|list FILE|NAME [--target URL] [--secret S] [--seed N] [--json] [--report FILE]
+const SCENARIO_HELP = `Usage: payhook scenario run|explore|list FILE|NAME [--target URL] [--secret S] [--seed N] [--json] [--report FILE] [--runs N] [--faults LIST] [--out FILE]
 
 Whole payment lives, run against your app: a seeded fake payment service on a test clock POSTs each webhook a
 scenario's steps cause to --target, with the step's delivery faults, and checks what the app answered.
   run FILE|NAME   run one scenario (a .yaml or .json file, or a built-in's name); prints its timeline, the failures
                   first; exits 1 when an expectation failed
+  explore FILE|NAME
+                  run it up to --runs times with delivery faults drawn from --seed, stop at the first failing
+                  run, shrink its faults to the fewest that still fail and print that failure first as a scenario
+                  file, then its timeline; exits 1 on a failure
   list            the built-in scenarios: name and what happens
 
 Options:
@@ -22,12 +27,16 @@ Options:
   --seed N          seeds the fake's ids: the same seed gives the same timeline (default 1)
   --json            run: the whole run as JSON; list: one JSON object a line
   --report FILE     run: also write the run as JSON to FILE ('payhook inspect --scenario FILE' shows it)
+  --runs N          explore: how many runs to draw (default 100); --seed seeds the draws
+  --faults LIST     explore: the faults drawn, of duplicate,delay,drop,hold (default all; hold: reorders)
+  --out FILE        explore: also write the shrunk failing scenario to FILE
   -h, --help        this help
 
 Examples:
   payhook scenario list
   PAYHOOK_SECRET=s3cret payhook scenario run three-ds-purchase --target http://localhost:3000/webhooks
   payhook scenario run test/late-refund.yaml --target http://localhost:3000/webhooks --seed 7 --report run.json
+  payhook scenario explore purchase-two-refunds --target http://localhost:3000/webhooks --runs 200 --out failure.yaml
 
 The format: docs/scenarios.md; its JSON Schema: @payhook/testing/scenarios/scenario.schema.json.`;
 
@@ -37,6 +46,9 @@ interface ScenarioValues {
   seed?: string;
   report?: string;
   json?: boolean;
+  runs?: string;
+  faults?: string;
+  out?: string;
 }
 
 type Action = (positionals: string[], values: ScenarioValues, io: CliIO) => Promise<number>;
@@ -96,11 +108,11 @@ const run: Action = async (positionals, values, io) => {
  * The actions of `payhook scenario`, by name. `explore` (search for the delivery faults that break an app, shrink a
  * failure) joins them here.
  */
-const ACTIONS: Readonly<Record<string, Action>> = { run, list };
+const ACTIONS: Readonly<Record<string, Action>> = { run, explore: exploreAction, list };
 
 export const scenarioCommand = defineCommand({
   help: SCENARIO_HELP,
-  options: { text: 'target secret seed report', flag: 'json' },
+  options: { text: 'target secret seed report runs faults out', flag: 'json' },
   positionals: true,
   async run({ values, positionals }, io) {
     const [name, ...rest] = positionals;
