@@ -76,8 +76,11 @@ export interface ExploreFailure {
  * expect(result.failure).toBeUndefined();
  */
 export interface ExploreResult {
+  /** Drawn runs made: up to and including the failing one, else all of them. */
   readonly runs: number;
+  /** The seed of the draws. */
   readonly seed: number;
+  /** The first failure, shrunk; absent when every run passed. */
   readonly failure?: ExploreFailure;
 }
 
