@@ -31,4 +31,15 @@ describe('the built payhook scenario', () => {
     expect([run.code, run.stderr]).toEqual([0, '']);
     expect(run.stdout.split('\n')[0]).toBe('✔ passed  scenario purchase-two-refunds, seed 1');
   });
+
+  it('explores one with drawn faults against an app over HTTP', async () => {
+    const explored = await runCli(
+      ['scenario', 'explore', 'direct-purchase', '--target', app.target, '--runs', '20'],
+      {
+        env: { PAYHOOK_SECRET: SECRET },
+      },
+    );
+    expect([explored.code, explored.stderr]).toEqual([0, '']);
+    expect(explored.stdout.trim()).toBe('✔ 20 runs of direct-purchase with seed 1: every run passed.');
+  });
 });
