@@ -159,4 +159,49 @@ describe('runScenario', () => {
     expect(run.failures, formatTimeline(run)).toEqual([]);
     expect(merchant.handled.at(-1)).toBe('chargeback success injected-order-s1');
   });
+
+  it('writes outOfOrder as hold and release in reverse: success first, the late pending answered stale', async () => {
+    const merchant = await app();
+    const run = await runScenario(
+      {
+        name: 'three-ds-reordered',
+        steps: [
+          { create: { as: 'order', amount: 10, card: 'threeDs' }, faults: { hold: true } },
+          { threeDs: { payment: 'order' }, faults: { hold: true } },
+          {
+            release: { reverse: true },
+            expect: {
+              webhooks: [
+                { event: 'purchase success', outcome: 'handled' },
+                { event: 'purchase pending', outcome: 'stale' },
+              ],
+              ledger: [{ payment: 'order', state: 'paid' }],
+            },
+          },
+        ],
+      },
+      { target: merchant.target, secret: SECRET, ledger: merchant.ledger },
+    );
+    expect(run.failures, formatTimeline(run)).toEqual([]);
+    expect(merchant.handled).toEqual(['purchase success three-ds-reordered-order-s1']);
+  });
+
+  it('sends burst copies of a webhook with redeliver, exactly one handled in all', async () => {
+    const merchant = await app();
+    const run = await runScenario(
+      {
+        name: 'burst',
+        steps: [
+          { create: { as: 'order', amount: 10 } },
+          {
+            redeliver: { payment: 'order', count: 5 },
+            expect: { webhooks: [{ event: 'purchase success', count: 5, outcome: 'duplicate' }] },
+          },
+        ],
+      },
+      { target: merchant.target, secret: SECRET },
+    );
+    expect(run.failures, formatTimeline(run)).toEqual([]);
+    expect(merchant.handled).toEqual(['purchase success burst-order-s1']);
+  });
 });
