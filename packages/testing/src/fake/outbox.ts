@@ -109,8 +109,6 @@ interface Pending {
   webhookId: number;
   attempt: number;
   duplicate: boolean;
-  /** The first time this notification goes to this url: no receiver can have seen it. */
-  firstTime: boolean;
   /** The `loseFirstAttempt` fault: attempt 1 never reaches the receiver. */
   lose: boolean;
   dueAt: number;
@@ -196,9 +194,8 @@ function outcomeOf(body: string): unknown {
 }
 
 /**
- * Held items newest webhook first, each webhook's copies kept in their order: copies are identical, and the first
- * one sent is the one no receiver can have seen (reversing the copies too made the receiver's right answer to the
- * second, `duplicate`, look like a store remembering an earlier run).
+ * Held items newest webhook first, each webhook's copies kept in their order: a reorder is of webhooks; copies are
+ * identical, and the original still goes before its copies, as the timeline marks them.
  */
 function newestFirst(held: readonly Pending[]): Pending[] {
   const webhooks = [...new Set(held.map((item) => item.webhookId))].reverse();
@@ -232,7 +229,8 @@ export class Outbox implements Timeline {
   #paused = false;
   #nextId = 1;
   #draining: Promise<void> = Promise.resolve();
-  readonly #sent = new Set<string>();
+  /** Notifications (by url and identity) some attempt reached the receiver with: it may have seen them. */
+  readonly #reached = new Set<string>();
   readonly #firstAnsweredDuplicate: DeliveryAttempt[] = [];
   readonly attempts: DeliveryAttempt[] = [];
   /** Webhooks lost to the `drop` fault: the notification and where it would have gone. */
@@ -297,8 +295,9 @@ export class Outbox implements Timeline {
   }
 
   /**
-   * Every webhook sent for the first time and answered `duplicate`, one line each with the cause and the fix: the
-   * receiver's store remembers a notification this fake never sent before, so the application never handled it.
+   * Every webhook answered `duplicate` by the first attempt of its notification to reach the receiver (whichever of
+   * the original, a copy, a retry or a re-send arrived first), one line each with the cause and the fix: the
+   * receiver's store remembers a notification this fake never delivered before, so the application never handled it.
    */
   unexpectedDuplicates(): string[] {
     return this.#firstAnsweredDuplicate.map((attempt) => {
@@ -321,9 +320,6 @@ export class Outbox implements Timeline {
     const notification: Readonly<Record<string, unknown>> = JSON.parse(json);
     const signature = sign(data, secret, { algorithm: this.#algorithm });
     const webhookId = this.#nextId++;
-    const identity = JSON.stringify([url, ...IDENTITY.map((field) => notification[field])]);
-    const firstTime = !this.#sent.has(identity);
-    this.#sent.add(identity);
     if (this.#faults.drop) {
       this.dropped.push({ url, notification });
       return webhookId;
@@ -335,7 +331,6 @@ export class Outbox implements Timeline {
         webhookId,
         attempt: 1,
         duplicate: i > 0,
-        firstTime: firstTime && i === 0,
         lose: this.#faults.loseFirstAttempt === true,
         dueAt,
         url,
@@ -410,8 +405,13 @@ export class Outbox implements Timeline {
       ...(error !== undefined ? { error } : {}),
     };
     this.attempts.push(attempt);
-    if (ok && answer && item.firstTime && item.attempt === 1 && outcomeOf(answer.body) === 'duplicate') {
-      this.#firstAnsweredDuplicate.push(attempt);
+    if (answer) {
+      // Decided when it arrives, not when it was queued: a copy, a re-send or a retry may overtake the original.
+      const identity = JSON.stringify([item.url, ...IDENTITY.map((field) => item.notification[field])]);
+      if (ok && !this.#reached.has(identity) && outcomeOf(answer.body) === 'duplicate') {
+        this.#firstAnsweredDuplicate.push(attempt);
+      }
+      this.#reached.add(identity);
     }
     const delay = this.#retrySchedule[item.attempt - 1];
     if (!ok && delay !== undefined) {
