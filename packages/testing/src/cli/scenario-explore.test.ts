@@ -34,8 +34,9 @@ async function cli(args: string[]) {
 }
 
 describe('payhook scenario explore', () => {
-  it('prints the shrunk failure first as a scenario file, then its timeline, writes it with --out and exits 1', async () => {
+  it('prints the shrunk failure first as a scenario file, then its timeline, writes it with --out, its run with --report, and exits 1', async () => {
     const out = join(dir, 'failure.yaml');
+    const report = join(dir, 'failure.json');
     const explored = await cli([
       'explore',
       scenarioFile,
@@ -45,6 +46,8 @@ describe('payhook scenario explore', () => {
       '200',
       '--out',
       out,
+      '--report',
+      report,
     ]);
     expect(explored.code).toBe(1);
     const text = explored.out.join('\n');
@@ -65,6 +68,12 @@ describe('payhook scenario explore', () => {
     expect(file).toContain('  - refund:\n      payment: other\n    faults:\n      duplicate: 1\n');
     expect(text).toContain('✘ at the end (http): GET /orders/{other}: refunded is 120, expected 60');
     expect(explored.err).toEqual([`payhook scenario explore: wrote the failing scenario to ${out}`]);
+
+    const written = JSON.parse(await readFile(report, 'utf8')) as { passed: boolean; failures: unknown[] };
+    expect([written.passed, written.failures]).toEqual([
+      false,
+      [{ kind: 'http', message: 'GET /orders/{other}: refunded is 120, expected 60' }],
+    ]);
 
     // The printed file is a scenario `payhook scenario run` fails again.
     const again = await cli(['run', out, '--target', buggy.url, '--seed', '2']);

@@ -15,6 +15,7 @@ export interface ExploreValues {
   runs?: string;
   faults?: string;
   out?: string;
+  report?: string;
 }
 
 function seedFrom(value: string | undefined): number {
@@ -39,9 +40,10 @@ function faultsFrom(value: string | undefined): readonly FaultKind[] {
 }
 
 /**
- * `payhook scenario explore FILE|NAME --target URL [--runs N] [--seed S] [--faults LIST] [--out FILE]`: the scenario
- * run with drawn faults until a run fails; that failure shrunk and printed first, as a scenario file (its comment
- * lines say how it was found and how to run it again), then its timeline. Exit 1 on a failure, 0 when every run
+ * `payhook scenario explore FILE|NAME --target URL [--runs N] [--seed S] [--faults LIST] [--out FILE] [--report RUN]`:
+ * the scenario run with drawn faults until a run fails; that failure shrunk and printed first, as a scenario file
+ * (its comment lines say how it was found and how to run it again), then its timeline; `--report` writes the shrunk
+ * run for `payhook inspect --scenario`. Exit 1 on a failure, 0 when every run
  * passed, 2 for a usage error or a scenario that is not valid.
  */
 export async function exploreAction(
@@ -93,5 +95,7 @@ export async function exploreAction(
     await writeFile(values.out, failure.file);
     io.stderr(`payhook scenario explore: wrote the failing scenario to ${printable(values.out)}`);
   }
+  if (values.report !== undefined)
+    await writeFile(values.report, `${JSON.stringify(failure.run, null, 2)}\n`);
   return 1;
 }

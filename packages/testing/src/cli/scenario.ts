@@ -26,7 +26,8 @@ Options:
   --secret S        the secret the app verifies (or set PAYHOOK_SECRET, which keeps it out of 'ps')
   --seed N          seeds the fake's ids: the same seed gives the same timeline (default 1)
   --json            run: the whole run as JSON; list: one JSON object a line
-  --report FILE     run: also write the run as JSON to FILE ('payhook inspect --scenario FILE' shows it)
+  --report FILE     run: also write the run as JSON to FILE ('payhook inspect --scenario FILE' shows it);
+                    explore: the shrunk failure's run
   --runs N          explore: how many runs to draw (default 100); --seed seeds the draws
   --faults LIST     explore: the faults drawn, of duplicate,delay,drop,hold (default all; hold: reorders)
   --out FILE        explore: also write the shrunk failing scenario to FILE
