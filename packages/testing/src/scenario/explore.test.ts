@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { exploreScenario } from './explore.js';
+import { exploreScenario, failureKey } from './explore.js';
 import { countsCharges } from './planted/counts-charges.js';
 import { parkedRefunds } from './planted/parked-refunds.js';
 import { COUNTED_CHARGES, PARKED_REFUND } from './planted/scenarios.js';
@@ -63,5 +63,39 @@ describe('exploreScenario', () => {
     await expect(
       exploreScenario(PARKED_REFUND, { target: 'http://127.0.0.1:9/', faults: ['reorder' as 'hold'] }),
     ).rejects.toThrow('[@payhook/testing] faults are drop, hold, duplicate, delay, not "reorder".');
+  });
+});
+
+describe('failureKey', () => {
+  it('is the same for one expectation failing in two runs, whatever each observed', () => {
+    const message = (seed: number, id: string, webhook: number) =>
+      `webhook #${webhook} (purchase success, order life-order-s${seed}, payment ${id}) was never acknowledged`;
+    expect(
+      failureKey({
+        kind: 'webhook',
+        message: message(1507053014, '3cad8ae3-4806-41bd-9f6e-686589334c6b', 1),
+      }),
+    ).toBe(
+      failureKey({
+        kind: 'webhook',
+        step: 2,
+        message: message(1805003797, '9d2ef172-b97b-43af-bbb6-10ba41224499', 4),
+      }),
+    );
+    expect(failureKey({ kind: 'http', message: 'GET /orders/{order}: refunded is 80, expected 40' })).toBe(
+      failureKey({ kind: 'http', message: 'GET /orders/{order}: refunded is 120, expected 40' }),
+    );
+    expect(
+      failureKey({ kind: 'http', message: 'GET /orders/{order}: status is "pending", expected "success"' }),
+    ).toBe(
+      failureKey({ kind: 'http', message: 'GET /orders/{order}: status is "failure", expected "success"' }),
+    );
+  });
+
+  it('tells failures of other expectations or kinds apart', () => {
+    expect(failureKey({ kind: 'http', message: 'GET /orders/{order}: paid is 0, expected 100' })).not.toBe(
+      failureKey({ kind: 'http', message: 'GET /orders/{order}: refunded is 80, expected 40' }),
+    );
+    expect(failureKey({ kind: 'step', message: 'x' })).not.toBe(failureKey({ kind: 'http', message: 'x' }));
   });
 });
