@@ -114,7 +114,7 @@ describe('payhook scenario explore', () => {
     expect(out).toEqual(['✔ 200 runs of planted-parked-refund with seed 4: every run passed.']);
   });
 
-  it('refuses an unknown fault, a seed out of range and a missing scenario (exit 2)', async () => {
+  it('refuses an unknown fault, a seed out of range, a scenario that is not valid and a missing one (exit 2)', async () => {
     const bad = await cli(['explore', scenarioFile, '--target', fixed.url, '--faults', 'duplicate,reorder']);
     expect([bad.code, bad.err[0]]).toEqual([
       2,
@@ -125,6 +125,11 @@ describe('payhook scenario explore', () => {
       2,
       'payhook scenario: --seed must be a whole number from 0 to 4294967295, not "-1".',
     ]);
+    const broken = join(dir, 'broken.yaml');
+    await writeFile(broken, 'name: broken\nsteps:\n  - refund: { amount: 5 }\n');
+    const invalid = await cli(['explore', broken, '--target', fixed.url]);
+    expect([invalid.code, invalid.out]).toEqual([2, []]);
+    expect(invalid.err[0]).toBe(`payhook scenario: ${broken} is not a valid scenario:`);
     const none = await cli(['explore', '--target', fixed.url]);
     expect([none.code, none.err[0]]).toEqual([
       2,
