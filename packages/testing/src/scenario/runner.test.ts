@@ -4,6 +4,7 @@ import { defineScenario } from './define.js';
 import { runScenario } from './runner.js';
 import { startTestApp, type TestApp } from './test-app.js';
 import { formatTimeline } from './timeline.js';
+import type { Scenario } from './types.js';
 
 const SECRET = 'scenario-runner-secret';
 const apps: TestApp[] = [];
@@ -277,5 +278,12 @@ describe('runScenario', () => {
       '2026-01-02T09:00:00.000Z',
       '2026-01-02T11:00:00.000Z',
     ]);
+  });
+
+  it('refuses a scenario object that is not valid before running anything, naming the step', async () => {
+    const scenario = { name: 'bad', steps: [{ refund: { payment: 'nothing' } }] } as unknown as Scenario;
+    await expect(runScenario(scenario, { target: 'http://127.0.0.1:9/webhooks' })).rejects.toThrow(
+      'steps[0] (refund): no payment named "nothing" was created before this step',
+    );
   });
 });

@@ -24,6 +24,7 @@ import type {
   StepFaults,
   TimelineEntry,
 } from './types.js';
+import { validateScenario } from './validate.js';
 
 /** Where every scenario's fake clock starts unless it says otherwise. */
 const DEFAULT_START = '2026-01-01T09:00:00Z';
@@ -273,6 +274,7 @@ async function settle(fake: FakeService): Promise<void> {
  * service on a test clock (fixed start, fixed ids) whose webhooks are POSTed to `target`, each step's faults
  * applied, each expectation checked. No real time passes: delays, retries and clock moves run on the fake clock, so
  * the same seed gives the same timeline.
+ * @throws {ScenarioError} when the scenario is not a valid one (each problem named by its step and field).
  *
  * @example
  * const run = await runScenario('three-ds-purchase', { target: `${url}/webhooks`, secret: 'whsec', seed: 7 });
@@ -282,7 +284,11 @@ export async function runScenario(
   scenario: Scenario | string,
   options: RunScenarioOptions,
 ): Promise<ScenarioRun> {
-  const resolved = typeof scenario === 'string' ? loadScenario(scenario) : scenario;
+  // An object is checked as a file is: a scenario built in code (or by an explorer) fails with its step named.
+  const resolved =
+    typeof scenario === 'string'
+      ? loadScenario(scenario)
+      : validateScenario(scenario, `scenario ${JSON.stringify(scenario.name)}`);
   const seed = options.seed ?? 1;
   const run = new Run(
     resolved,
