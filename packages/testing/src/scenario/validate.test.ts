@@ -281,6 +281,17 @@ describe('the scenario format', () => {
     ).toThrow('steps[0] holds its webhooks but no later step releases them (add { release: {} })');
   });
 
+  it('refuses text that is not YAML, naming the line and column', () => {
+    expect(() =>
+      parseScenario(
+        'name: x\nsteps:\n  - create: { as: o, amount: 1\n  - refund: { payment: o }\n',
+        'bad.yaml',
+      ),
+    ).toThrow(
+      '[@payhook/testing] bad.yaml is not a valid scenario:\n  is not YAML or JSON: Flow map in block collection must be sufficiently indented and end with a } at line 4, column 3',
+    );
+  });
+
   it('prints a scenario as YAML or JSON that loads back the same', () => {
     for (const format of ['yaml', 'json'] as const) {
       expect(parseScenario(serializeScenario(EVERY_KIND, format))).toEqual(EVERY_KIND);
