@@ -43,9 +43,9 @@ describe('payhook scenario', () => {
         '✔ passed  scenario three-ds-purchase, seed 3',
         '',
         '2026-01-01 09:00:00   1. create order amount=250 card=threeDs',
-        '           09:00:00        → #1                 purchase pending     200 handled',
+        '           09:00:00        → #1                 purchase pending (order)       200 handled',
         '           09:00:00   2. threeDs order',
-        '           09:00:00        → #2                 purchase success     200 handled',
+        '           09:00:00        → #2                 purchase success (order)       200 handled',
       ].join('\n'),
     );
   });

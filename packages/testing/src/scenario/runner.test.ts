@@ -4,6 +4,7 @@ import { defineScenario } from './define.js';
 import { runScenario } from './runner.js';
 import { startTestApp, type TestApp } from './test-app.js';
 import { formatTimeline } from './timeline.js';
+import type { Scenario } from './types.js';
 
 const SECRET = 'scenario-runner-secret';
 const apps: TestApp[] = [];
@@ -203,5 +204,86 @@ describe('runScenario', () => {
     );
     expect(run.failures, formatTimeline(run)).toEqual([]);
     expect(merchant.handled).toEqual(['purchase success burst-order-s1']);
+  });
+
+  it('pays hosted checkouts by card with a wrong 3-D Secure code, by wallet, and declines one', async () => {
+    const merchant = await app();
+    const run = await runScenario(
+      {
+        name: 'hosted',
+        steps: [
+          { create: { as: 'card', mode: 'hosted', amount: 10 } },
+          { create: { as: 'wallet', mode: 'hosted', amount: 11 } },
+          { create: { as: 'declined', mode: 'hosted', amount: 12 } },
+          {
+            pay: { payment: 'card', card: 'threeDs' },
+            expect: { webhooks: [{ event: 'purchase pending', payment: 'card', outcome: 'handled' }] },
+          },
+          {
+            threeDs: { payment: 'card', code: '000000' },
+            expect: { webhooks: [{ event: 'purchase failure', payment: 'card', outcome: 'handled' }] },
+          },
+          {
+            pay: { payment: 'wallet', wallet: 'google_pay' },
+            expect: { webhooks: [{ event: 'purchase success', payment: 'wallet', outcome: 'handled' }] },
+          },
+          {
+            decline: { payment: 'declined' },
+            expect: {
+              webhooks: [{ event: 'purchase failure', payment: 'declined', outcome: 'handled' }],
+              ledger: [{ payment: 'declined', state: 'failed' }],
+            },
+          },
+        ],
+      },
+      { target: merchant.target, secret: SECRET, ledger: merchant.ledger },
+    );
+    expect(run.failures, formatTimeline(run)).toEqual([]);
+  });
+
+  it('runs a subscription charge declined then retried, each charge its own webhook', async () => {
+    const merchant = await app();
+    const run = await runScenario(
+      {
+        name: 'retried-charge',
+        steps: [
+          {
+            create: {
+              as: 'plan',
+              amount: 5,
+              subscription: { every: 'day', retryAttempts: 1, retryIntervalHours: 2 },
+            },
+          },
+          { chargeOutcomes: { payment: 'plan', outcomes: ['insufficient_funds'] } },
+          {
+            advance: '1d',
+            expect: {
+              webhooks: [{ event: 'purchase failure', payment: 'plan', count: 1, outcome: 'handled' }],
+            },
+          },
+          {
+            advance: '3h',
+            expect: {
+              webhooks: [{ event: 'purchase success', payment: 'plan', count: 1, outcome: 'handled' }],
+            },
+          },
+        ],
+      },
+      { target: merchant.target, secret: SECRET },
+    );
+    expect(run.failures, formatTimeline(run)).toEqual([]);
+    const times = run.timeline.flatMap((e) => (e.type === 'delivery' ? [e.at] : []));
+    expect(times).toEqual([
+      '2026-01-01T09:00:00.000Z',
+      '2026-01-02T09:00:00.000Z',
+      '2026-01-02T11:00:00.000Z',
+    ]);
+  });
+
+  it('refuses a scenario object that is not valid before running anything, naming the step', async () => {
+    const scenario = { name: 'bad', steps: [{ refund: { payment: 'nothing' } }] } as unknown as Scenario;
+    await expect(runScenario(scenario, { target: 'http://127.0.0.1:9/webhooks' })).rejects.toThrow(
+      'steps[0] (refund): no payment named "nothing" was created before this step',
+    );
   });
 });

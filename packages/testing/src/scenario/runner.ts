@@ -24,12 +24,13 @@ import type {
   StepFaults,
   TimelineEntry,
 } from './types.js';
+import { validateScenario } from './validate.js';
 
 /** Where every scenario's fake clock starts unless it says otherwise. */
 const DEFAULT_START = '2026-01-01T09:00:00Z';
 const DEFAULT_SECRET = 'payhook-scenario-secret';
-/** The longest the fake clock runs past the last step to deliver what is due (retries, delays): a day. */
-const SETTLE_LIMIT_MS = 86_400_000;
+/** How many times the end of a run moves the clock to the outbox's next webhook (retries and delays) at most. */
+const SETTLE_MOVES = 10_000;
 
 /** The seed of the fake's ids: the run's seed mixed with the scenario's name, so two scenarios never share ids. */
 function fakeSeed(seed: number, name: string): number {
@@ -255,10 +256,14 @@ class Run {
   }
 }
 
-/** Runs the clock until nothing due is left in the outbox (retries, delays), within `SETTLE_LIMIT_MS`. */
+/**
+ * Runs the fake clock on until nothing is left to send in the outbox (retries, delays): a delayed webhook arrives
+ * however long its delay. Charges due on the way run too, as they would.
+ */
 async function settle(fake: FakeService): Promise<void> {
-  const limit = fake.clock.now().getTime() + SETTLE_LIMIT_MS;
-  for (let next = fake.outbox.next(); next !== undefined && next <= limit; next = fake.outbox.next()) {
+  for (let moves = 0; moves < SETTLE_MOVES; moves++) {
+    const next = fake.outbox.next();
+    if (next === undefined) break;
     await fake.clock.advanceTo(Math.max(next, fake.clock.now().getTime()));
   }
   await fake.idle();
@@ -269,6 +274,7 @@ async function settle(fake: FakeService): Promise<void> {
  * service on a test clock (fixed start, fixed ids) whose webhooks are POSTed to `target`, each step's faults
  * applied, each expectation checked. No real time passes: delays, retries and clock moves run on the fake clock, so
  * the same seed gives the same timeline.
+ * @throws {ScenarioError} when the scenario is not a valid one (each problem named by its step and field).
  *
  * @example
  * const run = await runScenario('three-ds-purchase', { target: `${url}/webhooks`, secret: 'whsec', seed: 7 });
@@ -278,7 +284,11 @@ export async function runScenario(
   scenario: Scenario | string,
   options: RunScenarioOptions,
 ): Promise<ScenarioRun> {
-  const resolved = typeof scenario === 'string' ? loadScenario(scenario) : scenario;
+  // An object is checked as a file is: a scenario built in code (or by an explorer) fails with its step named.
+  const resolved =
+    typeof scenario === 'string'
+      ? loadScenario(scenario)
+      : validateScenario(scenario, `scenario ${JSON.stringify(scenario.name)}`);
   const seed = options.seed ?? 1;
   const run = new Run(
     resolved,

@@ -7,7 +7,16 @@ function clockOf(at: string, previous: string | undefined): string {
   return previous?.slice(0, 10) === at.slice(0, 10) ? clock : `${at.slice(0, 10)} ${clock}`;
 }
 
-function lineOf(entry: TimelineEntry, previous: string | undefined): string {
+/** The payment's scenario name in an order id `<scenario>-<as>-s<seed>`, or the order id of any other. */
+function paymentName(order: string, run: ScenarioRun): string {
+  const prefix = `${run.scenario.name}-`;
+  const suffix = `-s${run.seed}`;
+  return order.startsWith(prefix) && order.endsWith(suffix)
+    ? order.slice(prefix.length, -suffix.length)
+    : order;
+}
+
+function lineOf(entry: TimelineEntry, previous: string | undefined, run: ScenarioRun): string {
   const at = clockOf(entry.at, previous).padStart(19);
   switch (entry.type) {
     case 'step':
@@ -16,7 +25,8 @@ function lineOf(entry: TimelineEntry, previous: string | undefined): string {
       const which = `#${entry.webhook}${entry.attempt > 1 ? ` attempt ${entry.attempt}` : ''}${entry.copy ? ' copy' : ''}`;
       const error = entry.error === LOST_ATTEMPT ? 'lost (drop fault)' : entry.error;
       const answer = error ?? `${entry.status ?? '-'} ${entry.outcome ?? ''}`.trim();
-      return `${at}        → ${which.padEnd(18)} ${entry.event.padEnd(20)} ${answer}`;
+      const what = `${entry.event} (${paymentName(entry.order, run)})`;
+      return `${at}        → ${which.padEnd(18)} ${what.padEnd(30)} ${answer}`;
     }
     case 'failure':
       return `${at}      ✘ ${entry.message}`;
@@ -25,7 +35,7 @@ function lineOf(entry: TimelineEntry, previous: string | undefined): string {
 
 /**
  * A run as people read it in a terminal: the verdict and the failures first, then every step with the deliveries
- * it caused (webhook, attempt, copy, event, the app's status and outcome), each at its fake-clock time.
+ * it caused (webhook, attempt, copy, event and payment, the app's status and outcome), each at its fake-clock time.
  *
  * @example
  * const run = await runScenario('auth-voided', { target, secret });
@@ -42,7 +52,7 @@ export function formatTimeline(run: ScenarioRun): string {
   lines.push('');
   let previous: string | undefined;
   for (const entry of run.timeline) {
-    lines.push(lineOf(entry, previous));
+    lines.push(lineOf(entry, previous, run));
     previous = entry.at;
   }
   return lines.join('\n');

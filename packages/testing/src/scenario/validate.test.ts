@@ -6,13 +6,116 @@ import { builtInScenarios } from './builtins.js';
 import { defineScenario } from './define.js';
 import { loadScenario, parseScenario, serializeScenario } from './load.js';
 import { STEP_KINDS } from './steps.js';
-import type { Scenario } from './types.js';
-import { ScenarioError, validateScenario } from './validate.js';
+import type {
+  CaptureStep,
+  ChargeOutcomesStep,
+  CreatePayment,
+  DeclineStep,
+  Expectations,
+  HttpExpectation,
+  InjectStep,
+  PayStep,
+  ReconcileStep,
+  RedeliverStep,
+  RefundStep,
+  ReleaseStep,
+  Scenario,
+  ScenarioSubscription,
+  StepFaults,
+  ThreeDsStep,
+  VoidStep,
+  WebhookExpectation,
+} from './types.js';
+import { knownFields, ScenarioError, validateScenario } from './validate.js';
 
 const SCHEMA_URL = new URL('../../scenarios/scenario.schema.json', import.meta.url);
-const schema = JSON.parse(readFileSync(SCHEMA_URL, 'utf8')) as {
-  $defs: { step: { oneOf: { required: string[]; properties: Record<string, unknown> }[] } };
+interface SchemaObject {
+  properties?: Record<string, SchemaObject>;
+  items?: SchemaObject;
+  required?: string[];
+  $ref?: string;
+}
+const schema = JSON.parse(readFileSync(SCHEMA_URL, 'utf8')) as SchemaObject & {
+  $defs: Record<string, SchemaObject> & { step: { oneOf: (SchemaObject & { required: string[] })[] } };
 };
+
+/**
+ * Each place's field names as the TypeScript types have them: `Fields<T>` accepts exactly the keys of `T`, so a
+ * field added to a type and not listed here (or listed and not in the type) fails to compile.
+ */
+type Fields<T> = readonly (keyof T)[] & { readonly length: number };
+function fields<T>() {
+  return <const L extends readonly (keyof T)[]>(
+    list: L & ([keyof T] extends [L[number]] ? unknown : never),
+  ) => list as Fields<T> as readonly string[];
+}
+const TYPED_FIELDS: Record<string, readonly string[]> = {
+  create: fields<CreatePayment>()([
+    'as',
+    'mode',
+    'method',
+    'amount',
+    'currency',
+    'card',
+    'outcome',
+    'expiresIn',
+    'split',
+    'subscription',
+    'fields',
+  ]),
+  pay: fields<PayStep['pay']>()(['payment', 'card', 'wallet']),
+  threeDs: fields<ThreeDsStep['threeDs']>()(['payment', 'code']),
+  decline: fields<DeclineStep['decline']>()(['payment']),
+  capture: fields<CaptureStep['capture']>()(['payment', 'amount']),
+  void: fields<VoidStep['void']>()(['payment']),
+  refund: fields<RefundStep['refund']>()(['payment', 'amount']),
+  chargeOutcomes: fields<ChargeOutcomesStep['chargeOutcomes']>()(['payment', 'outcomes']),
+  reconcile: fields<ReconcileStep['reconcile']>()(['payment', 'operation']),
+  inject: fields<InjectStep['inject']>()(['payment', 'fields']),
+  redeliver: fields<RedeliverStep['redeliver']>()(['payment', 'count']),
+  release: fields<ReleaseStep['release']>()(['reverse']),
+  faults: fields<StepFaults>()(['duplicate', 'delay', 'drop', 'hold']),
+  expect: fields<Expectations>()(['webhooks', 'ledger', 'http']),
+  webhooks: fields<WebhookExpectation>()(['event', 'payment', 'outcome', 'status', 'copies', 'count']),
+  http: fields<HttpExpectation>()(['get', 'json', 'equals']),
+  subscription: fields<ScenarioSubscription>()([
+    'every',
+    'count',
+    'retryAttempts',
+    'retryIntervalHours',
+    'amount',
+  ]),
+};
+
+/** Each place's field names as the JSON Schema has them. */
+function schemaFields(): Record<string, string[]> {
+  const keys = (object: SchemaObject | undefined) => Object.keys(object?.properties ?? {});
+  const steps = Object.fromEntries(
+    schema.$defs.step.oneOf
+      .filter((step) => !['advance', 'check'].includes(step.required[0]!))
+      .map((step) => [step.required[0]!, keys(step.properties?.[step.required[0]!])]),
+  );
+  const expectations = schema.$defs.expectations!;
+  return {
+    ...steps,
+    faults: keys(schema.$defs.faults),
+    expect: keys(expectations),
+    webhooks: keys(expectations.properties!.webhooks!.items),
+    http: keys(expectations.properties!.http!.items),
+    subscription: keys(
+      schema.$defs.step.oneOf.find((s) => s.required[0] === 'create')!.properties!.create!.properties!
+        .subscription,
+    ),
+  };
+}
+
+const sorted = (record: Record<string, readonly string[]>): Record<string, string[]> =>
+  Object.fromEntries(
+    Object.keys(record)
+      .sort()
+      .map((key) => [key, [...record[key]!].sort()]),
+  );
+
 const validateWithSchema = new Ajv2020({ allErrors: true, strict: false }).compile(schema);
 
 /** Every kind of step once, typed: what the TypeScript types accept, the schema and the validator accept too. */
@@ -137,6 +240,11 @@ describe('the scenario format', () => {
     for (const scenario of builtInScenarios()) expect(scenario.description, scenario.name).toMatch(/\w/);
   });
 
+  it('names the same fields in every place in the JSON Schema, the TypeScript types and the validator', () => {
+    expect(sorted(schemaFields())).toEqual(sorted(TYPED_FIELDS));
+    expect(sorted(knownFields())).toEqual(sorted(TYPED_FIELDS));
+  });
+
   it('has one schema step per TypeScript step kind, and a typed scenario of every kind passes both checks', () => {
     expect(schema.$defs.step.oneOf.map((step) => step.required[0])).toEqual([...STEP_KINDS]);
     expect(validateWithSchema(EVERY_KIND), JSON.stringify(validateWithSchema.errors)).toBe(true);
@@ -171,6 +279,17 @@ describe('the scenario format', () => {
     expect(() =>
       parseScenario('name: x\nsteps:\n  - create: { as: o, amount: 1 }\n    faults: { hold: true }\n'),
     ).toThrow('steps[0] holds its webhooks but no later step releases them (add { release: {} })');
+  });
+
+  it('refuses text that is not YAML, naming the line and column', () => {
+    expect(() =>
+      parseScenario(
+        'name: x\nsteps:\n  - create: { as: o, amount: 1\n  - refund: { payment: o }\n',
+        'bad.yaml',
+      ),
+    ).toThrow(
+      '[@payhook/testing] bad.yaml is not a valid scenario:\n  is not YAML or JSON: Flow map in block collection must be sufficiently indented and end with a } at line 4, column 3',
+    );
   });
 
   it('prints a scenario as YAML or JSON that loads back the same', () => {

@@ -98,10 +98,11 @@ const shaped =
     return problems.length > 0 ? problems.join('; ') : undefined;
   };
 
-const subscription = shaped({
+const SUBSCRIPTION: Shape = {
   required: { every: oneOf(UNITS) },
   optional: { count: positiveCount, retryAttempts: count, retryIntervalHours: positiveCount, amount },
-});
+};
+const subscription = shaped(SUBSCRIPTION);
 
 const payment = { payment: text };
 
@@ -136,26 +137,37 @@ const STEP_SHAPES: Readonly<Record<Exclude<StepKind, 'advance' | 'check'>, Shape
 
 const FAULTS: Shape = { optional: { duplicate: count, delay, drop: flag, hold: flag } };
 
+const WEBHOOK: Shape = {
+  required: { event: text },
+  optional: { payment: text, outcome: text, status: positiveCount, copies: text, count },
+};
+const HTTP: Shape = { required: { get: text, json: text, equals: () => undefined } };
+
 const EXPECTATIONS: Shape = {
   optional: {
-    webhooks: listOf(
-      shaped({
-        required: { event: text },
-        optional: {
-          payment: text,
-          outcome: text,
-          status: positiveCount,
-          copies: text,
-          count,
-        },
-      }),
-    ),
+    webhooks: listOf(shaped(WEBHOOK)),
     ledger: listOf((v) =>
       isObject(v) && typeof v.payment === 'string' ? undefined : `needs "payment", not ${shown(v)}`,
     ),
-    http: listOf(shaped({ required: { get: text, json: text, equals: () => undefined } })),
+    http: listOf(shaped(HTTP)),
   },
 };
+
+/**
+ * The fields the validator knows, by place: each step kind's body (`advance` and `check` take a value), `faults`,
+ * and each kind of expectation. The schema test holds the JSON Schema and the TypeScript types to these.
+ */
+export function knownFields(): Record<string, string[]> {
+  const keys = (shape: Shape) => Object.keys({ ...shape.required, ...shape.optional });
+  return {
+    ...Object.fromEntries(Object.entries(STEP_SHAPES).map(([kind, shape]) => [kind, keys(shape)])),
+    faults: keys(FAULTS),
+    expect: keys(EXPECTATIONS),
+    webhooks: keys(WEBHOOK),
+    http: keys(HTTP),
+    subscription: keys(SUBSCRIPTION),
+  };
+}
 
 function checkStep(step: unknown, at: string, names: Set<string>, problems: string[]): StepKind | undefined {
   if (!isObject(step)) {
