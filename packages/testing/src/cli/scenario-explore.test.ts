@@ -81,6 +81,23 @@ describe('payhook scenario explore', () => {
     expect(again.out[1]).toBe('  ✘ at the end (http): GET /orders/{other}: refunded is 120, expected 60');
   });
 
+  it('says so when the app fails the scenario without any fault', async () => {
+    const { code, out } = await cli([
+      'explore',
+      scenarioFile,
+      '--target',
+      'http://127.0.0.1:9/webhooks',
+      '--runs',
+      '1',
+      '--seed',
+      '5',
+    ]);
+    expect(code).toBe(1);
+    expect(out[1]).toBe(
+      "#   it fails without any fault: the app fails the scenario itself ('payhook scenario run' shows how).",
+    );
+  });
+
   it('exits 0 when every run passes', async () => {
     const { code, out } = await cli([
       'explore',

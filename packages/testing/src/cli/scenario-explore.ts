@@ -78,9 +78,13 @@ export async function exploreAction(
     io.stdout(`✔ ${result.runs} runs of ${printable(scenario.name)} with seed ${seed}: every run passed.`);
     return 0;
   }
+  const shrunk =
+    failure.faults.length === 0
+      ? `#   it fails without any fault: the app fails the scenario itself ('payhook scenario run' shows how).`
+      : `#   shrunk in ${failure.shrinkRuns} runs to ${failure.faults.length}: ${failure.summary}.`;
   const header = [
     `# ✘ ${failure.scenario.name}: run ${failure.found.run} of seed ${seed} failed with ${failure.found.faults.length} fault(s);`,
-    `#   shrunk in ${failure.shrinkRuns} runs to ${failure.faults.length}: ${failure.summary}.`,
+    shrunk,
     `#   Run it again: payhook scenario run ${values.out ?? 'FILE'} --target ${target}`,
   ];
   for (const line of [
