@@ -9,7 +9,7 @@ const alias = [
   { find: /^@payhook\/core\/(adapter|capture)$/, replacement: src('core/src/$1.ts') },
   { find: /^@payhook\/core\/diagnostics$/, replacement: src('core/src/diagnostics/index.ts') },
   { find: /^@payhook\/core\/(redis|postgres|memory)$/, replacement: src('core/src/stores/$1.ts') },
-  { find: /^@payhook\/testing\/(fake|nock)$/, replacement: src('testing/src/$1.ts') },
+  { find: /^@payhook\/testing\/(fake|nock|scenario)$/, replacement: src('testing/src/$1.ts') },
   { find: /^@payhook\/queue\/(bullmq|postgres)$/, replacement: src('queue/src/$1.ts') },
   { find: /^@payhook\/payments\/(redis|postgres)$/, replacement: src('payments/src/$1.ts') },
   { find: /^@payhook\/relay\/(file|postgres|redis|node|client)$/, replacement: src('relay/src/$1.ts') },

@@ -1,21 +1,23 @@
-// `pnpm bench [--quick] [--only micro,http,memory,stores,queue,relay]`: payhook against the libraries a merchant would pick
+// `pnpm bench [--quick] [--only micro,http,memory,stores,queue,relay,scenario,explore]`: payhook against the libraries a merchant would pick
 // instead and against the hand-written floor. Prints one table and writes bench/results.json.
 import { writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { ensureBuilt } from './build.js';
+import type { ExploreRow } from './explore.js';
 import type { HttpRowResult } from './http.js';
 import type { MemoryRow } from './memory.js';
 import type { MicroRow } from './micro.js';
 import type { QueueRow } from './queue.js';
 import type { RelayRow } from './relay.js';
+import type { ScenarioRow } from './scenario.js';
 import type { SkippedStore, StoreRow } from './stores.js';
 import { formatResults, type Results } from './table.js';
 import { computeRatios } from './targets.js';
 
 const started = performance.now();
 
-const SECTIONS = ['micro', 'http', 'memory', 'stores', 'queue', 'relay'] as const;
+const SECTIONS = ['micro', 'http', 'memory', 'stores', 'queue', 'relay', 'scenario', 'explore'] as const;
 type Section = (typeof SECTIONS)[number];
 
 const args = process.argv.slice(2);
@@ -58,6 +60,8 @@ const settings = quick
         warmup: 10,
       },
       relay: { latencyDeliveries: 200, backlog: 2_000, rss: [1_000, 20_000] as [number, number] },
+      scenario: { runs: 5 },
+      explore: { rounds: 1, runs: 200, scenario: 'purchase-two-refunds' },
     }
   : {
       micro: { rounds: 5, timeMs: 300, pool: 16_000 },
@@ -75,6 +79,8 @@ const settings = quick
         warmup: 10,
       },
       relay: { latencyDeliveries: 1_000, backlog: 10_000, rss: [1_000, 100_000] as [number, number] },
+      scenario: { runs: 20 },
+      explore: { rounds: 3, runs: 200, scenario: 'purchase-two-refunds' },
     };
 
 const loadAtStart = loadavg();
@@ -84,6 +90,8 @@ let memory: MemoryRow[] = [];
 let stores: StoreRow[] = [];
 let queue: QueueRow[] = [];
 let relay: RelayRow[] = [];
+let scenario: ScenarioRow[] = [];
+let explore: ExploreRow[] = [];
 const skipped: SkippedStore[] = [];
 
 if (only.has('micro')) {
@@ -119,6 +127,18 @@ if (only.has('relay')) {
   relay = await (await import('./relay.js')).runRelay(settings.relay, log);
 }
 
+if (only.has('scenario')) {
+  log(`scenario: built-in scenarios end to end, ${settings.scenario.runs} runs each`);
+  scenario = await (await import('./scenario.js')).runScenarioRows(settings.scenario);
+}
+
+if (only.has('explore')) {
+  log(
+    `explore: ${settings.explore.rounds} rounds of ${settings.explore.runs} runs of ${settings.explore.scenario}`,
+  );
+  explore = await (await import('./explore.js')).runExplore(settings.explore, log);
+}
+
 const results: Results = {
   date: new Date().toISOString(),
   mode: quick ? 'quick' : 'full',
@@ -133,6 +153,8 @@ const results: Results = {
   stores,
   queue,
   relay,
+  scenario,
+  explore,
   skipped,
   ratios: computeRatios(micro, http, memory, stores, queue),
 };

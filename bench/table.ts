@@ -1,8 +1,10 @@
+import type { ExploreRow } from './explore.js';
 import type { HttpRowResult } from './http.js';
 import type { MemoryRow } from './memory.js';
 import type { MicroRow } from './micro.js';
 import type { QueueRow } from './queue.js';
 import type { RelayRow } from './relay.js';
+import type { ScenarioRow } from './scenario.js';
 import type { SkippedStore, StoreRow } from './stores.js';
 import type { Ratio } from './targets.js';
 
@@ -23,6 +25,10 @@ export interface Results {
   queue?: QueueRow[];
   /** Absent from runs before the relay rows existed. */
   relay?: RelayRow[];
+  /** Absent from runs before the scenario rows existed. */
+  scenario?: ScenarioRow[];
+  /** Absent from runs before the exploration row existed. */
+  explore?: ExploreRow[];
   skipped: (SkippedStore | { name: string; reason: string })[];
   ratios: Ratio[];
 }
@@ -172,6 +178,38 @@ export function formatResults(results: Results): string {
           row.unit,
           row.target ?? 'context',
           row.pass === undefined ? '' : row.pass ? 'pass' : 'MISS',
+        ]),
+      ),
+    );
+  }
+  if (results.scenario && results.scenario.length > 0) {
+    out.push(
+      '',
+      markdown(
+        ['scenario row (wall time a run)', 'median', 'min – max', 'unit', 'target', ''],
+        results.scenario.map((row) => [
+          row.name,
+          fixed(row.median, 1),
+          `${fixed(row.min, 1)} – ${fixed(row.max, 1)}`,
+          row.unit,
+          row.target,
+          row.pass ? 'pass' : 'MISS',
+        ]),
+      ),
+    );
+  }
+  if (results.explore && results.explore.length > 0) {
+    out.push(
+      '',
+      markdown(
+        ['exploration row (loopback, wall time)', 'median', 'min – max', 'unit', 'target', ''],
+        results.explore.map((row) => [
+          row.name,
+          fixed(row.median, 2),
+          `${fixed(row.min, 2)} – ${fixed(row.max, 2)}`,
+          row.unit,
+          row.target,
+          row.pass ? 'pass' : 'MISS',
         ]),
       ),
     );

@@ -3,7 +3,8 @@ import type { FakePrimary } from './fixtures/wire.js';
 
 /**
  * An exact copy of a notification, as the service sends it again after a network or server delay (spec 6).
- * Signed, it gives the very same body; a receiver must answer it as a duplicate.
+ * Signed, it gives the very same body; a receiver must answer it as a duplicate. Against a running app, a scenario's
+ * `redeliver` step sends these copies (`@payhook/testing/scenario`).
  *
  * @example
  * const purchase = fakePurchase();
@@ -37,6 +38,7 @@ export function redeliverWithNewField<N extends object>(
 /**
  * The two notifications of a 3-D Secure payment in the wrong order: `success` arrives before `pending`.
  * Post them in array order; a receiver with a `ledger` (`createPaymentLedger`) answers the late pending one as stale.
+ * In a scenario: `hold` on the `create` and `threeDs` steps, then `release: { reverse: true }`.
  *
  * @example
  * const [done, pending] = outOfOrder(fakePurchase());
@@ -48,7 +50,8 @@ export function outOfOrder<N extends FakePrimary>(notification: N): [successful:
 }
 
 /**
- * `count` exact copies of one notification, to post concurrently: exactly one must be handled.
+ * `count` exact copies of one notification, to post concurrently: exactly one must be handled. In a scenario:
+ * `redeliver: { payment, count }`.
  *
  * @example
  * const answers = await Promise.all(burst(fakePurchase(), 10).map((n) => postWebhook(app, n, { secret })));

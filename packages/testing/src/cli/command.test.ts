@@ -125,6 +125,7 @@ describe('every payhook command', () => {
     'inspect',
     'drift',
     'serve',
+    'scenario',
     'queue',
     'relay',
   ];

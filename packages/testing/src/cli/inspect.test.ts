@@ -68,7 +68,10 @@ describe('payhook inspect', () => {
   });
 
   it.each([
-    [[], 'name a capture file, or a running fake service with --fake-service URL.'],
+    [
+      [],
+      'name a capture file, a running fake service with --fake-service URL, or a scenario run with --scenario RUN.',
+    ],
     [['a', 'b'], 'name at most one capture file.'],
     [
       ['--fake-service', 'http://127.0.0.1:1'],

@@ -4,7 +4,7 @@ import { algorithmFrom, httpUrlFrom, UsageError } from './args.js';
 import { defineCommand } from './command.js';
 import { whenAborted } from './until-signal.js';
 
-const INSPECT_HELP = `Usage: payhook inspect [FILE] [--fake-service URL] [options]
+const INSPECT_HELP = `Usage: payhook inspect [FILE] [--fake-service URL] [--scenario RUN] [options]
 
 Opens a page on 127.0.0.1 over a capture file (core's createCapture; followed every second, rotations included)
 and/or the delivery attempts of a running 'payhook serve': newest first, searched by order, payment or operation
@@ -16,6 +16,7 @@ or SIGTERM.
 
 Options:
   --fake-service URL    a running 'payhook serve' (its admin route needs --endpoints-key or PAYHOOK_ENDPOINTS_KEY)
+  --scenario RUN        a run written by 'payhook scenario run … --report RUN': its timeline, failures first, at /scenario
   --endpoints-key KEY   the fake project's endpoints key
   --resign SECRET       the test secret replays are signed with (or PAYHOOK_SECRET); never the live one
   --algorithm A         sha256 (default) or sha1
@@ -37,7 +38,7 @@ Example:
  */
 export const inspectCommand = defineCommand({
   help: INSPECT_HELP,
-  options: { text: 'fake-service endpoints-key resign algorithm target fixtures port' },
+  options: { text: 'fake-service endpoints-key resign algorithm target fixtures port scenario' },
   positionals: true,
   longLived: true,
   run: async ({ values, positionals }, io, signal) => {
@@ -46,8 +47,10 @@ export const inspectCommand = defineCommand({
       values['fake-service'] === undefined
         ? undefined
         : httpUrlFrom('--fake-service', values['fake-service']);
-    if (positionals.length === 0 && fake === undefined) {
-      throw new UsageError('name a capture file, or a running fake service with --fake-service URL.');
+    if (positionals.length === 0 && fake === undefined && values.scenario === undefined) {
+      throw new UsageError(
+        'name a capture file, a running fake service with --fake-service URL, or a scenario run with --scenario RUN.',
+      );
     }
     const endpointsKey = values['endpoints-key'] ?? io.env.PAYHOOK_ENDPOINTS_KEY;
     if (fake !== undefined && !endpointsKey) {
@@ -65,9 +68,15 @@ export const inspectCommand = defineCommand({
       algorithm: algorithmFrom(values.algorithm),
       ...(values.target === undefined ? {} : { target: httpUrlFrom('--target', values.target).href }),
       ...(values.fixtures === undefined ? {} : { fixtures: values.fixtures }),
+      ...(values.scenario === undefined ? {} : { scenario: values.scenario }),
       port: portFrom(values.port),
     });
     io.stdout(`payhook inspect: open ${inspector.url}`);
+    if (values.scenario !== undefined) {
+      io.stdout(
+        `payhook inspect: the scenario run: ${inspector.url.replace('/?token=', '/scenario?token=')}`,
+      );
+    }
     const capture = positionals[0];
     if (
       capture !== undefined &&

@@ -8,6 +8,7 @@ import { reconcileCommand } from './reconcile.js';
 import { relayCommand } from './relay.js';
 import { replayCommand } from './replay.js';
 import { resendCommand } from './resend.js';
+import { scenarioCommand } from './scenario.js';
 import { sendCommand } from './send.js';
 import { serveCommand } from './serve.js';
 import { signCommand } from './sign.js';
@@ -27,6 +28,7 @@ Commands:
   inspect  a local page over a capture file and the fake's deliveries: filter, diff, edit, replay, save as fixture
   drift    count what a capture file's notifications carried beyond what payhook types (new fields, statuses…)
   serve    run the fake payment service
+  scenario run a whole payment life (3-D Secure, refunds, subscriptions…) with delivery faults against an app; explore the faults that break it; list them
   queue    list, replay or discard the dead notifications of @payhook/queue; list or purge the waiting ones (--database URL or --redis URL)
   relay    forward a channel of a payhook-relay to an app on this machine; replay, status, channel create
 
@@ -44,6 +46,7 @@ const COMMANDS: Record<string, Command> = {
   inspect: inspectCommand,
   drift: driftCommand,
   serve: serveCommand,
+  scenario: scenarioCommand,
   queue: queueCommand,
   relay: relayCommand,
 };

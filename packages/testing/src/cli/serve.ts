@@ -42,7 +42,8 @@ Admin routes (header X-API-KEY: the endpoints key), for end-to-end tests in any 
   POST /__payhook/outcomes                  {"orderId":"o-1","outcome":"decline"} (or "cardNumber"; success, 3ds, decline,
                                             insufficient_funds)
   POST /__payhook/subscriptions/<id>/outcomes   {"outcomes":["decline","success"]}: the next charges
-  POST /__payhook/faults                    {"duplicate":1,"delayMs":5000,"drop":true}; {} clears
+  POST /__payhook/faults                    {"duplicate":1,"delayMs":5000,"drop":true}; {} clears; also
+                                            "loseFirstAttempt" (retried) and "hold" (until resume)
   POST /__payhook/outbox/pause              hold webhooks; then POST /__payhook/outbox/resume {"reverse":true}
   GET  /__payhook/dropped                   webhooks lost to the drop fault`;
 

@@ -192,7 +192,31 @@ describe('admin routes of the fake server', () => {
     const fault = await admin('/faults', { method: 'POST', body: { flood: 1 } });
     expect([fault.status, await fault.json()]).toEqual([
       400,
-      { message: 'Unknown fault "flood": duplicate, delayMs, drop.', args: { code: 'R-400' } },
+      {
+        message: 'Unknown fault "flood": duplicate, delayMs, drop, loseFirstAttempt, hold.',
+        args: { code: 'R-400' },
+      },
+    ]);
+  });
+
+  it('holds a webhook under the hold fault until resume, and loses a first attempt under loseFirstAttempt', async () => {
+    await admin('/faults', { method: 'POST', body: { hold: true } });
+    await pay('adm-hold');
+    await admin('/faults', { method: 'POST', body: {} });
+    expect(await attempts('adm-hold')).toEqual([]);
+    expect(await (await admin('/outbox/resume', { method: 'POST' })).json()).toEqual({ held: 0 });
+    expect(await attempts('adm-hold')).toEqual([
+      ['adm-hold', 'success', false, '{"ok":true,"outcome":"handled"}'],
+    ]);
+
+    await admin('/faults', { method: 'POST', body: { loseFirstAttempt: true } });
+    await pay('adm-lost');
+    await admin('/faults', { method: 'POST', body: {} });
+    expect(await attempts('adm-lost')).toEqual([['adm-lost', 'success', false, undefined]]);
+    await admin('/clock', { method: 'POST', body: { advanceBy: 60_000 } });
+    expect(await attempts('adm-lost')).toEqual([
+      ['adm-lost', 'success', false, undefined],
+      ['adm-lost', 'success', false, '{"ok":true,"outcome":"handled"}'],
     ]);
   });
 

@@ -41,13 +41,13 @@ function setOutcome(fake: FakeService, body: Record<string, unknown>): Record<st
 }
 
 function faultsOf(body: Record<string, unknown>): DeliveryFaults {
-  const { duplicate, delayMs, drop, ...rest } = body;
+  const { duplicate, delayMs, drop, loseFirstAttempt, hold, ...rest } = body;
   const unknown = Object.keys(rest);
   if (unknown.length > 0) {
     throw new FakeServiceError(
       'R-400',
       400,
-      `Unknown fault ${JSON.stringify(unknown[0])}: duplicate, delayMs, drop.`,
+      `Unknown fault ${JSON.stringify(unknown[0])}: duplicate, delayMs, drop, loseFirstAttempt, hold.`,
     );
   }
   const count = (value: unknown, name: string) => {
@@ -57,8 +57,10 @@ function faultsOf(body: Record<string, unknown>): DeliveryFaults {
   };
   count(duplicate, 'duplicate');
   count(delayMs, 'delayMs');
-  if (drop !== undefined && typeof drop !== 'boolean') {
-    throw new FakeServiceError('R-400', 400, 'drop must be true or false.');
+  for (const [name, value] of Object.entries({ drop, loseFirstAttempt, hold })) {
+    if (value !== undefined && typeof value !== 'boolean') {
+      throw new FakeServiceError('R-400', 400, `${name} must be true or false.`);
+    }
   }
   return body as DeliveryFaults;
 }
@@ -104,7 +106,8 @@ async function moveClock(fake: FakeService, body: Record<string, unknown>): Prom
  *   `3ds`, `decline`, `insufficient_funds`) → the choice, as `setOutcome`
  * - `POST /__payhook/subscriptions/<id>/outcomes` `{"outcomes": ["decline", "success"]}` → the next charges'
  *   outcomes, as `queueChargeOutcomes`
- * - `POST /__payhook/faults` `{"duplicate": 1, "delayMs": 5000, "drop": false}` (`{}` clears) → delivery faults
+ * - `POST /__payhook/faults` `{"duplicate": 1, "delayMs": 5000, "drop": false, "loseFirstAttempt": false, "hold": false}`
+ *   (`{}` clears) → delivery faults
  *   for webhooks sent from now on, as `setDeliveryFaults`
  * - `POST /__payhook/outbox/pause`, then `POST /__payhook/outbox/resume` `{"reverse": true}` → holds webhooks and
  *   delivers them late, newest first (a reordering) → `{ held }`

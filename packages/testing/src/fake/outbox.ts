@@ -89,14 +89,28 @@ export interface DeliveryFaults {
    * @default false
    */
   drop?: boolean;
+  /**
+   * Lose the first attempt of every webhook enqueued while set: it never reaches the receiver (recorded as an
+   * attempt with `error`), and the retry schedule sends it again, as the service does after any unanswered attempt.
+   * @default false
+   */
+  loseFirstAttempt?: boolean;
+  /**
+   * Keep every webhook enqueued while set in the outbox, as `pause` does, until `resume` releases them.
+   * @default false
+   */
+  hold?: boolean;
 }
+
+/** The `error` of an attempt lost to the `loseFirstAttempt` fault. */
+export const LOST_ATTEMPT = 'lost on the way (fault): the receiver never saw this attempt';
 
 interface Pending {
   webhookId: number;
   attempt: number;
   duplicate: boolean;
-  /** The first time this notification goes to this url: no receiver can have seen it. */
-  firstTime: boolean;
+  /** The `loseFirstAttempt` fault: attempt 1 never reaches the receiver. */
+  lose: boolean;
   dueAt: number;
   url: string;
   notification: Readonly<Record<string, unknown>>;
@@ -179,6 +193,15 @@ function outcomeOf(body: string): unknown {
   }
 }
 
+/**
+ * Held items newest webhook first, each webhook's copies kept in their order: a reorder is of webhooks; copies are
+ * identical, and the original still goes before its copies, as the timeline marks them.
+ */
+function newestFirst(held: readonly Pending[]): Pending[] {
+  const webhooks = [...new Set(held.map((item) => item.webhookId))].reverse();
+  return webhooks.flatMap((id) => held.filter((item) => item.webhookId === id));
+}
+
 interface OutboxOptions {
   now: () => number;
   transport?: WebhookTransport;
@@ -206,7 +229,8 @@ export class Outbox implements Timeline {
   #paused = false;
   #nextId = 1;
   #draining: Promise<void> = Promise.resolve();
-  readonly #sent = new Set<string>();
+  /** Notifications (by url and identity) some attempt reached the receiver with: it may have seen them. */
+  readonly #reached = new Set<string>();
   readonly #firstAnsweredDuplicate: DeliveryAttempt[] = [];
   readonly attempts: DeliveryAttempt[] = [];
   /** Webhooks lost to the `drop` fault: the notification and where it would have gone. */
@@ -237,10 +261,13 @@ export class Outbox implements Timeline {
     this.#paused = true;
   }
 
-  /** Releases held webhooks (`reverse` sends the newest first) and delivers what is due. */
+  /**
+   * Releases held webhooks (`reverse` sends the newest webhook first, the copies of each in their order) and
+   * delivers what is due.
+   */
   resume(options?: { reverse?: boolean }): Promise<void> {
     this.#paused = false;
-    const held = options?.reverse ? [...this.#held].reverse() : this.#held;
+    const held = options?.reverse ? newestFirst(this.#held) : this.#held;
     this.#held = [];
     this.#queue.push(...held);
     return this.#drain();
@@ -268,8 +295,9 @@ export class Outbox implements Timeline {
   }
 
   /**
-   * Every webhook sent for the first time and answered `duplicate`, one line each with the cause and the fix: the
-   * receiver's store remembers a notification this fake never sent before, so the application never handled it.
+   * Every webhook answered `duplicate` by the first attempt of its notification to reach the receiver (whichever of
+   * the original, a copy, a retry or a re-send arrived first), one line each with the cause and the fix: the
+   * receiver's store remembers a notification this fake never delivered before, so the application never handled it.
    */
   unexpectedDuplicates(): string[] {
     return this.#firstAnsweredDuplicate.map((attempt) => {
@@ -284,20 +312,17 @@ export class Outbox implements Timeline {
     return this.#held.length;
   }
 
-  /** Signs `notification` with `secret` and queues it for `url`, applying the current faults. */
-  enqueue(url: string, record: object, secret: string): void {
+  /** Signs `notification` with `secret` and queues it for `url`, applying the current faults; answers its webhook id. */
+  enqueue(url: string, record: object, secret: string): number {
     const json = JSON.stringify(record);
     const data = encodeBase64Url(json);
     // What a receiver decodes, and a snapshot: later changes of the record do not show in the log.
     const notification: Readonly<Record<string, unknown>> = JSON.parse(json);
     const signature = sign(data, secret, { algorithm: this.#algorithm });
     const webhookId = this.#nextId++;
-    const identity = JSON.stringify([url, ...IDENTITY.map((field) => notification[field])]);
-    const firstTime = !this.#sent.has(identity);
-    this.#sent.add(identity);
     if (this.#faults.drop) {
       this.dropped.push({ url, notification });
-      return;
+      return webhookId;
     }
     const dueAt = this.#now() + (this.#faults.delayMs ?? 0);
     const copies = 1 + Math.max(0, this.#faults.duplicate ?? 0);
@@ -306,17 +331,18 @@ export class Outbox implements Timeline {
         webhookId,
         attempt: 1,
         duplicate: i > 0,
-        firstTime: firstTime && i === 0,
+        lose: this.#faults.loseFirstAttempt === true,
         dueAt,
         url,
         notification,
         data,
         signature,
       };
-      if (this.#paused) this.#held.push(item);
+      if (this.#paused || this.#faults.hold) this.#held.push(item);
       else this.#queue.push(item);
     }
     void this.#drain();
+    return webhookId;
   }
 
   /** Resolves when every due webhook was attempted (held and future ones excepted). */
@@ -355,10 +381,13 @@ export class Outbox implements Timeline {
     const at = new Date(this.#now());
     let answer: TransportAnswer | undefined;
     let error: string | undefined;
-    try {
-      answer = await this.#transport({ url: item.url, data: item.data, signature: item.signature });
-    } catch (cause) {
-      error = describeError(cause);
+    if (item.lose && item.attempt === 1) error = LOST_ATTEMPT;
+    else {
+      try {
+        answer = await this.#transport({ url: item.url, data: item.data, signature: item.signature });
+      } catch (cause) {
+        error = describeError(cause);
+      }
     }
     const ok = answer !== undefined && answer.status >= 200 && answer.status < 300;
     const attempt: DeliveryAttempt = {
@@ -376,8 +405,13 @@ export class Outbox implements Timeline {
       ...(error !== undefined ? { error } : {}),
     };
     this.attempts.push(attempt);
-    if (ok && answer && item.firstTime && item.attempt === 1 && outcomeOf(answer.body) === 'duplicate') {
-      this.#firstAnsweredDuplicate.push(attempt);
+    if (answer) {
+      // Decided when it arrives, not when it was queued: a copy, a re-send or a retry may overtake the original.
+      const identity = JSON.stringify([item.url, ...IDENTITY.map((field) => item.notification[field])]);
+      if (ok && !this.#reached.has(identity) && outcomeOf(answer.body) === 'duplicate') {
+        this.#firstAnsweredDuplicate.push(attempt);
+      }
+      this.#reached.add(identity);
     }
     const delay = this.#retrySchedule[item.attempt - 1];
     if (!ok && delay !== undefined) {

@@ -254,6 +254,72 @@ describe('FakeService webhook delivery faults', () => {
     expect(fake.deliveries.map((d) => d.at.toISOString())).toEqual(['2026-04-01T08:00:30.000Z']);
   });
 
+  it('releases held webhooks newest first, the copies of each in their order', async () => {
+    const answers = new Map<string, number>();
+    const fake = new FakeService({
+      secret: SECRET,
+      now: '2026-04-01T08:00:00Z',
+      seed: 31,
+      transport: async (message: WebhookMessage) => {
+        const seen = answers.get(message.data) ?? 0;
+        answers.set(message.data, seen + 1);
+        return {
+          status: 200,
+          body: JSON.stringify({ ok: true, outcome: seen === 0 ? 'handled' : 'duplicate' }),
+        };
+      },
+    });
+    fake.outbox.pause();
+    fake.setDeliveryFaults({ duplicate: 1 });
+    pay(fake, { order_id: 'held-1' });
+    fake.setDeliveryFaults({});
+    pay(fake, { order_id: 'held-2' });
+    await fake.outbox.resume({ reverse: true });
+    expect(fake.deliveries.map((d) => [d.notification.order_id, d.duplicate])).toEqual([
+      ['held-2', false],
+      ['held-1', false],
+      ['held-1', true],
+    ]);
+    expect(fake.outbox.unexpectedDuplicates()).toEqual([]);
+  });
+
+  it('reports a duplicate answer only for the first arrival of a notification, whichever copy or re-send it was', async () => {
+    const remembered = new Set<string>();
+    const fake = new FakeService({
+      secret: SECRET,
+      now: '2026-04-01T08:00:00Z',
+      seed: 31,
+      transport: async (message: WebhookMessage) => {
+        const n = decodeData(message.data) as { payment_id: string; status: string };
+        const key = `${n.payment_id}:${n.status}`;
+        const outcome = remembered.has(key) ? 'duplicate' : 'handled';
+        remembered.add(key);
+        return { status: 200, body: JSON.stringify({ ok: true, outcome }) };
+      },
+    });
+    // The original is late; the re-send overtakes it and is the first the receiver sees.
+    fake.setDeliveryFaults({ delayMs: 60_000 });
+    pay(fake, { order_id: 'overtaken-1' });
+    fake.setDeliveryFaults({});
+    fake.resend(fake.project.posId, 'overtaken-1', 'purchase');
+    await fake.clock.advanceBy(60_000);
+    expect(fake.deliveries.map((d) => [d.webhookId, JSON.parse(d.body!).outcome])).toEqual([
+      [2, 'handled'],
+      [1, 'duplicate'],
+    ]);
+    expect(fake.outbox.unexpectedDuplicates()).toEqual([]);
+    // A receiver that remembers a notification none of whose attempts reached it is reported.
+    fake.outbox.pause();
+    const remembered1 = pay(fake, { order_id: 'remembered-1' });
+    remembered.add(`${remembered1.payment_id}:success`);
+    await fake.outbox.resume();
+    expect(fake.outbox.unexpectedDuplicates()).toEqual([
+      expect.stringMatching(
+        /^webhook #3 \(purchase success, order remembered-1, payment [0-9a-f-]+\) to http:\/\/127\.0\.0\.1:9\/webhooks was sent for the first time and answered "duplicate"/,
+      ),
+    ]);
+  });
+
   it('refuses to move the clock backwards', async () => {
     const { fake } = setup();
     await expect(fake.clock.advanceTo('2026-03-01T00:00:00Z')).rejects.toThrow(

@@ -307,6 +307,10 @@ export const INSPECTOR_SCRIPT = `(() => {
     }
   });
   $('target').value = settings.target;
+  if (settings.scenario) {
+    $('scenario-link').href = '/scenario?token=' + encodeURIComponent(token);
+    $('scenario-link').hidden = false;
+  }
   for (const id of ['filter-event', 'filter-outcome']) $(id).addEventListener('change', () => applyFilters(false));
   $('filter-order').addEventListener('input', () => applyFilters(false));
   $('prev').addEventListener('click', () => { state.page = Math.max(0, state.page - 1); renderRows(); });

@@ -8,6 +8,7 @@ const STYLES = `
 body { font: 14px/1.4 system-ui, sans-serif; margin: 0; color: #1d1d1f; background: #f6f6f8; }
 header { padding: 8px 16px; background: #1d1d1f; color: #fff; display: flex; flex-wrap: wrap; gap: 4px 16px; align-items: baseline; }
 header h1 { font-size: 16px; margin: 0; }
+header a { color: #cfe0ff; }
 #status { font-size: 12px; opacity: .85; overflow-wrap: anywhere; min-width: 0; }
 .keys { font-size: 12px; opacity: .7; }
 #problems:not(:empty) { margin: 12px 12px 0; padding: 8px 12px; background: #fde8ea; border: 1px solid #b00020; border-radius: 6px; color: #7a0016; font-weight: 600; overflow-wrap: anywhere; }
@@ -68,7 +69,7 @@ export function renderInspectorPage(nonce: string, settings: Record<string, unkn
 <style nonce="${escapeHtml(nonce)}">${STYLES}</style>
 </head>
 <body data-settings="${escapeHtml(JSON.stringify(settings))}">
-<header><h1>payhook inspect</h1><span id="status" role="status">Reading deliveries…</span>
+<header><h1>payhook inspect</h1><span id="status" role="status">Reading deliveries…</span><a id="scenario-link" hidden>Scenario run</a>
 <span class="keys">Keys: / search · ↑ ↓ or j k move · Enter open · x choose for replay · Esc back to the list</span></header>
 <div id="problems" role="alert"></div>
 <main>

@@ -16,6 +16,7 @@ import {
 } from './actions.js';
 import { diffNotifications, type InspectedDelivery } from './deliveries.js';
 import { renderInspectorPage } from './page.js';
+import { readScenarioRun, renderScenarioPage } from './scenario-page.js';
 import {
   type DeliveryLog,
   type DeliverySource,
@@ -44,6 +45,8 @@ export interface InspectorOptions {
   fixtures?: string;
   /** The app's webhook URL, offered first: replays go only to its origin or to a loopback address. */
   target?: string;
+  /** A scenario run as `payhook scenario run --report FILE` wrote it: shown at `/scenario`, read again on each visit. */
+  scenario?: string;
   /** @default 0 (any free port) */
   port?: number;
   /** @default 10_000 */
@@ -197,6 +200,19 @@ async function route(
     sendPage(res, context.options);
     return;
   }
+  if (url.pathname === '/scenario' && method === 'GET' && context.options.scenario !== undefined) {
+    const run = await readScenarioRun(context.options.scenario).catch((error: Error) => error);
+    if (run instanceof Error) {
+      send(res, 404, 'text/plain; charset=utf-8', `${run.message}\n`);
+      return;
+    }
+    const nonce = randomBytes(16).toString('base64');
+    const csp = `default-src 'none'; style-src 'nonce-${nonce}'; img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`;
+    send(res, 200, 'text/html; charset=utf-8', renderScenarioPage(run, nonce, `/?token=${token}`), {
+      'content-security-policy': csp,
+    });
+    return;
+  }
   if (url.pathname === '/deliveries' && method === 'GET') {
     await refresh(context);
     sendJson(res, 200, deliveryList(context, url));
@@ -253,6 +269,7 @@ function pageSettings(options: InspectorOptions): Record<string, unknown> {
     canReplay: options.secret !== undefined,
     canSave: options.fixtures !== undefined,
     target: options.target ?? '',
+    scenario: options.scenario !== undefined,
   };
 }
 
