@@ -2,8 +2,7 @@ import { RequestError } from '../errors.js';
 import { type BodyLimits, getHeader, parseRawBody, readRawBody } from '../http/body.js';
 import type { Envelope, MediaType, WebhookRequest } from '../http/request.js';
 import { duration, optionError } from '../option-checks.js';
-import { base64UrlOf } from '../runtime/base64url.js';
-import { utf8Bytes } from '../runtime/utf8.js';
+import { base64UrlOf, utf8Bytes } from '../runtime/bytes.js';
 import { digestBase64Url, equalInConstantTime } from './signature.js';
 
 // The `X-Payhook-Relay` header of @payhook/relay, read once for both sides: its signed text (the relay signs it)
