@@ -22,6 +22,8 @@ export interface CheckContext {
   readonly target: string;
   readonly fetch: typeof globalThis.fetch;
   readonly ledger: { get(orderId: string): Promise<object | undefined> } | undefined;
+  /** Webhooks an expectation found never acknowledged: the run's own check at the end does not name them again. */
+  readonly unacknowledged: Set<number>;
 }
 
 /** `method status` of a notification: `purchase success`, `refund success`. */
@@ -70,6 +72,7 @@ function checkWebhook(expected: WebhookExpectation, context: CheckContext): stri
       const last = attempts.at(-1)!;
       const said = last.error ?? `${last.status} ${outcomeOf(last.body) ?? ''}`.trim();
       if (expected.status !== undefined && last.status === expected.status) continue;
+      context.unacknowledged.add(id);
       problems.push(`${label} (webhook #${id}) was never acknowledged: its last attempt got ${said}`);
       continue;
     }

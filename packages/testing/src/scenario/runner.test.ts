@@ -119,10 +119,11 @@ describe('runScenario', () => {
   });
 
   it('fails a run whose webhook the app never acknowledged, after the retry schedule on the fake clock', async () => {
-    const run = await runScenario('direct-purchase', {
-      target: 'http://127.0.0.1:9/webhooks',
-      secret: SECRET,
-    });
+    // No expectation of its own: the run's check at the end names the webhook.
+    const run = await runScenario(
+      { name: 'unexpecting', steps: [{ create: { as: 'order', amount: 10 } }] },
+      { target: 'http://127.0.0.1:9/webhooks', secret: SECRET },
+    );
     expect(run.passed).toBe(false);
     const attempts = run.timeline.filter((entry) => entry.type === 'delivery');
     expect(attempts.map((a) => [a.attempt, a.at])).toEqual([
@@ -132,8 +133,9 @@ describe('runScenario', () => {
       [4, '2026-01-01T09:36:00.000Z'],
       [5, '2026-01-01T11:36:00.000Z'],
     ]);
-    expect(run.failures.at(-1)!.message).toMatch(
-      /^webhook #1 \(purchase success, order direct-purchase-order-s1\) was not delivered after 5 attempt\(s\)/,
+    expect(run.failures).toHaveLength(1);
+    expect(run.failures[0]!.message).toMatch(
+      /^webhook #1 \(purchase success, order unexpecting-order-s1\) was not delivered after 5 attempt\(s\): fetch failed/,
     );
   });
 
@@ -284,6 +286,24 @@ describe('runScenario', () => {
     const scenario = { name: 'bad', steps: [{ refund: { payment: 'nothing' } }] } as unknown as Scenario;
     await expect(runScenario(scenario, { target: 'http://127.0.0.1:9/webhooks' })).rejects.toThrow(
       'steps[0] (refund): no payment named "nothing" was created before this step',
+    );
+  });
+
+  it('names each unacknowledged webhook once, and hints at the secret when the app refused the signature', async () => {
+    const merchant = await app();
+    const run = await runScenario('auth-voided', { target: merchant.target, secret: 'not the app secret' });
+    expect(run.failures.map((f) => [f.step, f.message])).toEqual([
+      [
+        0,
+        'auth success of order (webhook #1) was never acknowledged: its last attempt got 401 signature.invalid',
+      ],
+      [
+        2,
+        'void success of order (webhook #2) was never acknowledged: its last attempt got 401 signature.invalid',
+      ],
+    ]);
+    expect(formatTimeline(run).split('\n')[3]).toBe(
+      '  hint: the app refused the signature: sign with the secret it verifies (--secret, PAYHOOK_SECRET)',
     );
   });
 });

@@ -49,6 +49,11 @@ export function formatTimeline(run: ScenarioRun): string {
     const where = failure.step === undefined ? 'at the end' : `step ${failure.step + 1}`;
     lines.push(`  ✘ ${where} (${failure.kind}): ${failure.message}`);
   }
+  if (run.timeline.some((entry) => entry.type === 'delivery' && entry.outcome === 'signature.invalid')) {
+    lines.push(
+      '  hint: the app refused the signature: sign with the secret it verifies (--secret, PAYHOOK_SECRET)',
+    );
+  }
   lines.push('');
   let previous: string | undefined;
   for (const entry of run.timeline) {

@@ -281,6 +281,57 @@ describe('the scenario format', () => {
     ).toThrow('steps[0] holds its webhooks but no later step releases them (add { release: {} })');
   });
 
+  it('lists every problem of a file at once, each in its place', () => {
+    const problems = (value: unknown) => {
+      try {
+        validateScenario(value);
+      } catch (error) {
+        return (error as ScenarioError).problems;
+      }
+      return [];
+    };
+    expect(problems([1])).toEqual(['must be an object with "name" and "steps", not [1]']);
+    expect(
+      problems({
+        name: 'no spaces allowed',
+        description: 7,
+        start: 'tomorrow',
+        extra: true,
+        steps: [
+          'create',
+          { create: { as: 'o', amount: 1 }, name: 3, color: 'red' },
+          { create: { as: 'o', amount: 2 } },
+          { advance: 'soon' },
+          { check: '' },
+          {
+            void: { payment: 'o' },
+            faults: 'all',
+            expect: { webhooks: [{ event: 'void success', payment: 'p' }] },
+          },
+        ],
+        expect: { ledger: [{ state: 'paid' }] },
+      }),
+    ).toEqual([
+      'unknown top-level field "extra" (known: name, description, start, steps, expect)',
+      '"name" must be letters, digits and "-", not "no spaces allowed"',
+      '"description" must be a string',
+      '"start" must be an ISO date-time such as 2026-01-01T09:00:00Z, not "tomorrow"',
+      'steps[0] must be an object with one of create, pay, threeDs, decline, capture, void, refund, advance, chargeOutcomes, reconcile, inject, redeliver, release, check, not "create"',
+      'steps[1] (create): unknown field "color"',
+      'steps[1] (create).name must be a string',
+      'steps[2] (create): a payment named "o" already exists',
+      'steps[3] (advance) must be a duration such as 10m, 2h, 1d, 1mo or a number of ms, not "soon"',
+      'steps[4] (check) must be a non-empty string, not ""',
+      'steps[5] (void).faults must be an object, not "all"',
+      'expect.ledger [0] needs "payment", not {"state":"paid"}',
+      'steps[5].expect.webhooks[0]: no payment named "p"',
+    ]);
+  });
+
+  it('says when a file cannot be read', () => {
+    expect(() => loadScenario('/')).toThrow('/ is not a valid scenario:\n  cannot be read: EISDIR');
+  });
+
   it('refuses text that is not YAML, naming the line and column', () => {
     expect(() =>
       parseScenario(
