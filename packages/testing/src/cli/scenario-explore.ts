@@ -1,11 +1,10 @@
 import { writeFile } from 'node:fs/promises';
 import { FAULT_KINDS, type FaultKind } from '../scenario/draw.js';
 import { exploreScenario } from '../scenario/explore.js';
-import { loadScenario } from '../scenario/load.js';
 import { formatTimeline } from '../scenario/timeline.js';
-import { ScenarioError } from '../scenario/validate.js';
 import { httpUrlFrom, positiveInteger, secretsFrom, UsageError } from './args.js';
 import { type CliIO, printable } from './io.js';
+import { scenarioArgument } from './scenario-file.js';
 
 /** The options `payhook scenario explore` reads. */
 export interface ExploreValues {
@@ -51,27 +50,13 @@ export async function exploreAction(
   values: ExploreValues,
   io: CliIO,
 ): Promise<number> {
-  if (positionals.length !== 1) {
-    throw new UsageError(
-      positionals.length === 0
-        ? 'name the scenario: a file or a built-in name.'
-        : 'explore one scenario at a time.',
-    );
-  }
+  const scenario = scenarioArgument(positionals, 'explore', io);
+  if (scenario === 2) return 2;
   const target = httpUrlFrom('--target', values.target).href;
   const [secret] = secretsFrom(values.secret === undefined ? undefined : [values.secret], io);
   const runs = positiveInteger('--runs', values.runs, 100);
   const seed = seedFrom(values.seed);
   const faults = faultsFrom(values.faults);
-  let scenario: ReturnType<typeof loadScenario>;
-  try {
-    scenario = loadScenario(positionals[0]!);
-  } catch (error) {
-    if (!(error instanceof ScenarioError)) throw error;
-    io.stderr(`payhook scenario: ${printable(positionals[0]!)} is not a valid scenario:`);
-    for (const problem of error.problems) io.stderr(`  ${printable(problem)}`);
-    return 2;
-  }
   const result = await exploreScenario(scenario, { target, secret: secret!, runs, seed, faults });
   const { failure } = result;
   if (failure === undefined) {

@@ -1,13 +1,12 @@
 import { writeFile } from 'node:fs/promises';
 import { builtInScenarios } from '../scenario/builtins.js';
-import { loadScenario } from '../scenario/load.js';
 import { runScenario } from '../scenario/runner.js';
 import { formatTimeline } from '../scenario/timeline.js';
-import { ScenarioError } from '../scenario/validate.js';
 import { httpUrlFrom, secretsFrom, UsageError } from './args.js';
 import { defineCommand } from './command.js';
 import { type CliIO, jsonText, printable } from './io.js';
 import { exploreAction } from './scenario-explore.js';
+import { scenarioArgument } from './scenario-file.js';
 
 const SCENARIO_HELP = `Usage: payhook scenario run|explore|list FILE|NAME [--target URL] [--secret S] [--seed N] [--json] [--report FILE] [--runs N] [--faults LIST] [--out FILE]
 
@@ -78,26 +77,11 @@ const list: Action = async (positionals, values, io) => {
 };
 
 const run: Action = async (positionals, values, io) => {
-  if (positionals.length !== 1) {
-    throw new UsageError(
-      positionals.length === 0
-        ? 'name the scenario: a file or a built-in name.'
-        : 'run one scenario at a time.',
-    );
-  }
+  const scenario = scenarioArgument(positionals, 'run', io);
+  if (scenario === 2) return 2;
   const target = httpUrlFrom('--target', values.target).href;
   const [secret] = secretsFrom(values.secret === undefined ? undefined : [values.secret], io);
   const seed = seedFrom(values.seed);
-  let scenario: ReturnType<typeof loadScenario>;
-  try {
-    scenario = loadScenario(positionals[0]!);
-  } catch (error) {
-    if (!(error instanceof ScenarioError)) throw error;
-    // One line per problem: a UsageError's message prints as one line.
-    io.stderr(`payhook scenario: ${printable(positionals[0]!)} is not a valid scenario:`);
-    for (const problem of error.problems) io.stderr(`  ${printable(problem)}`);
-    return 2;
-  }
   const result = await runScenario(scenario, { target, secret: secret!, seed });
   if (values.report !== undefined) await writeFile(values.report, `${JSON.stringify(result, null, 2)}\n`);
   if (values.json) io.stdout(jsonText(result, 2));

@@ -134,7 +134,14 @@ export const DEFAULT_RETRY_SCHEDULE: readonly number[] = [60_000, 300_000, 1_800
  * @example
  * const fake = new FakeService({ secret, transport: fetchTransport });
  */
-export const fetchTransport: WebhookTransport = async (message) => {
+export const fetchTransport: WebhookTransport = (message) => postForm(globalThis.fetch, message);
+
+/** `fetchTransport` through another `fetch` (a scenario run's, which a test may give). */
+export function fetchTransportOver(fetch: typeof globalThis.fetch): WebhookTransport {
+  return (message) => postForm(fetch, message);
+}
+
+async function postForm(fetch: typeof globalThis.fetch, message: WebhookMessage): Promise<TransportAnswer> {
   const response = await fetch(message.url, {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
@@ -147,7 +154,7 @@ export const fetchTransport: WebhookTransport = async (message) => {
     body: await response.text(),
     headers: headersOf(response.headers),
   };
-};
+}
 
 function headersOf(headers: Headers): Record<string, string> {
   const out: Record<string, string> = {};

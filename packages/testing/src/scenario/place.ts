@@ -11,24 +11,12 @@ import type {
   WebhookExpectation,
 } from './types.js';
 
-/** Steps that may send webhooks of their own (a hosted `create` sends none until it is paid). */
-const CAUSES_WEBHOOKS: ReadonlySet<StepKind> = new Set<StepKind>([
-  'create',
-  'pay',
-  'threeDs',
-  'decline',
-  'capture',
-  'void',
-  'refund',
-  'advance',
-  'reconcile',
-  'inject',
-  'redeliver',
-]);
+/** Steps that may send webhooks of their own (a hosted `create` sends none until it is paid): all but these. */
+const SENDS_NONE: ReadonlySet<StepKind> = new Set<StepKind>(['chargeOutcomes', 'release', 'check']);
 
 function causesWebhooks(step: ScenarioStep): boolean {
   if ('create' in step) return step.create.mode !== 'hosted';
-  return CAUSES_WEBHOOKS.has(kindOf(step));
+  return !SENDS_NONE.has(kindOf(step));
 }
 
 /**

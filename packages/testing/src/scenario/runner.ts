@@ -1,5 +1,5 @@
 import { FakeServiceError } from '../fake/errors.js';
-import type { DeliveryAttempt, DeliveryFaults, WebhookTransport } from '../fake/outbox.js';
+import { type DeliveryAttempt, type DeliveryFaults, fetchTransportOver } from '../fake/outbox.js';
 import { TEST_CARDS, THREE_DS_CODE } from '../fake/outcomes.js';
 import { FakeService } from '../fake/service.js';
 import { burst, redeliver } from '../scenarios.js';
@@ -44,21 +44,6 @@ function cardNumber(card: ScenarioCard | undefined): string {
   return (TEST_CARDS as Record<string, string>)[card] ?? card.replace(/[\s-]/g, '');
 }
 
-/** The webhook transport: a form POST through the run's `fetch`, as the service sends (spec 6). */
-function transportFor(fetch: typeof globalThis.fetch): WebhookTransport {
-  return async (message) => {
-    const response = await fetch(message.url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ data: message.data, signature: message.signature }).toString(),
-      redirect: 'manual',
-      // Not a measure: only so that a hung app cannot stall the run forever.
-      signal: AbortSignal.timeout(10_000),
-    });
-    return { status: response.status, body: await response.text() };
-  };
-}
-
 function deliveryFaults(faults: StepFaults | undefined): DeliveryFaults {
   if (!faults) return {};
   return {
@@ -94,7 +79,7 @@ class Run {
       now: start,
       seed: fakeSeed(seed, scenario.name),
       fixedIds: true,
-      transport: transportFor(fetch),
+      transport: fetchTransportOver(fetch),
     });
     this.#year = new Date(start).getUTCFullYear();
   }
