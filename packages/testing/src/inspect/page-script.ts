@@ -126,7 +126,8 @@ export const INSPECTOR_SCRIPT = `(() => {
       ...definition('Diagnosis', d.hint), ...definition('Duration', d.durationMs === undefined ? '' : d.durationMs + ' ms'))];
     if (d.answerHeaders) part.push(headerTable(d.answerHeaders));
     if (d.answer !== undefined) part.push(pre(d.answer || '(empty body)', 'answer-body'));
-    else if (d.source === 'capture') part.push(el('p', { class: 'message' }, 'A capture keeps the status, outcome and code of the answer, not its headers or body.'));
+    else if (d.source === 'capture') part.push(el('p', { class: 'message' }, d.answerHeaders ? 'A capture keeps the status, outcome, code and headers of the answer, not its body.'
+      : 'A capture keeps the status, outcome and code of the answer, not its body; its headers since format 3.'));
     return part;
   }
   function paymentPart(d, payment) {
