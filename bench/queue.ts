@@ -12,7 +12,7 @@ import { Redis } from 'ioredis';
 import pg from 'pg';
 import { percentiles } from './limits.js';
 import { createDeliverySource, formBody, SECRET } from './payload.js';
-import { burst, startExample } from './queue-burst.js';
+import { burst, startExample, startMinimum, startWorkers, warmBursts } from './queue-burst.js';
 import {
   bullmqAlone,
   claimAndCommit,
@@ -22,7 +22,7 @@ import {
   type WorkerRun,
 } from './queue-engines.js';
 import { rotate, type Spread, spread } from './stats.js';
-import { WORKER_ROWS } from './targets.js';
+import { WARM_BURST, WORKER_ROWS } from './targets.js';
 
 export interface QueueBenchOptions {
   rounds: number;
@@ -38,6 +38,8 @@ export interface QueueBenchOptions {
   /** Distinct webhooks sent at once over HTTP to `examples/queue`, after `warmup` one after another. */
   burst: number;
   warmup: number;
+  /** Warm bursts (40 notifications x 3 copies) to payhook's example and to the hand-written minimum, each, per round. */
+  warmPairs: number;
 }
 
 /**
@@ -238,6 +240,13 @@ async function backendRound(
     for (const [row, run] of rotate(workers, round)) say(figures.worker(row, await run()));
     const answers = await burstRow(backend, `${queueName}-burst`, options);
     say(figures.latency(`${backend.name}, burst of ${options.burst} over HTTP (examples/queue)`, answers));
+    const [payhook, minimum] = await warmBurstRows(backend, `${queueName}-warm`, options);
+    for (const [row, bursts] of [
+      [`${backend.name}, ${WARM_BURST} to examples/queue, two workers running`, payhook!],
+      [`${backend.name}, ${WARM_BURST} to the hand-written minimum (Express)`, minimum!],
+    ] as const) {
+      for (const latency of bursts) say(figures.latency(row, latency));
+    }
   } finally {
     await queue.close();
     await backend.clean(queueName);
@@ -298,6 +307,30 @@ function engineRows(
     [`${backend.name}: ${WORKER_ROWS.pgboss}`, () => pgBossAlone(DATABASE_URL, `${name}-loop`, run)],
     [`${backend.name}: ${WORKER_ROWS.pgbossFloor}`, () => pgBossAlone(DATABASE_URL, `${name}-floor`, floor)],
   ];
+}
+
+/**
+ * Warm bursts over kept-alive connections, alternating between `examples/queue`'s web process (its two workers
+ * running) and the hand-written minimum on the same engine: p50 and p99 of each burst, payhook's then the minimum's.
+ */
+async function warmBurstRows(backend: Backend, name: string, options: QueueBenchOptions) {
+  const env = { REDIS_URL, DATABASE_URL, name };
+  const [web, workers, minimum] = await Promise.all([
+    startExample(backend.engine, env),
+    startWorkers(backend.engine, env, 2),
+    startMinimum(backend.engine, env),
+  ]);
+  try {
+    return await warmBursts([web.url, minimum.url], {
+      pairs: options.warmPairs,
+      notifications: 40,
+      copies: 3,
+    });
+  } finally {
+    await Promise.all([web.stop(), workers.stop(), minimum.stop()]);
+    await backend.clean(name);
+    await backend.clean(`${name}-minimum`);
+  }
 }
 
 /** The burst over HTTP to `examples/queue`'s web process on this backend's engine: p50 and p99 of the answers. */

@@ -56,6 +56,7 @@ const settings = quick
         concurrency: 16,
         burst: 120,
         warmup: 10,
+        warmPairs: 2,
       },
       relay: { latencyDeliveries: 200, backlog: 2_000, rss: [1_000, 20_000] as [number, number] },
     }
@@ -73,6 +74,7 @@ const settings = quick
         concurrency: 16,
         burst: 120,
         warmup: 10,
+        warmPairs: 4,
       },
       relay: { latencyDeliveries: 1_000, backlog: 10_000, rss: [1_000, 100_000] as [number, number] },
     };
