@@ -1,5 +1,5 @@
 import type { DedupeStore } from '@payhook/core';
-import { Queue, Worker } from 'bullmq';
+import { type JobsOptions, Queue, Worker } from 'bullmq';
 import PgBoss from 'pg-boss';
 import { createDeliverySource } from './payload.js';
 
@@ -12,6 +12,10 @@ export interface EngineAloneOptions {
   concurrency: number;
   /** What each job does: nothing by default, or `claimAndCommit`'s store calls. */
   work?: () => Promise<void>;
+  /** BullMQ's options of each job (payhook's: attempts, backoff, removal by age); none by default. */
+  jobOptions?: JobsOptions;
+  /** Called once the jobs are queued, right before the worker phase starts (`queue-profile.ts` starts there). */
+  beforeWorker?: () => Promise<unknown>;
 }
 
 /**
@@ -70,12 +74,13 @@ export async function bullmqAlone(
   const connection = { url };
   const queue = new Queue(name, { connection });
   try {
-    await sendAll(options.jobs, 20, (data) => queue.add('notification', { data }));
+    await sendAll(options.jobs, 20, (data) => queue.add('notification', { data }, options.jobOptions));
     let done = 0;
     let finished: () => void = () => {};
     const all = new Promise<void>((resolve) => {
       finished = resolve;
     });
+    await options.beforeWorker?.();
     const stop = timeWorker(options.jobs);
     const worker = new Worker(name, options.work ?? nothing, {
       connection,
@@ -111,6 +116,7 @@ export async function pgBossAlone(
   try {
     await boss.createQueue(name);
     await sendAll(options.jobs, 20, (data) => boss.send(name, { data }));
+    await options.beforeWorker?.();
     const stop = timeWorker(options.jobs);
     for (let done = 0; done < options.jobs; ) {
       const jobs = await boss.fetch(name, { batchSize: options.concurrency });
