@@ -1,5 +1,5 @@
 import type { DedupeStore } from '@payhook/core';
-import { type JobsOptions, Queue, Worker } from 'bullmq';
+import { Queue, Worker } from 'bullmq';
 import PgBoss from 'pg-boss';
 import { createDeliverySource } from './payload.js';
 
@@ -12,8 +12,6 @@ export interface EngineAloneOptions {
   concurrency: number;
   /** What each job does: nothing by default, or `claimAndCommit`'s store calls. */
   work?: () => Promise<void>;
-  /** BullMQ's options of each job (payhook's: attempts, backoff, removal by age); none by default. */
-  jobOptions?: JobsOptions;
   /** Called once the jobs are queued, right before the worker phase starts (`queue-profile.ts` starts there). */
   beforeWorker?: () => Promise<unknown>;
 }
@@ -74,7 +72,7 @@ export async function bullmqAlone(
   const connection = { url };
   const queue = new Queue(name, { connection });
   try {
-    await sendAll(options.jobs, 20, (data) => queue.add('notification', { data }, options.jobOptions));
+    await sendAll(options.jobs, 20, (data) => queue.add('notification', { data }));
     let done = 0;
     let finished: () => void = () => {};
     const all = new Promise<void>((resolve) => {
