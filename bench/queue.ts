@@ -157,6 +157,7 @@ async function payhookWorker(
   const worker = await createWorker(webhook, queue, {
     concurrency: options.concurrency,
     stopOnSignals: false,
+    logger: false,
   });
   await all;
   const run = stop();
