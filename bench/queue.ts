@@ -12,9 +12,17 @@ import { Redis } from 'ioredis';
 import pg from 'pg';
 import { percentiles } from './limits.js';
 import { createDeliverySource, formBody, SECRET } from './payload.js';
-import { burst, startExample } from './queue-burst.js';
-import { bullmqAlone, claimAndCommit, PGBOSS_SCHEMA, pgBossAlone } from './queue-engines.js';
+import { burst, startExample, startMinimum, startWorkers, warmBursts } from './queue-burst.js';
+import {
+  bullmqAlone,
+  claimAndCommit,
+  PGBOSS_SCHEMA,
+  pgBossAlone,
+  timeWorker,
+  type WorkerRun,
+} from './queue-engines.js';
 import { rotate, type Spread, spread } from './stats.js';
+import { WARM_BURST, WORKER_ROWS } from './targets.js';
 
 export interface QueueBenchOptions {
   rounds: number;
@@ -23,19 +31,24 @@ export interface QueueBenchOptions {
   inFlight: readonly number[];
   /** How long the application's handler takes (its work: a courier call, an email). */
   workMs: number;
-  /** Jobs queued, then run through one worker, per engine per round. */
+  /** Jobs queued, then run through one worker, per worker row per engine per round: enough for seconds of work. */
   jobs: number;
-  /** The worker's concurrency for the jobs-per-second rows. */
+  /** The worker's concurrency (pg-boss rows: its batch) for the worker rows. */
   concurrency: number;
   /** Distinct webhooks sent at once over HTTP to `examples/queue`, after `warmup` one after another. */
   burst: number;
   warmup: number;
+  /** Warm bursts (40 notifications x 3 copies) to payhook's example and to the hand-written minimum, each, per round. */
+  warmPairs: number;
 }
 
-/** A queue row: a webhook's answer latency (p50 and p99, ms, medians over the rounds), or jobs per second. */
+/**
+ * A queue row: a webhook's answer latency (p50 and p99, ms, medians over the rounds), or a worker row's jobs per
+ * second or CPU per job (µs of the process's CPU over the worker phase).
+ */
 export interface QueueRow extends Spread {
   name: string;
-  unit: 'ms' | 'jobs/s';
+  unit: 'ms' | 'jobs/s' | 'µs CPU/job';
   p99?: Spread;
 }
 
@@ -123,12 +136,12 @@ async function answerLatencies(
   return latencies;
 }
 
-/** Queues `jobs` notifications, then runs them through one worker: jobs per second from its start to the last. */
-async function jobsPerSecond(
+/** Queues `jobs` notifications through the webhook, then runs them through one payhook worker. */
+async function payhookWorker(
   backend: Backend,
   queue: QueueEngine,
   options: QueueBenchOptions,
-): Promise<number> {
+): Promise<WorkerRun> {
   let done = 0;
   let finished: () => void = () => {};
   const all = new Promise<void>((resolve) => {
@@ -140,15 +153,16 @@ async function jobsPerSecond(
     },
   );
   await answerLatencies(webhook, options.jobs, 20);
-  const started = performance.now();
+  const stop = timeWorker(options.jobs);
   const worker = await createWorker(webhook, queue, {
     concurrency: options.concurrency,
     stopOnSignals: false,
+    logger: false,
   });
   await all;
-  const seconds = (performance.now() - started) / 1000;
+  const run = stop();
   await worker.stop();
-  return options.jobs / seconds;
+  return run;
 }
 
 /** Each row's per-round values: p50 and p99 of the latency rows, jobs per second of the worker rows. */
@@ -156,9 +170,16 @@ class Figures {
   readonly p50 = new Map<string, number[]>();
   readonly p99 = new Map<string, number[]>();
   readonly rates = new Map<string, number[]>();
+  readonly cpu = new Map<string, number[]>();
 
   add(map: Map<string, number[]>, key: string, value: number): void {
     map.set(key, [...(map.get(key) ?? []), value]);
+  }
+
+  worker(row: string, run: WorkerRun): string {
+    this.add(this.rates, row, run.rate);
+    this.add(this.cpu, row, run.cpuUsPerJob);
+    return `${row}: ${Math.round(run.rate)} jobs/s, ${run.cpuUsPerJob.toFixed(1)} µs CPU per job`;
   }
 
   latency(row: string, latency: { p50: number; p99: number }): string {
@@ -178,13 +199,12 @@ class Figures {
         p99: spread(this.p99.get(name)!),
       });
     }
+    const worker = ` (concurrency ${options.concurrency}, ${options.jobs} jobs)`;
     for (const [name, values] of this.rates) {
-      const worker = `: jobs per second, one worker (concurrency ${options.concurrency})`;
-      rows.push({
-        name: name.includes(': ') ? name : `${name}${worker}`,
-        unit: 'jobs/s',
-        ...spread(values),
-      });
+      rows.push({ name: `${name}${worker}: jobs per second`, unit: 'jobs/s', ...spread(values) });
+    }
+    for (const [name, values] of this.cpu) {
+      rows.push({ name: `${name}${worker}: CPU per job`, unit: 'µs CPU/job', ...spread(values) });
     }
     return rows;
   }
@@ -213,15 +233,21 @@ async function backendRound(
       }
     }
     await backend.clean(queueName);
-    const rate = await jobsPerSecond(backend, queue, options);
-    figures.add(figures.rates, backend.name, rate);
-    say(`${backend.name}: ${Math.round(rate)} jobs/s through one worker`);
-    for (const [row, value] of await engineRows(backend, `${queueName}-alone`, options)) {
-      figures.add(figures.rates, row, value);
-      say(`${row}: ${Math.round(value)} jobs/s`);
-    }
+    const workers: [string, () => Promise<WorkerRun>][] = [
+      [`${backend.name}: ${WORKER_ROWS.payhook}`, () => payhookWorker(backend, queue, options)],
+      ...engineRows(backend, `${queueName}-alone`, options),
+    ];
+    // Rotated round after round: no worker row always runs first, on a machine whose load moves by the minute.
+    for (const [row, run] of rotate(workers, round)) say(figures.worker(row, await run()));
     const answers = await burstRow(backend, `${queueName}-burst`, options);
     say(figures.latency(`${backend.name}, burst of ${options.burst} over HTTP (examples/queue)`, answers));
+    const [payhook, minimum] = await warmBurstRows(backend, `${queueName}-warm`, options);
+    for (const [row, bursts] of [
+      [`${backend.name}, ${WARM_BURST} to examples/queue, two workers running`, payhook!],
+      [`${backend.name}, ${WARM_BURST} to the hand-written minimum (Express)`, minimum!],
+    ] as const) {
+      for (const latency of bursts) say(figures.latency(row, latency));
+    }
   } finally {
     await queue.close();
     await backend.clean(queueName);
@@ -261,41 +287,51 @@ export async function runQueue(
   return { rows: figures.rows(options), skipped };
 }
 
-/** The engine alone, on the same server with the same jobs and concurrency as payhook's worker row: jobs per second. */
-async function engineRows(
+/**
+ * The engine alone and the engine whose jobs do the store's claim and commit (the floor under payhook's worker),
+ * on the same server with the same jobs and concurrency as payhook's worker row.
+ */
+function engineRows(
   backend: Backend,
   name: string,
   options: QueueBenchOptions,
-): Promise<[string, number][]> {
+): [string, () => Promise<WorkerRun>][] {
   const run = { jobs: options.jobs, concurrency: options.concurrency };
   const floor = { ...run, work: claimAndCommit(backend.store) };
-  const c = `concurrency ${options.concurrency}`;
   if (backend.engine === 'bullmq') {
     return [
-      [
-        `${backend.name}: BullMQ alone, add + Worker doing nothing (${c})`,
-        await bullmqAlone(REDIS_URL, name, run),
-      ],
-      [
-        `${backend.name}: BullMQ + the store's claim and commit per job, no payhook (${c})`,
-        await bullmqAlone(REDIS_URL, `${name}-floor`, floor),
-      ],
+      [`${backend.name}: ${WORKER_ROWS.bullmq}`, () => bullmqAlone(REDIS_URL, name, run)],
+      [`${backend.name}: ${WORKER_ROWS.bullmqFloor}`, () => bullmqAlone(REDIS_URL, `${name}-floor`, floor)],
     ];
   }
   return [
-    [
-      `${backend.name}: pg-boss alone, send + work doing nothing (batch ${options.concurrency})`,
-      await pgBossAlone(DATABASE_URL, `${name}-work`, { ...run, consumer: 'work' }),
-    ],
-    [
-      `${backend.name}: pg-boss alone, send + fetch/complete loop (batch ${options.concurrency})`,
-      await pgBossAlone(DATABASE_URL, `${name}-loop`, { ...run, consumer: 'loop' }),
-    ],
-    [
-      `${backend.name}: pg-boss fetch/complete loop + the store's claim and commit per job, no payhook (batch ${options.concurrency})`,
-      await pgBossAlone(DATABASE_URL, `${name}-floor`, { ...floor, consumer: 'loop' }),
-    ],
+    [`${backend.name}: ${WORKER_ROWS.pgboss}`, () => pgBossAlone(DATABASE_URL, `${name}-loop`, run)],
+    [`${backend.name}: ${WORKER_ROWS.pgbossFloor}`, () => pgBossAlone(DATABASE_URL, `${name}-floor`, floor)],
   ];
+}
+
+/**
+ * Warm bursts over kept-alive connections, alternating between `examples/queue`'s web process (its two workers
+ * running) and the hand-written minimum on the same engine: p50 and p99 of each burst, payhook's then the minimum's.
+ */
+async function warmBurstRows(backend: Backend, name: string, options: QueueBenchOptions) {
+  const env = { REDIS_URL, DATABASE_URL, name };
+  const [web, workers, minimum] = await Promise.all([
+    startExample(backend.engine, env),
+    startWorkers(backend.engine, env, 2),
+    startMinimum(backend.engine, env),
+  ]);
+  try {
+    return await warmBursts([web.url, minimum.url], {
+      pairs: options.warmPairs,
+      notifications: 40,
+      copies: 3,
+    });
+  } finally {
+    await Promise.all([web.stop(), workers.stop(), minimum.stop()]);
+    await backend.clean(name);
+    await backend.clean(`${name}-minimum`);
+  }
 }
 
 /** The burst over HTTP to `examples/queue`'s web process on this backend's engine: p50 and p99 of the answers. */

@@ -108,7 +108,7 @@ describe('replayDeliveries', () => {
     await writeFile(file, `${JSON.stringify({ v: 1, status: 401, outcome: 'refused' })}\n{"data":"x"}\n`);
     const app = createNodeListener(createWebhookHandler({ secret: TEST_SECRET }));
     await expect(replayDeliveries(app, file, { secret: TEST_SECRET })).rejects.toThrow(
-      `[@payhook/testing] ${file}, line 2: not a captured delivery (expected {"v":1,…} or {"v":2,…} from createCapture).`,
+      `[@payhook/testing] ${file}, line 2: not a captured delivery (expected {"v":1,…} to {"v":3,…} from createCapture).`,
     );
     await writeFile(
       file,

@@ -81,9 +81,9 @@ export function replayableLines(
       );
     }
     const captured = parsed as Partial<CapturedDelivery> | null;
-    if (captured === null || typeof captured !== 'object' || (captured.v !== 1 && captured.v !== 2)) {
+    if (captured === null || typeof captured !== 'object' || ![1, 2, 3].includes(captured.v as number)) {
       throw new Error(
-        `[@payhook/testing] ${source}, line ${index + 1}: not a captured delivery (expected {"v":1,…} or {"v":2,…} from createCapture).`,
+        `[@payhook/testing] ${source}, line ${index + 1}: not a captured delivery (expected {"v":1,…} to {"v":3,…} from createCapture).`,
       );
     }
     const wrong = wrongField(captured);
@@ -104,15 +104,21 @@ export function replayableLines(
   return found;
 }
 
-/** What is wrong with a `{"v":1}` line's fields, as createCapture writes them; `undefined` when nothing is. */
+/** What is wrong with a line's fields, as createCapture writes them; `undefined` when nothing is. */
 function wrongField(captured: Partial<CapturedDelivery>): string | undefined {
-  const { status, outcome, code, contentType, notification } = captured;
+  const { status, outcome, code, contentType, notification, answerHeaders } = captured;
   if (!Number.isInteger(status) || (status as number) < 100 || (status as number) > 599) {
     return '"status" is not an HTTP status';
   }
   if (typeof outcome !== 'string') return '"outcome" is not a string';
   if (code !== undefined && typeof code !== 'string') return '"code" is not a string';
   if (contentType !== undefined && typeof contentType !== 'string') return '"contentType" is not a string';
+  if (answerHeaders !== undefined) {
+    const texts =
+      typeof answerHeaders === 'object' && answerHeaders !== null && !Array.isArray(answerHeaders);
+    if (!texts || Object.values(answerHeaders).some((value) => typeof value !== 'string'))
+      return '"answerHeaders" is not an object of texts';
+  }
   if (notification !== undefined && notification !== null) {
     if (typeof notification !== 'object' || Array.isArray(notification))
       return '"notification" is not an object';

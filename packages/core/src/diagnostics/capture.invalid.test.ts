@@ -32,7 +32,7 @@ describe('capture of a delivery whose signature matched but whose notification d
     const { result, lines, errors } = await captureOne(formBody(sent));
     expect([result.status, result.error?.code]).toEqual([400, 'notification.invalid']);
     expect(lines).toEqual([
-      expect.objectContaining({ v: 2, status: 400, outcome: 'refused', code: 'notification.invalid' }),
+      expect.objectContaining({ v: 3, status: 400, outcome: 'refused', code: 'notification.invalid' }),
     ]);
     expect(lines[0]!.notification).toEqual({
       ...sent,

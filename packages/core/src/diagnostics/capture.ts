@@ -23,8 +23,11 @@ export { DEFAULT_MASKED_FIELDS } from './capture-mask.js';
  * signature matched but whose notification lacked a required field (`notification.invalid`) keeps it too.
  */
 export interface CapturedDelivery {
-  /** The format version of the line: 2 adds `key`, `durationMs` and `hint`; readers take both. */
-  v: 1 | 2;
+  /**
+   * The format version of the line: 2 adds `key`, `durationMs` and `hint`, 3 adds `answerHeaders`; readers take
+   * every version, a field a version lacks is absent.
+   */
+  v: 1 | 2 | 3;
   /** When the answer was given (ISO 8601, UTC). */
   at: string;
   status: number;
@@ -45,6 +48,27 @@ export interface CapturedDelivery {
    * the original sender for a delivery through the relay.
    */
   sender?: string;
+  /**
+   * The answer's headers that payhook sets (`content-type`, `retry-after`, `allow`, `connection`), names in lower
+   * case; no other header is kept.
+   */
+  answerHeaders?: Record<string, string>;
+}
+
+/** The answer headers a line keeps: those core's answers carry (http/answers.ts, `WebhookError.headers`). */
+const ANSWER_HEADERS: ReadonlySet<string> = new Set(['content-type', 'retry-after', 'allow', 'connection']);
+
+/** The answer's headers payhook sets, by an allowlist: whatever else reached the result is never written. */
+function answerHeadersOf(headers: Record<string, string>): Record<string, string> | undefined {
+  const kept: Record<string, string> = {};
+  let any = false;
+  for (const [name, value] of Object.entries(headers)) {
+    const lower = name.toLowerCase();
+    if (!ANSWER_HEADERS.has(lower) || typeof value !== 'string') continue;
+    kept[lower] = value.slice(0, 100);
+    any = true;
+  }
+  return any ? kept : undefined;
 }
 
 /** What only the handler knows of a delivery, beside its request and answer. */
@@ -272,8 +296,9 @@ function captured(
   const contentType = media === undefined ? undefined : maskCardNumbers(media).slice(0, 100);
   // Refused as `notification.invalid`: its signature matched, so its object is kept as a handled one's is.
   const raw = result.notification?.raw ?? invalidNotificationObject(result.error);
+  const answerHeaders = answerHeadersOf(result.headers);
   return {
-    v: 2,
+    v: 3,
     at: new Date().toISOString(),
     status: result.status,
     outcome: result.outcome,
@@ -283,6 +308,7 @@ function captured(
     ...(facts.durationMs === undefined ? {} : { durationMs: facts.durationMs }),
     ...(contentType ? { contentType } : {}),
     ...(result.sender === undefined ? {} : { sender: maskCardNumbers(result.sender).slice(0, 100) }),
+    ...(answerHeaders ? { answerHeaders } : {}),
     ...(raw ? { notification: mask(raw) as Record<string, unknown> } : {}),
   };
 }

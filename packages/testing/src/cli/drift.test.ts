@@ -122,7 +122,7 @@ describe('payhook drift', () => {
     const result = await drift([file]);
     expect(result.code).toBe(2);
     expect(result.err[0]).toBe(
-      `payhook drift: ${file}, line 1: not a captured delivery (expected {"v":1,…} or {"v":2,…} from createCapture).`,
+      `payhook drift: ${file}, line 1: not a captured delivery (expected {"v":1,…} to {"v":3,…} from createCapture).`,
     );
   });
 });

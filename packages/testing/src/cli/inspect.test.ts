@@ -3,9 +3,15 @@ import type { AddressInfo } from 'node:net';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { migrateLedger, PostgresLedgerStore } from '@payhook/payments/postgres';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DATABASE_URL, reachPostgres } from '../../../core/test/servers.js';
+import { fakePurchase } from '../fixtures/primary.js';
 import { inspectCommand } from './inspect.js';
 import { memoryIO } from './io.js';
+
+const postgresUp = await reachPostgres();
 
 describe('payhook inspect', () => {
   let dir: string;
@@ -66,6 +72,87 @@ describe('payhook inspect', () => {
     stop.abort();
     expect(await done).toBe(0);
   });
+
+  it.each([
+    [['--ledger-table', 't'], '--ledger-table and --ledger-prefix go with --ledger URL.'],
+    [
+      ['--ledger', 'mysql://127.0.0.1/shop'],
+      '--ledger must be a redis://, rediss://, postgres:// or postgresql:// URL.',
+    ],
+    [
+      ['--ledger', 'redis://127.0.0.1', '--ledger-table', 't'],
+      '--ledger-table goes with a postgres:// ledger.',
+    ],
+    [
+      ['--ledger', 'postgres://127.0.0.1/shop', '--ledger-prefix', 'p:'],
+      '--ledger-prefix goes with a redis:// ledger.',
+    ],
+  ])('refuses the ledger options %j with exit 2: %s', async (argv, message) => {
+    const { io, err } = memoryIO('', {});
+    expect(await inspectCommand([capture, ...argv], io, AbortSignal.abort())).toBe(2);
+    expect(err.join('\n')).toContain(message);
+  });
+
+  it.skipIf(!postgresUp)(
+    "shows a payment's ledger entry read from PostgreSQL, with the URL from PAYHOOK_LEDGER_URL and --ledger-table",
+    async () => {
+      const table = `payhook_inspect_cli_ledger_${process.pid}`;
+      const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 1 });
+      const paid = fakePurchase(
+        { order_id: 'order-cli-ledger', amount: 20, currency: 'UAH' },
+        { seed: 'cli-ledger' },
+      );
+      const file = join(dir, 'ledger.jsonl');
+      await writeFile(
+        file,
+        `${JSON.stringify({ v: 3, at: 'x', status: 200, outcome: 'handled', notification: paid })}\n`,
+      );
+      try {
+        await migrateLedger(pool, { table });
+        await new PostgresLedgerStore({ pool, table }).append(paid.order_id, {
+          k: 'k-1',
+          m: 'purchase',
+          s: 'success',
+          d: 'p',
+          a: 2000,
+          c: 'UAH',
+          at: 1,
+        });
+        const { io, out } = memoryIO('', { PAYHOOK_LEDGER_URL: DATABASE_URL });
+        const stop = new AbortController();
+        const done = inspectCommand([file, '--ledger-table', table], io, stop.signal);
+        await expect.poll(() => out.length).toBeGreaterThan(0);
+        const url = new URL(out[0]!.replace('payhook inspect: open ', ''));
+        const token = url.searchParams.get('token')!;
+        await expect
+          .poll(
+            async () =>
+              (
+                await (
+                  await fetch(new URL('/deliveries', url), { headers: { 'x-payhook-token': token } })
+                ).json()
+              ).total,
+          )
+          .toBe(1);
+        const shown = await (
+          await fetch(new URL('/delivery?id=0', url), { headers: { 'x-payhook-token': token } })
+        ).json();
+        expect(shown.ledger).toEqual({
+          entry: expect.objectContaining({
+            orderId: 'order-cli-ledger',
+            state: 'paid',
+            paidAmount: 20,
+            version: 1,
+          }),
+        });
+        stop.abort();
+        expect(await done).toBe(0);
+      } finally {
+        await pool.query(`DROP TABLE IF EXISTS ${table}`);
+        await pool.end();
+      }
+    },
+  );
 
   it.each([
     [

@@ -1,4 +1,5 @@
 import { access } from 'node:fs/promises';
+import type { InspectorLedger } from '../inspect/ledger.js';
 import { startInspector } from '../inspect/server.js';
 import { algorithmFrom, httpUrlFrom, UsageError } from './args.js';
 import { defineCommand } from './command.js';
@@ -9,7 +10,7 @@ const INSPECT_HELP = `Usage: payhook inspect [FILE] [--fake-service URL] [--scen
 Opens a page on 127.0.0.1 over a capture file (core's createCapture; followed every second, rotations included)
 and/or the delivery attempts of a running 'payhook serve': newest first, searched by order, payment or operation
 id, each delivery's request and answer, its payment's other deliveries and what its redeliveries changed, every
-value masked as capture masks. From the page (or the keyboard: / j k Enter x Esc), replay deliveries re-signed
+value masked as capture masks; with --ledger, the payment's ledger state and history beside it. From the page (or the keyboard: / j k Enter x Esc), replay deliveries re-signed
 with the test secret (optionally edited first) to the --target app or to loopback, copy one as cURL, and save one
 as a fixture. The printed address carries a random token: without it every request is refused. Stops on SIGINT
 or SIGTERM.
@@ -22,11 +23,17 @@ Options:
   --algorithm A         sha256 (default) or sha1
   --target URL          your app's webhook URL: replays go to its origin or to loopback, nowhere else
   --fixtures DIR        where 'Save as fixture' writes, 0600 (nothing is written without it, nor anywhere else)
+  --ledger URL          the payment ledger (@payhook/payments) to show each payment's state and history from, read
+                        only: redis://… (RedisLedgerStore, needs ioredis) or postgres://… (PostgresLedgerStore,
+                        needs pg; its sessions read-only). A URL with a password: prefer PAYHOOK_LEDGER_URL
+  --ledger-table T      PostgresLedgerStore's table (default payhook_ledger)
+  --ledger-prefix P     RedisLedgerStore's key prefix (default payhook:)
   --port N              0 to 65535; default: any free port
   -h, --help            this help
 
 Example:
-  PAYHOOK_SECRET=test-secret payhook inspect deliveries.jsonl --target http://127.0.0.1:3000/webhooks --fixtures test/fixtures`;
+  PAYHOOK_SECRET=test-secret payhook inspect deliveries.jsonl --target http://127.0.0.1:3000/webhooks --fixtures test/fixtures
+  payhook inspect deliveries.jsonl --ledger postgres://reader@127.0.0.1:5432/shop`;
 
 /**
  * `payhook inspect`: prints the page's address (with its token), then serves the page over captured and live
@@ -38,7 +45,9 @@ Example:
  */
 export const inspectCommand = defineCommand({
   help: INSPECT_HELP,
-  options: { text: 'fake-service endpoints-key resign algorithm target fixtures port scenario' },
+  options: {
+    text: 'fake-service endpoints-key resign algorithm target fixtures port scenario ledger ledger-table ledger-prefix',
+  },
   positionals: true,
   longLived: true,
   run: async ({ values, positionals }, io, signal) => {
@@ -59,6 +68,7 @@ export const inspectCommand = defineCommand({
       );
     }
     const secret = values.resign ?? io.env.PAYHOOK_SECRET;
+    const ledger = ledgerFrom(values, io.env.PAYHOOK_LEDGER_URL);
     const inspector = await startInspector({
       ...(positionals[0] === undefined ? {} : { capture: positionals[0] }),
       ...(fake === undefined
@@ -70,6 +80,7 @@ export const inspectCommand = defineCommand({
       ...(values.fixtures === undefined ? {} : { fixtures: values.fixtures }),
       ...(values.scenario === undefined ? {} : { scenario: values.scenario }),
       port: portFrom(values.port),
+      ...(ledger === undefined ? {} : { ledger }),
     });
     io.stdout(`payhook inspect: open ${inspector.url}`);
     if (values.scenario !== undefined) {
@@ -95,6 +106,30 @@ export const inspectCommand = defineCommand({
     return 0;
   },
 });
+
+/** `--ledger URL` (or PAYHOOK_LEDGER_URL) with its store's table or prefix; `undefined` without one. */
+function ledgerFrom(
+  values: { ledger?: string; 'ledger-table'?: string; 'ledger-prefix'?: string },
+  fromEnv: string | undefined,
+): InspectorLedger | undefined {
+  const url = values.ledger ?? (fromEnv || undefined);
+  const table = values['ledger-table'];
+  const prefix = values['ledger-prefix'];
+  if (url === undefined) {
+    if (table !== undefined || prefix !== undefined) {
+      throw new UsageError('--ledger-table and --ledger-prefix go with --ledger URL.');
+    }
+    return undefined;
+  }
+  const protocol = URL.canParse(url) ? new URL(url).protocol : '';
+  const redis = protocol === 'redis:' || protocol === 'rediss:';
+  if (!redis && protocol !== 'postgres:' && protocol !== 'postgresql:') {
+    throw new UsageError('--ledger must be a redis://, rediss://, postgres:// or postgresql:// URL.');
+  }
+  if (redis && table !== undefined) throw new UsageError('--ledger-table goes with a postgres:// ledger.');
+  if (!redis && prefix !== undefined) throw new UsageError('--ledger-prefix goes with a redis:// ledger.');
+  return { url, ...(table === undefined ? {} : { table }), ...(prefix === undefined ? {} : { prefix }) };
+}
 
 /** A TCP port: 0 (any free one) to 65535. The CLI's `positiveInteger` stops at 10000, a count's bound, not a port's. */
 function portFrom(value: string | undefined): number {

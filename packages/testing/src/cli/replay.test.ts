@@ -55,6 +55,23 @@ describe('payhook replay (in-process)', () => {
     });
   });
 
+  it("prints the captured answer's Retry-After (format 3), when production told the service to come back", async () => {
+    const captured = JSON.stringify({
+      v: 3,
+      at: '2026-11-20T10:00:00.000Z',
+      status: 503,
+      outcome: 'refused',
+      code: 'store.unavailable',
+      answerHeaders: { 'content-type': 'application/json; charset=utf-8', 'retry-after': '1' },
+      notification: purchase,
+    });
+    const result = await replay(['-', '--url', url, '--resign', secret], {}, `${captured}\n`);
+    // The endpoint's outcome (handled, or duplicate after the tests before) is not this test's concern.
+    expect(result.out[0]).toMatch(
+      `line 1: purchase success order ${purchase.order_id} (captured 503 store.unavailable, Retry-After 1) → 200 {`,
+    );
+  });
+
   it('reads the capture from standard input with -, and the secret from PAYHOOK_SECRET', async () => {
     const result = await replay(
       ['-', '--url', url],

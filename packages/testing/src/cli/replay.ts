@@ -44,7 +44,8 @@ export const replayCommand = defineCommand({
     for (const { line, captured } of lines) {
       const signed = resign(captured, secret, algorithm);
       const n = captured.notification;
-      const then = `${captured.status} ${printable(captured.code ?? captured.outcome)}`;
+      const retryAfter = captured.answerHeaders?.['retry-after'];
+      const then = `${captured.status} ${printable(captured.code ?? captured.outcome)}${retryAfter === undefined ? '' : `, Retry-After ${printable(retryAfter)}`}`;
       const what = `line ${line}: ${shown(n.method)} ${shown(n.status)} order ${shown(n.order_id)} (captured ${then})`;
       try {
         const { status, text: reply } = await post(url, signed.headers, signed.body, timeout);

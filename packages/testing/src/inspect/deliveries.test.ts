@@ -51,9 +51,30 @@ describe('readCaptureLine', () => {
     expect(readCaptureLine(line, 1, 0)).not.toHaveProperty('notification');
   });
 
+  it("reads a format-3 line's answer headers, as a fake's attempt's are shown", () => {
+    const line = JSON.stringify({
+      v: 3,
+      at: 'x',
+      status: 503,
+      outcome: 'refused',
+      code: 'store.unavailable',
+      answerHeaders: { 'content-type': 'application/json; charset=utf-8', 'retry-after': '1' },
+      notification: purchase,
+    });
+    expect(readCaptureLine(line, 1, 0)).toMatchObject({
+      status: 503,
+      code: 'store.unavailable',
+      answerHeaders: { 'content-type': 'application/json; charset=utf-8', 'retry-after': '1' },
+    });
+  });
+
   it.each([
     ['{"v":1,"at":"x","status":2', 'not JSON (a torn or foreign line)'],
-    ['{"v":3,"at":"x","status":200}', 'not a captured delivery ({"v":1,…} or {"v":2,…})'],
+    ['{"v":4,"at":"x","status":200}', 'not a captured delivery ({"v":1,…} to {"v":3,…})'],
+    [
+      '{"v":3,"at":"x","status":200,"answerHeaders":{"retry-after":1}}',
+      '"answerHeaders" is not an object of texts',
+    ],
     ['{"v":1,"at":1,"status":200}', '"at" is not a string'],
     ['{"v":1,"at":"x","status":"200"}', '"status" is not an HTTP status'],
     ['{"v":2,"at":"x","status":200,"hint":{}}', '"hint" is not a string'],

@@ -50,7 +50,7 @@ export interface InspectedDelivery {
   readonly attempt?: number;
   /** The answer's body (a fake's attempt; a capture keeps none), masked as a notification is. */
   readonly answer?: string;
-  /** The answer's headers (a fake's attempt, when its transport read them), masked as a notification is. */
+  /** The answer's headers (a fake's attempt, when its transport read them; a capture of format 3), masked as a notification is. */
   readonly answerHeaders?: Readonly<Record<string, string>>;
   /** The refusal's message, from payhook's JSON answer: what the handler said went wrong. */
   readonly message?: string;
@@ -114,7 +114,8 @@ const OPTIONAL_TEXT = ['outcome', 'code', 'hint', 'key', 'contentType'] as const
 
 /**
  * One line of a capture file as a delivery, or why it cannot be read (a torn line left by a full disk, a line
- * that is not a captured delivery). Lines of format 1 and 2 are read; 2 adds `key`, `durationMs` and `hint`.
+ * that is not a captured delivery). Lines of formats 1 to 3 are read; 2 adds `key`, `durationMs` and `hint`, 3
+ * `answerHeaders`.
  */
 export function readCaptureLine(raw: string, line: number, id: number): InspectedDelivery | UnreadableLine {
   let value: unknown;
@@ -124,10 +125,10 @@ export function readCaptureLine(raw: string, line: number, id: number): Inspecte
     return { line, reason: 'not JSON (a torn or foreign line)' };
   }
   const captured = value as Record<string, unknown> | null;
-  if (captured === null || typeof captured !== 'object' || (captured.v !== 1 && captured.v !== 2)) {
-    return { line, reason: 'not a captured delivery ({"v":1,…} or {"v":2,…})' };
+  if (captured === null || typeof captured !== 'object' || ![1, 2, 3].includes(captured.v as number)) {
+    return { line, reason: 'not a captured delivery ({"v":1,…} to {"v":3,…})' };
   }
-  const { at, status, durationMs, notification } = captured;
+  const { at, status, durationMs, notification, answerHeaders } = captured;
   if (typeof at !== 'string') return { line, reason: '"at" is not a string' };
   if (!Number.isInteger(status)) return { line, reason: '"status" is not an HTTP status' };
   for (const name of OPTIONAL_TEXT) {
@@ -137,6 +138,9 @@ export function readCaptureLine(raw: string, line: number, id: number): Inspecte
   }
   if (durationMs !== undefined && typeof durationMs !== 'number') {
     return { line, reason: '"durationMs" is not a number' };
+  }
+  if (answerHeaders !== undefined && !isTextRecord(answerHeaders)) {
+    return { line, reason: '"answerHeaders" is not an object of texts' };
   }
   const isObject = typeof notification === 'object' && notification !== null && !Array.isArray(notification);
   if (notification !== undefined && notification !== null && !isObject) {
@@ -151,6 +155,9 @@ export function readCaptureLine(raw: string, line: number, id: number): Inspecte
     at,
     status: status as number,
     ...(durationMs === undefined ? {} : { durationMs: durationMs as number }),
+    ...(answerHeaders === undefined
+      ? {}
+      : { answerHeaders: maskDelivered(answerHeaders) as Record<string, string> }),
     ...(isObject ? { notification: notification as Record<string, unknown> } : {}),
   });
 }

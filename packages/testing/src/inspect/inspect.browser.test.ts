@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { createNodeListener, createWebhookHandler } from '@payhook/core';
+import { createPaymentLedger, type LedgerFact, MemoryLedgerStore } from '@payhook/payments';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningExample, startExample } from '../../../../examples/shared/src/child.ts';
@@ -291,6 +292,109 @@ describe.skipIf(!canRunChromium)('payhook inspect in Chromium, used as a develop
       }
     },
   );
+
+  it.each([
+    [420, 860],
+    [1280, 800],
+  ])(
+    "shows a payment's ledger state and history beside its deliveries at %i px, escaped and without overflow",
+    async (width, height) => {
+      const capture = join(dir, `ledger-${width}.jsonl`);
+      const refund = fakeRefund({}, { of: paid, seed: 'ledger-refund' });
+      await writeFile(
+        capture,
+        `${[line({ notification: paid }), line({ notification: refund })].join('\n')}\n`,
+      );
+      const store = new MemoryLedgerStore();
+      const long = 'y'.repeat(300);
+      const facts: LedgerFact[] = [
+        { k: `k-paid-${long}`, m: 'purchase', s: 'success', d: 'p', a: 1250, c: 'UAH', at: Date.parse(AT) },
+        {
+          k: 'k-refund',
+          m: 'refund',
+          s: 'success',
+          d: 's',
+          a: 500,
+          c: 'UAH',
+          o: `r-\u202Egpj.exe-${long}`,
+          at: Date.parse(AT) + 60_000,
+        },
+        {
+          k: 'k-pending',
+          m: 'purchase',
+          s: 'pending',
+          d: 'p',
+          a: 1250,
+          c: 'UAH',
+          at: Date.parse(AT) + 120_000,
+        },
+      ];
+      for (const fact of facts) await store.append(paid.order_id, fact);
+      const inspector = await startInspector({
+        capture,
+        ledger: createPaymentLedger({ store, logger: false }),
+      });
+      try {
+        const page = await open(browser, inspector, 2, { width, height });
+        await page.locator('#rows tr[data-id="0"]').click();
+        await expect
+          .poll(() => page.locator('#detail h3', { hasText: 'Ledger' }).textContent())
+          .toBe('Ledger: partially_refunded');
+        const ledger = (await page.locator('#ledger').textContent()) ?? '';
+        expect(ledger).toContain('Paid12.5 UAH');
+        expect(ledger).toContain('Refunded5 UAH');
+        const history = await page.locator('#ledger-history tbody tr').allTextContents();
+        expect(history).toHaveLength(2);
+        expect(history[0]).toContain('v1 new → paid');
+        expect(history[1]).toContain('v2 paid → partially_refunded (refund r-\\u202egpj.exe-');
+        const recorded = await page.locator('#ledger-deliveries tbody tr').allTextContents();
+        expect(recorded.map((row) => row.match(/moved|stale|news|conflict/)?.[0])).toEqual([
+          'moved',
+          'moved',
+          'stale',
+        ]);
+        expect(await page.locator('#detail').textContent()).not.toContain('\u202E');
+        const overflow = await page.evaluate(() => ({
+          page: document.documentElement.scrollWidth - window.innerWidth,
+          panels: Array.from(document.querySelectorAll('section')).map((s) => s.scrollWidth - s.clientWidth),
+        }));
+        expect(overflow.page).toBeLessThanOrEqual(0);
+        expect(Math.max(...overflow.panels)).toBeLessThanOrEqual(0);
+        await screenshot(page, `ledger-${width}`);
+        await page.close();
+      } finally {
+        await inspector.close();
+      }
+    },
+  );
+
+  it('says on the page that the ledger could not be read, and that it holds nothing for an order', async () => {
+    const capture = join(dir, 'ledger-unreadable.jsonl');
+    const other = fakePurchase({ order_id: 'order-unrecorded' }, { seed: 'ledger-other' });
+    await writeFile(capture, `${[line({ notification: paid }), line({ notification: other })].join('\n')}\n`);
+    const failing = {
+      get: async (orderId: string) => {
+        if (orderId === paid.order_id)
+          throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:6379'), { code: 'ECONNREFUSED' });
+        return undefined;
+      },
+    };
+    const inspector = await startInspector({ capture, ledger: failing });
+    try {
+      const page = await open(browser, inspector, 2);
+      await page.locator('#rows tr[data-id="0"]').click();
+      await expect
+        .poll(() => page.locator('#ledger').textContent())
+        .toBe('The ledger could not be read: connect ECONNREFUSED 127.0.0.1:6379');
+      await page.locator('#rows tr[data-id="1"]').click();
+      await expect
+        .poll(() => page.locator('#ledger').textContent())
+        .toBe('The ledger holds nothing for this order.');
+      await page.close();
+    } finally {
+      await inspector.close();
+    }
+  });
 
   it('is used from the keyboard: / searches, arrows and j/k move through deliveries, Enter opens one', async () => {
     const capture = join(dir, 'keyboard.jsonl');

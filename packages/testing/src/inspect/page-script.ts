@@ -126,7 +126,8 @@ export const INSPECTOR_SCRIPT = `(() => {
       ...definition('Diagnosis', d.hint), ...definition('Duration', d.durationMs === undefined ? '' : d.durationMs + ' ms'))];
     if (d.answerHeaders) part.push(headerTable(d.answerHeaders));
     if (d.answer !== undefined) part.push(pre(d.answer || '(empty body)', 'answer-body'));
-    else if (d.source === 'capture') part.push(el('p', { class: 'message' }, 'A capture keeps the status, outcome and code of the answer, not its headers or body.'));
+    else if (d.source === 'capture') part.push(el('p', { class: 'message' }, d.answerHeaders ? 'A capture keeps the status, outcome, code and headers of the answer, not its body.'
+      : 'A capture keeps the status, outcome and code of the answer, not its body; its headers since format 3.'));
     return part;
   }
   function paymentPart(d, payment) {
@@ -138,6 +139,35 @@ export const INSPECTOR_SCRIPT = `(() => {
         return el('tr', { class: (p.id === d.id ? 'current ' : '') + classOf(p) }, el('td', {}, open), el('td', {}, shortTime(p.at)),
           el('td', {}, p.amount || ''), el('td', {}, answerOf(p)));
       })))];
+  }
+  // The payment's ledger (--ledger): its state and amounts, every transition with the delivery that caused it, and
+  // every delivery it recorded with its verdict.
+  function ledgerPart(ledger) {
+    if (!ledger) return [];
+    const title = el('h3', {}, 'Ledger');
+    if (ledger.error) return [title, el('p', { class: 'message error', id: 'ledger' }, 'The ledger could not be read: ' + ledger.error)];
+    if (ledger.missing) return [title, el('p', { class: 'message', id: 'ledger' }, 'The ledger holds nothing for this order.')];
+    const e = ledger.entry;
+    const money = (n) => (typeof n === 'number' ? n + (e.currency ? ' ' + e.currency : '') : '');
+    const each = (record) => Object.entries(record || {}).map(([id, n]) => id + ': ' + money(n)).join(', ');
+    const time = (at) => (Number.isFinite(at) ? shortTime(new Date(at).toISOString()) : '');
+    const cause = (c) => clip(c.method + '.' + c.status, 80) + (c.operationId ? ' · ' + clip(c.operationId, 80) : '') + (c.chargeId ? ' · charge ' + clip(c.chargeId, 80) : '');
+    const facts = el('dl', { id: 'ledger' }, ...definition('State', e.state), ...definition('Version', String(e.version)),
+      ...definition('Paid', money(e.paidAmount)), ...definition('Authorized', money(e.authorizedAmount)),
+      ...definition('Captured', e.capturedAmount ? money(e.capturedAmount) : ''), ...definition('Refunded', e.refundedAmount ? money(e.refundedAmount) : ''),
+      ...definition('Refunds', each(e.refunds)), ...definition('Charges', Object.entries(e.charges || {}).map(([id, c]) => id + ': ' + c.state).join(', ')),
+      ...definition('Subscription', e.subscription ? (e.subscription.id ? e.subscription.id + ': ' : '') + e.subscription.status : ''),
+      ...definition('Unknown statuses', (e.unknownStatuses || []).join(', ')),
+      ...definition('Conflicts', (e.conflicts || []).map((c) => c.reason + ' (' + cause(c.cause) + ')').join(', ')));
+    const history = el('table', { class: 'group', id: 'ledger-history' }, el('thead', {}, el('tr', {}, el('th', {}, 'Step'), el('th', {}, 'Caused by'), el('th', {}, 'Time'))),
+      el('tbody', {}, ...(e.history || []).map((t) => el('tr', {}, el('td', {}, 'v' + t.version + ' ' + (t.subject === 'payment' ? '' : t.subject + ' ') + t.from + ' → ' + t.to
+        + (t.refund ? ' (refund ' + clip(t.refund.operationId, 80) + ': ' + money(t.refund.amount) + ')' : '') + (t.implied ? ' (implied)' : '')),
+      el('td', {}, cause(t.cause)), el('td', {}, time(t.cause.at))))));
+    const recorded = el('table', { class: 'group', id: 'ledger-deliveries' }, el('thead', {}, el('tr', {}, el('th', {}, 'Delivery recorded'), el('th', {}, 'Verdict'), el('th', {}, 'Time'))),
+      el('tbody', {}, ...(e.deliveries || []).map((c) => el('tr', { class: c.verdict === 'conflict' ? 'refused' : c.verdict === 'stale' ? 'duplicate' : '' },
+        el('td', {}, cause(c)), el('td', {}, c.verdict), el('td', {}, time(c.at))))));
+    return [el('h3', {}, 'Ledger: ' + e.state), facts, el('h4', {}, 'History (' + (e.history || []).length + ')'), history,
+      el('h4', {}, 'Deliveries recorded (' + (e.deliveries || []).length + ')'), recorded];
   }
   function replaysPart(id) {
     const made = state.replays.get(id) || [];
@@ -161,7 +191,7 @@ export const INSPECTOR_SCRIPT = `(() => {
       const row = $('rows').querySelector('tr[data-id="' + id + '"]');
       if (row) row.focus();
     }
-    const { delivery: d, related, payment } = await api('/delivery?id=' + id);
+    const { delivery: d, related, payment, ledger } = await api('/delivery?id=' + id);
     if (state.selected !== id) return;
     const curl = el('button', { id: 'copy-curl', type: 'button' }, 'Copy as cURL');
     curl.disabled = !settings.canReplay || !d.notification;
@@ -171,7 +201,7 @@ export const INSPECTOR_SCRIPT = `(() => {
         ...definition('Event', d.event), ...definition('Order', d.order), ...definition('Payment', d.payment), ...definition('Operation', d.operation),
         ...definition('Answer', answerOf(d)), ...definition('Key', d.key))];
     state.original = d.notification ? visibleJson(JSON.stringify(d.notification, null, 2)) : '';
-    detail.push(...requestPart(d), ...answerPart(d), ...paymentPart(d, payment), replaysPart(d.id));
+    detail.push(...requestPart(d), ...answerPart(d), ...paymentPart(d, payment), ...ledgerPart(ledger), replaysPart(d.id));
     detail.push(el('h3', {}, 'Other deliveries of this notification (' + related.length + ')'));
     for (const other of related) {
       detail.push(el('h4', {}, '#' + other.id + ' at ' + clip(other.at, 40) + ', answered ' + clip(answerOf(other), 80)));

@@ -14,7 +14,9 @@ import {
   shellQuote,
   signedFor,
 } from './actions.js';
-import { diffNotifications, type InspectedDelivery } from './deliveries.js';
+import type { InspectedDelivery } from './deliveries.js';
+import { deliveryDetail } from './detail.js';
+import { type InspectorLedger, type LedgerReader, openLedger } from './ledger.js';
 import { renderInspectorPage } from './page.js';
 import { readScenarioRun, renderScenarioPage } from './scenario-page.js';
 import {
@@ -51,6 +53,11 @@ export interface InspectorOptions {
   port?: number;
   /** @default 10_000 */
   timeoutMs?: number;
+  /**
+   * The payment ledger (`@payhook/payments`) whose state and history the page shows beside a delivery's payment,
+   * by its `order_id`: a store's URL, read only, or a ledger of your own.
+   */
+  ledger?: InspectorLedger;
 }
 
 /** A running inspector. */
@@ -118,7 +125,8 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
     sources.push(followFakeService(new URL(options.fakeService.url), options.fakeService.endpointsKey));
   }
   const log: DeliveryLog = { deliveries: [], unreadable: [] };
-  const context: RouteContext = { options, log, sources, errors: [], reading: Promise.resolve() };
+  const ledger = options.ledger === undefined ? undefined : await openLedger(options.ledger);
+  const context: RouteContext = { options, log, sources, ledger, errors: [], reading: Promise.resolve() };
   // Read on its own, page open or not, every second and as soon as the capture's folder changes: a rotation
   // deletes the `<path>.1` before it, so a file must be read before it is rotated a second time.
   let following = true;
@@ -165,6 +173,7 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
       });
       await context.reading;
       for (const source of sources) await source.close?.();
+      await ledger?.close();
     },
   };
 }
@@ -173,6 +182,7 @@ interface RouteContext {
   readonly options: InspectorOptions;
   readonly log: DeliveryLog;
   readonly sources: readonly DeliverySource[];
+  readonly ledger: LedgerReader | undefined;
   errors: string[];
   reading: Promise<void>;
   hosts?: Set<string>;
@@ -221,7 +231,8 @@ async function route(
   // What the page names by id must have been read: the first read may still be under way.
   await context.reading;
   if (url.pathname === '/delivery' && method === 'GET') {
-    sendJson(res, 200, related(context, Number(url.searchParams.get('id'))));
+    const delivery = deliveryById(context, Number(url.searchParams.get('id')));
+    sendJson(res, 200, await deliveryDetail(context.log.deliveries, delivery, context.ledger));
     return;
   }
   if (url.pathname === '/replay' && method === 'POST') {
@@ -298,43 +309,6 @@ function deliveryById(context: RouteContext, id: unknown) {
   const delivery = Number.isInteger(id) ? context.log.deliveries[id as number] : undefined;
   if (delivery === undefined) throw new InspectorRequestError(`no delivery ${JSON.stringify(id)}`);
   return delivery;
-}
-
-/**
- * A delivery with every other delivery of the same notification key and what each changed, and every delivery of
- * its payment (the purchase, its refunds and captures, and their copies) in the order they came.
- */
-function related(context: RouteContext, id: number) {
-  const delivery = deliveryById(context, id);
-  const others =
-    delivery.key === undefined
-      ? []
-      : context.log.deliveries.filter((d) => d.key === delivery.key && d.id !== id);
-  const payment =
-    delivery.payment === undefined
-      ? []
-      : context.log.deliveries.filter((d) => d.payment === delivery.payment);
-  return {
-    delivery,
-    payment: payment.map(({ id, at, event, status, outcome, code, amount, operation }) => ({
-      id,
-      at,
-      event,
-      ...(status === undefined ? {} : { status }),
-      ...(outcome === undefined ? {} : { outcome }),
-      ...(code === undefined ? {} : { code }),
-      ...(amount === undefined ? {} : { amount }),
-      ...(operation === undefined ? {} : { operation }),
-    })),
-    related: others.map(({ id, at, status, outcome, code, notification }) => ({
-      id,
-      at,
-      status,
-      outcome,
-      code,
-      changes: diffNotifications(delivery.notification ?? {}, notification ?? {}),
-    })),
-  };
 }
 
 function secretOf(context: RouteContext, to: string): string {
