@@ -1,37 +1,20 @@
-import { createHash, createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { FORM_HEADERS, formBody, post, purchase, setup } from '../test/fixtures.js';
 import { createCapture } from './diagnostics/capture.js';
 import type { WebhookRequest } from './http/request.js';
 import { SERVICE_SENDER_ADDRESSES } from './http/sender.js';
-import { type RelayForward, relaySignedText } from './verify/relay-header.js';
+import { RELAY_KEY, relayHeader } from '../test/relay.js';
+import type { RelayForward } from './verify/relay-header.js';
 
 // The `relay` option: a delivery forwarded by @payhook/relay is checked by allowedSenders and recorded by capture
 // with the original sender its X-Payhook-Relay header names, once the header is signed with the channel's key and
 // names the SHA-256 of the bytes received. The header is signed here with node:crypto, apart from core's Web Crypto.
 
-const KEY = 'channel-key-of-alice';
+const KEY = RELAY_KEY;
 const SERVICE = SERVICE_SENDER_ADDRESSES[0]!;
 
 function header(body: string, overrides: Partial<RelayForward> = {}, key = KEY): string {
-  const forward: RelayForward = {
-    channel: 'alice',
-    sequence: 7,
-    receivedAt: new Date(),
-    sender: SERVICE,
-    sha256: createHash('sha256').update(body).digest('base64url'),
-    ...overrides,
-  };
-  const sig = createHmac('sha256', key).update(relaySignedText(forward)).digest('base64url');
-  return [
-    'v=1',
-    `channel=${forward.channel}`,
-    `seq=${forward.sequence}`,
-    `at=${forward.receivedAt.getTime()}`,
-    `sender=${encodeURIComponent(forward.sender)}`,
-    `sha256=${forward.sha256}`,
-    `sig=${sig}`,
-  ].join(';');
+  return relayHeader(body, SERVICE, overrides, key);
 }
 
 /** A forward as the relay's client posts it: from loopback, with the header. */

@@ -22,6 +22,7 @@ import { purchase } from '../../../examples/shared/src/deliveries.ts';
 import { encodeForm, envelope, signedData, signedForm } from '../../../test/support/signed-form.ts';
 import { encodeBase64Url } from '../../core/src/runtime/bytes.ts';
 import { asyncMemoryStore } from '../../core/test/fixtures.ts';
+import { RELAY_KEY, relayHeader } from '../../core/test/relay.ts';
 import { TestReader } from '../test/metrics.ts';
 import { ATTRIBUTES, PayhookInstrumentation } from './index.js';
 
@@ -338,6 +339,12 @@ describe('PayhookInstrumentation: one span tree per outcome', () => {
         logger: false,
         handle: () => new Promise(() => {}),
       }),
+      relayed: createWebhookHandler({
+        secret: SECRET,
+        relay: { key: RELAY_KEY, maxAgeMs: 60_000 },
+        logger: false,
+        handle: app,
+      }),
       taken: createWebhookHandler({
         secret: SECRET,
         store: taken,
@@ -352,6 +359,9 @@ describe('PayhookInstrumentation: one span tree per outcome', () => {
     await new Promise((resolve) => consumed.on('end', resolve));
     const stalled = new PassThrough();
     const valid = () => signedForm(notification(), SECRET);
+    const relayed = (body: string, header: string): WebhookRequest =>
+      post(body, { ...FORM, 'x-payhook-relay': header });
+    const forwarded = valid();
     const calls: [string, WebhookRequest][] = [
       ['main', { ...post(valid()), method: 'GET' }],
       ['sender', post(valid())],
@@ -381,6 +391,11 @@ describe('PayhookInstrumentation: one span tree per outcome', () => {
       ['hanging', post(valid())],
       ['taken', post(valid())],
       ['main', post(signedForm(notification(), OLD_SECRET))],
+      ['relayed', relayed(forwarded, 'v=1;sig=')],
+      ['relayed', relayed(forwarded, relayHeader(forwarded, '10.9.8.7', {}, 'another-key'))],
+      ['relayed', relayed(forwarded, relayHeader(`${forwarded}&x=1`, '10.9.8.7'))],
+      ['relayed', relayed(forwarded, relayHeader(forwarded, '10.9.8.7', { receivedAt: new Date(0) }))],
+      ['relayed', { ...relayed(forwarded, relayHeader(forwarded, '10.9.8.7')), body: { data: 'x' } }],
     ];
     const trees: Record<string, string[]> = {};
     for (const [name, request] of calls) {

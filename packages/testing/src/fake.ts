@@ -8,19 +8,15 @@ export type { FakeClock, Timeline } from './fake/clock.js';
 export type { FakeViolation } from './fake/errors.js';
 export { FakeServiceError } from './fake/errors.js';
 export type { OperationRoute } from './fake/operation-requests.js';
-export type {
-  DeliveryAttempt,
-  DeliveryFaults,
-  TransportAnswer,
-  WebhookMessage,
-  WebhookTransport,
-} from './fake/outbox.js';
-export { DEFAULT_RETRY_SCHEDULE, fetchTransport } from './fake/outbox.js';
+export type { DeliveryAttempt, DeliveryFaults } from './fake/outbox.js';
+export { DEFAULT_RETRY_SCHEDULE } from './fake/outbox.js';
 export type { PaymentOutcome } from './fake/outcomes.js';
 export { TEST_CARDS, THREE_DS_CODE } from './fake/outcomes.js';
 export type { FakeProject, FakeProjectOptions } from './fake/projects.js';
 export { FakeService } from './fake/service.js';
 export type { SubscriptionPlan, SubscriptionStatus } from './fake/subscriptions.js';
+export type { TransportAnswer, WebhookMessage, WebhookTransport } from './fake/transport.js';
+export { fetchTransport } from './fake/transport.js';
 export type {
   AuthCheck,
   CheckoutAction,

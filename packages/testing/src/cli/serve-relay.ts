@@ -1,4 +1,4 @@
-import { fetchTransport, type WebhookTransport } from '../fake/outbox.js';
+import { fetchTransport, type WebhookTransport } from '../fake/transport.js';
 
 /**
  * `payhook serve --relay URL`: the fake's transport with every webhook posted to a relay channel's `/in/<channel>`

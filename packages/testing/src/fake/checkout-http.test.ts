@@ -1,9 +1,9 @@
 import { decodeData } from '@payhook/core';
 import { describe, expect, it } from 'vitest';
 import { handleApiRequest } from './api.js';
-import type { WebhookMessage } from './outbox.js';
 import { TEST_CARDS, THREE_DS_CODE } from './outcomes.js';
 import { FakeService } from './service.js';
+import type { WebhookMessage } from './transport.js';
 
 let orders = 0;
 

@@ -1,6 +1,7 @@
 import { decodeData } from '@payhook/core';
 import { describe, expect, it } from 'vitest';
-import { LOST_ATTEMPT, Outbox, type WebhookMessage } from './outbox.js';
+import { LOST_ATTEMPT, Outbox } from './outbox.js';
+import type { WebhookMessage } from './transport.js';
 
 function outbox() {
   let now = Date.parse('2026-01-01T09:00:00Z');

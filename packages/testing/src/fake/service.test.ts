@@ -3,9 +3,9 @@ import { CUSTOMER_FIELDS } from '@payhook/payments';
 import { describe, expect, it } from 'vitest';
 import { handleApiRequest } from './api.js';
 import { FakeServiceError } from './errors.js';
-import type { WebhookMessage } from './outbox.js';
 import { TEST_CARDS } from './outcomes.js';
 import { FakeService } from './service.js';
+import type { WebhookMessage } from './transport.js';
 import type { FakeServiceOptions } from './types.js';
 
 const SECRET = 'engine-secret';

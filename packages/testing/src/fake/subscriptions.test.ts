@@ -1,8 +1,8 @@
 import { decodeData, verifySignature } from '@payhook/core';
 import { describe, expect, it } from 'vitest';
-import type { WebhookMessage } from './outbox.js';
 import { TEST_CARDS } from './outcomes.js';
 import { FakeService } from './service.js';
+import type { WebhookMessage } from './transport.js';
 
 const SECRET = 'subscription-secret';
 

@@ -1,8 +1,8 @@
 import type { SignatureAlgorithm } from '@payhook/core';
 import type { OperationRecord, PaymentRecord, SplitSumRule } from '@payhook/payments';
-import type { WebhookTransport } from './outbox.js';
 import type { FakeProject, FakeProjectOptions } from './projects.js';
 import type { SubscriptionPlan, SubscriptionStatus } from './subscriptions.js';
+import type { WebhookTransport } from './transport.js';
 
 /**
  * What a test may check of `X-API-AUTH` beyond its shape (how the service computes SIGNATURE is not shown).

@@ -1,8 +1,8 @@
 import { findDrift, parseNotification } from '@payhook/core';
 import { describe, expect, it } from 'vitest';
-import type { WebhookMessage } from './outbox.js';
 import { TEST_CARDS } from './outcomes.js';
 import { FakeService } from './service.js';
+import type { WebhookMessage } from './transport.js';
 
 const SUB_MERCHANT = '0b9f3c1e-6a2d-4f7b-8c5e-3d1a9b7c5e20';
 

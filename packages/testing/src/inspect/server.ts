@@ -211,16 +211,7 @@ async function route(
     return;
   }
   if (url.pathname === '/scenario' && method === 'GET' && context.options.scenario !== undefined) {
-    const run = await readScenarioRun(context.options.scenario).catch((error: Error) => error);
-    if (run instanceof Error) {
-      send(res, 404, 'text/plain; charset=utf-8', `${run.message}\n`);
-      return;
-    }
-    const nonce = randomBytes(16).toString('base64');
-    const csp = `default-src 'none'; style-src 'nonce-${nonce}'; img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`;
-    send(res, 200, 'text/html; charset=utf-8', renderScenarioPage(run, nonce, `/?token=${token}`), {
-      'content-security-policy': csp,
-    });
+    await sendScenarioPage(res, context.options.scenario, token);
     return;
   }
   if (url.pathname === '/deliveries' && method === 'GET') {
@@ -248,6 +239,20 @@ async function route(
     return;
   }
   sendJson(res, 404, { error: 'not found' });
+}
+
+/** The timeline page of a scenario run (`--scenario RUN`), or 404 with why it could not be read. */
+async function sendScenarioPage(res: ServerResponse, file: string, token: string): Promise<void> {
+  const run = await readScenarioRun(file).catch((error: Error) => error);
+  if (run instanceof Error) {
+    send(res, 404, 'text/plain; charset=utf-8', `${run.message}\n`);
+    return;
+  }
+  const nonce = randomBytes(16).toString('base64');
+  const csp = `default-src 'none'; style-src 'nonce-${nonce}'; img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`;
+  send(res, 200, 'text/html; charset=utf-8', renderScenarioPage(run, nonce, `/?token=${token}`), {
+    'content-security-policy': csp,
+  });
 }
 
 /** The page, its script and style allowed by a nonce of this answer alone. */

@@ -1,7 +1,8 @@
 import { FakeServiceError } from '../fake/errors.js';
-import { type DeliveryAttempt, type DeliveryFaults, fetchTransportOver } from '../fake/outbox.js';
+import type { DeliveryAttempt, DeliveryFaults } from '../fake/outbox.js';
 import { TEST_CARDS, THREE_DS_CODE } from '../fake/outcomes.js';
 import { FakeService } from '../fake/service.js';
+import { fetchTransportOver } from '../fake/transport.js';
 import { burst, redeliver } from '../scenarios.js';
 import { toDuration, toMilliseconds } from './duration.js';
 import {
@@ -256,6 +257,50 @@ async function settle(fake: FakeService): Promise<void> {
   await fake.idle();
 }
 
+/** One step: its webhooks, with its faults, and its expectations; false when the step could not run (the run stops). */
+async function runStep(run: Run, step: ScenarioStep, index: number): Promise<boolean> {
+  run.timeline.push({ type: 'step', index, at: run.now(), what: describeStep(step) });
+  run.fake.setDeliveryFaults(deliveryFaults(step.faults));
+  try {
+    await run.act(step);
+  } catch (error) {
+    const why =
+      error instanceof FakeServiceError
+        ? `${error.code} ${error.message}`
+        : String((error as Error)?.message ?? error);
+    run.takeAttempts();
+    run.fail({ step: index, kind: 'step', message: `${kindOf(step)} could not run: ${why}` });
+    return false;
+  } finally {
+    run.fake.setDeliveryFaults({});
+  }
+  const attempts = run.takeAttempts();
+  for (const failure of await checkExpectations(step.expect, run.context(attempts), index)) run.fail(failure);
+  return true;
+}
+
+/** The end of a run: the scenario's own expectations, then every webhook acknowledged once and none left held. */
+async function checkEnd(run: Run, scenario: Scenario): Promise<void> {
+  for (const failure of await checkExpectations(
+    scenario.expect,
+    run.context(run.fake.deliveries),
+    undefined,
+  )) {
+    run.fail(failure);
+  }
+  for (const line of run.fake.outbox.undelivered()) {
+    const id = Number(/^webhook #(\d+)/.exec(line)?.[1]);
+    if (!run.injected.has(id) && !run.unacknowledged.has(id)) {
+      run.fail({ kind: 'webhook', message: line.replace(/ to \S+/, '') });
+    }
+  }
+  for (const line of run.fake.outbox.unexpectedDuplicates()) {
+    run.fail({ kind: 'webhook', message: line.replace(/ to \S+/, '') });
+  }
+  if (run.fake.outbox.held > 0)
+    run.fail({ kind: 'step', message: `${run.fake.outbox.held} webhook(s) held and never released` });
+}
+
 /**
  * Runs a scenario (an object, a built-in's name or a file) against the app at `target`: a seeded in-process fake
  * service on a test clock (fixed start, fixed ids) whose webhooks are POSTed to `target`, each step's faults
@@ -286,48 +331,12 @@ export async function runScenario(
   );
   let stopped = false;
   for (const [index, step] of resolved.steps.entries()) {
-    run.timeline.push({ type: 'step', index, at: run.now(), what: describeStep(step) });
-    run.fake.setDeliveryFaults(deliveryFaults(step.faults));
-    try {
-      await run.act(step);
-    } catch (error) {
-      const why =
-        error instanceof FakeServiceError
-          ? `${error.code} ${error.message}`
-          : String((error as Error)?.message ?? error);
-      run.takeAttempts();
-      run.fail({ step: index, kind: 'step', message: `${kindOf(step)} could not run: ${why}` });
-      stopped = true;
-      break;
-    } finally {
-      run.fake.setDeliveryFaults({});
-    }
-    const attempts = run.takeAttempts();
-    for (const failure of await checkExpectations(step.expect, run.context(attempts), index))
-      run.fail(failure);
+    stopped = !(await runStep(run, step, index));
+    if (stopped) break;
   }
   await settle(run.fake);
   run.takeAttempts();
-  if (!stopped) {
-    for (const failure of await checkExpectations(
-      resolved.expect,
-      run.context(run.fake.deliveries),
-      undefined,
-    )) {
-      run.fail(failure);
-    }
-    for (const line of run.fake.outbox.undelivered()) {
-      const id = Number(/^webhook #(\d+)/.exec(line)?.[1]);
-      if (!run.injected.has(id) && !run.unacknowledged.has(id)) {
-        run.fail({ kind: 'webhook', message: line.replace(/ to \S+/, '') });
-      }
-    }
-    for (const line of run.fake.outbox.unexpectedDuplicates()) {
-      run.fail({ kind: 'webhook', message: line.replace(/ to \S+/, '') });
-    }
-    if (run.fake.outbox.held > 0)
-      run.fail({ kind: 'step', message: `${run.fake.outbox.held} webhook(s) held and never released` });
-  }
+  if (!stopped) await checkEnd(run, resolved);
   return {
     scenario: resolved,
     seed,
