@@ -12,6 +12,7 @@ import {
   SECRET,
   SERVICE,
   TIMERS,
+  untilTimerSet,
   within,
 } from '../test/kit.js';
 import type { Journal } from './journal/contract.js';
@@ -90,6 +91,7 @@ describe('POST /in/<channel>', () => {
     try {
       const answering = deliver(relay, 'alice', delivery(1));
       await within(written);
+      await untilTimerSet();
       await vi.advanceTimersByTimeAsync(49);
       await expect(within(answering)).rejects.toThrow('not settled');
       await vi.advanceTimersByTimeAsync(1);

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { vi } from 'vitest';
 import { signedForm } from '../../../test/support/signed-form.ts';
 import { purchase, SECRET } from '../../core/test/fixtures.ts';
 import type { CreatedChannel, Journal, Relay, RelayOptions } from '../src/index.js';
@@ -80,10 +81,11 @@ export const TIMERS = ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterv
 
 /**
  * `promise`'s value if it settles within `turns` turns of the event loop, else a rejection: a count of turns, not a
- * wall-clock bound, so a loaded machine cannot make it fail, and with timers faked nothing but the code under test
- * can settle it.
+ * wall-clock bound, and with timers faked nothing but the code under test can settle it. Thousands of turns, not
+ * a hundred: Web Crypto's digests and signatures run on libuv's threads, which a loaded machine makes take many
+ * turns (100 once failed in the full suite).
  */
-export async function within<T>(promise: Promise<T>, turns = 100): Promise<T> {
+export async function within<T>(promise: Promise<T>, turns = 5_000): Promise<T> {
   const late = Symbol('late');
   const waited = (async () => {
     for (let i = 0; i < turns; i++) await new Promise((resolve) => setImmediate(resolve));
@@ -92,4 +94,17 @@ export async function within<T>(promise: Promise<T>, turns = 100): Promise<T> {
   const value = await Promise.race([promise, waited]);
   if (value === late) throw new Error(`not settled within ${turns} turns of the event loop`);
   return value as T;
+}
+
+/**
+ * Resolves once the code under test has set a (faked) timer, counted in turns of the event loop: before a test
+ * advances the clock past a wait, the wait must exist (a read that still hashes its token on a loaded machine has
+ * not set it yet).
+ */
+export async function untilTimerSet(turns = 10_000): Promise<void> {
+  for (let i = 0; i < turns; i++) {
+    if (vi.getTimerCount() > 0) return;
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  throw new Error(`no timer was set within ${turns} turns of the event loop`);
 }
