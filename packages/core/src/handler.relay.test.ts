@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { FORM_HEADERS, formBody, post, purchase, setup } from '../test/fixtures.js';
+import { RELAY_KEY, relayHeader } from '../test/relay.js';
 import { createCapture } from './diagnostics/capture.js';
 import type { WebhookRequest } from './http/request.js';
 import { SERVICE_SENDER_ADDRESSES } from './http/sender.js';
-import { RELAY_KEY, relayHeader } from '../test/relay.js';
 import type { RelayForward } from './verify/relay-header.js';
 
 // The `relay` option: a delivery forwarded by @payhook/relay is checked by allowedSenders and recorded by capture
