@@ -28,4 +28,9 @@ export { Timeout, withDeadline } from './runtime/deadline.js';
 export { hmacSha256Hex } from './runtime/hmac.js';
 export { Batcher } from './stores/batcher.js';
 export type { RelayForward } from './verify/relay-header.js';
-export { RELAY_HEADER, relaySignedText, verifyRelayForward } from './verify/relay-header.js';
+export {
+  RELAY_HEADER,
+  relayHeaderValue,
+  relaySignedText,
+  verifyRelayForward,
+} from './verify/relay-header.js';

@@ -1,5 +1,5 @@
 import { createHash, createHmac } from 'node:crypto';
-import { type RelayForward, relaySignedText } from '../src/verify/relay-header.js';
+import { type RelayForward, relayHeaderValue, relaySignedText } from '../src/verify/relay-header.js';
 
 /** The key of the relay channel the tests' headers are signed with. */
 export const RELAY_KEY = 'channel-key-of-alice';
@@ -22,14 +22,8 @@ export function relayHeader(
     sha256: createHash('sha256').update(body).digest('base64url'),
     ...overrides,
   };
-  const sig = createHmac('sha256', key).update(relaySignedText(forward)).digest('base64url');
-  return [
-    'v=1',
-    `channel=${forward.channel}`,
-    `seq=${forward.sequence}`,
-    `at=${forward.receivedAt.getTime()}`,
-    `sender=${encodeURIComponent(forward.sender)}`,
-    `sha256=${forward.sha256}`,
-    `sig=${sig}`,
-  ].join(';');
+  return relayHeaderValue(
+    forward,
+    createHmac('sha256', key).update(relaySignedText(forward)).digest('base64url'),
+  );
 }

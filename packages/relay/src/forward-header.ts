@@ -1,5 +1,10 @@
 import { WebhookError } from '@payhook/core';
-import { type RelayForward, relaySignedText, verifyRelayForward } from '@payhook/core/adapter';
+import {
+  type RelayForward,
+  relayHeaderValue,
+  relaySignedText,
+  verifyRelayForward,
+} from '@payhook/core/adapter';
 import { hmac } from './crypto.js';
 import { RelayError, type RelayErrorCode } from './errors.js';
 
@@ -26,16 +31,7 @@ export function channelKey(signingSecret: string, channel: string): Promise<stri
 
 /** The header's value for one forward, signed with the channel's key (text, or imported once with `hmacKey`). */
 export async function signRelayHeader(forward: RelayForward, key: string | CryptoKey): Promise<string> {
-  const signature = await hmac(key, relaySignedText(forward));
-  return [
-    'v=1',
-    `channel=${forward.channel}`,
-    `seq=${forward.sequence}`,
-    `at=${forward.receivedAt.getTime()}`,
-    `sender=${encodeURIComponent(forward.sender)}`,
-    `sha256=${forward.sha256}`,
-    `sig=${signature}`,
-  ].join(';');
+  return relayHeaderValue(forward, await hmac(key, relaySignedText(forward)));
 }
 
 /** Core's codes for a refused header, as the relay's. */

@@ -66,6 +66,19 @@ export function relaySignedText(forward: RelayForward): string {
   ].join('\n');
 }
 
+/** The header's value for one forward and its signature (base64url HMAC-SHA256 of `relaySignedText`). */
+export function relayHeaderValue(forward: RelayForward, signature: string): string {
+  return [
+    'v=1',
+    `channel=${forward.channel}`,
+    `seq=${forward.sequence}`,
+    `at=${forward.receivedAt.getTime()}`,
+    `sender=${encodeURIComponent(forward.sender)}`,
+    `sha256=${forward.sha256}`,
+    `sig=${signature}`,
+  ].join(';');
+}
+
 function refused(code: 'relay.header_invalid', why: string): RequestError {
   return new RequestError(
     code,

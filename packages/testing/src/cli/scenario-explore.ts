@@ -4,7 +4,7 @@ import { exploreScenario } from '../scenario/explore.js';
 import { formatTimeline } from '../scenario/timeline.js';
 import { httpUrlFrom, positiveInteger, secretsFrom, UsageError } from './args.js';
 import { type CliIO, printable } from './io.js';
-import { scenarioArgument } from './scenario-file.js';
+import { scenarioArgument, seedFrom } from './scenario-file.js';
 
 /** The options `payhook scenario explore` reads. */
 export interface ExploreValues {
@@ -15,15 +15,6 @@ export interface ExploreValues {
   faults?: string;
   out?: string;
   report?: string;
-}
-
-function seedFrom(value: string | undefined): number {
-  if (value === undefined) return 1;
-  const seed = Number(value);
-  if (!Number.isInteger(seed) || seed < 0 || seed > 2 ** 32 - 1) {
-    throw new UsageError(`--seed must be a whole number from 0 to 4294967295, not ${JSON.stringify(value)}.`);
-  }
-  return seed;
 }
 
 function faultsFrom(value: string | undefined): readonly FaultKind[] {

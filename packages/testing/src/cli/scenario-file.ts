@@ -25,3 +25,13 @@ export function scenarioArgument(positionals: readonly string[], verb: string, i
     return 2;
   }
 }
+
+/** `--seed N`: a whole number that fits 32 bits (the fake's id source), 1 without it. */
+export function seedFrom(value: string | undefined): number {
+  if (value === undefined) return 1;
+  const seed = Number(value);
+  if (!Number.isInteger(seed) || seed < 0 || seed > 2 ** 32 - 1) {
+    throw new UsageError(`--seed must be a whole number from 0 to 4294967295, not ${JSON.stringify(value)}.`);
+  }
+  return seed;
+}

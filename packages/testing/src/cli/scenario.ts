@@ -6,7 +6,7 @@ import { httpUrlFrom, secretsFrom, UsageError } from './args.js';
 import { defineCommand } from './command.js';
 import { type CliIO, jsonText, printable } from './io.js';
 import { exploreAction } from './scenario-explore.js';
-import { scenarioArgument } from './scenario-file.js';
+import { scenarioArgument, seedFrom } from './scenario-file.js';
 
 const SCENARIO_HELP = `Usage: payhook scenario run|explore|list FILE|NAME [--target URL] [--secret S] [--seed N] [--json] [--report FILE] [--runs N] [--faults LIST] [--out FILE]
 
@@ -52,15 +52,6 @@ interface ScenarioValues {
 }
 
 type Action = (positionals: string[], values: ScenarioValues, io: CliIO) => Promise<number>;
-
-function seedFrom(value: string | undefined): number {
-  if (value === undefined) return 1;
-  const seed = Number(value);
-  if (!Number.isInteger(seed) || seed < 0 || seed > 2 ** 32 - 1) {
-    throw new UsageError(`--seed must be a whole number from 0 to 4294967295, not ${JSON.stringify(value)}.`);
-  }
-  return seed;
-}
 
 const list: Action = async (positionals, values, io) => {
   if (positionals.length > 0)
