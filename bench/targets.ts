@@ -48,6 +48,8 @@ function bound(name: string, value: number, op: '<=' | '>=', limit: number): Rat
 const VDP = 'payhook verifySignature + decodeData + parseNotification';
 const FULL = 'payhook full core handler, MemoryStore';
 const MINIMUM = 'hand-written minimum';
+export const HANDLING_ROW =
+  "hand-written minimum doing the handler's work (form, verify, parse, typed, claim + commit)";
 export const FULL_OTEL_ROW = 'payhook full core handler, MemoryStore, OpenTelemetry SDK subscribed';
 export const WORST_CASE_ROW = 'worst-case body at the size limit (1 MiB of + in data), refused';
 export const PLAIN_AT_LIMIT_ROW = 'plain delivery at the size limit, handled';
@@ -67,10 +69,17 @@ export function computeRatios(
       op: '<=',
       value: 1.15,
     }),
+    // Issue 42's target (1.5 before it).
     ratio(micro, 'full core handler with MemoryStore, time vs the hand-written minimum', FULL, MINIMUM, {
       op: '<=',
-      value: 1.5,
+      value: 1,
     }),
+    ratio(
+      micro,
+      "full core handler with MemoryStore vs the minimum doing the handler's work, time",
+      FULL,
+      HANDLING_ROW,
+    ),
     // Context since issue 34: a span of the SDK costs about a delivery, so the target is now payhook's
     // instrumentation against the same spans and metrics written by hand, in instructions (`pnpm bench:instructions
     // --otel batch`, bench/README.md).
