@@ -25,8 +25,11 @@ export interface ConsumerSetup {
 
 /** At most this many jobs are completed in one statement. */
 const MAX_COMPLETE = 256;
-/** How long a freed slot waits for the others before a fetch fills it: a few ms, small beside a poll or a handler. */
-export const FETCH_DELAY_MS = 5;
+/**
+ * How long a freed slot waits for the others before a fetch fills it: longer than a group of jobs takes to settle
+ * (at 2 ms groups split and the statements a job doubled), small beside a poll or a handler.
+ */
+export const FETCH_DELAY_MS = 10;
 
 function pause(ms: number): { done: Promise<void>; cancel: () => void } {
   let timer: NodeJS.Timeout | undefined;
