@@ -1,8 +1,8 @@
 import type PgBoss from 'pg-boss';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { JobRunner } from './engine.js';
-import { PostgresConsumer } from './postgres-consumer.js';
-import type { PostgresJobs } from './postgres-sql.js';
+import { FETCH_DELAY_MS, PostgresConsumer } from './postgres-consumer.js';
+import type { FetchedJob, PostgresJobs } from './postgres-sql.js';
 
 function latch(): { open: () => void; opened: Promise<void> } {
   let open!: () => void;
@@ -13,8 +13,8 @@ function latch(): { open: () => void; opened: Promise<void> } {
 }
 
 /**
- * pg-boss as the consumer uses it: `fetch` hands out the queued ids, `complete` records each statement's ids and
- * answers once `completing` opens (at once by default) or rejects with `failure`.
+ * The job table as the consumer uses it: `fetch` hands out the queued ids, pg-boss's `complete` records each
+ * statement's ids and answers once `completing` opens (at once by default) or rejects with `failure`.
  */
 function fakeBoss(queued: string[]) {
   const statements: string[][] = [];
@@ -32,19 +32,22 @@ function fakeBoss(queued: string[]) {
     waiting.push({ count, open });
     return opened;
   };
-  const boss = {
-    async fetch(_name: string, options: { batchSize: number }) {
-      fetches.push(options.batchSize);
+  const jobs = {
+    async fetch(limit: number): Promise<FetchedJob[]> {
+      fetches.push(limit);
       await state.fetching;
-      const ids = queued.splice(0, options.batchSize);
+      const ids = queued.splice(0, limit);
       return ids.map((id) => ({
         id,
         data: { key: id, data: {}, secretIndex: 0 },
-        retryCount: 0,
-        retryLimit: 2,
-        createdOn: new Date(0),
+        retry_count: 0,
+        retry_limit: 2,
       }));
     },
+    heartbeat: async () => new Set(),
+    handBack: async () => {},
+  };
+  const boss = {
     async complete(_name: string, ids: string | string[]) {
       statements.push(Array.isArray(ids) ? [...ids] : [ids]);
       for (const w of waiting) if (statements.flat().length >= w.count) w.open();
@@ -53,15 +56,34 @@ function fakeBoss(queued: string[]) {
       return {};
     },
   };
-  return { boss: boss as unknown as PgBoss, statements, fetches, state, completed };
+  return {
+    boss: boss as unknown as PgBoss,
+    jobs: jobs as unknown as PostgresJobs,
+    statements,
+    fetches,
+    state,
+    completed,
+  };
+}
+
+/** Waits, on the real event loop, until the consumer has set `count` fake timers. */
+async function untilTimers(count: number): Promise<void> {
+  for (let turn = 0; turn < 10_000; turn++) {
+    if (vi.getTimerCount() >= count) return;
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  throw new Error(`fewer than ${count} timers after 10,000 turns of the event loop`);
 }
 
 const consumers: PostgresConsumer[] = [];
 
-function consumer(boss: PgBoss, run: JobRunner, concurrency: number, onError = (_: Error) => {}) {
-  const jobs = { heartbeat: async () => new Set(), handBack: async () => {} } as unknown as PostgresJobs;
-  const sql: PgBoss.Db = { executeSql: async () => ({ rows: [] }) };
-  const setup = { boss, sql, jobs, name: 'q', concurrency, pollingMs: 60_000, heartbeatMs: 60_000, onError };
+function consumer(
+  { boss, jobs }: { boss: PgBoss; jobs: PostgresJobs },
+  run: JobRunner,
+  concurrency: number,
+  onError = (_: Error) => {},
+) {
+  const setup = { boss, jobs, name: 'q', concurrency, pollingMs: 60_000, heartbeatMs: 60_000, onError };
   const created = new PostgresConsumer(setup, run);
   consumers.push(created);
   return created;
@@ -73,32 +95,49 @@ describe('PostgresConsumer, completing jobs', () => {
     await Promise.all(consumers.splice(0).map((c) => c.stop(0)));
   });
 
-  it('completes a lone job at once, and the jobs that settle meanwhile together in one statement', async () => {
+  it('completes the jobs that settled since the last fetch in one statement, beside the next fetch', async () => {
     const ids = Array.from({ length: 8 }, (_, i) => `j${i}`);
-    const { boss, statements, state } = fakeBoss([...ids]);
-    const first = latch();
-    state.completing = first.opened;
+    const { statements, fetches, ...engine } = fakeBoss([...ids]);
     const ran: string[] = [];
-    const allRan = latch();
+    consumer(engine, async (job) => void ran.push(job.key!), 8);
+    await vi.waitFor(() => expect(fetches).toEqual([8, 8]));
+    expect(ran).toEqual(ids);
+    await vi.waitFor(() => expect(statements).toEqual([ids]));
+  });
+
+  it('fills a lone free slot behind long handlers within the fetch delay, not at the poll, with one fetch and one completion', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval'] });
+    const { statements, fetches, ...engine } = fakeBoss(['a', 'b', 'c', 'd', 'late']);
+    const finish = new Map<string, () => void>();
+    const started: string[] = [];
+    const lateStarted = latch();
     consumer(
-      boss,
-      async (job) => {
-        ran.push(job.key!);
-        if (ran.length === ids.length) allRan.open();
+      engine,
+      (job) => {
+        started.push(job.key!);
+        if (job.key === 'late') lateStarted.open();
+        return new Promise<void>((resolve) => finish.set(job.key!, resolve));
       },
-      8,
+      4,
     );
-    await allRan.opened;
-    await vi.waitFor(() => expect(statements).toEqual([['j0']]));
-    first.open();
-    await vi.waitFor(() => expect(statements).toEqual([['j0'], ids.slice(1)]));
+    await untilTimers(2); // the heartbeat and the poll: the consumer waits with its four slots busy
+    expect([started, fetches]).toEqual([['a', 'b', 'c', 'd'], [4]]);
+    finish.get('a')!();
+    finish.get('b')!();
+    await untilTimers(3); // the fetch delay, armed by the first slot freed
+    await vi.advanceTimersByTimeAsync(FETCH_DELAY_MS - 1);
+    expect([fetches, statements]).toEqual([[4], []]);
+    await vi.advanceTimersByTimeAsync(1);
+    await lateStarted.opened;
+    // One fetch for both free slots (the queue had one job left), and the two completions together beside it.
+    expect([fetches, statements]).toEqual([[4, 2], [['a', 'b']]]);
   });
 
   it('completes a lone job and starts the next one with no timer involved', async () => {
     vi.useFakeTimers();
-    const { boss, statements, completed } = fakeBoss(['a', 'b']);
+    const { statements, completed, ...engine } = fakeBoss(['a', 'b']);
     const ran: string[] = [];
-    consumer(boss, async (job) => void ran.push(job.key!), 1);
+    consumer(engine, async (job) => void ran.push(job.key!), 1);
     // Fake timers never fire here: a completion or a fetch waiting on one would hang this test.
     await completed(2);
     expect(ran).toEqual(['a', 'b']);
@@ -106,14 +145,14 @@ describe('PostgresConsumer, completing jobs', () => {
   });
 
   it('starts the next job while the completion of a settled one is still being written', async () => {
-    const { boss, statements, state } = fakeBoss(['a', 'b']);
+    const { statements, state, ...engine } = fakeBoss(['a', 'b']);
     const written = latch();
     state.completing = written.opened;
     const ran: string[] = [];
     let running = 0;
     let most = 0;
     consumer(
-      boss,
+      engine,
       async (job) => {
         most = Math.max(most, ++running);
         ran.push(job.key!);
@@ -129,13 +168,13 @@ describe('PostgresConsumer, completing jobs', () => {
     await vi.waitFor(() => expect(statements).toEqual([['a'], ['b']]));
   });
 
-  it('fetches again at once for a slot freed while a fetch was under way, not at the next poll', async () => {
+  it('fetches for a slot freed while a fetch was under way within the fetch delay, not at the next poll', async () => {
     const queued = ['a', 'x'];
-    const { boss, fetches, state, statements } = fakeBoss(queued);
+    const { fetches, state, statements, ...engine } = fakeBoss(queued);
     const finish = new Map<string, () => void>();
     const started: string[] = [];
     consumer(
-      boss,
+      engine,
       (job) => {
         started.push(job.key!);
         return new Promise<void>((resolve) => finish.set(job.key!, resolve));
@@ -157,12 +196,12 @@ describe('PostgresConsumer, completing jobs', () => {
 
   it('reports each job of a failed completion statement, and frees their slots', async () => {
     const ids = Array.from({ length: 6 }, (_, i) => `j${i}`);
-    const { boss, statements, state } = fakeBoss([...ids, 'next']);
+    const { statements, state, ...engine } = fakeBoss([...ids, 'next']);
     state.failure = new Error('connection lost');
     const errors: string[] = [];
     const ran: string[] = [];
     consumer(
-      boss,
+      engine,
       async (job) => void ran.push(job.key!),
       6,
       (error) => errors.push(error.message),

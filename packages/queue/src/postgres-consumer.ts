@@ -1,8 +1,8 @@
-import { Batcher } from '@payhook/core/adapter';
 import type PgBoss from 'pg-boss';
 import { type Consumer, type JobRunner, UnrecoverableJobError } from './engine.js';
+import { Completions } from './postgres-completions.js';
 import { errorOf, readJob } from './postgres-job.js';
-import type { PostgresJobs } from './postgres-sql.js';
+import type { FetchedJob, PostgresJobs } from './postgres-sql.js';
 
 /** A job this consumer runs; `released` once it was handed back or expired, so its outcome is no longer ours. */
 interface Running {
@@ -15,8 +15,6 @@ interface Running {
 
 export interface ConsumerSetup {
   boss: PgBoss;
-  /** The engine's connection, for the fetch's query. */
-  sql: PgBoss.Db;
   jobs: PostgresJobs;
   name: string;
   concurrency: number;
@@ -25,10 +23,13 @@ export interface ConsumerSetup {
   onError: (error: Error) => void;
 }
 
-/** Completions written at once; those of jobs settling meanwhile wait for a free one and then go together. */
-const COMPLETE_LANES = 1;
 /** At most this many jobs are completed in one statement. */
 const MAX_COMPLETE = 256;
+/**
+ * How long a freed slot waits for the others before a fetch fills it: longer than a group of jobs takes to settle
+ * (at 2 ms groups split and the statements a job doubled), small beside a poll or a handler.
+ */
+export const FETCH_DELAY_MS = 10;
 
 function pause(ms: number): { done: Promise<void>; cancel: () => void } {
   let timer: NodeJS.Timeout | undefined;
@@ -39,17 +40,20 @@ function pause(ms: number): { done: Promise<void>; cancel: () => void } {
 }
 
 /**
- * Fetches jobs while fewer than `concurrency` run, one fetch for all free slots, waits `pollingMs` when none came,
- * and sends the heartbeat of the running ones. A run that settles frees its slot at once; its job is completed
- * with those settling while a completion is being written, in one statement (a lone one at once, no timer), which
- * at full concurrency writes several jobs per statement. pg-boss's own `work()` is not used: it runs a fetched batch
- * to the end before it fetches again and fails running jobs at shutdown, where a consumer must hand them back.
+ * Fetches jobs for the free slots, one fetch for all of them, once every slot is free or `FETCH_DELAY_MS` after the
+ * first one freed (a worker of one slot fetches as it frees, no timer), waits `pollingMs` when none came, and sends
+ * the heartbeat of the running ones. A run that settles frees its slot at once; its job's completion waits for the
+ * next fetch and goes in one statement with those settled meanwhile (or at once after the statement being written).
+ * Jobs thus start and settle in groups, as in a loop of fetch, run, complete, so every statement batches as many,
+ * without a slot waiting more than a few milliseconds behind a long handler. pg-boss's own `work()` is not used: it
+ * runs a fetched batch to the end before it fetches again and fails running jobs at shutdown, where a consumer must
+ * hand them back.
  */
 export class PostgresConsumer implements Consumer {
   readonly #setup: ConsumerSetup;
   readonly #run: JobRunner;
   readonly #running = new Map<string, Running>();
-  readonly #completer: Batcher<string, void>;
+  readonly #completions: Completions;
   readonly #loop: Promise<void>;
   readonly #heartbeat: NodeJS.Timeout;
   #beating = false;
@@ -57,70 +61,91 @@ export class PostgresConsumer implements Consumer {
   #fetchFailing = false;
   #stopping = false;
   #stopped: Promise<void> | undefined;
-  #wake: (() => void) | undefined;
+  /** Runs under way: a settled job's slot is free while its outcome is written, so the next run can start. */
+  #busy = 0;
+  /** Ends the wait for the next fetch (set while the loop waits). */
+  #fetchNow: (() => void) | undefined;
+  #delay: NodeJS.Timeout | undefined;
+  /** A slot freed since the last fetch began. */
+  #freedSince = false;
   #idle: (() => void)[] = [];
 
   constructor(setup: ConsumerSetup, run: JobRunner) {
     this.#setup = setup;
     this.#run = run;
     const { boss, name } = setup;
-    this.#completer = new Batcher(
-      async (ids) => {
-        await boss.complete(name, [...ids]);
-        return ids.map(() => undefined);
-      },
-      { lanes: COMPLETE_LANES, max: MAX_COMPLETE },
-    );
+    this.#completions = new Completions((ids) => boss.complete(name, ids), MAX_COMPLETE);
     this.#loop = this.#take();
     this.#heartbeat = setInterval(() => void this.#beat(), setup.heartbeatMs);
   }
 
   async #take(): Promise<void> {
-    const { concurrency, pollingMs } = this.#setup;
+    const { concurrency } = this.#setup;
     while (!this.#stopping) {
-      // Made before the fetch: a run settling while it is under way fetches again at once, not at the next poll.
-      const woken = new Promise<void>((resolve) => (this.#wake = resolve));
-      const free = concurrency - this.#runs();
+      this.#freedSince = false;
+      const free = concurrency - this.#busy;
       const jobs = free > 0 ? await this.#fetch(free) : [];
       if (this.#stopping) {
         await this.#handBack(jobs.map((job) => job.id));
         return;
       }
-      // pg-boss picks the oldest jobs but returns them in no particular order (UPDATE … RETURNING): start them oldest first.
-      jobs.sort((a, b) => a.createdOn.getTime() - b.createdOn.getTime());
       for (const job of jobs) this.#start(job);
-      // The next fetch: when a run settles (a slot is free), or at the next poll.
-      const wait = pause(pollingMs);
-      await Promise.race([wait.done, woken]);
-      wait.cancel();
+      await this.#untilFetch();
     }
   }
 
   /**
-   * pg-boss 10's `fetch` swallows its query's error and resolves no job (`manager.js`), so an outage would look like
-   * an empty queue: its query goes through here to see the error. One report per outage, none on recovery.
+   * Waits for the next fetch: once every slot is free, or `FETCH_DELAY_MS` after the first one freed, or at the
+   * poll. Slots freeing one by one thus share a fetch and the jobs it brings start together, so the store's claims
+   * and commits and the jobs' completions batch as they would in lock-step; a lone free slot behind long handlers
+   * waits a few milliseconds, never a poll. The completions of jobs settling meanwhile go together beside the fetch.
    */
-  async #fetch(batchSize: number): Promise<PgBoss.JobWithMetadata<unknown>[]> {
-    const { boss, name, sql } = this.#setup;
-    let failure: { error: unknown } | undefined;
-    const db: PgBoss.Db = {
-      executeSql: (text, values) =>
-        sql.executeSql(text, values).catch((error: unknown) => {
-          failure = { error };
-          throw error;
-        }),
-    };
-    const jobs = await boss.fetch<unknown>(name, { batchSize, includeMetadata: true, db });
-    if (failure && !this.#fetchFailing) {
-      this.#setup.onError(
-        asError(failure.error, 'fetching jobs failed (reported once until a fetch succeeds again)'),
-      );
+  async #untilFetch(): Promise<void> {
+    let poll: NodeJS.Timeout | undefined;
+    this.#completions.hold();
+    try {
+      await new Promise<void>((resolve) => {
+        this.#fetchNow = resolve;
+        poll = setTimeout(resolve, this.#setup.pollingMs);
+        // Slots freed while the last fetch was under way.
+        if (this.#freedSince) this.#freed();
+      });
+    } finally {
+      this.#fetchNow = undefined;
+      clearTimeout(poll);
+      clearTimeout(this.#delay);
+      this.#delay = undefined;
+      this.#completions.write();
     }
-    this.#fetchFailing = failure !== undefined;
-    return jobs;
   }
 
-  #start(job: PgBoss.JobWithMetadata<unknown>): void {
+  /** A slot is free: the next fetch comes at once when none runs, else within `FETCH_DELAY_MS`. */
+  #freed(): void {
+    this.#freedSince = true;
+    // While a fetch is under way, the loop looks at the slots once it is back.
+    if (this.#fetchNow === undefined) return;
+    if (this.#busy === 0) this.#fetchNow();
+    else this.#delay ??= setTimeout(this.#fetchNow, FETCH_DELAY_MS);
+  }
+
+  /** Takes up to `limit` jobs; an outage is reported once (none on recovery) and takes none. */
+  async #fetch(limit: number): Promise<FetchedJob[]> {
+    try {
+      const jobs = await this.#setup.jobs.fetch(limit);
+      this.#fetchFailing = false;
+      return jobs;
+    } catch (error) {
+      if (!this.#fetchFailing) {
+        this.#setup.onError(
+          asError(error, 'fetching jobs failed (reported once until a fetch succeeds again)'),
+        );
+      }
+      this.#fetchFailing = true;
+      return [];
+    }
+  }
+
+  #start(job: FetchedJob): void {
     const running: Running = {
       id: job.id,
       controller: new AbortController(),
@@ -128,12 +153,17 @@ export class PostgresConsumer implements Consumer {
       settling: false,
     };
     this.#running.set(job.id, running);
-    const attempt = { number: job.retryCount + 1, of: job.retryLimit + 1, signal: running.controller.signal };
+    this.#busy++;
+    const attempt = {
+      number: job.retry_count + 1,
+      of: job.retry_limit + 1,
+      signal: running.controller.signal,
+    };
     const { boss, jobs, name } = this.#setup;
     Promise.resolve()
       .then(() => this.#run(readJob(job.data), attempt))
       .then(
-        () => this.#settle(running, () => this.#completer.call(job.id)),
+        () => this.#settle(running, () => this.#completions.add(job.id)),
         (error: unknown) =>
           this.#settle(running, () =>
             error instanceof UnrecoverableJobError
@@ -146,7 +176,8 @@ export class PostgresConsumer implements Consumer {
   async #settle(running: Running, write: () => Promise<unknown>): Promise<void> {
     if (!running.released) {
       running.settling = true;
-      this.#wake?.();
+      this.#busy--;
+      this.#freed();
       try {
         await write();
       } catch (error) {
@@ -157,18 +188,14 @@ export class PostgresConsumer implements Consumer {
     this.#forget(running);
   }
 
-  /** The runs under way: a settled job's slot is free while its outcome is written, so the next run can start. */
-  #runs(): number {
-    let runs = 0;
-    for (const running of this.#running.values()) if (!running.settling) runs++;
-    return runs;
-  }
-
   #forget(running: Running): void {
     if (this.#running.get(running.id) !== running) return;
     this.#running.delete(running.id);
     // A settled job's slot was freed when its run settled.
-    if (!running.settling) this.#wake?.();
+    if (!running.settling) {
+      this.#busy--;
+      this.#freed();
+    }
     if (this.#running.size === 0) for (const resolve of this.#idle.splice(0)) resolve();
   }
 
@@ -214,7 +241,7 @@ export class PostgresConsumer implements Consumer {
 
   async #stop(graceMs: number): Promise<void> {
     this.#stopping = true;
-    this.#wake?.();
+    this.#fetchNow?.();
     const idle = new Promise<void>((resolve) =>
       this.#running.size === 0 ? resolve() : this.#idle.push(resolve),
     );

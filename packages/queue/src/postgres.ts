@@ -143,7 +143,6 @@ export class PostgresQueue implements QueueEngine {
     const consumer = new PostgresConsumer(
       {
         boss,
-        sql: this.#sql,
         jobs: this.#jobs,
         name: o.name,
         concurrency,
