@@ -61,8 +61,6 @@ export class PostgresConsumer implements Consumer {
   #fetchFailing = false;
   #stopping = false;
   #stopped: Promise<void> | undefined;
-  /** Runs under way: a settled job's slot is free while its outcome is written, so the next run can start. */
-  #busy = 0;
   /** Ends the wait for the next fetch (set while the loop waits). */
   #fetchNow: (() => void) | undefined;
   #delay: NodeJS.Timeout | undefined;
@@ -83,7 +81,7 @@ export class PostgresConsumer implements Consumer {
     const { concurrency } = this.#setup;
     while (!this.#stopping) {
       this.#freedSince = false;
-      const free = concurrency - this.#busy;
+      const free = concurrency - this.#runs();
       const jobs = free > 0 ? await this.#fetch(free) : [];
       if (this.#stopping) {
         await this.#handBack(jobs.map((job) => job.id));
@@ -124,7 +122,7 @@ export class PostgresConsumer implements Consumer {
     this.#freedSince = true;
     // While a fetch is under way, the loop looks at the slots once it is back.
     if (this.#fetchNow === undefined) return;
-    if (this.#busy === 0) this.#fetchNow();
+    if (this.#runs() === 0) this.#fetchNow();
     else this.#delay ??= setTimeout(this.#fetchNow, FETCH_DELAY_MS);
   }
 
@@ -153,7 +151,6 @@ export class PostgresConsumer implements Consumer {
       settling: false,
     };
     this.#running.set(job.id, running);
-    this.#busy++;
     const attempt = {
       number: job.retry_count + 1,
       of: job.retry_limit + 1,
@@ -176,7 +173,6 @@ export class PostgresConsumer implements Consumer {
   async #settle(running: Running, write: () => Promise<unknown>): Promise<void> {
     if (!running.released) {
       running.settling = true;
-      this.#busy--;
       this.#freed();
       try {
         await write();
@@ -188,14 +184,18 @@ export class PostgresConsumer implements Consumer {
     this.#forget(running);
   }
 
+  /** The runs under way: a settled job's slot is free while its outcome is written, so the next run can start. */
+  #runs(): number {
+    let runs = 0;
+    for (const running of this.#running.values()) if (!running.settling) runs++;
+    return runs;
+  }
+
   #forget(running: Running): void {
     if (this.#running.get(running.id) !== running) return;
     this.#running.delete(running.id);
     // A settled job's slot was freed when its run settled.
-    if (!running.settling) {
-      this.#busy--;
-      this.#freed();
-    }
+    if (!running.settling) this.#freed();
     if (this.#running.size === 0) for (const resolve of this.#idle.splice(0)) resolve();
   }
 
