@@ -37,6 +37,21 @@ function fixed(value: number, digits: number): string {
   return value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
 }
 
+/** Rows with a spread and a target each (the scenario and exploration rows), `digits` after the point. */
+function targetedRows(title: string, rows: readonly (ScenarioRow | ExploreRow)[], digits: number): string {
+  return markdown(
+    [title, 'median', 'min – max', 'unit', 'target', ''],
+    rows.map((row) => [
+      row.name,
+      fixed(row.median, digits),
+      `${fixed(row.min, digits)} – ${fixed(row.max, digits)}`,
+      row.unit,
+      row.target,
+      row.pass ? 'pass' : 'MISS',
+    ]),
+  );
+}
+
 function markdown(header: string[], rows: string[][]): string {
   const line = (cells: string[]) => `| ${cells.join(' | ')} |`;
   return [line(header), line(header.map(() => '---')), ...rows.map(line)].join('\n');
@@ -183,36 +198,10 @@ export function formatResults(results: Results): string {
     );
   }
   if (results.scenario && results.scenario.length > 0) {
-    out.push(
-      '',
-      markdown(
-        ['scenario row (wall time a run)', 'median', 'min – max', 'unit', 'target', ''],
-        results.scenario.map((row) => [
-          row.name,
-          fixed(row.median, 1),
-          `${fixed(row.min, 1)} – ${fixed(row.max, 1)}`,
-          row.unit,
-          row.target,
-          row.pass ? 'pass' : 'MISS',
-        ]),
-      ),
-    );
+    out.push('', targetedRows('scenario row (wall time a run)', results.scenario, 1));
   }
   if (results.explore && results.explore.length > 0) {
-    out.push(
-      '',
-      markdown(
-        ['exploration row (loopback, wall time)', 'median', 'min – max', 'unit', 'target', ''],
-        results.explore.map((row) => [
-          row.name,
-          fixed(row.median, 2),
-          `${fixed(row.min, 2)} – ${fixed(row.max, 2)}`,
-          row.unit,
-          row.target,
-          row.pass ? 'pass' : 'MISS',
-        ]),
-      ),
-    );
+    out.push('', targetedRows('exploration row (loopback, wall time)', results.explore, 2));
   }
   for (const skipped of results.skipped) out.push('', `skipped: ${skipped.name}: ${skipped.reason}`);
   if (results.ratios.length > 0) {
