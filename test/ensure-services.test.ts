@@ -1,11 +1,10 @@
 import { spawnSync } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:net';
+import { connect, createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '../packages/core/test/servers.ts';
 
 // scripts/ensure-services.sh (`pnpm test:setup`) in its dry run: the probes point at ports nothing listens on, a
 // Chromium path that does not exist and a PATH holding only a stub apt-get, as on a fresh Debian machine; the
@@ -19,6 +18,29 @@ type Ports = [number, number, number, ...number[]];
 let closed: Ports;
 let open: Ports;
 
+/** Whether a connect to `port` on loopback is refused now. */
+function refused(port: number): Promise<boolean> {
+  return new Promise((done) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      done(false);
+    });
+    socket.once('error', (error: NodeJS.ErrnoException) => done(error.code === 'ECONNREFUSED'));
+  });
+}
+
+/**
+ * `count` ports nothing listens on, below 1024: outside the range port-0 listens and outgoing connections draw from,
+ * so no parallel test takes one between this choice and the script's probe (it could take a port a listener freed).
+ */
+async function closedPorts(count: number): Promise<number[]> {
+  const ports: number[] = [];
+  for (let port = 1; ports.length < count && port < 1024; port++) if (await refused(port)) ports.push(port);
+  if (ports.length < count) throw new Error(`fewer than ${count} closed ports below 1024 on 127.0.0.1`);
+  return ports;
+}
+
 function listen(): Promise<Server> {
   return new Promise((done) => {
     const server = createServer((socket) => socket.destroy());
@@ -29,8 +51,7 @@ function listen(): Promise<Server> {
 beforeAll(async () => {
   writeFileSync(join(work, 'apt-get'), '#!/bin/sh\nexit 0\n');
   chmodSync(join(work, 'apt-get'), 0o755);
-  closed = [] as unknown as Ports;
-  for (let i = 0; i < 9; i++) closed.push(await freePort());
+  closed = (await closedPorts(9)) as Ports;
   for (let i = 0; i < 9; i++) servers.push(await listen());
   open = servers.map((s) => (s.address() as { port: number }).port) as Ports;
 });
