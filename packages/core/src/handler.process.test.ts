@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { getEventListeners } from 'node:events';
 import type pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { STORE_SECRET } from '../test/bodies.js';
@@ -38,6 +39,35 @@ describe.each(servers.cases)('webhook.process with $name', (storeCase) => {
       expect((await webhook(formRequest(delivered.body), undefined)).body).toBe(HANDLED);
       expect(await webhook.process(delivered.notification)).toBe('duplicate');
       expect(seen).toEqual([fetched.notification.payment_id, delivered.notification.payment_id]);
+    });
+
+    it("keeps no listener on the caller's signal once its runs settled, though one signal served 50 of them", async () => {
+      const caller = new AbortController();
+      const warnings: string[] = [];
+      const onWarning = (warning: Error) => void warnings.push(warning.name);
+      process.on('warning', onWarning);
+      // A handler that reads delivery.signal and returns at once, and one that awaits: the two ways a run ends.
+      const store = storeCase.make();
+      const webhooks = [
+        createWebhookHandler(base(store)).onAny((_n, _c, delivery) => void delivery.signal.aborted),
+        createWebhookHandler(base(store)).onAny(async (_n, _c, delivery) => {
+          await Promise.resolve(delivery.signal.aborted);
+        }),
+      ];
+      try {
+        for (let i = 0; i < 25; i++) {
+          for (const webhook of webhooks) {
+            const notification = parseNotification(purchase({ payment_id: randomUUID() }));
+            const outcome = await webhook.process(notification, undefined, { signal: caller.signal });
+            expect(outcome).toBe('handled');
+          }
+        }
+        await new Promise((resolve) => setImmediate(resolve));
+        expect(getEventListeners(caller.signal, 'abort')).toHaveLength(0);
+        expect(warnings).toEqual([]);
+      } finally {
+        process.off('warning', onWarning);
+      }
     });
 
     it('throws handler.failed as a delivery answers 500, and a retry runs only the handlers that have not succeeded', async () => {
