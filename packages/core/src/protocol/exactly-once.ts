@@ -20,6 +20,7 @@ import {
   runOf,
   runRoute,
   settledHandler,
+  stopRunOf,
   type Work,
 } from './routes.js';
 import { fenceOf, inFlight, type Lease, Run, Runs } from './runs.js';
@@ -141,13 +142,18 @@ export class ExactlyOnce<C> {
         return this.#runUnderLease(store, work, runOf(delivery), this.#leaseOf(key, claimed), result);
       }
     } catch (cause) {
+      stopRunOf(delivery);
       return this.#releaseAndThrow(store, this.#leaseOf(key, claimed), handlerFailed(cause));
     }
     const committed = traceStoreCall('commit', this.#storeName, () => store.commit(key, token, ttlMs));
-    if (committed === true) return 'handled';
+    if (committed === true) {
+      stopRunOf(delivery);
+      return 'handled';
+    }
     const run = runOf(delivery);
     if (committed === false) {
       this.#reportStale(run, { key, token, fence, heldUntil: 0 });
+      run.stop();
       return 'handled';
     }
     // Tracked as a run: a copy arriving before the commit lands waits for it, even past the lease.

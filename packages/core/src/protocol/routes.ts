@@ -237,6 +237,10 @@ class RunDelivery implements Delivery {
     delivery.#run ??= new Run(delivery.key, delivery.#callerSignal);
     return delivery.#run;
   }
+
+  static stopRunOf(delivery: RunDelivery): void {
+    delivery.#run?.stop();
+  }
 }
 
 /** What a handler of `run` is told (`transaction`: a transactional store's). */
@@ -252,4 +256,9 @@ export function lazyDelivery(facts: DeliveryFacts, callerSignal: AbortSignal | u
 /** The run of a delivery from `lazyDelivery`, made now unless its handler read its signal already. */
 export function runOf(delivery: Delivery): Run {
   return RunDelivery.runOf(delivery as RunDelivery);
+}
+
+/** Stops the run of a delivery from `lazyDelivery` that ended untracked, if its handler made one (read its signal). */
+export function stopRunOf(delivery: Delivery): void {
+  RunDelivery.stopRunOf(delivery as RunDelivery);
 }

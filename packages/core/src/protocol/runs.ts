@@ -32,30 +32,46 @@ export class Run {
   #timer: Timer | undefined;
   #refuse: ((error: WebhookError) => void) | undefined;
   #controller: AbortController | undefined;
+  /** The caller's signal (a queue worker's, aborted when it hands the job back), followed by the run's own. */
+  readonly #caller: AbortSignal | undefined;
+  #onCallerAbort: (() => void) | undefined;
   #reported = 0;
 
-  /** `signal`: the caller's (a queue worker's, aborted when it hands the job back), followed by the run's own. */
   constructor(key: string | undefined, signal?: AbortSignal) {
     this.key = key;
-    if (signal === undefined) return;
-    if (signal.aborted) this.abort(signal.reason);
-    else signal.addEventListener('abort', () => this.abort(signal.reason), { once: true });
+    this.#caller = signal;
   }
 
-  /** Aborted when the run lost its lease or was given up: its handlers may no longer be alone. Made when first read. */
+  /**
+   * Aborted when the run lost its lease or was given up, or when the caller's signal aborts: its handlers may no
+   * longer be alone. Made when first read; only then does the run listen to the caller's signal, until `stop`.
+   */
   get signal(): AbortSignal {
-    this.#controller ??= new AbortController();
-    return this.#controller.signal;
+    return this.#own().signal;
   }
 
   /** Throws why the run was aborted, if it was: a handler not yet started must not start. */
   throwIfAborted(): void {
-    this.#controller?.signal.throwIfAborted();
+    (this.#controller?.signal ?? this.#caller)?.throwIfAborted();
   }
 
   abort(reason: unknown): void {
-    this.#controller ??= new AbortController();
-    if (!this.#controller.signal.aborted) this.#controller.abort(reason);
+    const controller = this.#own();
+    if (!controller.signal.aborted) controller.abort(reason);
+  }
+
+  #own(): AbortController {
+    if (this.#controller !== undefined) return this.#controller;
+    const controller = new AbortController();
+    this.#controller = controller;
+    const caller = this.#caller;
+    if (caller?.aborted) controller.abort(caller.reason);
+    else if (caller !== undefined) {
+      // One signal may serve many runs (a worker's, a shutdown's): each run lets go of it when it stops.
+      this.#onCallerAbort = () => this.abort(caller.reason);
+      caller.addEventListener('abort', this.#onCallerAbort, { once: true });
+    }
+    return controller;
   }
 
   firstTime(mishap: Mishap): boolean {
@@ -123,11 +139,13 @@ export class Run {
     return this.#done;
   }
 
-  /** Stops its own timer and lets its leases go: it settled, or it is given up. */
+  /** Stops its own timer, lets its leases and the caller's signal go: it settled, or it is given up. */
   stop(): void {
     clearInterval(this.#timer);
     this.#timer = undefined;
     this.#leases.clear();
+    if (this.#onCallerAbort !== undefined) this.#caller?.removeEventListener('abort', this.#onCallerAbort);
+    this.#onCallerAbort = undefined;
   }
 
   /** The answer to wait for: the work's own, unless `refuse` answered it first. */
