@@ -44,7 +44,10 @@ describe.each(servers.cases)('webhook.process with $name', (storeCase) => {
     it("keeps no listener on the caller's signal once its runs settled, though one signal served 50 of them", async () => {
       const caller = new AbortController();
       const warnings: string[] = [];
-      const onWarning = (warning: Error) => void warnings.push(warning.name);
+      // Only Node's listener warning: a store behind PgBouncer may warn of its named statements meanwhile.
+      const onWarning = (warning: Error) => {
+        if (warning.name === 'MaxListenersExceededWarning') warnings.push(warning.message);
+      };
       process.on('warning', onWarning);
       // A handler that reads delivery.signal and returns at once, and one that awaits: the two ways a run ends.
       const store = storeCase.make();

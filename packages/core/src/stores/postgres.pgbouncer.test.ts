@@ -27,6 +27,13 @@ const bouncerUp = (await reachPostgres()) && (await reachPgBouncer());
 const TABLE = `payhook_test_bouncer_${process.pid}`;
 const APP_TABLE = `payhook_test_bouncer_app_${process.pid}`;
 
+/**
+ * The handlers' bounds through the pooler: these tests pin what it does to statements and to once-ness, not how
+ * fast a loaded machine answers. With the defaults (2 s a store call, 5 s of waiting for a copy in flight), a call
+ * queued for one of PgBouncer's 20 server connections behind every other test file's answered 503 on a CI run.
+ */
+const THROUGH_POOLER = { storeTimeoutMs: 30_000, inFlightWaitMs: 30_000 };
+
 /** Node's warnings while a test runs (`process.emitWarning`), by code. */
 const warnings: { code?: string; message: string }[] = [];
 const onWarning = (warning: Error & { code?: string }) =>
@@ -61,7 +68,7 @@ describe.skipIf(!bouncerUp)('the PostgreSQL stores through PgBouncer in transact
 
   /** Deliveries of `count` new notifications at once to a handler on `store`; resolves the statuses. */
   async function burst(store: PostgresStore | PostgresInbox<pg.PoolClient>, count: number) {
-    const webhook = createWebhookHandler({ ...base(store), handle: () => undefined });
+    const webhook = createWebhookHandler({ ...base(store), ...THROUGH_POOLER, handle: () => undefined });
     const answers = await Promise.all(
       Array.from({ length: count }, () => webhook(formRequest(signedPurchase()), undefined)),
     );
@@ -120,7 +127,7 @@ describe.skipIf(!bouncerUp)('the PostgreSQL stores through PgBouncer in transact
       direct.query(`UPDATE ${TABLE} SET expires_at = now() - interval '1 second' WHERE key = $1`, [key]);
 
     it('grants one of 64 concurrent claims, and runs the handler once for 64 concurrent copies', async () => {
-      const key = await expectOnceUnderConcurrency(make());
+      const key = await expectOnceUnderConcurrency(make(), THROUGH_POOLER);
       const row = await direct.query(`SELECT done FROM ${TABLE} WHERE key = $1`, [key]);
       expect(row.rows).toEqual([{ done: true }]);
     });
@@ -141,6 +148,7 @@ describe.skipIf(!bouncerUp)('the PostgreSQL stores through PgBouncer in transact
       let runs = 0;
       const webhook = createWebhookHandler({
         ...base(inbox),
+        ...THROUGH_POOLER,
         handle: async (n, _context, delivery) => {
           runs++;
           await inbox
