@@ -165,6 +165,40 @@ async function payhookWorker(
   return run;
 }
 
+/**
+ * Queues `jobs` notifications through the webhook as the worker row does, then runs them through payhook's consumer
+ * of the engine (`queue.consume`) doing only the floor's work, the store's claim and commit, without the webhook:
+ * what the engine adapter costs beside the floor, and what the webhook's run costs beside the worker row.
+ */
+async function payhookConsumer(
+  backend: Backend,
+  queue: QueueEngine,
+  options: QueueBenchOptions,
+): Promise<WorkerRun> {
+  let done = 0;
+  let finished: () => void = () => {};
+  const all = new Promise<void>((resolve) => {
+    finished = resolve;
+  });
+  const webhook = createWebhookHandler({ secret: SECRET, store: backend.store, queue, logger: false }).onAny(
+    () => {},
+  );
+  await answerLatencies(webhook, options.jobs, 20);
+  const work = claimAndCommit(backend.store);
+  const stop = timeWorker(options.jobs);
+  const consumer = await queue.consume(
+    async () => {
+      await work();
+      if (++done === options.jobs) finished();
+    },
+    { concurrency: options.concurrency },
+  );
+  await all;
+  const run = stop();
+  await consumer.stop(0);
+  return run;
+}
+
 /** Each row's per-round values: p50 and p99 of the latency rows, jobs per second of the worker rows. */
 class Figures {
   readonly p50 = new Map<string, number[]>();
@@ -235,6 +269,7 @@ async function backendRound(
     await backend.clean(queueName);
     const workers: [string, () => Promise<WorkerRun>][] = [
       [`${backend.name}: ${WORKER_ROWS.payhook}`, () => payhookWorker(backend, queue, options)],
+      [`${backend.name}: ${WORKER_ROWS.consumer}`, () => payhookConsumer(backend, queue, options)],
       ...engineRows(backend, `${queueName}-alone`, options),
     ];
     // Rotated round after round: no worker row always runs first, on a machine whose load moves by the minute.
