@@ -136,67 +136,63 @@ async function answerLatencies(
   return latencies;
 }
 
-/** Queues `jobs` notifications through the webhook, then runs them through one payhook worker. */
-async function payhookWorker(
+/** What takes a worker row's queued jobs: `ran` is called once per job done (by the webhook's handler or by itself). */
+type Taker = (webhook: WebhookHandler, ran: () => void) => Promise<{ stop(): Promise<void> }>;
+
+/** Queues `jobs` notifications through the webhook, then times `take` running them all. */
+async function queuedThenTaken(
   backend: Backend,
   queue: QueueEngine,
   options: QueueBenchOptions,
+  take: Taker,
 ): Promise<WorkerRun> {
   let done = 0;
   let finished: () => void = () => {};
   const all = new Promise<void>((resolve) => {
     finished = resolve;
   });
+  const ran = () => {
+    if (++done === options.jobs) finished();
+  };
   const webhook = createWebhookHandler({ secret: SECRET, store: backend.store, queue, logger: false }).onAny(
-    () => {
-      if (++done === options.jobs) finished();
-    },
+    ran,
   );
   await answerLatencies(webhook, options.jobs, 20);
   const stop = timeWorker(options.jobs);
-  const worker = await createWorker(webhook, queue, {
-    concurrency: options.concurrency,
-    stopOnSignals: false,
-    logger: false,
-  });
+  const taker = await take(webhook, ran);
   await all;
   const run = stop();
-  await worker.stop();
+  await taker.stop();
   return run;
 }
 
+/** payhook's worker running the queued notifications' handlers. */
+function payhookWorker(backend: Backend, queue: QueueEngine, options: QueueBenchOptions): Promise<WorkerRun> {
+  return queuedThenTaken(backend, queue, options, (webhook) =>
+    createWorker(webhook, queue, { concurrency: options.concurrency, stopOnSignals: false, logger: false }),
+  );
+}
+
 /**
- * Queues `jobs` notifications through the webhook as the worker row does, then runs them through payhook's consumer
- * of the engine (`queue.consume`) doing only the floor's work, the store's claim and commit, without the webhook:
- * what the engine adapter costs beside the floor, and what the webhook's run costs beside the worker row.
+ * payhook's consumer of the engine (`queue.consume`, under `createWorker`) doing only the floor's work, the store's
+ * claim and commit, without the webhook: the engine adapter beside the floor, the webhook's run beside the worker.
  */
-async function payhookConsumer(
+function payhookConsumer(
   backend: Backend,
   queue: QueueEngine,
   options: QueueBenchOptions,
 ): Promise<WorkerRun> {
-  let done = 0;
-  let finished: () => void = () => {};
-  const all = new Promise<void>((resolve) => {
-    finished = resolve;
-  });
-  const webhook = createWebhookHandler({ secret: SECRET, store: backend.store, queue, logger: false }).onAny(
-    () => {},
-  );
-  await answerLatencies(webhook, options.jobs, 20);
   const work = claimAndCommit(backend.store);
-  const stop = timeWorker(options.jobs);
-  const consumer = await queue.consume(
-    async () => {
-      await work();
-      if (++done === options.jobs) finished();
-    },
-    { concurrency: options.concurrency },
-  );
-  await all;
-  const run = stop();
-  await consumer.stop(0);
-  return run;
+  return queuedThenTaken(backend, queue, options, async (_webhook, ran) => {
+    const consumer = await queue.consume(
+      async () => {
+        await work();
+        ran();
+      },
+      { concurrency: options.concurrency },
+    );
+    return { stop: () => consumer.stop(0) };
+  });
 }
 
 /** Each row's per-round values: p50 and p99 of the latency rows, jobs per second of the worker rows. */
