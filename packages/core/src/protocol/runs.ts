@@ -32,8 +32,8 @@ export class Run {
   #timer: Timer | undefined;
   #refuse: ((error: WebhookError) => void) | undefined;
   #controller: AbortController | undefined;
-  /** The caller's signal (a queue worker's, aborted when it hands the job back), followed by the run's own. */
-  readonly #caller: AbortSignal | undefined;
+  /** The caller's signal (a queue worker's, aborted when it hands the job back), followed until the run stops. */
+  #caller: AbortSignal | undefined;
   #onCallerAbort: (() => void) | undefined;
   #reported = 0;
 
@@ -146,6 +146,8 @@ export class Run {
     this.#leases.clear();
     if (this.#onCallerAbort !== undefined) this.#caller?.removeEventListener('abort', this.#onCallerAbort);
     this.#onCallerAbort = undefined;
+    // A stopped run's signal, made or aborted later (a run given up is aborted after it stops), follows no caller.
+    this.#caller = undefined;
   }
 
   /** The answer to wait for: the work's own, unless `refuse` answered it first. */
