@@ -137,6 +137,23 @@ describe('webhook.process', () => {
     expect(deliveries[0]!.raw).toBe(first.raw);
   });
 
+  it("keeps no listener on the caller's signal once a run that never settles is given up", async () => {
+    const caller = new AbortController();
+    // A handler that never settles and never reads delivery.signal: the run is given up after ten handlerTimeoutMs,
+    // and giving it up aborts its signal, made only then, after the run stopped following the caller.
+    const webhook = createWebhookHandler({
+      ...base(new MemoryStore()),
+      handlerTimeoutMs: 40,
+      handle: () => new Promise(() => {}),
+    });
+    const notification = parseNotification(purchase({ payment_id: randomUUID() }));
+    await expect(webhook.process(notification, undefined, { signal: caller.signal })).rejects.toMatchObject({
+      code: 'handler.timeout',
+    });
+    await webhook.settled();
+    expect(getEventListeners(caller.signal, 'abort')).toHaveLength(0);
+  });
+
   it('gives what a failing handler threw to onError, as a delivery does', async () => {
     const codes: string[] = [];
     const webhook = createWebhookHandler({
