@@ -58,30 +58,42 @@ interface Backend {
   engine: 'bullmq' | 'postgres';
   store: DedupeStore;
   open(queueName: string): Promise<QueueEngine>;
-  /** Deletes what a round's queue left on the server. */
+  /** Deletes the jobs a queue holds. */
   clean(queueName: string): Promise<void>;
+  /** Deletes a queue the bench is done with, its jobs and whatever else the engine keeps for it. */
+  drop(queueName: string): Promise<void>;
   close(): Promise<void>;
 }
 
 const REDIS_URL = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
 const DATABASE_URL = process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
 const TABLE = 'payhook_bench_queue_inbox';
+/** `createPostgresQueue`'s default schema, where payhook's own rows and `examples/queue` keep their queues. */
+const QUEUE_SCHEMA = 'payhook_queue';
 
 async function redisBackend(): Promise<Backend> {
   const { createBullMQQueue } = await import('@payhook/queue/bullmq');
   const client = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1 });
   await client.connect();
+  const prefix = `payhook-bench-queue:${Date.now()}:`;
+  // The queue's keys, and those of the burst's example process (its RedisStore's prefix is the queue's name).
+  const clean = async (name: string) => {
+    const keys = [...(await client.keys(`bull:${name}:*`)), ...(await client.keys(`${name}:*`))];
+    if (keys.length > 0) await client.unlink(...keys);
+  };
   return {
     name: 'BullMQ (Redis)',
     engine: 'bullmq',
-    store: new RedisStore({ client, prefix: `payhook-bench-queue:${Date.now()}:` }),
+    store: new RedisStore({ client, prefix }),
     open: async (name) => createBullMQQueue({ connection: REDIS_URL, name }),
-    async clean(name) {
-      // The queue's keys, and those of the burst's example process (its RedisStore's prefix is the queue's name).
-      const keys = [...(await client.keys(`bull:${name}:*`)), ...(await client.keys(`${name}:*`))];
-      if (keys.length > 0) await client.unlink(...keys);
+    clean,
+    drop: clean,
+    async close() {
+      // The store's claims and completions, kept for their TTL (days) on a server other runs share.
+      const keys = await client.keys(`${prefix}*`);
+      for (let i = 0; i < keys.length; i += 1_000) await client.unlink(...keys.slice(i, i + 1_000));
+      await client.quit();
     },
-    close: async () => void (await client.quit()),
   };
 }
 
@@ -94,13 +106,29 @@ async function postgresBackend(): Promise<Backend> {
     engine: 'postgres',
     store: new PostgresStore({ pool, table: TABLE }),
     open: async (name) => createPostgresQueue({ connectionString: DATABASE_URL, name }),
-    clean: async () => {},
+    async clean(name) {
+      if (await queueSchemaMade(pool))
+        await pool.query(`DELETE FROM ${QUEUE_SCHEMA}.job WHERE name = $1`, [name]);
+    },
+    async drop(name) {
+      // pg-boss keeps a queue, its partition and its done jobs until deleted, and every later process on the schema
+      // pays for them in maintenance (a fleet soak after a few benches ran it into lock timeouts).
+      if (!(await queueSchemaMade(pool))) return;
+      await pool.query(`DELETE FROM ${QUEUE_SCHEMA}.job WHERE name = $1`, [name]);
+      const drop = `SELECT ${QUEUE_SCHEMA}.delete_queue(name) FROM ${QUEUE_SCHEMA}.queue WHERE name = $1`;
+      await pool.query(drop, [name]);
+    },
     async close() {
       await pool.query(`DROP TABLE IF EXISTS ${TABLE}, payhook_bench_burst_inbox`);
       await pool.query(`DROP SCHEMA IF EXISTS ${PGBOSS_SCHEMA} CASCADE`);
       await pool.end();
     },
   };
+}
+
+async function queueSchemaMade(pool: pg.Pool): Promise<boolean> {
+  const { rows } = await pool.query(`SELECT to_regclass('${QUEUE_SCHEMA}.queue') IS NOT NULL AS made`);
+  return rows[0].made === true;
 }
 
 /** The webhook a row answers with: the store, the queue when given, and a handler that works `workMs`. */
@@ -281,7 +309,7 @@ async function backendRound(
     }
   } finally {
     await queue.close();
-    await backend.clean(queueName);
+    await backend.drop(queueName);
   }
 }
 
@@ -360,8 +388,8 @@ async function warmBurstRows(backend: Backend, name: string, options: QueueBench
     });
   } finally {
     await Promise.all([web.stop(), workers.stop(), minimum.stop()]);
-    await backend.clean(name);
-    await backend.clean(`${name}-minimum`);
+    await backend.drop(name);
+    await backend.drop(`${name}-minimum`);
   }
 }
 
@@ -372,6 +400,6 @@ async function burstRow(backend: Backend, name: string, options: QueueBenchOptio
     return await burst(server.url, options.warmup, options.burst);
   } finally {
     await server.stop();
-    await backend.clean(name);
+    await backend.drop(name);
   }
 }
