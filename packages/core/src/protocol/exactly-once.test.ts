@@ -238,6 +238,41 @@ describe('failOpen and a store that is only slow', () => {
   });
 });
 
+describe('a transactional store slow to start its transaction (a busy pool)', () => {
+  /** An inbox whose transaction starts the work after `connectMs` (waiting for a connection), then commits it. */
+  function slowToConnect(connectMs: number): TransactionalStore {
+    return {
+      name: 'slow-to-connect',
+      async transaction(_key, work) {
+        await sleep(connectMs);
+        return { status: 'done', value: await work(undefined) };
+      },
+    };
+  }
+
+  it.each([
+    ['takes 800 ms', 200, 800, undefined],
+    ['takes 1,200 ms', 503, 1_200, 'handler.timeout'],
+  ] as const)(
+    'gives the handlers all of handlerTimeoutMs from when they start: after 1.5 s of connecting, a handler that %s is answered %i',
+    async (_, status, handlerMs, code) => {
+      vi.useFakeTimers();
+      const webhook = createWebhookHandler({
+        ...base(slowToConnect(1_500)),
+        storeTimeoutMs: 2_000,
+        handlerTimeoutMs: 1_000,
+        handle: () => sleep(handlerMs),
+      });
+      const answer = webhook(formRequest(signedPurchase()), undefined);
+      await vi.advanceTimersByTimeAsync(1_500 + handlerMs + 300);
+      const result = await answer;
+      expect(result.status).toBe(status);
+      if (code !== undefined) expect(JSON.parse(result.body).error.code).toBe(code);
+      await vi.advanceTimersByTimeAsync(1_000);
+    },
+  );
+});
+
 describe.skipIf(!postgresUp)('a frozen PostgreSQL (a lock held on the inbox table)', () => {
   it.each([
     ['store', 503, 'store.unavailable'],
