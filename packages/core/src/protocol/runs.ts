@@ -225,11 +225,12 @@ export class Runs {
 
   /**
    * Runs and watches `work`, the run's whole life (handlers, then commit or release). Settles as the work does, or
-   * rejects with `handler.timeout` once past its deadline while the work goes on.
+   * rejects with `handler.timeout` once past its deadline while the work goes on. `handlersLater`: the run's clocks
+   * start only at `handlersStart` (a transaction's handlers wait for its connection and claim, which the store's own
+   * bound covers).
    */
-  track<T>(run: Run, work: () => Promise<T>): Promise<T> {
-    const { handlerTimeoutMs, leaseMs } = this.#options;
-    run.schedule(Date.now(), handlerTimeoutMs, handlerTimeoutMs * ABANDON_AFTER_TIMEOUTS, leaseMs / 3);
+  track<T>(run: Run, work: () => Promise<T>, handlersLater = false): Promise<T> {
+    this.#schedule(run, handlersLater ? Number.POSITIVE_INFINITY : Date.now());
     this.#active.add(run);
     const watched = this.#watch(run);
     if (this.#unanswered++ === 0) hold(this.#timer, true);
@@ -244,6 +245,16 @@ export class Runs {
     };
     answer.then(answered, answered);
     return answer;
+  }
+
+  /** Starts the clocks of a run tracked with `handlersLater`: its handlers start now. */
+  handlersStart(run: Run): void {
+    this.#schedule(run, Date.now());
+  }
+
+  #schedule(run: Run, from: number): void {
+    const { handlerTimeoutMs, leaseMs } = this.#options;
+    run.schedule(from, handlerTimeoutMs, handlerTimeoutMs * ABANDON_AFTER_TIMEOUTS, leaseMs / 3);
   }
 
   /** Resolves once no run is going on here: each committed, released or given up (answered or not). */

@@ -36,7 +36,7 @@ export class Transactional {
     if (work.steps && work.handlers.length > 1) return this.#runSteps(work, key);
     if (this.#runs.byKey.has(key)) await this.#runs.waitFor(key, Date.now() + this.#options.inFlightWaitMs);
     const run = new Run(key, work.signal);
-    const result = await this.#runs.track(run, () => this.#transaction(work, key, run));
+    const result = await this.#runs.track(run, () => this.#transaction(work, key, run), true);
     if (result.status === 'in_flight') throw inFlight();
     return result.status === 'duplicate' ? 'duplicate' : 'handled';
   }
@@ -104,6 +104,7 @@ export class Transactional {
         async (tx) => {
           if (answered) throw new Error('[@payhook/core] the claim arrived after storeTimeoutMs.');
           started();
+          this.#runs.handlersStart(run);
           await runAll(work, deliveryFor(work.delivery, run, tx));
           if (work.within) await work.within(tx);
           const late = this.#calls.failure('transaction', new Timeout('store', storeTimeoutMs));
