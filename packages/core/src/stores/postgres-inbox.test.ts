@@ -93,6 +93,30 @@ describe.skipIf(!postgresUp)('the bounds of a PostgreSQL claim', () => {
     },
   );
 
+  it("PostgresInbox: the wait for a busy pool's connection counts against storeTimeoutMs, not handlerTimeoutMs", async () => {
+    const busy = new pg.Pool({ connectionString: DATABASE_URL, max: 1 });
+    const held = await busy.connect();
+    try {
+      const webhook = createWebhookHandler({
+        ...base(new PostgresInbox({ pool: busy, table: TABLE })),
+        storeTimeoutMs: 2_000,
+        handlerTimeoutMs: 1_000,
+        handle: () => {},
+      });
+      // Only the handler's clocks are faked: the sockets and the pool run on the real event loop.
+      vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] });
+      const answer = webhook(formRequest(signedPurchase()), undefined);
+      while (busy.waitingCount === 0) await new Promise((resolve) => setImmediate(resolve));
+      // Past handlerTimeoutMs, within storeTimeoutMs, the transaction still waiting for the pool's one connection.
+      await vi.advanceTimersByTimeAsync(1_500);
+      held.release();
+      expect((await answer).body).toBe(HANDLED);
+    } finally {
+      vi.useRealTimers();
+      await busy.end();
+    }
+  });
+
   it('PostgresInbox: a concurrent copy whose row is held waits past storeTimeoutMs, up to inFlightWaitMs, then answers 409', async () => {
     const paymentId = randomUUID();
     const latch = deferred();
