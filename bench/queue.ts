@@ -10,6 +10,7 @@ import { RedisStore } from '@payhook/core/redis';
 import { createWorker, type QueueEngine } from '@payhook/queue';
 import { Redis } from 'ioredis';
 import pg from 'pg';
+import { dropPgBossQueue } from '../test/support/pg-boss-queue.ts';
 import { percentiles } from './limits.js';
 import { createDeliverySource, formBody, SECRET } from './payload.js';
 import { burst, startExample, startMinimum, startWorkers, warmBursts } from './queue-burst.js';
@@ -106,29 +107,15 @@ async function postgresBackend(): Promise<Backend> {
     engine: 'postgres',
     store: new PostgresStore({ pool, table: TABLE }),
     open: async (name) => createPostgresQueue({ connectionString: DATABASE_URL, name }),
-    async clean(name) {
-      if (await queueSchemaMade(pool))
-        await pool.query(`DELETE FROM ${QUEUE_SCHEMA}.job WHERE name = $1`, [name]);
-    },
-    async drop(name) {
-      // pg-boss keeps a queue, its partition and its done jobs until deleted, and every later process on the schema
-      // pays for them in maintenance (a fleet soak after a few benches ran it into lock timeouts).
-      if (!(await queueSchemaMade(pool))) return;
-      await pool.query(`DELETE FROM ${QUEUE_SCHEMA}.job WHERE name = $1`, [name]);
-      const drop = `SELECT ${QUEUE_SCHEMA}.delete_queue(name) FROM ${QUEUE_SCHEMA}.queue WHERE name = $1`;
-      await pool.query(drop, [name]);
-    },
+    // Called once the latency rows queued their jobs: the engine made its schema.
+    clean: async (name) => void (await pool.query(`DELETE FROM ${QUEUE_SCHEMA}.job WHERE name = $1`, [name])),
+    drop: (name) => dropPgBossQueue(pool, name, QUEUE_SCHEMA),
     async close() {
       await pool.query(`DROP TABLE IF EXISTS ${TABLE}, payhook_bench_burst_inbox`);
       await pool.query(`DROP SCHEMA IF EXISTS ${PGBOSS_SCHEMA} CASCADE`);
       await pool.end();
     },
   };
-}
-
-async function queueSchemaMade(pool: pg.Pool): Promise<boolean> {
-  const { rows } = await pool.query(`SELECT to_regclass('${QUEUE_SCHEMA}.queue') IS NOT NULL AS made`);
-  return rows[0].made === true;
 }
 
 /** The webhook a row answers with: the store, the queue when given, and a handler that works `workMs`. */

@@ -28,6 +28,7 @@ import { Redis } from 'ioredis';
 import pg from 'pg';
 import { purchase } from '../examples/shared/src/deliveries.ts';
 import { PrivateRedisCluster } from '../packages/core/test/redis-cluster.ts';
+import { dropPgBossQueue } from '../test/support/pg-boss-queue.ts';
 import { FORM, signedForm } from '../test/support/signed-form.ts';
 import { ROOT } from './check-packages.ts';
 
@@ -244,9 +245,7 @@ async function killTheQueueMaster(cluster: PrivateRedisCluster): Promise<string>
 /** Deletes the run's queue: BullMQ's keys (default prefix `bull`), or pg-boss's queue with its jobs. */
 async function dropQueue(engine: string, name: string, pool: pg.Pool): Promise<void> {
   if (engine === 'postgres') {
-    // pg-boss 10's delete_queue drops the partition only once no job refers to the queue.
-    await pool.query('DELETE FROM payhook_queue.job WHERE name = $1', [name]);
-    await pool.query('SELECT payhook_queue.delete_queue($1)', [name]);
+    await dropPgBossQueue(pool, name);
     return;
   }
   const redis = new Redis(REDIS_URL);

@@ -6,6 +6,7 @@ import pg from 'pg';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningExample, startExample } from '../../../examples/shared/src/child.ts';
 import { purchase, refund } from '../../../examples/shared/src/deliveries.ts';
+import { dropPgBossQueue } from '../../../test/support/pg-boss-queue.ts';
 import { FORM, signedForm } from '../../../test/support/signed-form.ts';
 import { DATABASE_URL, REDIS_URL, reachPostgres, reachRedis } from '../../core/test/servers.ts';
 
@@ -82,8 +83,7 @@ async function dropQueue(env: NodeJS.ProcessEnv): Promise<void> {
     await client.connect();
     try {
       await client.query(`DROP TABLE IF EXISTS ${env.PAYHOOK_TABLE}`);
-      await client.query('DELETE FROM payhook_queue.job WHERE name = $1', [env.PAYHOOK_QUEUE]);
-      await client.query('SELECT payhook_queue.delete_queue($1)', [env.PAYHOOK_QUEUE]);
+      await dropPgBossQueue(client, env.PAYHOOK_QUEUE!);
     } finally {
       await client.end();
     }
