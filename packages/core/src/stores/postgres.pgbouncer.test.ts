@@ -247,7 +247,9 @@ describe('a pooler that cannot keep named statements, simulated', () => {
   beforeAll(() => {
     process.on('warning', onWarning);
   });
-  afterEach(() => {
+  afterEach(async () => {
+    // A warning is emitted on the next tick: one from a test that ended first must not reach the next one.
+    await warned();
     warnings.length = 0;
   });
   afterAll(() => {
@@ -275,6 +277,35 @@ describe('a pooler that cannot keep named statements, simulated', () => {
     }
     await warned();
     expect(warnings.map((w) => w.code)).toEqual(['PAYHOOK_UNNAMED_STATEMENTS', 'PAYHOOK_UNNAMED_STATEMENTS']);
+  });
+
+  it('PostgresInbox: two transactions whose named claims are refused at once both go on unnamed', async () => {
+    const inFlight: (() => void)[] = [];
+    const client: PgPoolClientLike = {
+      query: async (config) => {
+        const q = typeof config === 'string' ? { text: config } : config;
+        if (q.name !== undefined) {
+          // Both named claims are sent before either refusal arrives, as on a busy pooler: the second is refused
+          // after the first turned names off.
+          await new Promise<void>((resolve) => {
+            inFlight.push(resolve);
+            if (inFlight.length === 2) for (const release of inFlight) release();
+          });
+          throw Object.assign(new Error(`prepared statement "${q.name}" does not exist`), { code: '26000' });
+        }
+        return { rows: [{ fence: 1, key: 'k' }], rowCount: 1, command: 'INSERT' };
+      },
+      release: () => undefined,
+    };
+    const inbox = new PostgresInbox({ pool: { query: (c) => client.query(c), connect: async () => client } });
+    const results = await Promise.all(['k1', 'k2'].map((key) => inbox.transaction(key, async () => 'ran')));
+    expect(results).toEqual([
+      { status: 'done', value: 'ran' },
+      { status: 'done', value: 'ran' },
+    ]);
+    expect(inFlight).toHaveLength(2);
+    await warned();
+    expect(warnings).toHaveLength(1);
   });
 
   it('PostgresInbox goes on with BEGIN and an unnamed claim once its prepared claim moved between connections', async () => {
