@@ -171,7 +171,8 @@ export class PostgresInbox<C extends PgPoolClientLike = PgPoolClientLike> implem
     try {
       return await this.#claimRowAs(client, key, options);
     } catch (error) {
-      if (!this.#prepared.named || !isStatementLost(error)) throw error;
+      // Not whether names are on now: a claim sent named may be refused after another one turned them off.
+      if (!isStatementLost(error)) throw error;
       this.#prepared.stop(error);
       await client.query('ROLLBACK');
       return this.#claimRowAs(client, key, options);
