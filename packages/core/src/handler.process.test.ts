@@ -73,6 +73,35 @@ describe.each(servers.cases)('webhook.process with $name', (storeCase) => {
       }
     });
 
+    it("reads the caller's signal only once a handler reads delivery.signal, then follows it", async () => {
+      const store = storeCase.make();
+      const caller = new AbortController();
+      let reads = 0;
+      // A queue worker's options: the signal made when first read.
+      const options = {
+        get signal() {
+          reads++;
+          return caller.signal;
+        },
+      };
+      const quiet = createWebhookHandler(base(store)).onAny(async () => {});
+      for (let i = 0; i < 3; i++) {
+        const notification = parseNotification(purchase({ payment_id: randomUUID() }));
+        expect(await quiet.process(notification, undefined, options)).toBe('handled');
+      }
+      expect(reads).toBe(0);
+      const seen: AbortSignal[] = [];
+      const reading = createWebhookHandler(base(store)).onAny(async (_n, _c, delivery) => {
+        seen.push(delivery.signal);
+        caller.abort(new Error('handed back'));
+      });
+      const notification = parseNotification(purchase({ payment_id: randomUUID() }));
+      expect(await reading.process(notification, undefined, options)).toBe('handled');
+      expect(reads).toBeGreaterThan(0);
+      expect(seen[0]!.aborted).toBe(true);
+      expect((seen[0]!.reason as Error).message).toBe('handed back');
+    });
+
     it('throws handler.failed as a delivery answers 500, and a retry runs only the handlers that have not succeeded', async () => {
       const store = storeCase.make();
       const calls: string[] = [];

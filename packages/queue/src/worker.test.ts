@@ -6,7 +6,7 @@ import {
 } from '@payhook/core';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { purchase } from '../../core/test/fixtures.ts';
-import type { ConsumeOptions, JobRunner, QueueEngine } from './engine.js';
+import type { ConsumeOptions, JobAttempt, JobRunner, QueueEngine } from './engine.js';
 import { createWorker, type WorkerOptions } from './worker.js';
 
 /** An engine that hands the test its runner: `run(job)` is one attempt. */
@@ -31,7 +31,8 @@ function fakeEngine() {
   };
   const run = (job: QueuedNotification, signal = new AbortController().signal) =>
     runner!(job, { number: 1, of: 1, signal });
-  return { engine, calls, run, consumed: () => consumed };
+  const runAttempt = (job: QueuedNotification, attempt: JobAttempt) => runner!(job, attempt);
+  return { engine, calls, run, runAttempt, consumed: () => consumed };
 }
 
 const job = (overrides: Partial<QueuedNotification> = {}): QueuedNotification => ({
@@ -264,6 +265,38 @@ describe('createWorker', () => {
     await attempt;
     await vi.waitFor(() => expect(calls).toEqual(['stop 0', 'close', 'store closed']));
     expect(seen).toEqual(['aborted: handed back', 'committed']);
+  });
+
+  it("reads no attempt's signal for jobs whose handlers never read delivery.signal, and follows the one a handler reads", async () => {
+    const { engine, runAttempt } = fakeEngine();
+    // An engine's attempt whose signal is made when read: none should be, for the first three jobs.
+    let reads = 0;
+    const handBack = new AbortController();
+    const attempt = (): JobAttempt => ({
+      number: 1,
+      of: 1,
+      get signal() {
+        reads++;
+        return handBack.signal;
+      },
+    });
+    const seen: string[] = [];
+    const webhook = createWebhookHandler({ secret: 's', logger: false }).on(
+      'purchase',
+      async (payment, _c, delivery) => {
+        if (payment.payment_id !== 'reads') return;
+        delivery.signal.addEventListener('abort', () => seen.push(String(delivery.signal.reason)));
+        handBack.abort('handed back');
+      },
+    );
+    await createWorker(webhook, engine, { stopOnSignals: false, logger: false });
+    for (const id of ['p-1', 'p-2', 'p-3']) {
+      await runAttempt(job({ key: id, data: purchase({ payment_id: id }) }), attempt());
+    }
+    expect(reads).toBe(0);
+    await runAttempt(job({ key: 'reads', data: purchase({ payment_id: 'reads' }) }), attempt());
+    expect(reads).toBeGreaterThan(0);
+    expect(seen).toEqual(['handed back']);
   });
 
   it('waits on SIGTERM for a run that went on past handlerTimeoutMs before onShutdown', async () => {

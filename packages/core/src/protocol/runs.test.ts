@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { FORM_HEADERS, formBody, purchase, SECRET } from '../../test/fixtures.js';
+import { asyncMemoryStore, FORM_HEADERS, formBody, purchase, SECRET } from '../../test/fixtures.js';
 import { createWebhookHandler } from '../handler.js';
 
 /**
@@ -66,5 +66,53 @@ describe('timers that are numbers and die with their request (workerd)', () => {
     expect(await second.json()).toMatchObject({ error: { code: 'handler.timeout' } });
     const again = await webhook.fetch(request('o-1'));
     expect(await again.json()).toMatchObject({ outcome: 'duplicate' });
+  });
+});
+
+describe('runs tracked at once', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('keeps watching every other run when one in the middle or at the front settles first', async () => {
+    vi.useFakeTimers();
+    const release = new Map<string, () => void>();
+    const webhook = createWebhookHandler({
+      secret: SECRET,
+      logger: false,
+      store: asyncMemoryStore(),
+      handlerTimeoutMs: 100,
+    }).on('purchase.success', (payment) =>
+      payment.order_id.startsWith('quick')
+        ? undefined
+        : new Promise<void>((resolve) => release.set(payment.order_id, resolve)),
+    );
+    // Tracked in this order; the quick ones leave the list from its front and its middle while the others run.
+    const orders = ['quick-1', 'hangs-1', 'quick-2', 'hangs-2', 'hangs-3'];
+    const answers = orders.map((order) => webhook.fetch(request(order)));
+    await vi.advanceTimersByTimeAsync(150);
+    const bodies = await Promise.all(
+      answers.map(async (answer) => {
+        const response = await answer;
+        return [response.status, (await response.json()) as object] as const;
+      }),
+    );
+    expect(bodies.map(([status]) => status)).toEqual([200, 503, 200, 503, 503]);
+    expect(bodies[1]![1]).toMatchObject({ error: { code: 'handler.timeout' } });
+    let settled = false;
+    void webhook.settled().then(() => (settled = true));
+    // hangs-3 took the front slot when quick-1 left, hangs-2 the middle one when quick-2 did.
+    for (const order of ['hangs-3', 'hangs-1']) {
+      release.get(order)!();
+      await vi.advanceTimersByTimeAsync(0);
+      expect(settled).toBe(false);
+    }
+    release.get('hangs-2')!();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(settled).toBe(true);
+    // Each committed once its handler settled: a copy now is a duplicate.
+    for (const order of orders) {
+      expect(await (await webhook.fetch(request(order))).json()).toMatchObject({ outcome: 'duplicate' });
+    }
   });
 });
