@@ -279,7 +279,7 @@ class Webhook<C> {
    * notification runs no handler, answered 200 `stale` or `conflict`, and its queued part is not queued.
    */
   process(received: Received<C>, part: Part = 'all', within?: Within): Processed | Promise<Processed> {
-    const { notification, context, traced, signal } = received;
+    const { notification, context, traced, caller } = received;
     const key = this.keyOf(notification);
     const delivery: DeliveryFacts = {
       key,
@@ -301,7 +301,7 @@ class Webhook<C> {
           notification,
           context,
           delivery,
-          signal,
+          caller,
           steps: part === 'queued',
         });
       }
@@ -316,7 +316,7 @@ class Webhook<C> {
         notification,
         context,
         delivery: { ...delivery, key: run.key },
-        signal,
+        caller,
         within,
       }),
     );
@@ -349,8 +349,9 @@ class Webhook<C> {
    * With `enqueue` and a webhook that has a queue, the notification is handed to it as a delivery would be.
    */
   processOutside(notification: Notification, context?: C, options?: ProcessOptions): Promise<Taken> {
-    const { secretIndex = -1, secretId, signal, queued, enqueue } = options ?? {};
-    const received: Received<C> = { notification, context, secretIndex, secretId, signal };
+    const { secretIndex = -1, secretId, queued, enqueue } = options ?? {};
+    // The options themselves: their `signal` is read only if a run needs it.
+    const received: Received<C> = { notification, context, secretIndex, secretId, caller: options };
     const part: Part = queued === true ? 'queued' : 'all';
     const viaQueue = enqueue === true && queued !== true;
     const traced = deliveryMessage('process');

@@ -14,7 +14,16 @@ export interface Received<C> {
   readonly secretId: string | undefined;
   /** The `payhook:delivery` message being traced, when anyone listens. */
   readonly traced?: DeliveryMessage;
-  /** The caller's signal (a queue worker's): its abort aborts the handlers' `delivery.signal`. */
+  /** Where the caller's signal is (a queue worker's `process` options): its abort aborts the handlers' `delivery.signal`. */
+  readonly caller?: Caller;
+}
+
+/**
+ * Holds the caller's signal, read only once a handler reads `delivery.signal` or the run is aborted, so a getter can
+ * make it then: a queue worker's attempt does, and most runs never make one (on Node.js 20 each `AbortSignal` made
+ * outlives young collections until a full one, nodejs/node#55328).
+ */
+export interface Caller {
   readonly signal?: AbortSignal;
 }
 
@@ -58,7 +67,10 @@ export interface ProcessOptions {
   secretIndex?: number;
   /** That secret's `id`, when secrets are named. */
   secretId?: string;
-  /** Aborts the handlers' `delivery.signal` when it aborts (a queue worker handing the job back at shutdown). */
+  /**
+   * Aborts the handlers' `delivery.signal` when it aborts (a queue worker handing the job back at shutdown). Read
+   * only when a handler reads `delivery.signal` or the run is aborted: a getter may make it then.
+   */
   signal?: AbortSignal;
   /**
    * Runs only the handlers a queue worker runs: all but those registered `{ inline: true }`, which ran in the request

@@ -116,7 +116,7 @@ export class ExactlyOnce<C> {
     if (key !== undefined && this.#transactional) return this.#transactional.run(work, key);
     const store = this.#dedupe;
     if (store === undefined || key === undefined) return this.#runUnguarded(work);
-    if (work.handlers.length === 1 && !this.#runs.byKey.has(key)) return this.#runAtOnce(store, work, key);
+    if (work.handlers.length === 1 && !this.#runs.has(key)) return this.#runAtOnce(store, work, key);
     return this.#claimAndRun(store, work, key);
   }
 
@@ -134,7 +134,7 @@ export class ExactlyOnce<C> {
     if (status !== 'claimed') return this.#claimAndRun(store, work, key, claim);
     const claimed = claim as Extract<ClaimResult, { status: 'claimed' }>;
     const { token, fence } = claimed;
-    const delivery = lazyDelivery(work.delivery, work.signal);
+    const delivery = lazyDelivery(work.delivery, work.caller);
     try {
       const result = runRoute(work.handlers[0]!, work, delivery);
       // Inside the try: reading `then` runs the application's code too (a getter, a proxy), as `await` would.
@@ -177,7 +177,7 @@ export class ExactlyOnce<C> {
       return this.#runUnguarded(work);
     }
     if (claim.status !== 'claimed') return 'duplicate';
-    return this.#runUnderLease(store, work, new Run(key, work.signal), this.#leaseOf(key, claim));
+    return this.#runUnderLease(store, work, new Run(key, work.caller), this.#leaseOf(key, claim));
   }
 
   async #runUnderLease(
@@ -279,8 +279,8 @@ export class ExactlyOnce<C> {
 
   /** Without duplicate detection (`store: false`, no key, or a failed store with `failOpen`): once at a time here. */
   async #runUnguarded(work: Work<C>): Promise<'handled'> {
-    if (work.key !== undefined && this.#runs.byKey.has(work.key)) await this.#waitForLocalRun(work.key);
-    const run = new Run(work.key, work.signal);
+    if (work.key !== undefined && this.#runs.has(work.key)) await this.#waitForLocalRun(work.key);
+    const run = new Run(work.key, work.caller);
     await this.#runs.track(run, () => runAll(work, deliveryFor(work.delivery, run)));
     return 'handled';
   }
@@ -297,7 +297,7 @@ export class ExactlyOnce<C> {
     const { inFlightWaitMs, leaseMs } = this.#options;
     const waitUntil = Date.now() + inFlightWaitMs;
     for (let attempt = 0; ; attempt++) {
-      if (this.#runs.byKey.has(key)) await this.#waitForLocalRun(key, waitUntil);
+      if (this.#runs.has(key)) await this.#waitForLocalRun(key, waitUntil);
       const claim = await this.#calls.claim(store, key, leaseMs, attempt === 0 ? first : undefined);
       if (claim.status !== 'in_flight') return claim;
       const delay = IN_FLIGHT_DELAYS[Math.min(attempt, IN_FLIGHT_DELAYS.length - 1)]!;

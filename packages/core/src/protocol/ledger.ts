@@ -69,7 +69,7 @@ function ledgered<C>(ledger: WebhookLedger, handlers: readonly Route<C>[]): Ledg
       }
       outcome = decision.outcome;
       if (outcome !== 'handle') publishLedger(outcome, notification.method);
-      const work = { notification, context, key: delivery.key, handlers, delivery, signal: undefined };
+      const work = { notification, context, key: delivery.key, handlers, delivery, caller: undefined };
       if (outcome === 'handle')
         for (const handler of handlers) await runRoute(handler, work as never, delivery);
       await decision.after?.(delivery);

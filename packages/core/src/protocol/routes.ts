@@ -2,7 +2,7 @@ import { handlerTraced, traceHandler } from '../diagnostics/channels.js';
 import { HandlerError } from '../errors.js';
 import type { WebhookOutcome } from '../http/answers.js';
 import type { Notification } from '../notification/types.js';
-import type { Delivery, DeliveryFacts, Within } from './delivery.js';
+import type { Caller, Delivery, DeliveryFacts, Within } from './delivery.js';
 import { boundKey } from './key.js';
 import { Run } from './runs.js';
 
@@ -155,8 +155,8 @@ export interface Work<C> {
   readonly notification: Notification;
   readonly context: C | undefined;
   readonly delivery: DeliveryFacts;
-  /** The caller's signal (a queue worker's): its abort aborts the handlers' `delivery.signal`. */
-  readonly signal?: AbortSignal;
+  /** Where the caller's signal is (a queue worker's): its abort aborts the handlers' `delivery.signal`. */
+  readonly caller?: Caller;
   /**
    * With a transactional store, run inside its transaction after the handlers (the transactional outbox: the queued
    * part's job, written by the transaction that commits the inline part).
@@ -217,16 +217,16 @@ class RunDelivery implements Delivery {
   readonly raw: Readonly<Record<string, unknown>>;
   readonly transaction: unknown;
   #run: Run | undefined;
-  readonly #callerSignal: AbortSignal | undefined;
+  readonly #caller: Caller | undefined;
 
-  constructor(facts: DeliveryFacts, run: Run | undefined, transaction: unknown, callerSignal?: AbortSignal) {
+  constructor(facts: DeliveryFacts, run: Run | undefined, transaction: unknown, caller?: Caller) {
     this.key = facts.key;
     this.secretIndex = facts.secretIndex;
     this.secretId = facts.secretId;
     this.raw = facts.raw;
     this.transaction = transaction;
     this.#run = run;
-    this.#callerSignal = callerSignal;
+    this.#caller = caller;
   }
 
   get signal(): AbortSignal {
@@ -234,7 +234,7 @@ class RunDelivery implements Delivery {
   }
 
   static runOf(delivery: RunDelivery): Run {
-    delivery.#run ??= new Run(delivery.key, delivery.#callerSignal);
+    delivery.#run ??= new Run(delivery.key, delivery.#caller);
     return delivery.#run;
   }
 
@@ -249,8 +249,8 @@ export function deliveryFor(facts: DeliveryFacts, run: Run, transaction?: unknow
 }
 
 /** What the lone handler of a run not yet made is told (`ExactlyOnce`'s synchronous path); `runOf` makes its run. */
-export function lazyDelivery(facts: DeliveryFacts, callerSignal: AbortSignal | undefined): Delivery {
-  return new RunDelivery(facts, undefined, undefined, callerSignal);
+export function lazyDelivery(facts: DeliveryFacts, caller: Caller | undefined): Delivery {
+  return new RunDelivery(facts, undefined, undefined, caller);
 }
 
 /** The run of a delivery from `lazyDelivery`, made now unless its handler read its signal already. */

@@ -1,6 +1,7 @@
 import { HandlerError, StoreError, WebhookError } from '../errors.js';
 import { type Timer, withDeadline } from '../runtime/deadline.js';
 import type { DedupeStore } from '../stores/contract.js';
+import type { Caller } from './delivery.js';
 import type { StoreCalls } from './store-calls.js';
 
 /** A key this process holds in the store (the notification's, or a step's), as `claim` granted it. */
@@ -20,6 +21,8 @@ type Mishap = keyof typeof MISHAP;
 /** One notification's handlers running in this process, from the claim to the commit or release. */
 export class Run {
   readonly key: string | undefined;
+  /** Its index in `Runs`' active list while tracked, -1 otherwise. */
+  slot = -1;
   /** The leases renewed while it runs (the notification's, and the current handler's step), to until when held. */
   readonly #leases = new Map<Lease, number>();
   /** When the answer turns into `handler.timeout`, when the run is given up, when its leases are renewed next. */
@@ -32,19 +35,22 @@ export class Run {
   #timer: Timer | undefined;
   #refuse: ((error: WebhookError) => void) | undefined;
   #controller: AbortController | undefined;
-  /** The caller's signal (a queue worker's, aborted when it hands the job back), followed until the run stops. */
-  #caller: AbortSignal | undefined;
+  /** Where the caller's signal is (a queue worker's, aborted when it hands the job back), until the run stops. */
+  #caller: Caller | undefined;
+  /** The caller's signal the run follows (once its own was made), and how. */
+  #followed: AbortSignal | undefined;
   #onCallerAbort: (() => void) | undefined;
   #reported = 0;
 
-  constructor(key: string | undefined, signal?: AbortSignal) {
+  constructor(key: string | undefined, caller?: Caller) {
     this.key = key;
-    this.#caller = signal;
+    this.#caller = caller;
   }
 
   /**
    * Aborted when the run lost its lease or was given up, or when the caller's signal aborts: its handlers may no
-   * longer be alone. Made when first read; only then does the run listen to the caller's signal, until `stop`.
+   * longer be alone. Made when first read; only then does the run read the caller's signal and listen to it, until
+   * `stop`.
    */
   get signal(): AbortSignal {
     return this.#own().signal;
@@ -52,7 +58,7 @@ export class Run {
 
   /** Throws why the run was aborted, if it was: a handler not yet started must not start. */
   throwIfAborted(): void {
-    (this.#controller?.signal ?? this.#caller)?.throwIfAborted();
+    (this.#controller?.signal ?? this.#caller?.signal)?.throwIfAborted();
   }
 
   abort(reason: unknown): void {
@@ -64,11 +70,12 @@ export class Run {
     if (this.#controller !== undefined) return this.#controller;
     const controller = new AbortController();
     this.#controller = controller;
-    const caller = this.#caller;
+    const caller = this.#caller?.signal;
     if (caller?.aborted) controller.abort(caller.reason);
     else if (caller !== undefined) {
       // One signal may serve many runs (a worker's, a shutdown's): each run lets go of it when it stops.
       this.#onCallerAbort = () => this.abort(caller.reason);
+      this.#followed = caller;
       caller.addEventListener('abort', this.#onCallerAbort, { once: true });
     }
     return controller;
@@ -144,8 +151,9 @@ export class Run {
     clearInterval(this.#timer);
     this.#timer = undefined;
     this.#leases.clear();
-    if (this.#onCallerAbort !== undefined) this.#caller?.removeEventListener('abort', this.#onCallerAbort);
+    if (this.#onCallerAbort !== undefined) this.#followed?.removeEventListener('abort', this.#onCallerAbort);
     this.#onCallerAbort = undefined;
+    this.#followed = undefined;
     // A stopped run's signal, made or aborted later (a run given up is aborted after it stops), follows no caller.
     this.#caller = undefined;
   }
@@ -193,9 +201,16 @@ const ABANDON_AFTER_TIMEOUTS = 10;
  */
 export class Runs {
   readonly #options: RunsOptions;
+  /*
+   * Neither is a Map or a Set: V8 links each table a Map or Set outgrows (or compacts after deletions) to the next,
+   * so once one is in the old generation, adding and deleting an entry per run keeps every table since, and every
+   * run they held, alive through each young collection into the old generation, until the next full one (a queue
+   * worker promoted about 100 KB per scavenge so). An object's dictionary and an array keep no such link.
+   */
   /** The runs in progress here by key, each its whole life: a copy of one of them waits for it (`waitFor`). */
-  readonly byKey = new Map<string, Promise<unknown>>();
-  readonly #active = new Set<Run>();
+  readonly #byKey: Record<string, Promise<unknown>> = Object.create(null);
+  /** The runs in progress here, each at its `slot`. */
+  readonly #active: Run[] = [];
   readonly #tickMs: number;
   #timer: Timer | undefined;
   /** Set once the first timer turned out to be a number (workerd): then each run has its own. */
@@ -212,7 +227,7 @@ export class Runs {
 
   /** Waits for this process's own run of `key` to settle; 409 if it is still going at `until`. */
   async waitFor(key: string, until: number): Promise<void> {
-    const running = this.byKey.get(key);
+    const running = this.#byKey[key];
     if (running === undefined) return;
     const left = until - Date.now();
     if (left <= 0) throw inFlight();
@@ -231,12 +246,12 @@ export class Runs {
    */
   track<T>(run: Run, work: () => Promise<T>, handlersLater = false): Promise<T> {
     this.#schedule(run, handlersLater ? Number.POSITIVE_INFINITY : Date.now());
-    this.#active.add(run);
+    run.slot = this.#active.push(run) - 1;
     const watched = this.#watch(run);
     if (this.#unanswered++ === 0) hold(this.#timer, true);
     const done = work().finally(() => this.#forget(run));
     run.follow(done, watched);
-    if (run.key !== undefined) this.byKey.set(run.key, done);
+    if (run.key !== undefined) this.#byKey[run.key] = done;
     const answer = run.answer(done);
     // Like a pending setTimeout, a request waiting for its answer keeps the process alive; a run that goes on after
     // its answer (past handlerTimeoutMs) does not.
@@ -259,7 +274,7 @@ export class Runs {
 
   /** Resolves once no run is going on here: each committed, released or given up (answered or not). */
   settled(): Promise<void> {
-    if (this.#active.size === 0) return Promise.resolve();
+    if (this.#active.length === 0) return Promise.resolve();
     return new Promise((resolve) => this.#idle.push(resolve));
   }
 
@@ -288,13 +303,14 @@ export class Runs {
   }
 
   readonly #tick = (): void => {
-    if (this.#active.size === 0 && this.#unanswered === 0) {
+    if (this.#active.length === 0 && this.#unanswered === 0) {
       clearInterval(this.#timer);
       this.#timer = undefined;
       return;
     }
     const now = Date.now();
-    for (const run of this.#active) this.#check(run, now);
+    // A copy: a run given up leaves the list while it is walked.
+    for (const run of [...this.#active]) this.#check(run, now);
   };
 
   /** Answers a run past its deadline, gives up one past `abandonAt`, notices lost leases, renews when due. */
@@ -319,9 +335,26 @@ export class Runs {
 
   #forget(run: Run): void {
     run.stop();
-    this.#active.delete(run);
-    if (run.key !== undefined && this.byKey.get(run.key) === run.done) this.byKey.delete(run.key);
-    if (this.#active.size === 0) for (const resolve of this.#idle.splice(0)) resolve();
+    this.#untrack(run);
+    if (run.key !== undefined && this.#byKey[run.key] === run.done) delete this.#byKey[run.key];
+    if (this.#active.length === 0) for (const resolve of this.#idle.splice(0)) resolve();
+  }
+
+  /** Whether a run of `key` is going on in this process. */
+  has(key: string): boolean {
+    return this.#byKey[key] !== undefined;
+  }
+
+  /** Takes `run` out of the active list: the last one takes its slot. */
+  #untrack(run: Run): void {
+    const { slot } = run;
+    if (slot === -1) return;
+    const last = this.#active.pop()!;
+    if (last !== run) {
+      this.#active[slot] = last;
+      last.slot = slot;
+    }
+    run.slot = -1;
   }
 
   /** Renews `lease` through a bounded call; a failure is reported once per run, a lease lost aborts the run. */

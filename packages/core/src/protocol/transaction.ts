@@ -34,8 +34,8 @@ export class Transactional {
 
   async run<C>(work: Work<C>, key: string): Promise<Outcome> {
     if (work.steps && work.handlers.length > 1) return this.#runSteps(work, key);
-    if (this.#runs.byKey.has(key)) await this.#runs.waitFor(key, Date.now() + this.#options.inFlightWaitMs);
-    const run = new Run(key, work.signal);
+    if (this.#runs.has(key)) await this.#runs.waitFor(key, Date.now() + this.#options.inFlightWaitMs);
+    const run = new Run(key, work.caller);
     const result = await this.#runs.track(run, () => this.#transaction(work, key, run), true);
     if (result.status === 'in_flight') throw inFlight();
     return result.status === 'duplicate' ? 'duplicate' : 'handled';

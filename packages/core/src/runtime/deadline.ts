@@ -13,11 +13,22 @@ export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-/** `operation`, or a rejection with the error `late()` returns once `ms` passed; the timer cleared either way. */
+/**
+ * `operation`, or a rejection with the error `late()` returns once `ms` passed; the timer cleared either way. One
+ * promise, not a race of two and its `finally`: every store call of a run goes through here.
+ */
 export function withDeadline<T>(operation: PromiseLike<T>, ms: number, late: () => Error): Promise<T> {
-  let timer: Timer | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(late()), ms);
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(late()), ms);
+    operation.then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (error: unknown) => {
+        clearTimeout(timer);
+        reject(error);
+      },
+    );
   });
-  return Promise.race([operation, timeout]).finally(() => clearTimeout(timer));
 }
