@@ -1,6 +1,8 @@
 import { type ConnectionOptions, type Job, UnrecoverableError, WaitingError, Worker } from 'bullmq';
+import { Attempt } from './attempt.js';
 import { failureOf, queuedOf, type StoredJob } from './bullmq-jobs.js';
 import { type ConsumeOptions, type Consumer, type JobRunner, UnrecoverableJobError } from './engine.js';
+import { RunningJobs, type Slotted } from './running-jobs.js';
 
 /** BullMQ's worker settings `consume` passes on. */
 export interface WorkerSettings {
@@ -12,11 +14,30 @@ export interface WorkerSettings {
 }
 
 /** A job this worker is running: handed back to the queue when `stop`'s grace runs out. */
-interface Running {
+class Running implements Slotted {
   readonly job: Job<StoredJob>;
   readonly token: string;
-  readonly controller: AbortController;
-  handBack(): void;
+  readonly attempt: Attempt;
+  slot = -1;
+  #handBack: ((outcome: 'handed back') => void) | undefined;
+
+  constructor(job: Job<StoredJob>, token: string) {
+    this.job = job;
+    this.token = token;
+    this.attempt = new Attempt(job.attemptsMade + 1, job.opts.attempts ?? 1);
+  }
+
+  /** Settles as `run` does, or with `handed back` once `handBack` is called first. */
+  until(run: Promise<void>): Promise<'ran' | 'handed back'> {
+    return new Promise((resolve, reject) => {
+      this.#handBack = resolve;
+      run.then(() => resolve('ran'), reject);
+    });
+  }
+
+  handBack(): void {
+    this.#handBack?.('handed back');
+  }
 }
 
 /**
@@ -29,27 +50,14 @@ export async function consumeWithBullMQ(
   run: JobRunner,
   options: ConsumeOptions,
 ): Promise<Consumer> {
-  const running = new Set<Running>();
+  const running = new RunningJobs<Running>();
   const worker = new Worker<StoredJob>(
     name,
     async (job, token) => {
-      const controller = new AbortController();
-      let handBack!: () => void;
-      const handedBack = new Promise<'handed back'>((resolve) => {
-        handBack = () => resolve('handed back');
-      });
-      const entry: Running = { job, token: token!, controller, handBack };
+      const entry = new Running(job, token!);
       running.add(entry);
       try {
-        const attempt = {
-          number: job.attemptsMade + 1,
-          of: job.opts.attempts ?? 1,
-          signal: controller.signal,
-        };
-        const ran = await Promise.race([
-          run(queuedOf(job.data), attempt).then(() => 'ran' as const),
-          handedBack,
-        ]);
+        const ran = await entry.until(run(queuedOf(job.data), entry.attempt));
         // Moved back to waiting by `stop`: nothing more to record for this attempt.
         if (ran === 'handed back') throw new WaitingError();
       } catch (error) {
@@ -80,7 +88,11 @@ export async function consumeWithBullMQ(
 }
 
 /** Takes no new job; waits up to `graceMs` for running ones, then moves the rest back to waiting and closes. */
-async function stopWorker(worker: Worker<StoredJob>, running: Set<Running>, graceMs: number): Promise<void> {
+async function stopWorker(
+  worker: Worker<StoredJob>,
+  running: RunningJobs<Running>,
+  graceMs: number,
+): Promise<void> {
   const closing = worker.close();
   let timer: NodeJS.Timeout | undefined;
   const graceOver = new Promise<'late'>((resolve) => {
@@ -90,11 +102,11 @@ async function stopWorker(worker: Worker<StoredJob>, running: Set<Running>, grac
   clearTimeout(timer);
   if (finished === 'closed') return;
   await Promise.all(
-    [...running].map(async (entry) => {
+    running.values().map(async (entry) => {
       await entry.job.moveToWait(entry.token).catch(() => undefined);
       entry.handBack();
       // Only once the job is back: a handler that throws on its signal must not fail the attempt first.
-      entry.controller.abort(new Error('[@payhook/queue] the worker stopped; the job was handed back.'));
+      entry.attempt.abort(new Error('[@payhook/queue] the worker stopped; the job was handed back.'));
     }),
   );
   await closing;

@@ -1,13 +1,15 @@
 import type PgBoss from 'pg-boss';
+import { Attempt } from './attempt.js';
 import { type Consumer, type JobRunner, UnrecoverableJobError } from './engine.js';
 import { Completions } from './postgres-completions.js';
 import { errorOf, readJob } from './postgres-job.js';
 import type { FetchedJob, PostgresJobs } from './postgres-sql.js';
+import { RunningJobs, type Slotted } from './running-jobs.js';
 
 /** A job this consumer runs; `released` once it was handed back or expired, so its outcome is no longer ours. */
-interface Running {
+interface Running extends Slotted {
   readonly id: string;
-  readonly controller: AbortController;
+  readonly attempt: Attempt;
   released: boolean;
   /** Its run settled and the completion or failure is being written; its slot is free. */
   settling: boolean;
@@ -52,7 +54,7 @@ function pause(ms: number): { done: Promise<void>; cancel: () => void } {
 export class PostgresConsumer implements Consumer {
   readonly #setup: ConsumerSetup;
   readonly #run: JobRunner;
-  readonly #running = new Map<string, Running>();
+  readonly #running = new RunningJobs<Running>();
   readonly #completions: Completions;
   readonly #loop: Promise<void>;
   readonly #heartbeat: NodeJS.Timeout;
@@ -146,19 +148,15 @@ export class PostgresConsumer implements Consumer {
   #start(job: FetchedJob): void {
     const running: Running = {
       id: job.id,
-      controller: new AbortController(),
+      attempt: new Attempt(job.retry_count + 1, job.retry_limit + 1),
       released: false,
       settling: false,
+      slot: -1,
     };
-    this.#running.set(job.id, running);
-    const attempt = {
-      number: job.retry_count + 1,
-      of: job.retry_limit + 1,
-      signal: running.controller.signal,
-    };
+    this.#running.add(running);
     const { boss, jobs, name } = this.#setup;
     Promise.resolve()
-      .then(() => this.#run(readJob(job.data), attempt))
+      .then(() => this.#run(readJob(job.data), running.attempt))
       .then(
         () => this.#settle(running, () => this.#completions.add(job.id)),
         (error: unknown) =>
@@ -192,15 +190,14 @@ export class PostgresConsumer implements Consumer {
   }
 
   #forget(running: Running): void {
-    if (this.#running.get(running.id) !== running) return;
-    this.#running.delete(running.id);
+    if (!this.#running.delete(running)) return;
     // A settled job's slot was freed when its run settled.
     if (!running.settling) this.#freed();
     if (this.#running.size === 0) for (const resolve of this.#idle.splice(0)) resolve();
   }
 
   async #beat(): Promise<void> {
-    const beating = [...this.#running.values()].filter((r) => !r.released && !r.settling);
+    const beating = this.#running.values().filter((r) => !r.released && !r.settling);
     if (this.#beating || beating.length === 0) return;
     this.#beating = true;
     try {
@@ -219,7 +216,7 @@ export class PostgresConsumer implements Consumer {
 
   #release(running: Running, reason: string): void {
     running.released = true;
-    running.controller.abort(new Error(`[@payhook/queue] job ${running.id} was handed back: ${reason}.`));
+    running.attempt.abort(new Error(`[@payhook/queue] job ${running.id} was handed back: ${reason}.`));
     this.#forget(running);
   }
 
@@ -249,7 +246,7 @@ export class PostgresConsumer implements Consumer {
     await Promise.race([Promise.all([this.#loop, idle]), grace.done]);
     grace.cancel();
     clearInterval(this.#heartbeat);
-    const left = [...this.#running.values()].filter((r) => !r.settling);
+    const left = this.#running.values().filter((r) => !r.settling);
     for (const running of left) this.#release(running, 'the worker stopped');
     await this.#handBack(left.map((r) => r.id));
   }

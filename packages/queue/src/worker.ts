@@ -1,11 +1,18 @@
 import {
   type Notification,
+  type ProcessOptions,
   parseNotification,
   type QueuedNotification,
   WebhookError,
   type WebhookHandler,
 } from '@payhook/core';
-import { type Consumer, type JobRunner, type QueueEngine, UnrecoverableJobError } from './engine.js';
+import {
+  type Consumer,
+  type JobAttempt,
+  type JobRunner,
+  type QueueEngine,
+  UnrecoverableJobError,
+} from './engine.js';
 import { integerOption } from './options.js';
 
 /** Options of `createWorker`. */
@@ -83,7 +90,7 @@ export async function createWorker<C = undefined>(
   const concurrency = integerOption('concurrency', options.concurrency, 8);
   const graceMs = integerOption('graceMs', options.graceMs, 25_000, 0);
   const logger = options.logger === undefined ? console : options.logger || undefined;
-  const running = new Set<Promise<unknown>>();
+  const running = new RunCount();
   const consumer = await engine.consume(runnerFor(webhook, options, running), { concurrency });
   logger?.info(`[@payhook/queue] worker ready on ${engine.name} (concurrency ${concurrency})`);
   let stopping: Promise<void> | undefined;
@@ -94,7 +101,7 @@ export async function createWorker<C = undefined>(
     return stopping;
   };
   const settled = async (): Promise<void> => {
-    while (running.size > 0) await Promise.allSettled([...running]);
+    await running.none();
     // Runs that went on past their answer (handlerTimeoutMs) are the webhook's to wait for.
     await webhook.settled();
   };
@@ -112,36 +119,70 @@ export async function createWorker<C = undefined>(
 
 /**
  * One job: the notification parsed again from what the web side verified, then its handlers through `process`,
- * whose `delivery.signal` aborts with the attempt's (the job handed back). The run is in `running` until it settles.
+ * whose `delivery.signal` aborts with the attempt's (the job handed back). The run counts in `running` until it settles.
  */
-function runnerFor<C>(
-  webhook: WebhookHandler<C>,
-  options: WorkerOptions<C>,
-  running: Set<Promise<unknown>>,
-): JobRunner {
+function runnerFor<C>(webhook: WebhookHandler<C>, options: WorkerOptions<C>, running: RunCount): JobRunner {
   const { context, failureReason } = options;
   return async (job, attempt) => {
     const notification = parsed(job);
-    const run = (async () => {
-      const handlerContext = context ? await context(job) : undefined;
-      await webhook.process(notification, handlerContext, {
-        secretIndex: job.secretIndex,
-        secretId: job.secretId,
-        signal: attempt.signal,
-        // The handlers registered `{ inline: true }` ran in the request.
-        queued: true,
-      });
-    })();
-    running.add(run);
+    running.start();
     try {
-      await run;
+      const handlerContext = context ? await context(job) : undefined;
+      await webhook.process(notification, handlerContext, new JobProcessOptions(job, attempt));
     } catch (error) {
       // The engine records the code and these words, and the reason only when `failureReason` gave one.
       throw attemptFailed(error, failureReason);
     } finally {
-      running.delete(run);
+      running.end();
     }
   };
+}
+
+/**
+ * `process`'s options for a job's handlers. A class: its `signal` getter, which the run reads only once a handler
+ * reads `delivery.signal` (so the attempt makes its signal then, not per job), is one on the prototype, where an
+ * object literal's own getter cost a new one per job.
+ */
+class JobProcessOptions implements ProcessOptions {
+  readonly secretIndex: number;
+  readonly secretId: string | undefined;
+  /** The handlers registered `{ inline: true }` ran in the request. */
+  readonly queued = true;
+  readonly #attempt: JobAttempt;
+
+  constructor(job: QueuedNotification, attempt: JobAttempt) {
+    this.secretIndex = job.secretIndex;
+    this.secretId = job.secretId;
+    this.#attempt = attempt;
+  }
+
+  get signal(): AbortSignal {
+    return this.#attempt.signal;
+  }
+}
+
+/**
+ * How many jobs' runs are under way, and who waits for none to be. A count, not a Set of their promises: a long-lived
+ * Set with an entry added and deleted per job keeps, once in the old generation, every table it outgrew and the runs
+ * they held alive through young collections (V8 links each table to the next).
+ */
+class RunCount {
+  #count = 0;
+  #waiting: (() => void)[] = [];
+
+  start(): void {
+    this.#count++;
+  }
+
+  end(): void {
+    if (--this.#count === 0) for (const resolve of this.#waiting.splice(0)) resolve();
+  }
+
+  /** Resolves once no run is under way. */
+  none(): Promise<void> {
+    if (this.#count === 0) return Promise.resolve();
+    return new Promise((resolve) => this.#waiting.push(resolve));
+  }
 }
 
 /** A failed attempt as the engine stores it: a payhook code, a message, and the opt-in reason. */
