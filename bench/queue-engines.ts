@@ -1,7 +1,7 @@
 import type { DedupeStore } from '@payhook/core';
 import { Queue, Worker } from 'bullmq';
 import PgBoss from 'pg-boss';
-import { createDeliverySource } from './payload.js';
+import { createIdSource, notificationJson } from './payload.js';
 
 /** pg-boss's schema for the engine-alone rows, dropped with the bench's tables (`queue.ts`). */
 export const PGBOSS_SCHEMA = 'payhook_bench_pgboss';
@@ -32,12 +32,23 @@ export function claimAndCommit(store: DedupeStore): () => Promise<void> {
 
 const nothing = async () => {};
 
-/** Runs `count` calls of `send`, `inFlight` at a time (the way the payhook row queues its notifications). */
-async function sendAll(count: number, inFlight: number, send: (data: string) => Promise<unknown>) {
-  const next = createDeliverySource();
+/**
+ * Runs `count` calls of `send`, `inFlight` at a time (the way the payhook row queues its notifications), each with a
+ * fresh notification as the hand-written minimum queues it (`queue-minimum.ts`): the decoded object, under an id of
+ * its own (its payment id, a UUID), so the engine stores and reads back what it does for payhook's jobs.
+ */
+async function sendAll(
+  count: number,
+  inFlight: number,
+  send: (notification: Record<string, unknown>, id: string) => Promise<unknown>,
+) {
+  const nextId = createIdSource();
   let sent = 0;
   const lane = async () => {
-    while (sent++ < count) await send(next().data);
+    while (sent++ < count) {
+      const id = nextId();
+      await send(JSON.parse(notificationJson(id)) as Record<string, unknown>, id);
+    }
   };
   await Promise.all(Array.from({ length: inFlight }, lane));
 }
@@ -61,7 +72,7 @@ export function timeWorker(jobs: number): () => WorkerRun {
 }
 
 /**
- * BullMQ alone: `Queue.add` of `jobs` jobs (the notification's data), then a `Worker` doing nothing (or `work`) at
+ * BullMQ alone: `Queue.add` of `jobs` jobs (a notification each, as `sendAll` makes them), then a `Worker` doing nothing (or `work`) at
  * the given concurrency, timed from the worker's start to its last completion.
  */
 export async function bullmqAlone(
@@ -72,7 +83,9 @@ export async function bullmqAlone(
   const connection = { url };
   const queue = new Queue(name, { connection });
   try {
-    await sendAll(options.jobs, 20, (data) => queue.add('notification', { data }));
+    await sendAll(options.jobs, 20, (notification, id) =>
+      queue.add('notification', notification, { jobId: `k.${id}` }),
+    );
     let done = 0;
     let finished: () => void = () => {};
     const all = new Promise<void>((resolve) => {
@@ -113,7 +126,7 @@ export async function pgBossAlone(
   await boss.start();
   try {
     await boss.createQueue(name);
-    await sendAll(options.jobs, 20, (data) => boss.send(name, { data }));
+    await sendAll(options.jobs, 20, (notification, id) => boss.send(name, notification, { id }));
     await options.beforeWorker?.();
     const stop = timeWorker(options.jobs);
     for (let done = 0; done < options.jobs; ) {
