@@ -45,6 +45,10 @@ export interface JobAttempt {
   /** 1 for the first run, 2 for the first retry… */
   readonly number: number;
   readonly of: number;
+  /**
+   * Aborts when the job is handed back. `createWorker` reads it only once a handler reads `delivery.signal`, so an
+   * engine may make it then (a getter): payhook's engines do, sparing a signal per job.
+   */
   readonly signal: AbortSignal;
 }
 
