@@ -88,8 +88,9 @@ export interface PaymentWatchOptions<C = undefined> {
   now?: () => number;
   /**
    * The webhook's payment ledger (`createPaymentLedger`): the watch then settles a payment from its transitions
-   * (past `pending`), not only from notifications reaching `settle`. With a ledger a late success is `stale` (an
-   * early refund already made the payment `paid`) and reaches no handler, so `settle` alone would never see it.
+   * (past `pending`), not only from notifications reaching `settle`: a refund arriving before its payment's success
+   * makes the payment `paid` in the ledger (an implied transition), and the watch settles it then, not when the
+   * success comes, if it ever does.
    */
   ledger?: Pick<PaymentLedger, 'onTransition'>;
 }
