@@ -116,3 +116,32 @@ describe('runs tracked at once', () => {
     }
   });
 });
+
+describe('runs by key', () => {
+  it('waits for a run in progress whatever its key spells, __proto__ and toString too', async () => {
+    for (const key of ['__proto__', 'toString', 'constructor']) {
+      let runs = 0;
+      let release = (): void => {};
+      const webhook = createWebhookHandler({
+        secret: SECRET,
+        logger: false,
+        store: asyncMemoryStore(),
+        key: () => key,
+      }).on('purchase.success', async () => {
+        runs++;
+        await new Promise<void>((resolve) => {
+          release = resolve;
+        });
+      });
+      const first = webhook.fetch(request('o-1'));
+      await vi.waitFor(() => expect(runs).toBe(1));
+      // A copy of it while it runs here waits for that run, then answers as the store does.
+      const copy = webhook.fetch(request('o-1'));
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      release();
+      expect(await (await first).json()).toMatchObject({ outcome: 'handled' });
+      expect(await (await copy).json()).toMatchObject({ outcome: 'duplicate' });
+      expect(runs).toBe(1);
+    }
+  });
+});
