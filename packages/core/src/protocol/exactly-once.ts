@@ -23,14 +23,15 @@ import {
   stopRunOf,
   type Work,
 } from './routes.js';
-import { fenceOf, inFlight, type Lease, Run, Runs } from './runs.js';
+import { type Lease, Run } from './run.js';
+import { fenceOf, inFlight, Runs } from './runs.js';
 import { StoreCalls } from './store-calls.js';
 import { Transactional } from './transaction.js';
 
 export type { Outcome, Work } from './routes.js';
 
 /*
- * Glossary, one noun per idea (here, in runs.ts and in store-calls.ts):
+ * Glossary, one noun per idea (here, in run.ts, runs.ts and store-calls.ts):
  * - notification: what the service sent, verified and parsed.
  * - key: the notification's identity in the store (`notificationKey`, then `boundKey`).
  * - handler: a function registered with `.on` / `.onAny` (a `Route`, with its id). A step is one handler's

@@ -4,7 +4,7 @@ import type { WebhookOutcome } from '../http/answers.js';
 import type { Notification } from '../notification/types.js';
 import type { Caller, Delivery, DeliveryFacts, Within } from './delivery.js';
 import { boundKey } from './key.js';
-import { Run } from './runs.js';
+import { Run } from './run.js';
 
 /**
  * The application's code for a notification. It runs once per notification; throw to have it redelivered.

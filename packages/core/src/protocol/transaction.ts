@@ -3,7 +3,8 @@ import { Timeout } from '../runtime/deadline.js';
 import type { TransactionalStore, TransactionResult } from '../stores/contract.js';
 import { boundKey } from './key.js';
 import { deliveryFor, type Outcome, runAll, type Work } from './routes.js';
-import { inFlight, Run, type Runs } from './runs.js';
+import { Run } from './run.js';
+import { inFlight, type Runs } from './runs.js';
 import type { StoreCalls } from './store-calls.js';
 
 /** What `#recorded`'s transaction throws to roll back: the key was not recorded. */
