@@ -217,3 +217,37 @@ describe('PostgresConsumer, completing jobs', () => {
     );
   });
 });
+
+describe('PostgresConsumer, a job its heartbeat finds expired', () => {
+  afterEach(async () => {
+    await Promise.all(consumers.splice(0).map((c) => c.stop(0)));
+  });
+
+  it("aborts that job's signal alone, made when read, and reports it", async () => {
+    const { jobs, boss } = fakeBoss(['a', 'b']);
+    // Stall detection expired `a`; `b` is still this worker's.
+    (jobs as { heartbeat: () => Promise<Set<string>> }).heartbeat = async () => new Set(['b']);
+    const signals = new Map<string, AbortSignal>();
+    const errors: string[] = [];
+    const running = new PostgresConsumer(
+      {
+        boss,
+        jobs,
+        name: 'q',
+        concurrency: 2,
+        pollingMs: 60_000,
+        heartbeatMs: 10,
+        onError: (e) => void errors.push(e.message),
+      },
+      (job, attempt) => {
+        signals.set(job.key!, attempt.signal);
+        return new Promise<void>((resolve) => attempt.signal.addEventListener('abort', () => resolve()));
+      },
+    );
+    consumers.push(running);
+    await vi.waitFor(() => expect(signals.get('a')?.aborted).toBe(true));
+    expect(String(signals.get('a')!.reason)).toContain('job a was handed back');
+    expect(signals.get('b')!.aborted).toBe(false);
+    expect(errors).toEqual(['[@payhook/queue] job a expired while running here.']);
+  });
+});
