@@ -226,7 +226,7 @@ describe('PostgresConsumer, a job its heartbeat finds expired', () => {
   it("aborts that job's signal alone, made when read, and reports it", async () => {
     const { jobs, boss } = fakeBoss(['a', 'b']);
     // Stall detection expired `a`; `b` is still this worker's.
-    (jobs as { heartbeat: () => Promise<Set<string>> }).heartbeat = async () => new Set(['b']);
+    Object.assign(jobs, { heartbeat: async () => new Set(['b']) });
     const signals = new Map<string, AbortSignal>();
     const errors: string[] = [];
     const running = new PostgresConsumer(
