@@ -1,7 +1,9 @@
+import { fork } from 'node:child_process';
 import type { DedupeStore } from '@payhook/core';
 import { Queue, Worker } from 'bullmq';
 import PgBoss from 'pg-boss';
-import { createIdSource, notificationJson } from './payload.js';
+import { nextMessage } from './child.js';
+import type { EnqueueRequest } from './queue-enqueue-child.js';
 
 /** pg-boss's schema for the engine-alone rows, dropped with the bench's tables (`queue.ts`). */
 export const PGBOSS_SCHEMA = 'payhook_bench_pgboss';
@@ -32,25 +34,21 @@ export function claimAndCommit(store: DedupeStore): () => Promise<void> {
 
 const nothing = async () => {};
 
+const ENQUEUER = new URL('./queue-enqueue-child.ts', import.meta.url);
+
 /**
- * Runs `count` calls of `send`, `inFlight` at a time (the way the payhook row queues its notifications), each with a
- * fresh notification as the hand-written minimum queues it (`queue-minimum.ts`): the decoded object, under an id of
- * its own (its payment id, a UUID), so the engine stores and reads back what it does for payhook's jobs.
+ * Queues a worker row's jobs from a process of its own, as a web process does in production: the worker phase that
+ * follows, in this process, then starts from the same heap whichever way its jobs were queued. (Queued here,
+ * payhook's web side left more in the old generation than the engine's own `add`, so a full collection came sooner
+ * in payhook's worker phases: the same BullMQ worker cost about 1.06× more after payhook's enqueues.)
  */
-async function sendAll(
-  count: number,
-  inFlight: number,
-  send: (notification: Record<string, unknown>, id: string) => Promise<unknown>,
-) {
-  const nextId = createIdSource();
-  let sent = 0;
-  const lane = async () => {
-    while (sent++ < count) {
-      const id = nextId();
-      await send(JSON.parse(notificationJson(id)) as Record<string, unknown>, id);
-    }
-  };
-  await Promise.all(Array.from({ length: inFlight }, lane));
+export async function queuedElsewhere(request: EnqueueRequest): Promise<void> {
+  const child = fork(ENQUEUER, [JSON.stringify(request)], {
+    execArgv: ['--import', 'tsx'],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  await nextMessage<'queued'>(child, `queueing ${request.jobs} jobs (${request.via}, ${request.engine})`);
+  child.kill();
 }
 
 /** A worker phase: jobs per second from the consumer's start to its last completion, and its CPU per job. */
@@ -72,8 +70,8 @@ export function timeWorker(jobs: number): () => WorkerRun {
 }
 
 /**
- * BullMQ alone: `Queue.add` of `jobs` jobs (a notification each, as `sendAll` makes them), then a `Worker` doing nothing (or `work`) at
- * the given concurrency, timed from the worker's start to its last completion.
+ * BullMQ alone: `Queue.add` of `jobs` jobs (a notification each, by `queuedElsewhere`), then a `Worker` doing nothing
+ * (or `work`) at the given concurrency, timed from the worker's start to its last completion.
  */
 export async function bullmqAlone(
   url: string,
@@ -83,9 +81,7 @@ export async function bullmqAlone(
   const connection = { url };
   const queue = new Queue(name, { connection });
   try {
-    await sendAll(options.jobs, 20, (notification, id) =>
-      queue.add('notification', notification, { jobId: `k.${id}` }),
-    );
+    await queuedElsewhere({ engine: 'bullmq', via: 'engine', url, name, jobs: options.jobs });
     let done = 0;
     let finished: () => void = () => {};
     const all = new Promise<void>((resolve) => {
@@ -126,7 +122,14 @@ export async function pgBossAlone(
   await boss.start();
   try {
     await boss.createQueue(name);
-    await sendAll(options.jobs, 20, (notification, id) => boss.send(name, notification, { id }));
+    await queuedElsewhere({
+      engine: 'postgres',
+      via: 'engine',
+      url,
+      name,
+      jobs: options.jobs,
+      schema: PGBOSS_SCHEMA,
+    });
     await options.beforeWorker?.();
     const stop = timeWorker(options.jobs);
     for (let done = 0; done < options.jobs; ) {

@@ -11,12 +11,13 @@ import { createBullMQQueue } from '@payhook/queue/bullmq';
 import { createPostgresQueue } from '@payhook/queue/postgres';
 import { Redis } from 'ioredis';
 import pg from 'pg';
-import { createDeliverySource, formBody, SECRET } from './payload.js';
+import { SECRET } from './payload.js';
 import {
   bullmqAlone,
   claimAndCommit,
   PGBOSS_SCHEMA,
   pgBossAlone,
+  queuedElsewhere,
   timeWorker,
   type WorkerRun,
 } from './queue-engines.js';
@@ -35,7 +36,12 @@ interface ProfileNode {
   hitCount?: number;
 }
 
-async function payhookWorker(store: DedupeStore, queue: QueueEngine, profile: () => Promise<unknown>) {
+async function payhookWorker(
+  store: DedupeStore,
+  queue: QueueEngine,
+  queueName: string,
+  profile: () => Promise<unknown>,
+) {
   let done = 0;
   let finished: () => void = () => {};
   const all = new Promise<void>((resolve) => {
@@ -44,17 +50,13 @@ async function payhookWorker(store: DedupeStore, queue: QueueEngine, profile: ()
   const webhook = createWebhookHandler({ secret: SECRET, store, queue, logger: false }).onAny(() => {
     if (++done === jobs) finished();
   });
-  const next = createDeliverySource();
-  let sent = 0;
-  const lane = async () => {
-    while (sent++ < jobs) {
-      const { data, signature } = next();
-      const headers = { 'content-type': 'application/x-www-form-urlencoded' };
-      const result = await webhook({ method: 'POST', headers, body: formBody(data, signature) }, undefined);
-      if (result.status !== 200) throw new Error(`answered ${result.status}`);
-    }
-  };
-  await Promise.all(Array.from({ length: 20 }, lane));
+  await queuedElsewhere({
+    engine: what.startsWith('bullmq') ? 'bullmq' : 'postgres',
+    via: 'payhook',
+    url: what.startsWith('bullmq') ? REDIS_URL : DATABASE_URL,
+    name: queueName,
+    jobs,
+  });
   await profile();
   const stop = timeWorker(jobs);
   const worker = await createWorker(webhook, queue, { concurrency, stopOnSignals: false, logger: false });
@@ -114,7 +116,7 @@ async function phase(
       });
     } else {
       const queue = await createBullMQQueue({ connection: REDIS_URL, name });
-      run = await payhookWorker(store, queue, begin);
+      run = await payhookWorker(store, queue, name, begin);
       await queue.close();
     }
     cleanup = async () => {
@@ -135,7 +137,7 @@ async function phase(
       });
     } else {
       const queue = await createPostgresQueue({ connectionString: DATABASE_URL, name });
-      run = await payhookWorker(store, queue, begin);
+      run = await payhookWorker(store, queue, name, begin);
       await queue.close();
     }
     cleanup = async () => {

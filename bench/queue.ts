@@ -19,6 +19,7 @@ import {
   claimAndCommit,
   PGBOSS_SCHEMA,
   pgBossAlone,
+  queuedElsewhere,
   timeWorker,
   type WorkerRun,
 } from './queue-engines.js';
@@ -32,8 +33,13 @@ export interface QueueBenchOptions {
   inFlight: readonly number[];
   /** How long the application's handler takes (its work: a courier call, an email). */
   workMs: number;
-  /** Jobs queued, then run through one worker, per worker row per engine per round: enough for seconds of work. */
+  /** Jobs queued, then run through one worker, per worker row phase: a second or more of work. */
   jobs: number;
+  /**
+   * Phases of each worker row per round, all rows rotated each time: a phase's CPU per job moves by a quarter from
+   * one phase to the next here, so the worker ratios are medians of `rounds` × `workerPhases` pairs.
+   */
+  workerPhases: number;
   /** The worker's concurrency (pg-boss rows: its batch) for the worker rows. */
   concurrency: number;
   /** Distinct webhooks sent at once over HTTP to `examples/queue`, after `warmup` one after another. */
@@ -154,10 +160,11 @@ async function answerLatencies(
 /** What takes a worker row's queued jobs: `ran` is called once per job done (by the webhook's handler or by itself). */
 type Taker = (webhook: WebhookHandler, ran: () => void) => Promise<{ stop(): Promise<void> }>;
 
-/** Queues `jobs` notifications through the webhook, then times `take` running them all. */
+/** Queues `jobs` notifications through payhook's webhook in a process of its own, then times `take` running them all. */
 async function queuedThenTaken(
   backend: Backend,
   queue: QueueEngine,
+  queueName: string,
   options: QueueBenchOptions,
   take: Taker,
 ): Promise<WorkerRun> {
@@ -172,7 +179,8 @@ async function queuedThenTaken(
   const webhook = createWebhookHandler({ secret: SECRET, store: backend.store, queue, logger: false }).onAny(
     ran,
   );
-  await answerLatencies(webhook, options.jobs, 20);
+  const url = backend.engine === 'bullmq' ? REDIS_URL : DATABASE_URL;
+  await queuedElsewhere({ engine: backend.engine, via: 'payhook', url, name: queueName, jobs: options.jobs });
   const stop = timeWorker(options.jobs);
   const taker = await take(webhook, ran);
   await all;
@@ -182,8 +190,13 @@ async function queuedThenTaken(
 }
 
 /** payhook's worker running the queued notifications' handlers. */
-function payhookWorker(backend: Backend, queue: QueueEngine, options: QueueBenchOptions): Promise<WorkerRun> {
-  return queuedThenTaken(backend, queue, options, (webhook) =>
+function payhookWorker(
+  backend: Backend,
+  queue: QueueEngine,
+  queueName: string,
+  options: QueueBenchOptions,
+): Promise<WorkerRun> {
+  return queuedThenTaken(backend, queue, queueName, options, (webhook) =>
     createWorker(webhook, queue, { concurrency: options.concurrency, stopOnSignals: false, logger: false }),
   );
 }
@@ -195,10 +208,11 @@ function payhookWorker(backend: Backend, queue: QueueEngine, options: QueueBench
 function payhookConsumer(
   backend: Backend,
   queue: QueueEngine,
+  queueName: string,
   options: QueueBenchOptions,
 ): Promise<WorkerRun> {
   const work = claimAndCommit(backend.store);
-  return queuedThenTaken(backend, queue, options, async (_webhook, ran) => {
+  return queuedThenTaken(backend, queue, queueName, options, async (_webhook, ran) => {
     const consumer = await queue.consume(
       async () => {
         await work();
@@ -278,13 +292,18 @@ async function backendRound(
       }
     }
     await backend.clean(queueName);
-    const workers: [string, () => Promise<WorkerRun>][] = [
-      [`${backend.name}: ${WORKER_ROWS.payhook}`, () => payhookWorker(backend, queue, options)],
-      [`${backend.name}: ${WORKER_ROWS.consumer}`, () => payhookConsumer(backend, queue, options)],
-      ...engineRows(backend, `${queueName}-alone`, options),
-    ];
+    if (round === 0) {
+      // One untimed phase of each row first: the first phase of a row compiles its code (payhook's worker, first in
+      // round one, cost up to 1.8× its later phases), and the latency rows' garbage is collected during it.
+      for (const [, run] of workerRows(backend, queue, queueName, options)) await run();
+    }
     // Rotated round after round: no worker row always runs first, on a machine whose load moves by the minute.
-    for (const [row, run] of rotate(workers, round)) say(figures.worker(row, await run()));
+    for (let phase = 0; phase < options.workerPhases; phase++) {
+      const rows = workerRows(backend, queue, queueName, options);
+      for (const [row, run] of rotate(rows, round * options.workerPhases + phase)) {
+        say(figures.worker(row, await run()));
+      }
+    }
     const answers = await burstRow(backend, `${queueName}-burst`, options);
     say(figures.latency(`${backend.name}, burst of ${options.burst} over HTTP (examples/queue)`, answers));
     const [payhook, minimum] = await warmBurstRows(backend, `${queueName}-warm`, options);
@@ -331,6 +350,20 @@ export async function runQueue(
     for (const backend of backends) await backend.close();
   }
   return { rows: figures.rows(options), skipped };
+}
+
+/** The worker rows: payhook's worker and consumer on `queue` (named `queueName`), the engine alone and its floor. */
+function workerRows(
+  backend: Backend,
+  queue: QueueEngine,
+  queueName: string,
+  options: QueueBenchOptions,
+): [string, () => Promise<WorkerRun>][] {
+  return [
+    [`${backend.name}: ${WORKER_ROWS.payhook}`, () => payhookWorker(backend, queue, queueName, options)],
+    [`${backend.name}: ${WORKER_ROWS.consumer}`, () => payhookConsumer(backend, queue, queueName, options)],
+    ...engineRows(backend, `${queueName}-alone`, options),
+  ];
 }
 
 /**
