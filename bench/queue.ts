@@ -5,19 +5,14 @@ import {
   type NotificationQueue,
   type WebhookHandler,
 } from '@payhook/core';
-import { migrate, PostgresStore } from '@payhook/core/postgres';
-import { RedisStore } from '@payhook/core/redis';
 import { createWorker, type QueueEngine } from '@payhook/queue';
-import { Redis } from 'ioredis';
-import pg from 'pg';
-import { dropPgBossQueue } from '../test/support/pg-boss-queue.ts';
 import { percentiles } from './limits.js';
 import { createDeliverySource, formBody, SECRET } from './payload.js';
+import { type Backend, DATABASE_URL, postgresBackend, REDIS_URL, redisBackend } from './queue-backends.js';
 import { burst, startExample, startMinimum, startWorkers, warmBursts } from './queue-burst.js';
 import {
   bullmqAlone,
   claimAndCommit,
-  PGBOSS_SCHEMA,
   pgBossAlone,
   queuedElsewhere,
   timeWorker,
@@ -57,71 +52,6 @@ export interface QueueRow extends Spread {
   name: string;
   unit: 'ms' | 'jobs/s' | 'µs CPU/job';
   p99?: Spread;
-}
-
-/** An engine with the store its worker records completions in, on one server. */
-interface Backend {
-  name: string;
-  engine: 'bullmq' | 'postgres';
-  store: DedupeStore;
-  open(queueName: string): Promise<QueueEngine>;
-  /** Deletes the jobs a queue holds. */
-  clean(queueName: string): Promise<void>;
-  /** Deletes a queue the bench is done with, its jobs and whatever else the engine keeps for it. */
-  drop(queueName: string): Promise<void>;
-  close(): Promise<void>;
-}
-
-const REDIS_URL = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
-const DATABASE_URL = process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
-const TABLE = 'payhook_bench_queue_inbox';
-/** `createPostgresQueue`'s default schema, where payhook's own rows and `examples/queue` keep their queues. */
-const QUEUE_SCHEMA = 'payhook_queue';
-
-async function redisBackend(): Promise<Backend> {
-  const { createBullMQQueue } = await import('@payhook/queue/bullmq');
-  const client = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1 });
-  await client.connect();
-  const prefix = `payhook-bench-queue:${Date.now()}:`;
-  // The queue's keys, and those of the burst's example process (its RedisStore's prefix is the queue's name).
-  const clean = async (name: string) => {
-    const keys = [...(await client.keys(`bull:${name}:*`)), ...(await client.keys(`${name}:*`))];
-    if (keys.length > 0) await client.unlink(...keys);
-  };
-  return {
-    name: 'BullMQ (Redis)',
-    engine: 'bullmq',
-    store: new RedisStore({ client, prefix }),
-    open: async (name) => createBullMQQueue({ connection: REDIS_URL, name }),
-    clean,
-    drop: clean,
-    async close() {
-      // The store's claims and completions, kept for their TTL (days) on a server other runs share.
-      const keys = await client.keys(`${prefix}*`);
-      for (let i = 0; i < keys.length; i += 1_000) await client.unlink(...keys.slice(i, i + 1_000));
-      await client.quit();
-    },
-  };
-}
-
-async function postgresBackend(): Promise<Backend> {
-  const { createPostgresQueue } = await import('@payhook/queue/postgres');
-  const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 20 });
-  await migrate(pool, { table: TABLE });
-  return {
-    name: 'PostgreSQL (pg-boss)',
-    engine: 'postgres',
-    store: new PostgresStore({ pool, table: TABLE }),
-    open: async (name) => createPostgresQueue({ connectionString: DATABASE_URL, name }),
-    // Called once the latency rows queued their jobs: the engine made its schema.
-    clean: async (name) => void (await pool.query(`DELETE FROM ${QUEUE_SCHEMA}.job WHERE name = $1`, [name])),
-    drop: (name) => dropPgBossQueue(pool, name, QUEUE_SCHEMA),
-    async close() {
-      await pool.query(`DROP TABLE IF EXISTS ${TABLE}, payhook_bench_burst_inbox`);
-      await pool.query(`DROP SCHEMA IF EXISTS ${PGBOSS_SCHEMA} CASCADE`);
-      await pool.end();
-    },
-  };
 }
 
 /** The webhook a row answers with: the store, the queue when given, and a handler that works `workMs`. */
@@ -179,8 +109,8 @@ async function queuedThenTaken(
   const webhook = createWebhookHandler({ secret: SECRET, store: backend.store, queue, logger: false }).onAny(
     ran,
   );
-  const url = backend.engine === 'bullmq' ? REDIS_URL : DATABASE_URL;
-  await queuedElsewhere({ engine: backend.engine, via: 'payhook', url, name: queueName, jobs: options.jobs });
+  const { engine, url } = backend;
+  await queuedElsewhere({ engine, via: 'payhook', url, name: queueName, jobs: options.jobs });
   const stop = timeWorker(options.jobs);
   const taker = await take(webhook, ran);
   await all;
@@ -379,13 +309,13 @@ function engineRows(
   const floor = { ...run, work: claimAndCommit(backend.store) };
   if (backend.engine === 'bullmq') {
     return [
-      [`${backend.name}: ${WORKER_ROWS.bullmq}`, () => bullmqAlone(REDIS_URL, name, run)],
-      [`${backend.name}: ${WORKER_ROWS.bullmqFloor}`, () => bullmqAlone(REDIS_URL, `${name}-floor`, floor)],
+      [`${backend.name}: ${WORKER_ROWS.bullmq}`, () => bullmqAlone(backend.url, name, run)],
+      [`${backend.name}: ${WORKER_ROWS.bullmqFloor}`, () => bullmqAlone(backend.url, `${name}-floor`, floor)],
     ];
   }
   return [
-    [`${backend.name}: ${WORKER_ROWS.pgboss}`, () => pgBossAlone(DATABASE_URL, `${name}-loop`, run)],
-    [`${backend.name}: ${WORKER_ROWS.pgbossFloor}`, () => pgBossAlone(DATABASE_URL, `${name}-floor`, floor)],
+    [`${backend.name}: ${WORKER_ROWS.pgboss}`, () => pgBossAlone(backend.url, `${name}-loop`, run)],
+    [`${backend.name}: ${WORKER_ROWS.pgbossFloor}`, () => pgBossAlone(backend.url, `${name}-floor`, floor)],
   ];
 }
 
